@@ -235,7 +235,10 @@ func TestWaterfallOrderShortCircuitAndErrors(t *testing.T) {
 	}
 	var ran bool
 	plug(nil, func(ctx context.Context, p int, next core.Next[int, string]) (string, error) { return "veto", nil })
-	plug(nil, func(ctx context.Context, p int, next core.Next[int, string]) (string, error) { ran = true; return next(ctx, p) })
+	plug(nil, func(ctx context.Context, p int, next core.Next[int, string]) (string, error) {
+		ran = true
+		return next(ctx, p)
+	})
 	got, _ = core.Waterfall(ctx, c, wf, core.Target{}, 1, inner)
 	if got != "first(b(veto))" || ran {
 		t.Fatalf("short-circuit got %q ran=%v", got, ran)
