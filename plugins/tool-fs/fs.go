@@ -95,9 +95,9 @@ func aborted(ctx context.Context, verb string) error {
 
 // ReadArgs are the read tool's arguments.
 type ReadArgs struct {
-	FilePath string `json:"file_path" jsonschema:"description=Path of the file to read. A relative path resolves against the session working directory."`
-	Offset   *int   `json:"offset,omitempty" jsonschema:"description=1-based line number to start reading from. Defaults to 1."`
-	Limit    *int   `json:"limit,omitempty" jsonschema:"description=Maximum number of lines to return. Defaults to 2000 (also the maximum)."`
+	FilePath string `json:"file_path" jsonschema_description:"Path of the file to read. A relative path resolves against the session working directory."`
+	Offset   *int   `json:"offset,omitempty" jsonschema_description:"1-based line number to start reading from. Defaults to 1."`
+	Limit    *int   `json:"limit,omitempty" jsonschema_description:"Maximum number of lines to return. Defaults to 2000 (also the maximum)."`
 }
 
 // Window validates args against f's caps (B2 wording) and returns the resolved window.
@@ -194,8 +194,8 @@ func (c ctxReader) Read(p []byte) (int, error) {
 
 // WriteArgs are the write tool's arguments.
 type WriteArgs struct {
-	FilePath string `json:"file_path" jsonschema:"description=Path of the file to create or replace. A relative path resolves against the session working directory."`
-	Content  string `json:"content" jsonschema:"description=The complete new content of the file (UTF-8 text)."`
+	FilePath string `json:"file_path" jsonschema_description:"Path of the file to create or replace. A relative path resolves against the session working directory."`
+	Content  string `json:"content" jsonschema_description:"The complete new content of the file (UTF-8 text)."`
 }
 
 // WriteValue is the canonical value of the write tool (dsh shape).
@@ -297,10 +297,10 @@ func diffBasis(path string, info fs.FileInfo) *string {
 
 // EditArgs are the edit tool's arguments.
 type EditArgs struct {
-	FilePath   string `json:"file_path" jsonschema:"description=Path of the file to edit. A relative path resolves against the session working directory."`
-	OldString  string `json:"old_string" jsonschema:"description=The exact literal text to replace (not a regular expression). Must occur exactly once unless replace_all is true."`
-	NewString  string `json:"new_string" jsonschema:"description=The replacement text. Use an empty string to delete old_string."`
-	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"description=Replace every occurrence of old_string instead of requiring exactly one. Defaults to false."`
+	FilePath   string `json:"file_path" jsonschema_description:"Path of the file to edit. A relative path resolves against the session working directory."`
+	OldString  string `json:"old_string" jsonschema_description:"The exact literal text to replace (not a regular expression). Must occur exactly once unless replace_all is true."`
+	NewString  string `json:"new_string" jsonschema_description:"The replacement text. Use an empty string to delete old_string."`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema_description:"Replace every occurrence of old_string instead of requiring exactly one. Defaults to false."`
 }
 
 // EditValue is the canonical value of the edit tool (dsh shape).
