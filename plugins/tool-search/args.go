@@ -7,14 +7,14 @@ import (
 
 // GrepArgs are the grep tool's arguments (B5).
 type GrepArgs struct {
-	Pattern string `json:"pattern" jsonschema_description:"Regular expression to search for (ripgrep / RE2 syntax)."`
+	Pattern string  `json:"pattern" jsonschema_description:"Regular expression to search for (ripgrep / RE2 syntax)."`
 	Path    *string `json:"path,omitempty" jsonschema_description:"File or directory to search. Defaults to the session working directory; a relative path resolves against it."`
 	Include *string `json:"include,omitempty" jsonschema_description:"One glob that filters which files are searched (e.g. \"*.go\" or \"*.{ts,tsx}\"). Not a list; negation is not supported."`
 }
 
 // GlobArgs are the glob tool's arguments (B6).
 type GlobArgs struct {
-	Pattern string `json:"pattern" jsonschema_description:"Glob pattern to match file paths against (e.g. \"**/*.go\" or \"src/**/*_test.go\"). A pattern without \"/\" matches the file name at any depth."`
+	Pattern string  `json:"pattern" jsonschema_description:"Glob pattern to match file paths against (e.g. \"**/*.go\" or \"src/**/*_test.go\"). A pattern without \"/\" matches the file name at any depth."`
 	Path    *string `json:"path,omitempty" jsonschema_description:"Directory to search in. Defaults to the session working directory; a relative path resolves against it."`
 }
 
