@@ -28,6 +28,9 @@ func (s *Service) snapshot(scope *core.ScopeID) snapshot {
 	defer s.mu.Unlock()
 	chain := s.ls.chain(scope)
 	var snap snapshot
+	if len(chain) == 1 {
+		return s.layerSnapshot(chain[0])
+	}
 	sections := make(map[string]*Section, len(s.ls.global.sections))
 	contexts := make(map[string]*PromptContext, len(s.ls.global.contexts))
 	for _, l := range chain {
@@ -50,6 +53,25 @@ func (s *Service) snapshot(scope *core.ScopeID) snapshot {
 	if !snap.suppressed {
 		snap.contexts = make([]*PromptContext, 0, len(contexts))
 		for _, pc := range contexts {
+			snap.contexts = append(snap.contexts, pc)
+		}
+	}
+	return snap
+}
+
+// layerSnapshot is snapshot for a chain of one layer: nothing to merge.
+func (s *Service) layerSnapshot(l *layer) snapshot {
+	snap := snapshot{suppressed: l.suppress > 0, variables: slices.Clone(l.variables)}
+	for _, t := range l.tools {
+		snap.tools = append(snap.tools, t.p)
+	}
+	snap.sections = make([]*Section, 0, len(l.sections))
+	for _, sec := range l.sections {
+		snap.sections = append(snap.sections, sec)
+	}
+	if !snap.suppressed {
+		snap.contexts = make([]*PromptContext, 0, len(l.contexts))
+		for _, pc := range l.contexts {
 			snap.contexts = append(snap.contexts, pc)
 		}
 	}
@@ -204,23 +226,41 @@ func resolveText(ctx context.Context, ac AssembleContext, text string, fn TextFu
 	return fn(ctx, ac)
 }
 
-// collectTools consults every provider and copies its schemas; known is the
-// union of the providers' pre-restriction names.
+// collectTools consults every provider and copies its schemas (all
+// parameter bytes into one buffer, each slice capacity-limited so that
+// appending to one never overwrites the next); known is the union of the
+// providers' pre-restriction names.
 func collectTools(ctx context.Context, ac AssembleContext, providers []ToolProvider) (tools []ToolSchema, known map[string]struct{}, err error) {
 	known = map[string]struct{}{}
+	var batches [][]ToolSchema
+	count, size := 0, 0
 	for _, p := range providers {
 		schemas, names, err := callProvider(ctx, ac.Scope, p)
 		if err != nil {
 			return nil, nil, fmt.Errorf("prompt tool provider: %w", err)
 		}
+		batches = append(batches, schemas)
 		for _, t := range schemas {
-			tools = append(tools, t.clone())
+			count++
+			size += len(t.Parameters)
 			if names == nil {
 				known[t.Name] = struct{}{}
 			}
 		}
 		for _, n := range names {
 			known[n] = struct{}{}
+		}
+	}
+	tools = make([]ToolSchema, 0, count)
+	buf := make([]byte, 0, size)
+	for _, schemas := range batches {
+		for _, t := range schemas {
+			if t.Parameters != nil {
+				start := len(buf)
+				buf = append(buf, t.Parameters...)
+				t.Parameters = buf[start:len(buf):len(buf)]
+			}
+			tools = append(tools, t)
 		}
 	}
 	return tools, known, nil

@@ -78,11 +78,3 @@ type ToolSchema struct {
 	// loading ([new] deferLoading).
 	DeferLoading bool `json:"deferLoading,omitempty"`
 }
-
-// clone returns a copy of s whose Parameters do not alias s.Parameters.
-func (s ToolSchema) clone() ToolSchema {
-	if s.Parameters != nil {
-		s.Parameters = append(json.RawMessage(nil), s.Parameters...)
-	}
-	return s
-}

@@ -62,8 +62,6 @@ func (c Config) Validate() error {
 // checkSyntax reports malformed references in a template, accepting any
 // well-formed variable name.
 func checkSyntax(text, section string) error {
-	_, err := interpolate(text, "section", section,
-		func(string) (string, bool, bool) { return "", true, true },
-		func() []string { return nil })
+	_, err := interpolate(text, "section", section, nil, true)
 	return err
 }

@@ -48,3 +48,13 @@ type Change struct {
 	// Removed is true when the registration was undone.
 	Removed bool
 }
+
+// ChangeEvent ("system-prompt/change") is dispatched after every
+// registration and removal (C4). It is a serial event so that a failing
+// listener is seen: an error (or panic) from a listener rolls the
+// registration back and is returned to the registering caller; on removal
+// it is only logged. Listeners return handled=false to let the others run.
+// The dispatch targets the registration's scope, so unscoped listeners see
+// every change and scoped ones (without core.Global) the changes of their
+// scope's chain.
+var ChangeEvent = core.NewBailEvent[Change, struct{}]("system-prompt/change")

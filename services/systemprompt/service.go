@@ -1,6 +1,7 @@
 package systemprompt
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -101,8 +102,7 @@ func (s *Service) section(c *core.Context, sec Section, checkVariables bool) (fu
 				return duplicateError("section", sec.Name, scope, "for a per-agent override")
 			}
 			if checkVariables && sec.TextFunc == nil && sec.interpolates() {
-				lookup, known := variableLookup(s.ls.visibleVariables(scope))
-				if _, err := interpolate(sec.Text, "section", sec.Name, lookup, known); err != nil {
+				if _, err := interpolate(sec.Text, "section", sec.Name, s.ls.visibleVariables(scope), false); err != nil {
 					return err
 				}
 			}
@@ -205,38 +205,43 @@ func (s *Service) register(c *core.Context, label string, change Change, insert 
 		}
 		s.mu.Unlock()
 	}
-	var dispose func()
-	err := c.Effect(label, func() (func(), error) {
-		s.mu.Lock()
-		err := insert(s.ls.get(scope, true))
-		if err != nil {
-			s.ls.release(scope)
-		}
-		s.mu.Unlock()
-		if err != nil {
-			return nil, err
-		}
-		if err := s.notify(change); err != nil {
-			undo()
-			return nil, fmt.Errorf("%s: change listener: %w", label, err)
-		}
-		var once sync.Once
-		dispose = func() {
-			once.Do(func() {
-				undo()
-				removed := change
-				removed.Removed = true
-				if err := s.notify(removed); err != nil {
-					s.log.Warn("system-prompt change listener failed on removal", "registration", label, "err", err)
-				}
-			})
-		}
-		return dispose, nil
-	})
+	s.mu.Lock()
+	err := insert(s.ls.get(scope, true))
+	if err != nil {
+		s.ls.release(scope)
+	}
+	s.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
+	if err := s.notify(c.Context(), change); err != nil {
+		undo()
+		return nil, fmt.Errorf("%s: change listener: %w", label, err)
+	}
+	var once sync.Once
+	dispose := func() {
+		once.Do(func() {
+			undo()
+			removed := change
+			removed.Removed = true
+			if err := s.notify(context.WithoutCancel(c.Context()), removed); err != nil {
+				s.log.Warn("system-prompt change listener failed on removal", "registration", label, "err", err)
+			}
+		})
+	}
+	// The registration is made above so that its errors reach the caller
+	// unwrapped; the effect only owns its undo.
+	if err := c.Effect(label, func() (func(), error) { return dispose, nil }); err != nil {
+		dispose()
+		return nil, err
+	}
 	return dispose, nil
+}
+
+// notify dispatches ChangeEvent for ch.
+func (s *Service) notify(ctx context.Context, ch Change) error {
+	_, _, err := core.Serial(ctx, s.c, ChangeEvent, core.To(ch.Scope), ch)
+	return err
 }
 
 // checkEntry validates the fields shared by sections and contexts.

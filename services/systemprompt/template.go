@@ -61,56 +61,58 @@ func validVariableName(name string) bool {
 	return true
 }
 
-// lookupFunc resolves a variable: registered reports whether the name is
-// known at all, set whether it has a value.
-type lookupFunc func(name string) (value string, set, registered bool)
-
-// interpolate substitutes every {{name}} reference in text in a single pass
-// (substituted values are never scanned again). A "{{" with no later "}}" is
-// literal prose. kind and owner attribute errors; known lists the
-// registered names for the unknown-variable message and is only called on
-// that error path.
-func interpolate(text, kind, owner string, lookup lookupFunc, known func() []string) (string, error) {
-	open := strings.Index(text, "{{")
-	if open < 0 {
+// interpolate returns text with every {{name}} reference substituted (see
+// appendInterpolated).
+func interpolate(text, kind, owner string, vars map[string]Variable, anyName bool) (string, error) {
+	if !strings.Contains(text, "{{") {
 		return text, nil
 	}
-	var b strings.Builder
-	b.Grow(len(text))
+	out, err := appendInterpolated(make([]byte, 0, len(text)), text, kind, owner, vars, anyName)
+	return string(out), err
+}
+
+// appendInterpolated appends text to dst with every {{name}} reference
+// substituted from vars in a single pass (substituted values are never
+// scanned again). A "{{" with no later "}}" is literal prose. kind and
+// owner attribute errors. With anyName, every well-formed name counts as
+// registered and set (syntax check only).
+func appendInterpolated(dst []byte, text, kind, owner string, vars map[string]Variable, anyName bool) ([]byte, error) {
 	last := 0
-	for ; open >= 0; open = nextOpen(text, last) {
+	for open := strings.Index(text, "{{"); open >= 0; open = nextOpen(text, last) {
 		name, end, ok := groupAt(text, open)
 		if !ok {
 			if strings.Contains(text[open+2:], "}}") {
-				return "", refError(ErrMalformedReference, kind, owner, "",
+				return dst, refError(ErrMalformedReference, kind, owner, "",
 					fmt.Sprintf("malformed prompt variable reference at \"%s\" in %s \"%s\" (references are complete simple {{name}} groups)",
 						prefixRunes(text[open:], 16)+"…", kind, owner))
 			}
-			b.WriteString(text[last : open+2])
+			dst = append(dst, text[last:open+2]...)
 			last = open + 2
 			continue
 		}
 		if !validVariableName(name) {
-			return "", refError(ErrMalformedReference, kind, owner, name,
+			return dst, refError(ErrMalformedReference, kind, owner, name,
 				fmt.Sprintf("malformed prompt variable reference \"%s\" in %s \"%s\" (variable names match %s)",
 					"{{"+name+"}}", kind, owner, variableNamePattern))
 		}
-		value, set, registered := lookup(name)
-		if !registered {
-			return "", refError(ErrUnknownVariable, kind, owner, name,
-				fmt.Sprintf("unknown prompt variable \"%s\" in %s \"%s\"; registered variables: %s",
-					"{{"+name+"}}", kind, owner, nameList(known())))
+		v, registered := vars[name]
+		if anyName {
+			v, registered = Variable{Set: true}, true
 		}
-		if !set {
-			return "", refError(ErrNoValue, kind, owner, name,
+		if !registered {
+			return dst, refError(ErrUnknownVariable, kind, owner, name,
+				fmt.Sprintf("unknown prompt variable \"%s\" in %s \"%s\"; registered variables: %s",
+					"{{"+name+"}}", kind, owner, nameList(mapKeys(vars))))
+		}
+		if !v.Set {
+			return dst, refError(ErrNoValue, kind, owner, name,
 				fmt.Sprintf("prompt variable \"%s\" has no value for this assembly (%s \"%s\")", "{{"+name+"}}", kind, owner))
 		}
-		b.WriteString(text[last:open])
-		b.WriteString(value)
+		dst = append(dst, text[last:open]...)
+		dst = append(dst, v.Value...)
 		last = end
 	}
-	b.WriteString(text[last:])
-	return b.String(), nil
+	return append(dst, text[last:]...), nil
 }
 
 // nextOpen returns the index of the next "{{" at or after from, or -1.
@@ -160,20 +162,13 @@ func nameList(names []string) string {
 	return strings.Join(names, ", ")
 }
 
-// variableLookup adapts an assembly's variable map to a lookupFunc.
-func variableLookup(vars map[string]Variable) (lookupFunc, func() []string) {
-	lookup := func(name string) (string, bool, bool) {
-		v, ok := vars[name]
-		return v.Value, v.Set, ok
+// mapKeys returns the keys of m in unspecified order.
+func mapKeys(m map[string]Variable) []string {
+	names := make([]string, 0, len(m))
+	for name := range m {
+		names = append(names, name)
 	}
-	known := func() []string {
-		names := make([]string, 0, len(vars))
-		for name := range vars {
-			names = append(names, name)
-		}
-		return names
-	}
-	return lookup, known
+	return names
 }
 
 // Render renders the system prompt of an assembly (C8): each section is
@@ -182,25 +177,30 @@ func variableLookup(vars map[string]Variable) (lookupFunc, func() []string) {
 // joined with a blank line. No section yields "". The first failed
 // reference is returned as a *ReferenceError naming the section.
 func Render(a *Assembly) (string, error) {
-	lookup, known := variableLookup(a.Variables)
-	var b strings.Builder
+	size := 0
 	for _, s := range a.Sections {
-		text := s.Text
+		size += len(s.Text) + 2
+	}
+	buf := make([]byte, 0, size+size/4)
+	for _, s := range a.Sections {
+		mark := len(buf)
+		if mark > 0 {
+			buf = append(buf, "\n\n"...)
+		}
+		body := len(buf)
 		if s.Interpolate {
 			var err error
-			if text, err = interpolate(text, "section", s.Name, lookup, known); err != nil {
+			if buf, err = appendInterpolated(buf, s.Text, "section", s.Name, a.Variables, false); err != nil {
 				return "", err
 			}
+		} else {
+			buf = append(buf, s.Text...)
 		}
-		if text == "" {
-			continue
+		if len(buf) == body {
+			buf = buf[:mark] // empty section: dropped with its separator
 		}
-		if b.Len() > 0 {
-			b.WriteString("\n\n")
-		}
-		b.WriteString(text)
 	}
-	return b.String(), nil
+	return string(buf), nil
 }
 
 // RenderedContext is one runtime-context contribution after rendering.
@@ -216,13 +216,12 @@ type RenderedContext struct {
 // renderContextSections). Contexts that did not opt in to interpolation are
 // verbatim, so runtime data containing "{{" never fails (B27).
 func RenderContexts(a *Assembly) ([]RenderedContext, error) {
-	lookup, known := variableLookup(a.Variables)
 	var out []RenderedContext
 	for _, c := range a.Contexts {
 		text := c.Text
 		if c.Interpolate {
 			var err error
-			if text, err = interpolate(text, "context", c.Name, lookup, known); err != nil {
+			if text, err = interpolate(text, "context", c.Name, a.Variables, false); err != nil {
 				return nil, err
 			}
 		}

@@ -46,7 +46,9 @@ func orderTools(tools []ToolSchema, order []string, known map[string]struct{}) (
 	}
 	byName := func(a, b ToolSchema) int { return compareCodeUnits(a.Name, b.Name) }
 	if order == nil {
-		slices.SortStableFunc(tools, byName)
+		if !slices.IsSortedFunc(tools, byName) {
+			slices.SortStableFunc(tools, byName)
+		}
 		return tools, nil
 	}
 	var unknown []string
