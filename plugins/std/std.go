@@ -5,9 +5,12 @@ package std
 
 import (
 	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/services/subprocess"
 )
 
 // Plugins returns the built-in plugins. Keep one plugin per line.
 func Plugins() []core.Plugin {
-	return []core.Plugin{}
+	return []core.Plugin{
+		subprocess.Plugin,
+	}
 }

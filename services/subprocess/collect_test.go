@@ -111,7 +111,7 @@ func TestCollectedOutputTailMatchesReference(t *testing.T) {
 func TestCollectedOutputNeverSplitsUTF8(t *testing.T) {
 	// "é" is 2 bytes, "€" is 3 bytes.
 	c := newCollectedOutput("stdout", 4, 0, nil)
-	c.Write([]byte("a€"))   // a E2 82 AC
+	c.Write([]byte("a€"))    // a E2 82 AC
 	c.Write([]byte("é\xe2")) // tail window: AC C3 A9 E2 (cut € head, open €)
 	r := c.ReadFrom(0)
 	if r.Text != "é" || !r.Lossy || r.NextOffset != 6 {

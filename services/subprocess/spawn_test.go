@@ -222,7 +222,9 @@ func TestSpillDirConfigured(t *testing.T) {
 	}
 }
 
-func itoa(i int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + func() string { return string(appendInt(nil, i)) }()) }
+func itoa(i int) string {
+	return strings.TrimSpace(strings.Repeat(" ", 0) + func() string { return string(appendInt(nil, i)) }())
+}
 
 func appendInt(b []byte, i int) []byte {
 	if i >= 10 {
