@@ -139,6 +139,7 @@ func (r *Registry) register(c *core.Context, t *Tool) error {
 		return t.err
 	}
 	scope := c.Scope()
+	var dup error
 	err := c.Effect("tool "+t.name, func() (func(), error) {
 		r.mu.Lock()
 		l := r.layerFor(scope, true)
@@ -146,9 +147,11 @@ func (r *Registry) register(c *core.Context, t *Tool) error {
 			r.dropIfEmpty(scope)
 			r.mu.Unlock()
 			if scope == nil {
-				return nil, fmt.Errorf("tool %q is already registered (for a per-agent variant, register through that agent's scoped context instead)", t.name)
+				dup = fmt.Errorf("tool %q is already registered (for a per-agent variant, register through that agent's scoped context instead)", t.name)
+			} else {
+				dup = fmt.Errorf("tool %q is already registered in this scope", t.name)
 			}
-			return nil, fmt.Errorf("tool %q is already registered in this scope", t.name)
+			return nil, dup
 		}
 		l.tools = append(l.tools, t)
 		r.mu.Unlock()
@@ -164,6 +167,9 @@ func (r *Registry) register(c *core.Context, t *Tool) error {
 			r.changed()
 		}, nil
 	})
+	if dup != nil {
+		return dup
+	}
 	if err == nil {
 		r.changed()
 	}
