@@ -1,0 +1,112 @@
+package agent
+
+import (
+	"context"
+	"runtime"
+	"time"
+
+	"go.uber.org/fx"
+
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/services/llm"
+	"github.com/dshgo/harness/services/systemprompt"
+	"github.com/dshgo/harness/services/tools"
+)
+
+// Key is the agent service.
+var Key = core.NewKey[*Service]("agent")
+
+// Plugin provides the agent service (the loop and its sessions). It waits
+// for the llm, tools and systemPrompt services.
+var Plugin = core.Define("agent", apply,
+	core.WithInject(llm.Key.Name(), tools.Key.Name(), systemprompt.Key.Name()),
+	core.WithProvides(Key.Name()),
+	core.WithDescription("the agent loop: sessions that stream the model and run its tool calls"))
+
+// Module contributes Plugin to the harness catalog.
+var Module = fx.Module("agent", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
+
+// Service opens sessions. Safe for concurrent use; each [Session] runs one
+// turn at a time.
+type Service struct {
+	c        *core.Context
+	cfg      Config
+	stateDir string
+	llm      *llm.Service
+	tools    *tools.Registry
+	prompt   *systemprompt.Service
+}
+
+func apply(c *core.Context, cfg Config) error {
+	s := &Service{
+		c:        c,
+		cfg:      cfg,
+		stateDir: cfg.StateDir,
+		llm:      core.Use(c, llm.Key),
+		tools:    core.Use(c, tools.Key),
+		prompt:   core.Use(c, systemprompt.Key),
+	}
+	if s.stateDir == "" {
+		s.stateDir = DefaultStateDir(nil)
+	}
+	if err := s.registerPromptFacts(c); err != nil {
+		return err
+	}
+	return core.Provide(c, Key, s)
+}
+
+// StateDir returns the directory holding the session logs.
+func (s *Service) StateDir() string { return s.stateDir }
+
+// Config returns the plugin's configuration.
+func (s *Service) Config() Config { return s.cfg }
+
+// LLM returns the model service the sessions use.
+func (s *Service) LLM() *llm.Service { return s.llm }
+
+// Tools returns the tool registry the sessions dispatch through.
+func (s *Service) Tools() *tools.Registry { return s.tools }
+
+// registerPromptFacts registers the global prompt variables (provider,
+// model, cwd, date, os) with process-wide values, so `harness prompt` can
+// render templates that name them; each session shadows them in its scope.
+// It also exposes the tool registry to the system prompt as a tool
+// provider (the agent's adapter between the two services).
+func (s *Service) registerPromptFacts(c *core.Context) error {
+	facts := map[string]func() (string, bool){
+		"provider": func() (string, bool) {
+			m, err := s.llm.Resolve(s.cfg.Model)
+			return m.Provider, err == nil
+		},
+		"model": func() (string, bool) {
+			m, err := s.llm.Resolve(s.cfg.Model)
+			return m.Name, err == nil
+		},
+		"cwd":  func() (string, bool) { wd, err := osGetwd(); return wd, err == nil },
+		"date": func() (string, bool) { return time.Now().Format(time.DateOnly), true },
+		"os":   func() (string, bool) { return runtime.GOOS, true },
+	}
+	for _, name := range []string{"provider", "model", "cwd", "date", "os"} {
+		fn := facts[name]
+		if _, err := s.prompt.Variable(c, name, func(context.Context, systemprompt.AssembleContext) (string, bool) { return fn() }); err != nil {
+			return err
+		}
+	}
+	_, err := s.prompt.Tools(c, toolProvider{s.tools})
+	return err
+}
+
+// toolProvider projects the tool registry into the system prompt's tool
+// list (dsh C11: assembly.tools become the request's tools).
+type toolProvider struct{ r *tools.Registry }
+
+func (p toolProvider) Schemas(_ context.Context, scope *core.ScopeID) ([]systemprompt.ToolSchema, error) {
+	schemas := p.r.Schemas(scope)
+	out := make([]systemprompt.ToolSchema, len(schemas))
+	for i, t := range schemas {
+		out[i] = systemprompt.ToolSchema{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
+	}
+	return out, nil
+}
+
+func (p toolProvider) KnownNames(context.Context, *core.ScopeID) ([]string, error) { return nil, nil }
