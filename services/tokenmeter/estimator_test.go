@@ -58,7 +58,7 @@ func TestHeuristicSmallInputs(t *testing.T) {
 		{"a", 1},
 		{" ", 1},
 		{"hello world", 2},
-		{"12345", 2},   // digit groups of up to three
+		{"12345", 2},    // digit groups of up to three
 		{"x := 1\n", 5}, // "x", " :=", " ", "1", "\n"
 		{"\x00\x01", 2},
 	} {
