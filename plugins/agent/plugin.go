@@ -70,8 +70,8 @@ func (s *Service) Tools() *tools.Registry { return s.tools }
 // registerPromptFacts registers the global prompt variables (provider,
 // model, cwd, date, os) with process-wide values, so `harness prompt` can
 // render templates that name them; each session shadows them in its scope.
-// It also exposes the tool registry to the system prompt as a tool
-// provider (the agent's adapter between the two services).
+// The model's tool list is Assembly.Tools: mount the prompt-tools plugin
+// to project the tool registry into it.
 func (s *Service) registerPromptFacts(c *core.Context) error {
 	facts := map[string]func() (string, bool){
 		"provider": func() (string, bool) {
@@ -92,21 +92,5 @@ func (s *Service) registerPromptFacts(c *core.Context) error {
 			return err
 		}
 	}
-	_, err := s.prompt.Tools(c, toolProvider{s.tools})
-	return err
+	return nil
 }
-
-// toolProvider projects the tool registry into the system prompt's tool
-// list (dsh C11: assembly.tools become the request's tools).
-type toolProvider struct{ r *tools.Registry }
-
-func (p toolProvider) Schemas(_ context.Context, scope *core.ScopeID) ([]systemprompt.ToolSchema, error) {
-	schemas := p.r.Schemas(scope)
-	out := make([]systemprompt.ToolSchema, len(schemas))
-	for i, t := range schemas {
-		out[i] = systemprompt.ToolSchema{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
-	}
-	return out, nil
-}
-
-func (p toolProvider) KnownNames(context.Context, *core.ScopeID) ([]string, error) { return nil, nil }
