@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dshgo/harness/services/subprocess"
 )
@@ -107,8 +108,8 @@ func (x *Executor) Run(ctx context.Context, args Args) (Value, error) {
 		TimedOut:  timedOut,
 		Aborted:   runCtx.Err() != nil && !timedOut,
 		TimeoutMs: timeout.Milliseconds(),
-		Stdout:    streamOf(res.Stdout),
-		Stderr:    streamOf(res.Stderr),
+		Stdout:    streamOf(res.Stdout, x.MaxOutputBytes),
+		Stderr:    streamOf(res.Stderr, x.MaxOutputBytes),
 	}
 	if res.Outcome.Signal != "" {
 		sig := res.Outcome.Signal
@@ -117,41 +118,88 @@ func (x *Executor) Run(ctx context.Context, args Args) (Value, error) {
 	return v, nil
 }
 
-// streamOf reads a collected stream: the retained tail, whether the head was
-// dropped, the spill file, and how many leading bytes and lines are omitted.
-func streamOf(c *subprocess.CollectedOutput) Stream {
+// streamOf reads a collected stream. An untruncated stream is returned whole.
+// A truncated one keeps at most budget bytes: when the spill file holds the
+// complete stream, its first quarter (cut after a newline) is read back as the
+// head and the rest of the budget is the tail (starting after a newline);
+// otherwise the tail alone. The omitted bytes and lines are counted.
+func streamOf(c *subprocess.CollectedOutput, budget int64) Stream {
 	if c == nil {
 		return Stream{}
 	}
 	r := c.ReadFrom(0)
-	s := Stream{Text: r.Text, Truncated: r.Lossy, SpillPath: r.SpillPath}
-	if r.Lossy {
-		s.OmittedBytes = r.NextOffset - int64(len(r.Text))
-		s.OmittedLines = countLines(r.SpillPath, s.OmittedBytes)
+	s := Stream{Text: r.Text, Truncated: r.Lossy, SpillPath: r.SpillPath, SpillCapped: c.SpillCapped()}
+	if !r.Lossy {
+		return s
 	}
+	total := r.NextOffset
+	if r.SpillPath == "" {
+		s.OmittedBytes, s.OmittedLines = total-int64(len(r.Text)), -1
+		return s
+	}
+	s.Head = readHead(r.SpillPath, budget/4)
+	s.Text = alignTail(r.Text, budget-int64(len(s.Head)))
+	from, to := int64(len(s.Head)), total-int64(len(s.Text))
+	s.OmittedBytes = to - from
+	s.OmittedLines = countNewlines(r.SpillPath, from, to)
 	return s
 }
 
-// countLines counts the newlines in the first n bytes of the spill file at
-// path, or returns -1 when there is no intact spill file.
-func countLines(path string, n int64) int64 {
-	if path == "" {
-		return -1
-	}
+// readHead returns up to n leading bytes of the file at path, cut after the
+// last newline (or at a character boundary when there is none).
+func readHead(path string, n int64) string {
 	f, err := os.Open(path)
 	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	buf := make([]byte, n)
+	k, _ := io.ReadFull(f, buf)
+	buf = buf[:k]
+	if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+		return string(buf[:i+1])
+	}
+	for len(buf) > 0 && !utf8.Valid(buf) {
+		buf = buf[:len(buf)-1]
+	}
+	return string(buf)
+}
+
+// alignTail keeps at most n trailing bytes of tail, starting after its first
+// newline when that leaves something (a cut line is dropped whole), else at a
+// character boundary.
+func alignTail(tail string, n int64) string {
+	if n < 0 {
+		n = 0
+	}
+	if int64(len(tail)) > n {
+		tail = tail[int64(len(tail))-n:]
+	}
+	if i := strings.IndexByte(tail, '\n'); i >= 0 && i < len(tail)-1 {
+		return tail[i+1:]
+	}
+	for len(tail) > 0 && !utf8.RuneStart(tail[0]) {
+		tail = tail[1:]
+	}
+	return tail
+}
+
+// countNewlines counts the newlines in bytes [from, to) of the file at path,
+// or returns -1 when it cannot be read.
+func countNewlines(path string, from, to int64) int64 {
+	f, err := os.Open(path)
+	if err != nil || to < from {
 		return -1
 	}
 	defer f.Close()
 	var lines int64
 	buf := make([]byte, 256<<10)
-	r := io.LimitReader(f, n)
+	r := io.NewSectionReader(f, from, to-from)
 	for {
 		k, err := r.Read(buf)
 		lines += int64(bytes.Count(buf[:k], []byte{'\n'}))
 		if err != nil {
-			break
+			return lines
 		}
 	}
-	return lines
 }
