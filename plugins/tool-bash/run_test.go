@@ -40,7 +40,8 @@ func newExecutor(t *testing.T) *Executor {
 
 func ms(n float64) *float64 { return &n }
 
-// alive lists live (non-zombie) processes whose command line contains marker.
+// alive lists live (non-zombie) processes whose command line contains marker,
+// or, for a marker starting with "=", whose command name equals the rest.
 func alive(t *testing.T, marker string) []string {
 	t.Helper()
 	entries, _ := os.ReadDir("/proc")
@@ -51,8 +52,19 @@ func alive(t *testing.T, marker string) []string {
 			continue
 		}
 		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !strings.Contains(strings.ReplaceAll(string(cmd), "\x00", " "), marker) {
+		if err != nil {
 			continue
+		}
+		if name, exact := strings.CutPrefix(marker, "="); exact {
+			comm, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+			if strings.TrimSpace(string(comm)) != name {
+				continue
+			}
+		} else if !strings.Contains(strings.ReplaceAll(string(cmd), "\x00", " "), marker) {
+			continue
+		}
+		if len(cmd) > 100 {
+			cmd = cmd[:100]
 		}
 		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
 		if err != nil {
@@ -184,7 +196,7 @@ func TestBashTimeoutKillsBackgroundJobs(t *testing.T) {
 	}
 	deadline := time.Now().Add(time.Second)
 	for {
-		left := append(append(alive(t, "B02-marker"), alive(t, "sleep 3602")...), alive(t, "yes")...)
+		left := append(append(alive(t, "B02-marker"), alive(t, "sleep 3602")...), alive(t, "=yes")...)
 		if len(left) == 0 {
 			return
 		}
@@ -251,7 +263,7 @@ func TestBashTenMegabytes(t *testing.T) {
 	if info.Size() != want || info.Mode().Perm() != 0o600 {
 		t.Fatalf("spill file %d bytes mode %v, want %d bytes 0600", info.Size(), info.Mode().Perm(), want)
 	}
-	if len(v.Stdout.Head)+len(v.Stdout.Text) > DefaultMaxOutputBytes || !strings.HasPrefix(v.Stdout.Head, strings.Repeat("x", 99)+"\n") || !strings.HasSuffix(v.Stdout.Text, "x\n") {
+	if len(v.Stdout.Head)+len(v.Stdout.Text) > DefaultMaxOutputBytes || !strings.HasPrefix(v.Stdout.Head, strings.Repeat("x", 99)+"\n") || !strings.HasSuffix(v.Stdout.Text, "\nxxxxxxxxxx") {
 		t.Fatalf("head %d bytes, tail %d bytes", len(v.Stdout.Head), len(v.Stdout.Text))
 	}
 }
