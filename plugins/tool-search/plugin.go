@@ -140,7 +140,9 @@ func Tools(c *core.Context, s *Searcher, cwd string) []*tools.Tool {
 			}
 			return v, nil
 		},
-		tools.WithRender(func(_ GrepArgs, v GrepValue) []tools.Content { return []tools.Content{tools.Text(FormatGrep(v, s.Caps))} }),
+		tools.WithRender(func(_ GrepArgs, v GrepValue) []tools.Content {
+			return []tools.Content{tools.Text(FormatGrep(v, s.Caps))}
+		}),
 		tools.WithConcurrencySafe(func(GrepArgs) bool { return true }))
 	glob := tools.Define("glob", strings.TrimSpace(globDescription),
 		func(ctx context.Context, e *tools.Execution, args GlobArgs) (GlobValue, error) {
@@ -153,7 +155,9 @@ func Tools(c *core.Context, s *Searcher, cwd string) []*tools.Tool {
 			}
 			return v, nil
 		},
-		tools.WithRender(func(_ GlobArgs, v GlobValue) []tools.Content { return []tools.Content{tools.Text(FormatGlob(v, s.Caps))} }),
+		tools.WithRender(func(_ GlobArgs, v GlobValue) []tools.Content {
+			return []tools.Content{tools.Text(FormatGlob(v, s.Caps))}
+		}),
 		tools.WithConcurrencySafe(func(GlobArgs) bool { return true }))
 	return []*tools.Tool{grep, glob}
 }
