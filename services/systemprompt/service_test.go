@@ -746,3 +746,12 @@ func TestConfigValidatesPersonaSyntax(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestAssembleWithDoneContextFails(t *testing.T) {
+	h := mount(t, bare())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := h.svc.Assemble(ctx, AssembleContext{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+}
