@@ -160,8 +160,10 @@ func TestBashTimeoutWithGrandchildren(t *testing.T) {
 		"echo start; sleep %d | cat",
 	}
 	for i, shape := range shapes {
-		marker := fmt.Sprintf("sleep %d", 3601+i*10)
-		cmd := fmt.Sprintf(shape, 3601+i*10)
+		// A unique duration per run: other test binaries on the machine may run the same case.
+		secs := fmt.Sprintf("%d.%d", 3601+i*10, os.Getpid())
+		marker := "sleep " + secs
+		cmd := strings.Replace(shape, "%d", secs, 1)
 		t.Run(cmd, func(t *testing.T) {
 			t.Parallel()
 			start := time.Now()
@@ -187,14 +189,16 @@ func TestBashTimeoutWithGrandchildren(t *testing.T) {
 func TestBashTimeoutKillsBackgroundJobs(t *testing.T) {
 	x := newExecutor(t)
 	x.Grace = 500 * time.Millisecond
-	cmd := ": B02-marker; (while :; do :; done) & sleep 3602 & yes > /dev/null & sleep 3602"
+	// Unique markers per run: other test binaries on the machine may run the same case.
+	tag := strconv.Itoa(os.Getpid())
+	cmd := ": B02-marker-" + tag + "; (while :; do :; done) & sleep 3602." + tag + " & yes " + tag + " > /dev/null & sleep 3602." + tag
 	v, err := x.Run(context.Background(), Args{Command: cmd, Description: "spawn background jobs", TimeoutMs: ms(1000)})
 	if err != nil || !v.TimedOut {
 		t.Fatalf("%+v %v", v, err)
 	}
 	deadline := time.Now().Add(time.Second)
 	for {
-		left := append(append(alive(t, "B02-marker"), alive(t, "sleep 3602")...), alive(t, "=yes")...)
+		left := append(append(alive(t, "B02-marker-"+tag), alive(t, "sleep 3602."+tag)...), alive(t, "yes "+tag)...)
 		if len(left) == 0 {
 			return
 		}
