@@ -5,6 +5,7 @@ package std
 
 import (
 	"github.com/dshgo/harness/core"
+	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
 )
@@ -14,5 +15,6 @@ func Plugins() []core.Plugin {
 	return []core.Plugin{
 		subprocess.Plugin,
 		systemprompt.Plugin,
+		prompttools.Plugin,
 	}
 }
