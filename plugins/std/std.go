@@ -6,8 +6,11 @@ package std
 import (
 	"github.com/dshgo/harness/core"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
+	spillpolicy "github.com/dshgo/harness/plugins/spill-policy"
+	"github.com/dshgo/harness/services/spill"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
+	"github.com/dshgo/harness/services/tokenmeter"
 )
 
 // Plugins returns the built-in plugins. Keep one plugin per line.
@@ -16,5 +19,8 @@ func Plugins() []core.Plugin {
 		subprocess.Plugin,
 		systemprompt.Plugin,
 		prompttools.Plugin,
+		spill.Plugin,
+		spillpolicy.Plugin,
+		tokenmeter.Plugin,
 	}
 }

@@ -48,7 +48,7 @@ func intp(n int) *int { return &n }
 // b23Usage is the DeepSeek usage of bug case B23.
 const b23Usage = `{"prompt_tokens":98716,"completion_tokens":78,"total_tokens":98794,"prompt_cache_hit_tokens":98432,"prompt_cache_miss_tokens":284,"completion_tokens_details":{"reasoning_tokens":40}}`
 
-// DeepSeek's published prices per million tokens (cache hit, miss, output).
+// Example prices per million tokens (cache hit, miss, output).
 var deepseekPrices = &Prices{InputCacheHit: 0.07, InputCacheMiss: 0.27, Output: 1.10}
 
 // B23: DeepSeek's prompt_tokens already includes the cache hits.
