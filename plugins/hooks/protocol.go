@@ -57,6 +57,7 @@ type outcome struct {
 	reason   string
 	context  string
 	replace  *string // PostToolUse output replacement
+	plain    string  // stdout that is not JSON (exit 0): context for SessionStart, UserPromptSubmit
 	failed   bool    // timed out, crashed, could not start, or printed invalid JSON
 	failure  string  // why, for reasons and logs
 	warning  string  // non-blocking error (exit code other than 0 and 2)
@@ -104,6 +105,7 @@ func decode(event, hook string, timeout string, r runResult) outcome {
 	}
 	out := bytes.TrimSpace(r.stdout)
 	if len(out) == 0 || out[0] != '{' {
+		o.plain = string(out)
 		return o
 	}
 	var s structured

@@ -103,6 +103,7 @@ type Spec struct {
 
 // Policy is a compiled, immutable rule set; safe for concurrent use.
 type Policy struct {
+	spec              Spec
 	mode              Mode
 	allow, ask, deny  []Rule
 	cwd, home         string
@@ -120,7 +121,7 @@ func New(s Spec) (*Policy, error) {
 		return nil, fmt.Errorf("mode: %q is not one of default, acceptEdits, plan, bypass", s.Mode)
 	}
 	p := &Policy{
-		mode: s.Mode, cwd: s.Cwd,
+		spec: s, mode: s.Mode, cwd: s.Cwd,
 		shell: lowerKeys(s.ShellTools), file: lowerKeys(s.FileTools), fileDefault: lowerKeys(s.FileToolDefaultPath),
 		readOnly: lowerSet(s.ReadOnly), editing: lowerSet(s.EditTools),
 	}
@@ -140,8 +141,18 @@ func New(s Spec) (*Policy, error) {
 		}
 	}
 	p.cwd = filepath.Clean(p.cwd)
+	p.spec.Cwd = p.cwd
 	p.home, _ = os.UserHomeDir()
 	return p, nil
+}
+
+// allowSources returns the allow rules as written.
+func (p *Policy) allowSources() []string {
+	out := make([]string, len(p.allow))
+	for i, r := range p.allow {
+		out[i] = r.source
+	}
+	return out
 }
 
 // Mode returns the policy's mode.
