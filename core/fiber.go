@@ -290,6 +290,11 @@ func sameDeps(a, b map[string]*serviceEntry) bool {
 
 // load applies f with the resolved deps.
 func (r *Root) load(f *Fiber, deps map[string]*serviceEntry) {
+	select {
+	case <-r.aborted:
+		return // shutting down: stay pending
+	default:
+	}
 	start := time.Now()
 	r.mu.Lock()
 	f.state = StateLoading
@@ -302,7 +307,7 @@ func (r *Root) load(f *Fiber, deps map[string]*serviceEntry) {
 	cfg := f.cfg
 	r.mu.Unlock()
 
-	err := callSafe(func() error { return f.plugin.apply(f.ctx, cfg) })
+	err := r.runApply(f, cfg)
 	if err != nil {
 		r.logFailure("plugin failed to apply", f, err)
 		r.unload(f, StateFailed, err)
@@ -324,6 +329,36 @@ func (r *Root) load(f *Fiber, deps map[string]*serviceEntry) {
 	}
 	r.mu.Unlock()
 	r.logger.Debug("plugin active", "plugin", f.plugin.Name(), "fiber", f.id, since(start))
+}
+
+// runApply calls Apply on its own goroutine and waits for it, unless the
+// root is aborted first (a start timeout): then the fiber is abandoned as
+// failed and the drain goes on, so teardown is not held hostage by an Apply
+// that ignores its context.
+func (r *Root) runApply(f *Fiber, cfg any) error {
+	done := make(chan error, 1)
+	go func() {
+		id := goid()
+		r.mu.Lock()
+		r.applier = id
+		r.mu.Unlock()
+		err := callSafe(func() error { return f.plugin.apply(f.ctx, cfg) })
+		r.mu.Lock()
+		if r.applier == id {
+			r.applier = 0
+		}
+		r.mu.Unlock()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-r.aborted:
+		r.mu.Lock()
+		r.applier = 0
+		r.mu.Unlock()
+		return fmt.Errorf("plugin %q: %w", f.plugin.Name(), ErrAbandoned)
+	}
 }
 
 // unload takes f to final (pending, failed or disposed): cancel the

@@ -27,6 +27,9 @@ type Root struct {
 	queue    []*Fiber
 	draining bool
 	drainer  int64         // goroutine id of the drainer while draining
+	applier  int64         // goroutine id running Apply for the drainer
+	aborted  chan struct{} // closed by Abort
+	abortOne sync.Once
 	settled  chan struct{} // closed and replaced at the end of each drain
 
 	events sync.Map // event id → *listenerList[H]
@@ -46,6 +49,7 @@ func NewRoot(opts ...RootOption) *Root {
 		services: map[string]*serviceEntry{},
 		waiters:  map[string]map[*Fiber]struct{}{},
 		settled:  make(chan struct{}),
+		aborted:  make(chan struct{}),
 	}
 	for _, o := range opts {
 		o(r)
@@ -135,7 +139,39 @@ func (r *Root) drain() {
 
 // onDrainer reports whether the calling goroutine is running the drain.
 // r.mu must be held.
-func (r *Root) onDrainerLocked() bool { return r.draining && r.drainer == goid() }
+func (r *Root) onDrainerLocked() bool {
+	if !r.draining {
+		return false
+	}
+	id := goid()
+	return id == r.drainer || id == r.applier
+}
+
+// Abort stops waiting for Apply calls in progress: each is abandoned (its
+// fiber fails with ErrAbandoned; effects it registers later are refused and
+// undone) and queued fibers that were about to load stay pending. Use it
+// when start-up exceeded its deadline, before Dispose, so teardown is not
+// blocked by an Apply that ignores its context. Abort is idempotent.
+func (r *Root) Abort() { r.abortOne.Do(func() { close(r.aborted) }) }
+
+// Loading returns the fibers whose Apply is running (for diagnostics such
+// as naming the plugin that made start-up time out).
+func (r *Root) Loading() []*Fiber {
+	var out []*Fiber
+	var walk func(f *Fiber)
+	walk = func(f *Fiber) {
+		for _, c := range f.children {
+			if c.state == StateLoading {
+				out = append(out, c)
+			}
+			walk(c)
+		}
+	}
+	r.mu.Lock()
+	walk(r.fiber)
+	r.mu.Unlock()
+	return out
+}
 
 // waitFor blocks until cond (evaluated under r.mu) holds, driving the queue
 // when nobody else does. It fails with ErrInTransition when called from the
@@ -166,7 +202,7 @@ func (r *Root) waitFor(ctx context.Context, cond func() bool) error {
 			}
 			continue
 		}
-		if r.drainer == goid() {
+		if id := goid(); id == r.drainer || id == r.applier {
 			r.mu.Unlock()
 			return ErrInTransition
 		}

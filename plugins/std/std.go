@@ -1,0 +1,16 @@
+// Package std lists the plugins built into the harness binary. The root
+// package registers each of them in the catalog; services and plugins never
+// import the root package, so the import graph stays acyclic.
+package std
+
+import (
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/services/subprocess"
+)
+
+// Plugins returns the built-in plugins. Keep one plugin per line.
+func Plugins() []core.Plugin {
+	return []core.Plugin{
+		subprocess.Plugin,
+	}
+}
