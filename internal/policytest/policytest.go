@@ -1,6 +1,6 @@
 // Package policytest holds the test fixtures shared by the policy plugins'
-// tests (permission, approval, hooks): a real subprocess runtime, a real bash
-// tool over it, and a root with the tool registry.
+// tests (permission, approval, hooks): the real subprocess-local plugin, a
+// real bash tool over it, and a root with the tool registry.
 package policytest
 
 import (
@@ -17,19 +17,6 @@ import (
 	"github.com/dshgo/harness/services/tools"
 )
 
-// SubprocessPlugin provides a real local subprocess runtime.
-var SubprocessPlugin = core.Define("subprocess-fixture", func(c *core.Context, _ struct{}) error {
-	rt, err := subprocess.New(subprocess.Options{}, c.Logger())
-	if err != nil {
-		return err
-	}
-	if err := c.Effect("runtime", func() (func(), error) {
-		return func() { _ = rt.Close(context.Background()) }, nil
-	}); err != nil {
-		return err
-	}
-	return core.Provide(c, subprocess.Key, rt)
-}, core.WithProvides(subprocess.Key.Name()))
 
 // BashArgs are the fixture bash tool's arguments.
 type BashArgs struct {
@@ -74,7 +61,7 @@ type Mount struct {
 	Config any
 }
 
-// Harness mounts a subprocess runtime, the tool registry, the bash tool and
+// Harness mounts subprocess-local, the tool registry, the bash tool and
 // then extra, in that order; waits until all are active; and returns the
 // registry. The root is disposed when the test ends.
 func Harness(t testing.TB, extra ...Mount) *tools.Registry {
@@ -85,7 +72,7 @@ func Harness(t testing.TB, extra ...Mount) *tools.Registry {
 			t.Errorf("dispose: %v", err)
 		}
 	})
-	all := append([]Mount{{SubprocessPlugin, nil}, {tools.Plugin, nil}, {BashTool, nil}}, extra...)
+	all := append([]Mount{{subprocess.Plugin, nil}, {tools.Plugin, nil}, {BashTool, nil}}, extra...)
 	var fibers []*core.Fiber
 	for _, m := range all {
 		fibers = append(fibers, root.Context().Plugin(m.Plugin, m.Config))

@@ -39,7 +39,7 @@ echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"
 		{name: "killed by a signal fails closed", body: "cat >/dev/null\nkill -KILL $$\n",
 			want: `Error: hook "H" was killed by signal SIGKILL; failing closed`, isError: true},
 		{name: "timeout fails closed", body: "sleep 1000\n", timeout: 0.5,
-			want: `Error: hook "H" timed out after 500ms; failing closed`, isError: true},
+			want: `Error: hook "H" timed out after 0.5s; failing closed`, isError: true},
 		{name: "reads no stdin", body: "exit 0\n", want: "ran\n"},
 		{name: "closes stdout early then answers nothing", body: "exec 1>&-\ncat >/dev/null\nexit 0\n", want: "ran\n"},
 		{name: "answers then closes stdout early", body: `echo '{"decision":"deny","reason":"early"}'
@@ -165,7 +165,7 @@ func TestTimeoutKillsTheWholeRange(t *testing.T) {
 	cfg := hooksConfig(dir, []hooks.MatcherGroup{{Hooks: []hooks.CommandHook{{Command: cmd, Timeout: 0.5, Name: "forever"}}}}, nil)
 	reg := harness(t, mount{Plugin: hooks.Plugin, Config: cfg}, headless)
 	o := run(t, reg, "c1", "echo never")
-	if want := `Error: hook "forever" timed out after 500ms; failing closed`; text(o) != want {
+	if want := `Error: hook "forever" timed out after 0.5s; failing closed`; text(o) != want {
 		t.Fatalf("content %q, want %q", text(o), want)
 	}
 	raw, err := os.ReadFile(pids)

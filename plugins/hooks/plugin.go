@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -160,13 +161,18 @@ func (h *runner) dispatch(ctx context.Context, selected []CommandHook, p Payload
 			}()
 			start := time.Now()
 			r := h.run(ctx, hk.Command, stdin, p.Cwd, env, hk.timeout())
-			outs[i] = decode(p.HookEventName, hk.label(), hk.timeout().String(), r)
+			outs[i] = decode(p.HookEventName, hk.label(), seconds(hk.timeout()), r)
 			h.log.Debug("hook ran", "event", p.HookEventName, "hook", hk.label(), "exit", r.exitCode,
 				"signal", r.signal, "timedOut", r.timedOut, "duration", time.Since(start))
 		}()
 	}
 	wg.Wait()
 	return outs
+}
+
+// seconds renders a timeout the way hooks configure it: "60s", "0.5s".
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
 }
 
 // report logs failures and non-blocking errors of one event.
