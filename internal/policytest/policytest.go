@@ -17,7 +17,6 @@ import (
 	"github.com/dshgo/harness/services/tools"
 )
 
-
 // BashArgs are the fixture bash tool's arguments.
 type BashArgs struct {
 	Command     string `json:"command"`
