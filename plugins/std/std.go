@@ -6,11 +6,13 @@ package std
 import (
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/subprocess"
+	"github.com/dshgo/harness/services/systemprompt"
 )
 
 // Plugins returns the built-in plugins. Keep one plugin per line.
 func Plugins() []core.Plugin {
 	return []core.Plugin{
 		subprocess.Plugin,
+		systemprompt.Plugin,
 	}
 }
