@@ -164,11 +164,10 @@ func compileMatcher(s string) (matcher, error) {
 	case literalMatcher.MatchString(s):
 		return matcher{literals: strings.Split(s, "|")}, nil
 	}
-	re, err := regexp.Compile("(?i)" + s)
-	if err != nil {
+	if _, err := regexp.Compile(s); err != nil {
 		return matcher{}, fmt.Errorf("invalid regular expression %q: %w", s, err)
 	}
-	return matcher{re: re}, nil
+	return matcher{re: regexp.MustCompile("(?i)" + s)}, nil
 }
 
 // match reports whether the matcher selects name.

@@ -128,7 +128,7 @@ func TestConfigValidate(t *testing.T) {
 		want string
 	}{
 		{Config{Hooks: Events{PreToolUse: []MatcherGroup{{Matcher: "(", Hooks: []CommandHook{{Command: "x"}}}}}},
-			"hooks.PreToolUse[0].matcher: invalid regular expression \"(\": error parsing regexp: missing closing ): `(?i)(`"},
+			"hooks.PreToolUse[0].matcher: invalid regular expression \"(\": error parsing regexp: missing closing ): `(`"},
 		{Config{Hooks: Events{PostToolUse: []MatcherGroup{{}}}}, "hooks.PostToolUse[0].hooks: at least one hook is required"},
 		{Config{Hooks: Events{Stop: []MatcherGroup{{Hooks: []CommandHook{{Type: "http", Command: "x"}}}}}},
 			`hooks.Stop[0].hooks[0].type: "http" is not supported (only "command")`},

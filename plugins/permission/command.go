@@ -18,6 +18,11 @@ import (
 // matches every form.
 type commandPart struct {
 	Forms []string
+	// Writes is set when the command redirects output into a file (`>`,
+	// `>>`, `&>`, `>|`, `<>`; /dev/null and fd duplications excepted). An
+	// allow rule covers such a part only if its pattern itself contains `>`,
+	// so `bash(echo *)` does not allow `echo x > ~/.bashrc`.
+	Writes bool
 }
 
 // maxShellNesting bounds the recursion into `bash -c '…'` and `eval …` strings.
@@ -72,9 +77,10 @@ func isContainer(cmd syntax.Command) bool {
 func describeStmt(stmt *syntax.Stmt, depth int) (commandPart, []commandPart, bool) {
 	written := printNode(stmt)
 	forms := []string{written}
+	writes := writesFile(stmt.Redirs)
 	call, isCall := stmt.Cmd.(*syntax.CallExpr)
 	if !isCall || len(call.Args) == 0 {
-		return commandPart{Forms: forms}, nil, true
+		return commandPart{Forms: forms, Writes: writes}, nil, true
 	}
 	argv := make([]string, len(call.Args))
 	for i, w := range call.Args {
@@ -84,18 +90,41 @@ func describeStmt(stmt *syntax.Stmt, depth int) (commandPart, []commandPart, boo
 	inner := peelWrappers(argv)
 	forms = appendForm(forms, strings.Join(inner, " "))
 
+	part := commandPart{Forms: forms, Writes: writes}
 	script, hasScript := shellScriptArg(inner)
 	if !hasScript {
-		return commandPart{Forms: forms}, nil, true
+		return part, nil, true
 	}
 	if depth >= maxShellNesting {
-		return commandPart{Forms: forms}, nil, false
+		return part, nil, false
 	}
 	nested, ok := splitCommandDepth(script, depth+1)
 	if !ok {
 		nested = []commandPart{{Forms: []string{script}}}
 	}
-	return commandPart{Forms: forms}, nested, ok
+	return part, nested, ok
+}
+
+// writesFile reports whether any redirection writes to a file.
+func writesFile(redirs []*syntax.Redirect) bool {
+	for _, r := range redirs {
+		target := ""
+		if r.Word != nil {
+			target = unquoteWord(r.Word)
+		}
+		switch r.Op {
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll, syntax.AppAll,
+			syntax.RdrAllClob, syntax.AppAllClob, syntax.RdrInOut:
+			if target != "/dev/null" {
+				return true
+			}
+		case syntax.DplOut:
+			if strings.Trim(target, "0123456789") != "" && target != "-" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func appendForm(forms []string, f string) []string {

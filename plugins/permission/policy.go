@@ -306,6 +306,12 @@ func allPaths(r Rule, s subject, home string) bool {
 
 func partCovered(rules []Rule, part commandPart) bool {
 	for _, r := range rules {
+		if part.Writes {
+			if r.redirText != nil && r.redirText.match(squeezeRedirections(part.Forms[0])) {
+				return true
+			}
+			continue
+		}
 		all := true
 		for _, f := range part.Forms {
 			all = all && r.matchText(f)

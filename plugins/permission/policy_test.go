@@ -163,6 +163,12 @@ func TestEvaluateIssueRuleSet(t *testing.T) {
 		{"bash", bashArgs("git status && echo 'unterminated"), Ask, ""},
 		{"bash", bashArgs("FOO=1 git status"), Ask, ""},
 		{"Bash", bashArgs("git status"), Allow, ""},
+		{"bash", bashArgs("git log > ~/.bashrc"), Ask, ""},
+		{"bash", bashArgs("git log >> notes"), Ask, ""},
+		{"bash", bashArgs("git log &> notes"), Ask, ""},
+		{"bash", bashArgs("git log 2>&1 >/dev/null"), Allow, ""},
+		{"bash", bashArgs("git log 2>/dev/null | go test ./..."), Allow, ""},
+		{"bash", bashArgs("git log >&notes"), Ask, ""},
 		{"edit", fileArgs("main.go"), Ask, "edit"},
 		{"write", fileArgs("main.go"), Ask, "write"},
 		{"read", fileArgs("main.go"), Allow, ""},
@@ -332,5 +338,25 @@ func TestEvaluateOtherToolsGlobOverJSON(t *testing.T) {
 	}
 	if !strings.Contains(p.Evaluate(Call{Tool: "mcp__x"}).Reason, `"mcp__*"`) {
 		t.Error("deny reason must name the rule")
+	}
+}
+
+func TestAllowRuleMustNameARedirection(t *testing.T) {
+	spec := defaultSpec(t.TempDir())
+	spec.Allow = []string{"bash(echo *)", "bash(go test * > *.log)"}
+	p, err := New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cmd, want := range map[string]Decision{
+		"echo hi":                    Allow,
+		"echo hi > ~/.bashrc":        Ask,
+		"go test ./... > test.log":   Allow,
+		"go test ./... > /etc/x.log": Allow, // the rule said "> *.log"
+		"go test ./... >> test.txt":  Ask,
+	} {
+		if got := p.Evaluate(Call{Tool: "bash", Args: bashArgs(cmd)}).Decision; got != want {
+			t.Errorf("%q: got %v, want %v", cmd, got, want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package permission
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -24,7 +25,17 @@ type Rule struct {
 	hasArg  bool
 	arg     string
 	argText textGlob
+	// redirText is argText with spaces around redirection operators removed;
+	// set only when the pattern names a redirection (contains `>`).
+	redirText *textGlob
 }
+
+// redirSpacing matches a redirection operator with the spaces around it.
+var redirSpacing = regexp.MustCompile(`\s*([0-9]*&?>[>|&]?)\s*`)
+
+// squeezeRedirections removes the spaces around redirection operators, so
+// `go test > out.log` and the parser's `go test >out.log` compare equal.
+func squeezeRedirections(s string) string { return redirSpacing.ReplaceAllString(s, " $1") }
 
 // ParseRule parses one rule. Errors name the problem: an empty rule, an empty
 // tool name, unbalanced parentheses, an empty argument pattern, or an invalid
@@ -52,6 +63,10 @@ func ParseRule(s string) (Rule, error) {
 	r := Rule{source: src, tool: compileTextGlob(strings.ToLower(name)), hasArg: hasArg, arg: arg}
 	if hasArg {
 		r.argText = compileTextGlob(arg)
+		if strings.Contains(arg, ">") {
+			g := compileTextGlob(squeezeRedirections(arg))
+			r.redirText = &g
+		}
 		if pat := filePattern(arg, ""); !doublestar.ValidatePattern(pat) {
 			return Rule{}, fmt.Errorf("rule %q: invalid path pattern %q", src, arg)
 		}
