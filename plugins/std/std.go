@@ -8,6 +8,7 @@ import (
 	"github.com/dshgo/harness/plugins/approval"
 	"github.com/dshgo/harness/plugins/hooks"
 	"github.com/dshgo/harness/plugins/permission"
+	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
 )
@@ -20,5 +21,6 @@ func Plugins() []core.Plugin {
 		approval.Plugin,
 		permission.Plugin,
 		hooks.Plugin,
+		prompttools.Plugin,
 	}
 }

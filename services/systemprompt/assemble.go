@@ -99,10 +99,14 @@ func (s *Service) layerSnapshot(l *layer) snapshot {
 //     section, and contexts stay empty when suppressed.
 //
 // The result is fresh: it shares no memory with the registry or earlier
-// results. Errors (section providers, tool providers, toolOrder, complete
+// results. A done ctx fails at once (wrapping its cause); providers receive
+// ctx and should honour it. Errors (section providers, tool providers, toolOrder, complete
 // sections, the waterfall, assembly invariants) fail the call; nothing is
 // interpolated here (see Render).
 func (s *Service) Assemble(ctx context.Context, ac AssembleContext) (*Assembly, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("assemble system prompt: %w", context.Cause(ctx))
+	}
 	snap := s.snapshot(ac.Scope)
 	a := &Assembly{Variables: make(map[string]Variable, len(snap.variables))}
 	for _, v := range snap.variables {

@@ -1,4 +1,4 @@
-package cli
+package harness_test
 
 import (
 	"testing"
