@@ -5,6 +5,9 @@ package std
 
 import (
 	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/plugins/approval"
+	"github.com/dshgo/harness/plugins/hooks"
+	"github.com/dshgo/harness/plugins/permission"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
 	spillpolicy "github.com/dshgo/harness/plugins/spill-policy"
 	"github.com/dshgo/harness/services/spill"
@@ -18,6 +21,9 @@ func Plugins() []core.Plugin {
 	return []core.Plugin{
 		subprocess.Plugin,
 		systemprompt.Plugin,
+		approval.Plugin,
+		permission.Plugin,
+		hooks.Plugin,
 		prompttools.Plugin,
 		spill.Plugin,
 		spillpolicy.Plugin,
