@@ -5,12 +5,16 @@ package std
 
 import (
 	"github.com/dshgo/harness/core"
+	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
 	"github.com/dshgo/harness/services/subprocess"
+	"github.com/dshgo/harness/services/systemprompt"
 )
 
 // Plugins returns the built-in plugins. Keep one plugin per line.
 func Plugins() []core.Plugin {
 	return []core.Plugin{
 		subprocess.Plugin,
+		systemprompt.Plugin,
+		prompttools.Plugin,
 	}
 }

@@ -203,6 +203,37 @@ func Render(a *Assembly) (string, error) {
 	return string(buf), nil
 }
 
+// RenderedSection is one section of the system prompt after rendering.
+type RenderedSection struct {
+	// Name is the section's name.
+	Name string `json:"name"`
+	// Order is the section's order.
+	Order float64 `json:"order"`
+	// Text is the rendered, non-empty text.
+	Text string `json:"text"`
+}
+
+// RenderSections renders each section as Render does and keeps the
+// non-empty ones with their names, so a caller can attribute the prompt
+// (for example `harness prompt --json`). Joining the texts with "\n\n"
+// gives Render's result.
+func RenderSections(a *Assembly) ([]RenderedSection, error) {
+	out := make([]RenderedSection, 0, len(a.Sections))
+	for _, s := range a.Sections {
+		text := s.Text
+		if s.Interpolate {
+			var err error
+			if text, err = interpolate(text, "section", s.Name, a.Variables, false); err != nil {
+				return nil, err
+			}
+		}
+		if text != "" {
+			out = append(out, RenderedSection{Name: s.Name, Order: s.Order, Text: text})
+		}
+	}
+	return out, nil
+}
+
 // RenderedContext is one runtime-context contribution after rendering.
 type RenderedContext struct {
 	// Name is the contributing context's name.

@@ -132,3 +132,30 @@ func TestRenderContextsVerbatimUnlessOptedIn(t *testing.T) {
 		t.Fatalf("empty snapshot = %q", got)
 	}
 }
+
+func TestRenderSectionsJoinToRender(t *testing.T) {
+	a := &Assembly{
+		Sections: []AssembledSection{
+			{Name: "a", Order: 1, Text: "hi {{who}}", Interpolate: true},
+			{Name: "empty", Order: 2, Text: "", Interpolate: true},
+			{Name: "b", Order: 3, Text: "{{who}}"},
+		},
+		Variables: vars("who", "you"),
+	}
+	secs, err := RenderSections(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []RenderedSection{{Name: "a", Order: 1, Text: "hi you"}, {Name: "b", Order: 3, Text: "{{who}}"}}
+	if len(secs) != 2 || secs[0] != want[0] || secs[1] != want[1] {
+		t.Fatalf("sections = %+v", secs)
+	}
+	full, _ := Render(a)
+	if full != secs[0].Text+"\n\n"+secs[1].Text {
+		t.Fatalf("render %q disagrees with sections", full)
+	}
+	a.Sections[0].Text = "{{nope}}"
+	if _, err := RenderSections(a); !errors.Is(err, ErrUnknownVariable) {
+		t.Fatalf("err = %v", err)
+	}
+}
