@@ -5,6 +5,9 @@ package std
 
 import (
 	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/plugins/approval"
+	"github.com/dshgo/harness/plugins/hooks"
+	"github.com/dshgo/harness/plugins/permission"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
@@ -15,6 +18,9 @@ func Plugins() []core.Plugin {
 	return []core.Plugin{
 		subprocess.Plugin,
 		systemprompt.Plugin,
+		approval.Plugin,
+		permission.Plugin,
+		hooks.Plugin,
 		prompttools.Plugin,
 	}
 }
