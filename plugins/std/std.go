@@ -5,8 +5,10 @@ package std
 
 import (
 	"github.com/dshgo/harness/core"
+	tooltimeout "github.com/dshgo/harness/plugins/tool-timeout"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
+	"github.com/dshgo/harness/services/tools"
 )
 
 // Plugins returns the built-in plugins. Keep one plugin per line.
@@ -14,5 +16,7 @@ func Plugins() []core.Plugin {
 	return []core.Plugin{
 		subprocess.Plugin,
 		systemprompt.Plugin,
+		tools.Plugin,
+		tooltimeout.Plugin,
 	}
 }

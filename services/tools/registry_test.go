@@ -4,8 +4,10 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tools"
 )
 
@@ -178,5 +180,25 @@ func TestScopedPolicyListenersGateOnlyTheirScope(t *testing.T) {
 	}
 	if o := e.reg.Execute(context.Background(), tools.Call{Name: "echo", Arguments: `{"text":"x"}`, Scope: bID}); text(o) != "x" {
 		t.Errorf("b: %q", text(o))
+	}
+}
+
+func TestSchemasFeedTheSystemPrompt(t *testing.T) {
+	e := newEnv(t)
+	if err := e.root.Context().Plugin(systemprompt.Plugin, nil).Await(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e.register(echoTool(nil))
+	sp, _ := core.Lookup(e.root.Context(), systemprompt.Key)
+	var a *systemprompt.Assembly
+	var err error
+	for range 100 { // the bridge activates after the prompt service appears
+		if a, err = sp.Assemble(context.Background(), systemprompt.AssembleContext{}); err == nil && len(a.Tools) > 0 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err != nil || len(a.Tools) != 1 || a.Tools[0].Name != "echo" {
+		t.Fatalf("assembly tools %+v, err %v", a, err)
 	}
 }
