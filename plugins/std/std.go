@@ -5,6 +5,7 @@ package std
 
 import (
 	"github.com/dshgo/harness/core"
+	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
 	tooltimeout "github.com/dshgo/harness/plugins/tool-timeout"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
@@ -16,6 +17,7 @@ func Plugins() []core.Plugin {
 	return []core.Plugin{
 		subprocess.Plugin,
 		systemprompt.Plugin,
+		prompttools.Plugin,
 		tools.Plugin,
 		tooltimeout.Plugin,
 	}

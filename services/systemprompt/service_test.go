@@ -755,3 +755,48 @@ func TestAssembleWithDoneContextFails(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestSuppressorsComposeAndDisposeIndependently(t *testing.T) {
+	h := mount(t, bare())
+	h.must(h.svc.Context(h.global(), PromptContext{Name: "c", Text: "fact"}))
+	d1, err := h.svc.SuppressRuntimeContext(h.global())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d2, err := h.svc.SuppressRuntimeContext(h.global())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d1()
+	d1()
+	if a := h.assemble(nil); len(a.Contexts) != 0 {
+		t.Fatalf("one suppressor left, contexts = %+v", a.Contexts)
+	}
+	d2()
+	if a := h.assemble(nil); len(a.Contexts) != 1 {
+		t.Fatalf("no suppressor left, contexts = %+v", a.Contexts)
+	}
+}
+
+func TestWaterfallResultIsAuthoritativeAndNotResorted(t *testing.T) {
+	h := mount(t, bare())
+	sc := h.scope("agent", nil)
+	h.must(h.svc.Section(h.global(), Section{Name: "b", Order: 10, Text: "B"}))
+	if err := core.On(h.global(), AssembleEvent, func(ctx context.Context, in AssembleInput, next core.Next[AssembleInput, *Assembly]) (*Assembly, error) {
+		in.Assembly.Sections = append(in.Assembly.Sections, AssembledSection{Name: "early", Order: -50, Text: "appended"})
+		return next(ctx, in)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := core.On(sc.Context(), AssembleEvent, func(context.Context, AssembleInput, core.Next[AssembleInput, *Assembly]) (*Assembly, error) {
+		return &Assembly{Sections: []AssembledSection{{Name: "only", Text: "replaced {{x}}"}}}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.render(nil); got != "B\n\nappended" {
+		t.Fatalf("global = %q", got)
+	}
+	if got := h.render(sc.ID()); got != "replaced {{x}}" {
+		t.Fatalf("short-circuited scope = %q", got)
+	}
+}

@@ -29,14 +29,8 @@ func (c *Config) Validate() error {
 var errMaxParallel = errors.New("maxParallel: must be at least 1")
 
 // Plugin provides the tool registry under Key ("tools").
-// When the systemprompt service is mounted, the registry's schemas (per scope)
-// feed its tool list through a child plugin that follows that service.
 var Plugin = core.Define("tools", func(c *core.Context, cfg Config) error {
-	if err := core.Provide(c, Key, New(c, cfg.MaxParallel)); err != nil {
-		return err
-	}
-	c.Plugin(promptBridge, nil)
-	return nil
+	return core.Provide(c, Key, New(c, cfg.MaxParallel))
 }, core.WithProvides(Key.Name()), core.WithDescription("the tool registry and its execution pipeline"))
 
 // Module contributes Plugin to the harness catalog.

@@ -4,10 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tools"
 )
 
@@ -183,22 +181,15 @@ func TestScopedPolicyListenersGateOnlyTheirScope(t *testing.T) {
 	}
 }
 
-func TestSchemasFeedTheSystemPrompt(t *testing.T) {
+func TestKnownNamesIgnoreRestrictions(t *testing.T) {
 	e := newEnv(t)
-	if err := e.root.Context().Plugin(systemprompt.Plugin, nil).Await(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	e.register(echoTool(nil))
-	sp, _ := core.Lookup(e.root.Context(), systemprompt.Key)
-	var a *systemprompt.Assembly
-	var err error
-	for range 100 { // the bridge activates after the prompt service appears
-		if a, err = sp.Assemble(context.Background(), systemprompt.AssembleContext{}); err == nil && len(a.Tools) > 0 {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if err != nil || len(a.Tools) != 1 || a.Tools[0].Name != "echo" {
-		t.Fatalf("assembly tools %+v, err %v", a, err)
+	e.register(named("read", "r"), named("bash", "b"))
+	id := core.NewScopeID("a", nil)
+	a, err := core.NewScope(e.c, id)
+	e.on(err)
+	e.on(e.reg.Register(a.Context(), named("own", "o")))
+	e.on(e.reg.Restrict(a.Context(), tools.Filter{Deny: []string{"bash"}}))
+	if got := strings.Join(e.reg.KnownNames(id), ","); got != "read,bash,own" {
+		t.Errorf("known %s", got)
 	}
 }
