@@ -74,10 +74,14 @@ func WithPatchFiles(paths ...string) Option {
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
 // WithModules adds fx options, such as plugin modules.
-func WithModules(m ...fx.Option) Option { return func(o *options) { o.modules = append(o.modules, m...) } }
+func WithModules(m ...fx.Option) Option {
+	return func(o *options) { o.modules = append(o.modules, m...) }
+}
 
 // WithPlugins adds plugins to the catalog of this harness only.
-func WithPlugins(ps ...core.Plugin) Option { return func(o *options) { o.plugins = append(o.plugins, ps...) } }
+func WithPlugins(ps ...core.Plugin) Option {
+	return func(o *options) { o.plugins = append(o.plugins, ps...) }
+}
 
 // WithEnv sets how !env variables are read (default os.LookupEnv).
 func WithEnv(env func(string) (string, bool)) Option { return func(o *options) { o.env = env } }

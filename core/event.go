@@ -238,11 +238,13 @@ type Next[P, R any] = func(ctx context.Context, p P) (R, error)
 // not call it at all (short-circuit: later listeners and inner do not run).
 // An error or panic propagates to the dispatcher and is never skipped, so a
 // failing policy hook fails closed. next must not be called concurrently
-// from several goroutines. Create with [NewWaterfallEvent]; dispatch with
+// from several goroutines, and is valid only until the listener that
+// received it returns (dispatch state is pooled). Create with [NewWaterfallEvent]; dispatch with
 // [Waterfall].
 type WaterfallEvent[P, R any] struct {
 	name string
 	id   uint64
+	pool sync.Pool // *waterfallRun[P, R], reused across dispatches
 }
 
 // NewWaterfallEvent declares a waterfall event.
@@ -308,9 +310,16 @@ func Waterfall[P, R any](ctx context.Context, c *Context, e *WaterfallEvent[P, R
 		}
 		return callInner(ctx, p, inner)
 	}
-	w := &waterfallRun[P, R]{ev: e, list: list, t: t, inner: inner}
-	w.next = w.step
-	return w.step(ctx, p)
+	w, _ := e.pool.Get().(*waterfallRun[P, R])
+	if w == nil {
+		w = &waterfallRun[P, R]{ev: e}
+		w.next = w.step
+	}
+	w.list, w.t, w.inner, w.pos = list, t, inner, 0
+	r, err := w.step(ctx, p)
+	w.list, w.t, w.inner = nil, Target{}, nil
+	e.pool.Put(w)
+	return r, err
 }
 
 func callInner[P, R any](ctx context.Context, p P, inner Next[P, R]) (r R, err error) {

@@ -3,12 +3,12 @@ package core
 import (
 	"context"
 	"log/slog"
-	"runtime"
 	"runtime/debug"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	goidpkg "github.com/petermattis/goid"
 )
 
 // Root is one runtime: the root fiber, the service table, the event
@@ -216,21 +216,11 @@ func (r *Root) waitFor(ctx context.Context, cond func() bool) error {
 	}
 }
 
-// goid returns the current goroutine's id. It is used only to detect a
-// blocking lifecycle call made by the goroutine that drains the queue.
-func goid() int64 {
-	var buf [64]byte
-	b := buf[:runtime.Stack(buf[:], false)]
-	b = b[len("goroutine "):]
-	for i, c := range b {
-		if c == ' ' {
-			b = b[:i]
-			break
-		}
-	}
-	n, _ := strconv.ParseInt(string(b), 10, 64)
-	return n
-}
+// goid returns the current goroutine's id (petermattis/goid reads it from
+// the runtime in about a nanosecond). It is used only to recognise a
+// blocking lifecycle call made by the goroutine that drains the queue or
+// runs its Apply.
+func goid() int64 { return goidpkg.Get() }
 
 // recovered converts a recovered panic value into a *PanicError with stack.
 func recovered(v any) error {
