@@ -5,6 +5,9 @@ package std
 
 import (
 	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/plugins/approval"
+	"github.com/dshgo/harness/plugins/hooks"
+	"github.com/dshgo/harness/plugins/permission"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
 	tooltimeout "github.com/dshgo/harness/plugins/tool-timeout"
 	"github.com/dshgo/harness/services/subprocess"
@@ -17,6 +20,9 @@ func Plugins() []core.Plugin {
 	return []core.Plugin{
 		subprocess.Plugin,
 		systemprompt.Plugin,
+		approval.Plugin,
+		permission.Plugin,
+		hooks.Plugin,
 		prompttools.Plugin,
 		tools.Plugin,
 		tooltimeout.Plugin,
