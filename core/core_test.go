@@ -466,3 +466,24 @@ func TestDisposeFromInsideApply(t *testing.T) {
 		t.Fatal(f.State())
 	}
 }
+
+func TestStatusChangesAreObservable(t *testing.T) {
+	r := newRoot(t)
+	var rec recorder
+	r.Context().Plugin(core.Define("observer", func(c *core.Context, _ struct{}) error {
+		return core.On(c, core.StatusChanged, func(_ context.Context, s core.StatusChange) error {
+			if s.Plugin == "observed" {
+				rec.add(fmt.Sprintf("%v→%v%v", s.From, s.To, s.PendingOn))
+			}
+			return nil
+		})
+	}), nil)
+	f := r.Context().Plugin(core.Define("observed", func(*core.Context, struct{}) error { return nil }, core.WithInject("greeter")), nil)
+	p := r.Context().Plugin(core.Define("prov", func(c *core.Context, _ struct{}) error { return core.Provide(c, greeterKey, &greeter{}) }), nil)
+	_ = p.Dispose(context.Background())
+	_ = f.Dispose(context.Background())
+	want := []string{"pending→pending[greeter]", "pending→loading[]", "loading→active[]", "active→pending[]", "pending→pending[greeter]", "pending→disposed[greeter]"}
+	if got := rec.get(); !slices.Equal(got, want) {
+		t.Fatalf("got %v\nwant %v", got, want)
+	}
+}

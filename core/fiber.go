@@ -32,6 +32,7 @@ type Fiber struct {
 	children  []*Fiber
 	dispose   bool  // final disposal requested
 	restart   bool  // reload requested (Update)
+	prevState State // state before the current transition (for StatusChange)
 	failure   error // failure reported by a goroutine of this activation
 	gen       uint64
 	actCtx    context.Context
@@ -223,10 +224,14 @@ func (r *Root) evaluate(f *Fiber) {
 	state := f.state
 	changed := !sameDeps(deps, f.deps)
 	restart := f.restart
+	notify := missing != nil && state == StatePending && !slices.Equal(missing, f.pendingOn)
 	if missing != nil {
 		f.pendingOn = missing
 	}
 	r.mu.Unlock()
+	if notify {
+		r.status(f, StatePending, StatePending, nil, missing)
+	}
 
 	switch state {
 	case StateActive:
@@ -305,7 +310,9 @@ func (r *Root) load(f *Fiber, deps map[string]*serviceEntry) {
 	f.gen++
 	f.actCtx, f.actCancel = context.WithCancel(r.base)
 	cfg := f.cfg
+	from := f.prevState
 	r.mu.Unlock()
+	r.status(f, from, StateLoading, nil, nil)
 
 	err := r.runApply(f, cfg)
 	if err != nil {
@@ -328,6 +335,7 @@ func (r *Root) load(f *Fiber, deps map[string]*serviceEntry) {
 		r.enqueueLocked(f)
 	}
 	r.mu.Unlock()
+	r.status(f, StateLoading, StateActive, nil, nil)
 	r.logger.Debug("plugin active", "plugin", f.plugin.Name(), "fiber", f.id, since(start))
 }
 
@@ -370,6 +378,7 @@ func (r *Root) unload(f *Fiber, final State, cause error) {
 		r.mu.Unlock()
 		return
 	}
+	from := f.state
 	f.state = StateUnloading
 	if f.actCancel != nil {
 		f.actCancel()
@@ -444,7 +453,10 @@ func (r *Root) unload(f *Fiber, final State, cause error) {
 	if final != StateDisposed && f.dispose {
 		r.enqueueLocked(f)
 	}
+	f.prevState = final
+	pendingOn := slices.Clone(f.pendingOn)
 	r.mu.Unlock()
+	r.status(f, from, final, cause, pendingOn)
 	r.logger.Debug("plugin "+final.String(), "plugin", f.plugin.Name(), "fiber", f.id)
 }
 

@@ -9,15 +9,21 @@ import (
 type Stream struct {
 	// Text is the retained text: the whole stream, or its tail when Truncated.
 	Text string `json:"text"`
-	// Truncated reports that the head of the stream was dropped from memory.
+	// Truncated reports that part of the stream is not in Text (and Head).
 	Truncated bool `json:"truncated"`
 	// SpillPath is the private file holding the complete stream, when one exists.
 	SpillPath string `json:"spillPath,omitempty"`
-	// OmittedBytes is how many leading bytes of the stream Text leaves out.
+	// Head is the beginning of a truncated stream, read back from the spill
+	// file, so that both the first and the last lines reach the model.
+	Head string `json:"head,omitempty"`
+	// OmittedBytes is how many bytes between Head and Text are left out.
 	OmittedBytes int64 `json:"omittedBytes,omitempty"`
-	// OmittedLines is how many leading lines Text leaves out, when known
-	// (counted from the spill file); -1 when unknown.
+	// OmittedLines is how many newlines the left-out bytes hold, or -1 when
+	// unknown (no intact spill file).
 	OmittedLines int64 `json:"omittedLines,omitempty"`
+	// SpillCapped reports that the stream outgrew the spill cap, so no complete
+	// copy exists.
+	SpillCapped bool `json:"spillCapped,omitempty"`
 }
 
 // Value is the canonical value of the bash tool (dsh `{kind:'foreground', …}`).
@@ -40,22 +46,33 @@ type Value struct {
 	Stderr Stream `json:"stderr"`
 }
 
-// renderStream is a stream's text with, when truncated, a leading note of what
-// was left out and the B1 marker "[output truncated; full output: <path>]".
+// renderStream is a stream's text; when truncated: the head (if any), a note
+// of how many bytes and lines were left out, the tail, and the B1 marker
+// "[output truncated; full output: <path>]" ("(unavailable)" without a file).
 func renderStream(s Stream) string {
 	if !s.Truncated {
 		return s.Text
 	}
 	var b strings.Builder
+	if s.Head != "" {
+		b.WriteString(s.Head)
+		if !strings.HasSuffix(s.Head, "\n") {
+			b.WriteByte('\n')
+		}
+	}
 	b.WriteString("[… ")
 	b.WriteString(strconv.FormatInt(s.OmittedBytes, 10))
-	b.WriteString(" earlier bytes")
+	b.WriteString(" bytes")
 	if s.OmittedLines >= 0 {
 		b.WriteString(" (")
 		b.WriteString(strconv.FormatInt(s.OmittedLines, 10))
 		b.WriteString(" lines)")
 	}
-	b.WriteString(" omitted …]\n")
+	b.WriteString(" omitted")
+	if s.SpillCapped {
+		b.WriteString("; the output exceeded the spill cap and was not saved")
+	}
+	b.WriteString(" …]\n")
 	b.WriteString(s.Text)
 	b.WriteString("\n[output truncated; full output: ")
 	if s.SpillPath != "" {

@@ -21,10 +21,10 @@ func TestRenderMarkers(t *testing.T) {
 			"start\n[timed out after 1000ms]\n[killed by signal: SIGTERM]"},
 		{"timeout with a trapped exit 0", Value{ExitCode: ip(0), TimedOut: true, TimeoutMs: 5}, "(no output)\n[timed out after 5ms]"},
 		{"self-kill", Value{Signal: sp("SIGKILL")}, "(no output)\n[killed by signal: SIGKILL]"},
-		{"truncated with spill", Value{ExitCode: ip(0), Stdout: Stream{Text: "tail\n", Truncated: true, SpillPath: "/s/out.log", OmittedBytes: 100, OmittedLines: 7}},
-			"[… 100 earlier bytes (7 lines) omitted …]\ntail\n\n[output truncated; full output: /s/out.log]"},
-		{"truncated without spill", Value{ExitCode: ip(2), Stdout: Stream{Text: "tail", Truncated: true, OmittedBytes: 9, OmittedLines: -1}},
-			"[… 9 earlier bytes omitted …]\ntail\n[output truncated; full output: (unavailable)]\n[exit code: 2]"},
+		{"truncated with head and spill", Value{ExitCode: ip(0), Stdout: Stream{Head: "head\n", Text: "tail\n", Truncated: true, SpillPath: "/s/out.log", OmittedBytes: 100, OmittedLines: 7}},
+			"head\n[… 100 bytes (7 lines) omitted …]\ntail\n\n[output truncated; full output: /s/out.log]"},
+		{"truncated over the spill cap", Value{ExitCode: ip(2), Stdout: Stream{Text: "tail", Truncated: true, OmittedBytes: 9, OmittedLines: -1, SpillCapped: true}},
+			"[… 9 bytes omitted; the output exceeded the spill cap and was not saved …]\ntail\n[output truncated; full output: (unavailable)]\n[exit code: 2]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

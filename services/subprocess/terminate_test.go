@@ -176,7 +176,7 @@ func TestTerminateReachesSetsidEscapee(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Wait(context.Background())
-	waitFor(t, func() bool { return len(liveWithCmdline("sleep "+m)) == 1 })
+	waitFor(t, func() bool { return len(liveSleeps(m)) == 1 })
 	if ok, _ := h.WaitForExit(immediate); ok {
 		t.Fatal("range empty while the escapee sleeps")
 	}

@@ -117,9 +117,7 @@ func (s *Service) Assemble(ctx context.Context, ac AssembleContext) (*Assembly, 
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(snap.sections, func(x, y *Section) int {
-		return cmp.Or(cmp.Compare(x.Order, y.Order), compareCodeUnits(x.Name, y.Name))
-	})
+	slices.SortFunc(snap.sections, func(x, y *Section) int { return byOrderThenName(x.Order, y.Order, x.Name, y.Name) })
 	complete, err := completeSection(snap.sections)
 	if err != nil {
 		return nil, err
@@ -165,6 +163,14 @@ func (s *Service) Assemble(ctx context.Context, ac AssembleContext) (*Assembly, 
 	return out, nil
 }
 
+// byOrderThenName compares by order, then by code-unit name.
+func byOrderThenName(xo, yo float64, xn, yn string) int {
+	if c := cmp.Compare(xo, yo); c != 0 {
+		return c
+	}
+	return compareCodeUnits(xn, yn)
+}
+
 // completeSection returns the one complete section of sorted, or an error
 // naming every complete section when there is more than one.
 func completeSection(sorted []*Section) (*Section, error) {
@@ -190,9 +196,7 @@ func completeSection(sorted []*Section) (*Section, error) {
 // resolveContexts sorts and resolves contexts; a failing provider is
 // dropped with a warning (case B27: runtime data never fails a turn).
 func (s *Service) resolveContexts(ctx context.Context, ac AssembleContext, contexts []*PromptContext) []AssembledContext {
-	slices.SortFunc(contexts, func(x, y *PromptContext) int {
-		return cmp.Or(cmp.Compare(x.Order, y.Order), compareCodeUnits(x.Name, y.Name))
-	})
+	slices.SortFunc(contexts, func(x, y *PromptContext) int { return byOrderThenName(x.Order, y.Order, x.Name, y.Name) })
 	out := make([]AssembledContext, 0, len(contexts))
 	for _, pc := range contexts {
 		text, err := resolveText(ctx, ac, pc.Text, pc.TextFunc)

@@ -44,12 +44,8 @@ func orderTools(tools []ToolSchema, order []string, known map[string]struct{}) (
 			return nil, fmt.Errorf("tool provider returned reserved tool name \"%s\" (reserved for toolOrder's rest entry)", ToolOrderRest)
 		}
 	}
-	byName := func(a, b ToolSchema) int { return compareCodeUnits(a.Name, b.Name) }
 	if order == nil {
-		if !slices.IsSortedFunc(tools, byName) {
-			slices.SortStableFunc(tools, byName)
-		}
-		return tools, nil
+		return sortTools(tools), nil
 	}
 	var unknown []string
 	for _, name := range order {
@@ -79,7 +75,7 @@ func orderTools(tools []ToolSchema, order []string, known map[string]struct{}) (
 			rest = append(rest, t)
 		}
 	}
-	slices.SortStableFunc(rest, byName)
+	rest = sortTools(rest)
 	out := make([]ToolSchema, 0, len(tools))
 	for _, name := range order {
 		if name == ToolOrderRest {
@@ -93,6 +89,34 @@ func orderTools(tools []ToolSchema, order []string, known map[string]struct{}) (
 		}
 	}
 	return out, nil
+}
+
+// sortTools returns tools stably sorted by code-unit name. It sorts a
+// permutation instead of moving the schemas (cheaper: no struct copies with
+// write barriers), and returns tools itself when already sorted.
+func sortTools(tools []ToolSchema) []ToolSchema {
+	sorted := true
+	for i := 1; i < len(tools) && sorted; i++ {
+		sorted = compareCodeUnits(tools[i-1].Name, tools[i].Name) <= 0
+	}
+	if sorted {
+		return tools
+	}
+	perm := make([]int32, len(tools))
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	slices.SortFunc(perm, func(a, b int32) int {
+		if c := compareCodeUnits(tools[a].Name, tools[b].Name); c != 0 {
+			return c
+		}
+		return int(a - b) // stable: same names keep collection order
+	})
+	out := make([]ToolSchema, len(tools))
+	for i, j := range perm {
+		out[i] = tools[j]
+	}
+	return out
 }
 
 // compareCodeUnits orders strings by their UTF-16 code units, the order dsh
