@@ -81,7 +81,11 @@ func bootAgent(env *Env, f *agentFlags) (*agentHost, error) {
 		}
 		host.wd = wd
 	}
-	h, err := env.Boot()
+	var opts []BootOption
+	if f.yes {
+		opts = append(opts, withApproveAll())
+	}
+	h, err := env.Boot(opts...)
 	if err != nil {
 		host.restore()
 		return nil, err

@@ -79,13 +79,6 @@ func init() {
 
 // runOnce opens the session and runs one turn.
 func runOnce(ctx context.Context, host *agentHost, f *agentFlags, opts agent.Options, prompt string) (*agent.Result, error) {
-	if f.yes {
-		undo, err := approveAll(host)
-		if err != nil {
-			return nil, Failure(err)
-		}
-		defer undo()
-	}
 	ss, err := host.open(ctx, f, opts)
 	if err != nil {
 		return nil, err

@@ -18,6 +18,7 @@ import (
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/llm/llmtest"
 	"github.com/dshgo/harness/services/systemprompt"
+	"github.com/dshgo/harness/services/tokenmeter"
 	"github.com/dshgo/harness/services/tools"
 )
 
@@ -28,6 +29,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 type fixture struct {
 	t     *testing.T
 	root  *core.Root
+	rc    *core.Context
 	svc   *agent.Service
 	srv   *llmtest.Server
 	dir   string
@@ -84,9 +86,11 @@ func newFixtureCfg(t *testing.T, turns []llmtest.Turn, acfg agent.Config, opts .
 	f.root = core.NewRoot(core.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	t.Cleanup(func() { _ = f.root.Dispose(context.Background()) })
 	rc := f.root.Context()
+	f.rc = rc
 	rc.Plugin(systemprompt.Plugin, nil)
 	rc.Plugin(tools.Plugin, nil)
 	rc.Plugin(prompttools.Plugin, nil)
+	rc.Plugin(tokenmeter.Plugin, nil)
 	mountLLM(rc, f.srv.URL)
 	rc.Plugin(toolsPlugin, struct {
 		Dir string `yaml:"dir"`

@@ -134,7 +134,7 @@ func (t *turn) doStep(ctx context.Context) (msg llm.Message, done bool, err erro
 		}
 	}
 	resp := asm.Response()
-	t.usage(resp)
+	t.usage(req, resp)
 	msg = resp.Message
 	switch resp.Finish {
 	case llm.FinishAborted, llm.FinishError:
@@ -233,15 +233,22 @@ func (t *turn) request(ctx context.Context) (llm.Request, error) {
 
 // usage records the step's usage: summed into the turn and the session
 // when the provider reported it, otherwise marked estimated (never zero).
-func (t *turn) usage(resp llm.Response) {
+func (t *turn) usage(req llm.Request, resp llm.Response) {
 	ss := t.ss
 	t.res.Steps = t.step
+	if resp.Finish == llm.FinishError && !resp.UsageReported {
+		return
+	}
+	rec := t.meterRecord(req, resp)
 	if !resp.UsageReported {
-		if resp.Finish == llm.FinishError {
-			return
+		// Estimated figures come from the token meter when one is mounted.
+		var est *llm.Usage
+		if rec != nil {
+			est = &llm.Usage{PromptTokens: int64(rec.PromptTokens), CompletionTokens: int64(rec.CompletionTokens),
+				TotalTokens: int64(rec.PromptTokens + rec.CompletionTokens), CacheMissTokens: int64(rec.CacheMissTokens), ReasoningTokens: int64(rec.ReasoningTokens)}
 		}
-		_ = ss.journal.Append(Record{Type: RecordUsage, Turn: t.n, Step: t.step, Estimated: true})
-		ss.observe(Event{Type: EventUsage, Turn: t.n, Step: t.step, Estimated: true, Total: ptr(ss.Usage())})
+		_ = ss.journal.Append(Record{Type: RecordUsage, Turn: t.n, Step: t.step, Usage: est, Estimated: true})
+		ss.observe(Event{Type: EventUsage, Turn: t.n, Step: t.step, Usage: est, Estimated: true, Total: ptr(ss.Usage())})
 		return
 	}
 	u := resp.Usage

@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/plugins/agent"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/llm/llmtest"
+	"github.com/dshgo/harness/services/tokenmeter"
 )
 
 func collect(evs *[]agent.Event, mu *sync.Mutex) func(agent.Event) {
@@ -240,7 +242,7 @@ func TestB23UsageAndCacheFigures(t *testing.T) {
 	var estimated, reported int
 	for _, r := range recs {
 		if r.Type == agent.RecordUsage {
-			if r.Estimated && r.Usage == nil {
+			if r.Estimated && r.Usage != nil && r.Usage.PromptTokens > 0 {
 				estimated++
 			} else if r.Usage != nil && *r.Usage == got {
 				reported++
@@ -249,6 +251,16 @@ func TestB23UsageAndCacheFigures(t *testing.T) {
 	}
 	if estimated != 1 || reported != 1 {
 		t.Fatalf("usage records: %d estimated, %d reported", estimated, reported)
+	}
+	// The token meter saw both requests: the first anchored on usage
+	// (context 98716, not 197148), the second estimated, never zero.
+	meter, ok := core.Lookup(f.rc, tokenmeter.Key)
+	if !ok {
+		t.Fatal("no meter")
+	}
+	st := meter.Session(ss.ID()).Stats()
+	if st.Requests != 2 || st.EstimatedRequests != 1 || st.Last == nil || !st.Last.Estimated || st.Last.PromptTokens < 98716 {
+		t.Fatalf("meter stats = %+v last=%+v", st, st.Last)
 	}
 }
 

@@ -150,7 +150,7 @@ func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
 		if r.Type == RecordUser && r.Source == "" {
 			ss.turn = max(ss.turn, r.Turn)
 		}
-		if r.Type == RecordUsage && r.Usage != nil {
+		if r.Type == RecordUsage && r.Usage != nil && !r.Estimated {
 			ss.total = ss.total.Add(*r.Usage)
 		}
 	}
