@@ -38,9 +38,9 @@ func runPrompt(t *testing.T, manifestYAML string, args ...string) (code int, std
 	}
 	var out, errOut bytes.Buffer
 	env := &Env{
-		Stdin:       strings.NewReader(""),
-		Stdout:      &out,
-		Stderr:      &errOut,
+		Stdin:  strings.NewReader(""),
+		Stdout: &out,
+		Stderr: &errOut,
 		Modules: []fx.Option{
 			fxcore.ProvidePlugin(systemprompt.Plugin), fxcore.ProvidePlugin(tools.Plugin),
 			fxcore.ProvidePlugin(prompttools.Plugin), fxcore.ProvidePlugin(tokenmeter.Plugin),
