@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -55,6 +58,7 @@ func TestB01GrandchildHoldingPipeDoesNotBlockTimeout(t *testing.T) {
 // B02: backgrounded children (busy loop, sleeps, yes) are gone within 1 s
 // of the timed-out call returning.
 func TestB02BackgroundedChildrenDieWithTheTimeout(t *testing.T) {
+	t.Parallel()
 	rt := newRuntime(t, Options{})
 	m := marker(3602)
 	tag := "B02-marker-" + m
@@ -73,6 +77,7 @@ func TestB02BackgroundedChildrenDieWithTheTimeout(t *testing.T) {
 // A SIGTERM-ignoring child is SIGKILLed after grace, and so is a
 // TERM-trapping descendant that outlives its leader.
 func TestTerminateEscalatesToSIGKILL(t *testing.T) {
+	t.Parallel()
 	rt := newRuntime(t, Options{})
 	t.Run("leader ignores TERM", func(t *testing.T) {
 		t.Parallel()
@@ -116,6 +121,7 @@ func TestTerminateEscalatesToSIGKILL(t *testing.T) {
 // A9: a detached grandchild holding the pipe delays Done by about grace,
 // no more; the exit code and the output written before exit are kept.
 func TestDoneSettlesWhenGrandchildHoldsPipe(t *testing.T) {
+	t.Parallel()
 	rt := newRuntime(t, Options{})
 	m := marker(3605)
 	h, err := rt.Spawn(collectSpec(nil, "sleep "+m+" & echo shell-done", 1024, 100*time.Millisecond))
@@ -143,6 +149,7 @@ func TestDoneSettlesWhenGrandchildHoldsPipe(t *testing.T) {
 // A bounded WaitForExit is how callers build teardown ladders: a disowned,
 // TERM-trapping helper keeps the range alive until Terminate escalates.
 func TestWaitForExitBoundedThenTerminate(t *testing.T) {
+	t.Parallel()
 	rt := newRuntime(t, Options{})
 	m := marker(3606)
 	h, err := rt.Spawn(collectSpec(nil, `bash -c "trap '' TERM; exec sleep `+m+`" >/dev/null 2>&1 & disown; echo started`, 64, 200*time.Millisecond))
@@ -188,6 +195,7 @@ func TestTerminateReachesSetsidEscapee(t *testing.T) {
 }
 
 func TestProcessGroupIsolationStillKillsTheGroup(t *testing.T) {
+	t.Parallel()
 	rt := newRuntime(t, Options{Isolation: IsolationProcessGroup})
 	m := marker(3608)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
@@ -256,3 +264,59 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 var _ = os.Getpid
+
+// KillNow is the host-exit path: SIGKILL at once, even for a child with a
+// long grace that ignores SIGTERM.
+func TestKillNow(t *testing.T) {
+	t.Parallel()
+	rt := newRuntime(t, Options{})
+	m := marker(3613)
+	h, err := rt.Spawn(collectSpec(nil, "trap '' TERM; echo ready; sleep "+m+"; sleep "+m, 64, time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, h.Collected().Stdout, "ready\n")
+	rt.KillNow()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if out, err := h.Wait(ctx); err != nil || out.Signal != "SIGKILL" {
+		t.Fatalf("outcome %v, %v", out, err)
+	}
+	assertNoSurvivor(t, "sleep "+m, time.Second)
+}
+
+// A runtime's cgroup directory left behind by a SIGKILLed host is killed
+// and removed by the next runtime.
+func TestStaleCgroupSwept(t *testing.T) {
+	rt := newRuntime(t, Options{})
+	if rt.Isolation() != IsolationCgroup {
+		t.Skip("no cgroup v2")
+	}
+	// A fake dead host: pid 2^22-1 is above any pid this machine hands out.
+	stale := filepath.Join(filepath.Dir(rt.cg.dir), "harness-subprocess-4194303-000000000000")
+	leaf := filepath.Join(stale, "c1")
+	if err := os.MkdirAll(leaf, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	m := marker(3614)
+	cmd := exec.Command("sleep", m)
+	fd, err := os.Open(leaf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(fd.Fd())}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	fd.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	rt2 := newRuntime(t, Options{})
+	_ = rt2
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("orphan in the stale cgroup was not killed")
+	}
+	waitFor(t, func() bool { _, err := os.Stat(stale); return os.IsNotExist(err) })
+}
