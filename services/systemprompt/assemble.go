@@ -113,7 +113,7 @@ func (s *Service) Assemble(ctx context.Context, ac AssembleContext) (*Assembly, 
 		value, ok := s.evalVariable(ctx, ac, v)
 		a.Variables[v.name] = Variable{Value: value, Set: ok}
 	}
-	tools, known, err := collectTools(ctx, ac, snap.tools)
+	tools, known, err := collectTools(ctx, ac, snap.tools, s.toolOrder != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -237,9 +237,12 @@ func resolveText(ctx context.Context, ac AssembleContext, text string, fn TextFu
 // collectTools consults every provider and copies its schemas (all
 // parameter bytes into one buffer, each slice capacity-limited so that
 // appending to one never overwrites the next); known is the union of the
-// providers' pre-restriction names.
-func collectTools(ctx context.Context, ac AssembleContext, providers []ToolProvider) (tools []ToolSchema, known map[string]struct{}, err error) {
-	known = map[string]struct{}{}
+// providers' pre-restriction names, collected only when wantKnown (toolOrder
+// is configured; a nil map is fine otherwise).
+func collectTools(ctx context.Context, ac AssembleContext, providers []ToolProvider, wantKnown bool) (tools []ToolSchema, known map[string]struct{}, err error) {
+	if wantKnown {
+		known = map[string]struct{}{}
+	}
 	var batches [][]ToolSchema
 	count, size := 0, 0
 	for _, p := range providers {
@@ -251,12 +254,14 @@ func collectTools(ctx context.Context, ac AssembleContext, providers []ToolProvi
 		for _, t := range schemas {
 			count++
 			size += len(t.Parameters)
-			if names == nil {
+			if names == nil && wantKnown {
 				known[t.Name] = struct{}{}
 			}
 		}
-		for _, n := range names {
-			known[n] = struct{}{}
+		if wantKnown {
+			for _, n := range names {
+				known[n] = struct{}{}
+			}
 		}
 	}
 	tools = make([]ToolSchema, 0, count)
