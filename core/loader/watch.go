@@ -46,7 +46,24 @@ func sameStamps(a, b []fileStamp) bool {
 	return true
 }
 
-// Watch polls the files until ctx ends and, when one changes (modification
+// Watcher reloads a loader's manifest when its files change. Create it
+// with [Loader.Watcher], which records the files' current state, then Run it.
+type Watcher struct {
+	l    *Loader
+	o    WatchOptions
+	last []fileStamp
+}
+
+// Watcher records the current state of o.Paths (so changes made after it
+// returns are seen) and returns a watcher to Run.
+func (l *Loader) Watcher(o WatchOptions) *Watcher {
+	if o.Interval <= 0 {
+		o.Interval = time.Second
+	}
+	return &Watcher{l: l, o: o, last: stamps(o.Paths)}
+}
+
+// Run polls the files until ctx ends and, when one changes (modification
 // time or size), loads the manifest again and reconciles it. A file that
 // fails to parse, or a tree that fails to apply, leaves the last good tree
 // running and is reported through OnReload; the next change is tried
@@ -54,11 +71,8 @@ func sameStamps(a, b []fileStamp) bool {
 // initial scan raced the initial apply). Reloads are serialized with every
 // other Reconcile. Run Watch in a goroutine owned by its caller (core.Go in
 // a plugin); it returns ctx.Err().
-func (l *Loader) Watch(ctx context.Context, o WatchOptions) error {
-	if o.Interval <= 0 {
-		o.Interval = time.Second
-	}
-	last := stamps(o.Paths)
+func (w *Watcher) Run(ctx context.Context) error {
+	l, o, last := w.l, w.o, w.last
 	t := time.NewTicker(o.Interval)
 	defer t.Stop()
 	for {

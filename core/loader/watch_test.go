@@ -34,14 +34,15 @@ func TestWatchReloadsAndKeepsTheLastGoodTree(t *testing.T) {
 	results := make(chan error, 10)
 	var wg sync.WaitGroup
 	wg.Add(1)
+	w := l.Watcher(loader.WatchOptions{
+		Paths:    []string{path},
+		Load:     func() (*manifest.Manifest, error) { return manifest.ReadFile(path) },
+		Interval: 10 * time.Millisecond,
+		OnReload: func(err error) { results <- err },
+	})
 	go func() {
 		defer wg.Done()
-		_ = l.Watch(ctx, loader.WatchOptions{
-			Paths:    []string{path},
-			Load:     func() (*manifest.Manifest, error) { return manifest.ReadFile(path) },
-			Interval: 10 * time.Millisecond,
-			OnReload: func(err error) { results <- err },
-		})
+		_ = w.Run(ctx)
 	}()
 	defer func() { cancel(); wg.Wait() }()
 
