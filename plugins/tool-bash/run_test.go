@@ -315,3 +315,38 @@ func TestBashScrubsCredentials(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkBashTrue(b *testing.B) {
+	rt, err := subprocess.New(subprocess.Options{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rt.Close(context.Background())
+	x := &Executor{Runtime: rt, Cwd: b.TempDir(), Timeout: DefaultTimeout, MaxTimeout: DefaultMaxTimeout,
+		MaxOutputBytes: DefaultMaxOutputBytes, MaxSpillBytes: DefaultMaxSpillBytes, Grace: DefaultGrace}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := x.Run(context.Background(), Args{Command: "true", Description: "do nothing"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkBashTenMegabytes(b *testing.B) {
+	rt, err := subprocess.New(subprocess.Options{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rt.Close(context.Background())
+	x := &Executor{Runtime: rt, Cwd: b.TempDir(), Timeout: DefaultTimeout, MaxTimeout: DefaultMaxTimeout,
+		MaxOutputBytes: DefaultMaxOutputBytes, MaxSpillBytes: DefaultMaxSpillBytes, Grace: DefaultGrace}
+	b.SetBytes(10_000_000)
+	b.ReportAllocs()
+	for b.Loop() {
+		v, err := x.Run(context.Background(), Args{Command: "head -c 10000000 /dev/zero", Description: "print 10 MB"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		os.Remove(v.Stdout.SpillPath)
+	}
+}

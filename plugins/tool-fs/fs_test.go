@@ -383,3 +383,21 @@ func BenchmarkReadWindow(b *testing.B) {
 		}
 	}
 }
+
+func TestBuildWindowCountsLinesPastAFullWindow(t *testing.T) {
+	for content, want := range map[string]int{"a\nb\nc": 3, "a\nb\nc\n": 3, "a\n\n\n": 3, "a\nbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb": 2} {
+		res, err := BuildWindow(strings.NewReader(content), Window{Offset: 1, Limit: 1, MaxLineLength: 5, MaxBytes: 100}, "p")
+		if err != nil || res.TotalLines != want || len(res.Lines) != 1 {
+			t.Errorf("%q: %+v %v, want %d lines", content, res, err, want)
+		}
+	}
+	// A one-byte reader exercises the chunk boundaries of the counting path.
+	res, err := BuildWindow(oneByteReader{strings.NewReader("x\ny\nzz")}, Window{Offset: 1, Limit: 1, MaxLineLength: 5, MaxBytes: 100}, "p")
+	if err != nil || res.TotalLines != 3 {
+		t.Errorf("%+v %v", res, err)
+	}
+}
+
+type oneByteReader struct{ r *strings.Reader }
+
+func (o oneByteReader) Read(p []byte) (int, error) { return o.r.Read(p[:1]) }

@@ -64,6 +64,13 @@ type windowScan struct {
 	line     []byte // current line, capped at lineCap bytes
 	lineCap  int
 	overflow bool // current line exceeded lineCap
+	pending  bool // once full: an unterminated line follows the last newline
+}
+
+// full reports that no further line can enter the window: the rest of the
+// file is only counted.
+func (s *windowScan) full() bool {
+	return s.res.TruncatedByBytes || len(s.res.Lines) >= s.req.Limit
 }
 
 // BuildWindow scans r to its end and returns the requested window plus the exact
@@ -100,6 +107,8 @@ func BuildWindow(r io.Reader, req Window, displayPath string) (WindowResult, err
 	}
 	if len(s.line) > 0 || s.overflow {
 		s.flush()
+	} else if s.pending {
+		s.res.TotalLines++
 	}
 	res := s.res
 	if !res.TruncatedByBytes && req.Offset > res.TotalLines && !(res.TotalLines == 0 && req.Offset == 1) {
@@ -128,6 +137,15 @@ func splitCompleteRunes(b []byte) (complete, rest []byte) {
 
 func (s *windowScan) scan(data []byte) {
 	for len(data) > 0 {
+		if s.full() && len(s.line) == 0 && !s.overflow {
+			if n := bytes.Count(data, []byte{'\n'}); n > 0 {
+				s.res.TotalLines += n
+				s.pending = data[len(data)-1] != '\n'
+			} else {
+				s.pending = true
+			}
+			return
+		}
 		nl := bytes.IndexByte(data, '\n')
 		if nl < 0 {
 			s.appendLine(data)

@@ -41,6 +41,20 @@ func marker(base int) string {
 	return fmt.Sprintf("%d.%06d%d", base, markerSeq.Add(1), os.Getpid()%1000)
 }
 
+// liveSleeps lists live processes whose command line is exactly "sleep m".
+func liveSleeps(m string) []int {
+	var out []int
+	for _, p := range scanProc() {
+		if p.gone() {
+			continue
+		}
+		if b, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/cmdline"); err == nil && string(b) == "sleep\x00"+m+"\x00" {
+			out = append(out, p.pid)
+		}
+	}
+	return out
+}
+
 // liveWithCmdline lists live (non-zombie) processes whose command line
 // contains substr.
 func liveWithCmdline(substr string) []int {

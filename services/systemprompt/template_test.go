@@ -2,6 +2,7 @@ package systemprompt
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -158,4 +159,22 @@ func TestRenderSectionsJoinToRender(t *testing.T) {
 	if _, err := RenderSections(a); !errors.Is(err, ErrUnknownVariable) {
 		t.Fatalf("err = %v", err)
 	}
+}
+
+// FuzzInterpolate checks that interpolation never panics, leaves text
+// without "{{" untouched, and never rescans substituted values.
+func FuzzInterpolate(f *testing.F) {
+	for _, seed := range []string{"", "plain", "{{a}}", "{{ a }}", "{{{a}}}", "x {{ y", "{{a}}{{b}}", "{{变量}}", "}}{{", "{{a}"} {
+		f.Add(seed)
+	}
+	vars := vars("a", "{{b}}", "b", "B")
+	f.Fuzz(func(t *testing.T, text string) {
+		out, err := interpolate(text, "section", "s", vars, false)
+		if !strings.Contains(text, "{{") && (err != nil || out != text) {
+			t.Fatalf("text without references changed: %q -> %q, %v", text, out, err)
+		}
+		if err == nil && text == "{{a}}" && out != "{{b}}" {
+			t.Fatalf("value rescanned: %q", out)
+		}
+	})
 }
