@@ -6,6 +6,9 @@ package agente2e
 import (
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/plugins/approval"
+	"github.com/dshgo/harness/plugins/hooks"
+	"github.com/dshgo/harness/plugins/permission"
 	llmopenai "github.com/dshgo/harness/plugins/llm-openai"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
 	"github.com/dshgo/harness/plugins/std"
@@ -25,6 +28,7 @@ func Needed() []core.Plugin {
 		subprocess.Plugin, systemprompt.Plugin, tools.Plugin, prompttools.Plugin, tokenmeter.Plugin,
 		llm.Plugin, llmopenai.Plugin, agent.Plugin,
 		toolbash.Plugin, toolfs.Plugin, toolsearch.Plugin,
+		approval.Plugin, permission.Plugin, hooks.Plugin,
 	}
 }
 
