@@ -262,7 +262,7 @@ func (p *printer) observe(e agent.Event) {
 		if e.Total != nil {
 			p.tokens = e.Total.TotalTokens
 		}
-	case agent.EventRetry:
+	case agent.EventNotice:
 		p.clearStatus()
 		fmt.Fprintf(p.errw, "harness: %s\n", e.Text)
 	case agent.EventResult:

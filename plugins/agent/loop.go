@@ -157,7 +157,7 @@ func (t *turn) doStep(ctx context.Context) (msg llm.Message, done bool, err erro
 	if len(msg.ToolCalls) == 0 {
 		if resp.Finish == llm.FinishLength {
 			t.res.Reason = "length"
-			ss.observe(Event{Type: EventRetry, Turn: t.n, Step: t.step, Text: "the reply was cut by the model's output token limit"})
+			ss.observe(Event{Type: EventNotice, Turn: t.n, Step: t.step, Text: "the reply was cut by the model's output token limit"})
 		}
 		return msg, true, nil
 	}
