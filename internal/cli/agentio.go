@@ -244,7 +244,7 @@ func (p *printer) observe(e agent.Event) {
 		p.endText()
 		p.clearStatus()
 		fmt.Fprintf(p.errw, "→ %s %s\n", e.ToolCall.Name, clip(oneLine(e.ToolCall.Arguments), 160))
-		p.showStatus()
+		// No status line now: an approval question may follow on the terminal.
 	case agent.EventToolResult:
 		p.clearStatus()
 		r := e.ToolResult
