@@ -1,0 +1,90 @@
+package core
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Catalog maps plugin names (harness.yml's `name`) to plugin definitions.
+// The built-in and third-party plugins of a binary are collected into one
+// catalog: through [Register] in init functions (the Caddy model) and
+// through the fx value group `group:"plugins"`.
+type Catalog struct {
+	mu     sync.RWMutex
+	byName map[string]Plugin
+}
+
+// NewCatalog returns a catalog holding ps; a duplicate name is an error.
+func NewCatalog(ps ...Plugin) (*Catalog, error) {
+	c := &Catalog{byName: map[string]Plugin{}}
+	for _, p := range ps {
+		if err := c.Add(p); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// Add registers p. Registering the same definition twice is a no-op; a
+// different plugin under a taken name is an error.
+func (c *Catalog) Add(p Plugin) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byName == nil {
+		c.byName = map[string]Plugin{}
+	}
+	if old, ok := c.byName[p.Name()]; ok {
+		if old == p {
+			return nil
+		}
+		return fmt.Errorf("plugin %q registered twice", p.Name())
+	}
+	c.byName[p.Name()] = p
+	return nil
+}
+
+// Get returns the plugin called name.
+func (c *Catalog) Get(name string) (Plugin, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	p, ok := c.byName[name]
+	return p, ok
+}
+
+// All returns every plugin sorted by name.
+func (c *Catalog) All() []Plugin {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]Plugin, 0, len(c.byName))
+	for _, p := range c.byName {
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b Plugin) int { return strings.Compare(a.Name(), b.Name()) })
+	return out
+}
+
+// Names returns the sorted plugin names.
+func (c *Catalog) Names() []string {
+	ps := c.All()
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Name()
+	}
+	return out
+}
+
+var registered = &Catalog{}
+
+// Register adds p to the process-wide catalog that harness binaries start
+// from. Call it from an init function. A second plugin with the same name is
+// a programmer error and panics at init.
+func Register(p Plugin) {
+	if err := registered.Add(p); err != nil {
+		panic(err)
+	}
+}
+
+// Registered returns the plugins added with [Register], sorted by name.
+func Registered() []Plugin { return registered.All() }

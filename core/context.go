@@ -1,0 +1,188 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+)
+
+// Context is what a plugin's Apply receives: its handle on the runtime. Each
+// fiber has one; a [Scope] derives a scoped view of its own fiber. Everything
+// registered through a Context is an effect of its fiber and is visible in
+// its scope.
+type Context struct {
+	root  *Root
+	fiber *Fiber
+	scope *ScopeID
+}
+
+// Root returns the runtime this context belongs to.
+func (c *Context) Root() *Root { return c.root }
+
+// Fiber returns the fiber that owns this context's registrations.
+func (c *Context) Fiber() *Fiber { return c.fiber }
+
+// Scope returns the scope this context registers into (nil for global).
+func (c *Context) Scope() *ScopeID { return c.scope }
+
+// Logger returns the runtime logger annotated with this plugin's name.
+func (c *Context) Logger() *slog.Logger {
+	return c.root.logger.With("plugin", c.fiber.plugin.Name())
+}
+
+// Context returns the activation context: cancelled when the current
+// activation of the fiber starts unloading (dependency lost, reload,
+// dispose). Outside an activation it is already cancelled.
+func (c *Context) Context() context.Context {
+	c.root.mu.Lock()
+	defer c.root.mu.Unlock()
+	if c.fiber.actCtx == nil {
+		return cancelled
+	}
+	return c.fiber.actCtx
+}
+
+var cancelled = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
+// Effect registers a reversible resource. body acquires it and returns the
+// disposer that releases it (nil when there is nothing to undo). The
+// disposer runs exactly once, when the fiber unloads, after every effect
+// registered later has been undone. If body fails (error or panic), a
+// disposer it returned runs at once and the error is returned; nothing stays
+// registered. Registering on an unloading, failed or disposed fiber returns
+// ErrInactive without calling body.
+func (c *Context) Effect(label string, body func() (dispose func(), err error)) error {
+	f := c.fiber
+	if !c.acceptsEffects() {
+		return fmt.Errorf("effect %s: %w", label, ErrInactive)
+	}
+	var dispose func()
+	err := callSafe(func() error {
+		var err error
+		dispose, err = body()
+		return err
+	})
+	if err != nil {
+		if dispose != nil {
+			_ = callSafe(func() error { dispose(); return nil })
+		}
+		return fmt.Errorf("effect %s: %w", label, err)
+	}
+	if dispose == nil {
+		return nil
+	}
+	return c.addEffect(&effect{label: label, dispose: dispose}, func() {
+		_ = callSafe(func() error { dispose(); return nil })
+	}, f)
+}
+
+func (c *Context) acceptsEffects() bool {
+	c.root.mu.Lock()
+	defer c.root.mu.Unlock()
+	return c.fiber.state.accepts() && !c.fiber.dispose
+}
+
+// addEffect appends e unless the fiber stopped accepting effects meanwhile,
+// in which case undo runs and ErrInactive is returned.
+func (c *Context) addEffect(e *effect, undo func(), f *Fiber) error {
+	c.root.mu.Lock()
+	if !f.state.accepts() {
+		c.root.mu.Unlock()
+		undo()
+		return fmt.Errorf("effect %s: %w", e.label, ErrInactive)
+	}
+	f.effects = append(f.effects, e)
+	c.root.mu.Unlock()
+	return nil
+}
+
+// Plugin mounts p as a child of this context's fiber with cfg (nil, C or *C
+// for the plugin's config type C) and returns the child fiber at once. The
+// child is an effect of the parent: it is disposed when the parent unloads.
+// It activates when its injected services are available; inside the
+// parent's Apply that is after Apply returns. Mounting on an inactive
+// context returns a fiber already disposed, whose Err is ErrInactive.
+func (c *Context) Plugin(p Plugin, cfg any) *Fiber {
+	r := c.root
+	child := r.newFiber(p, cfg, c.fiber)
+	child.scopeID = c.scope
+	child.ctx.scope = c.scope
+	r.mu.Lock()
+	if !c.fiber.state.accepts() || c.fiber.dispose {
+		child.state = StateDisposed
+		child.err = ErrInactive
+		r.mu.Unlock()
+		return child
+	}
+	c.fiber.effects = append(c.fiber.effects, &effect{label: "plugin " + p.Name(), child: child})
+	c.fiber.children = append(c.fiber.children, child)
+	r.enqueueLocked(child)
+	onDrainer := r.onDrainerLocked()
+	r.mu.Unlock()
+	if !onDrainer {
+		r.drain()
+	}
+	return child
+}
+
+// Go runs fn in a goroutine owned by c's fiber. fn receives the activation
+// context and must return when it is cancelled: the fiber does not finish
+// unloading until fn has returned. If fn panics, or returns an error while
+// its context is still live, the plugin fails: the error is logged once with
+// the stack and the fiber's effects are undone, while the host keeps
+// running. Plugins must start goroutines this way, never with a raw `go`
+// statement, so that no goroutine outlives its owner and no panic crashes
+// the host. If the fiber is inactive, fn is not started and ErrInactive is
+// returned.
+func Go(c *Context, fn func(ctx context.Context) error) error {
+	f := c.fiber
+	r := c.root
+	ctx := c.Context()
+	r.mu.Lock()
+	gen := f.gen
+	r.mu.Unlock()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	err := c.addEffect(&effect{label: "goroutine", dispose: wg.Wait}, func() {}, f)
+	if err != nil {
+		return err
+	}
+	go func() {
+		var err error
+		defer func() {
+			if v := recover(); v != nil {
+				err = recovered(v)
+			}
+			wg.Done()
+			if err != nil && (ctx.Err() == nil || !errors.Is(err, context.Canceled)) {
+				r.failFiber(f, gen, err)
+			}
+		}()
+		err = fn(ctx)
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			err = nil
+		}
+	}()
+	return nil
+}
+
+// failFiber records a goroutine failure for the activation gen of f and
+// schedules the fiber's unload to failed.
+func (r *Root) failFiber(f *Fiber, gen uint64, err error) {
+	r.mu.Lock()
+	if f.gen != gen || !(f.state == StateActive || f.state == StateLoading) {
+		r.mu.Unlock()
+		r.logFailure("goroutine failed after its activation ended", f, err)
+		return
+	}
+	f.failure = err
+	r.enqueueLocked(f)
+	r.mu.Unlock()
+	r.drain()
+}

@@ -1,0 +1,313 @@
+// Package loader reconciles a harness.yml tree ([manifest.Manifest])
+// against a running [core.Root]: it mounts each enabled row as a fiber,
+// reports rows that did not activate (the boot audit), and re-applies only
+// what changed when the manifest is edited.
+//
+// Reconcile is transactional, after dsh's vendored Cordis loader: rows are
+// decoded and validated before anything changes; added rows are mounted and
+// changed rows updated; if any of them fails, everything done so far is
+// rolled back (added rows disposed, changed rows restored to their previous
+// config or plugin) and the previous tree keeps running. Removed and
+// disabled rows are disposed only after the rest succeeded. Rows that did
+// not change keep their fiber, identity and state.
+//
+//	row change                 effect
+//	nothing                    none
+//	config only                fiber.Update (that fiber and its dependents reload)
+//	name (plugin)              replace: mount the new plugin, dispose the old
+//	disabled → true / removed  dispose
+//	disabled → false / added   mount
+//
+// Reconciles are serialized per loader.
+package loader
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/core/manifest"
+)
+
+// Loader mounts manifest rows on a root.
+type Loader struct {
+	root *core.Root
+	cat  *core.Catalog
+	env  manifest.LookupEnv
+
+	mu      sync.Mutex // serializes Reconcile
+	rows    map[string]*row
+	order   []string // mount order of live rows
+	current *manifest.Manifest
+}
+
+type row struct {
+	entry  manifest.Entry
+	plugin core.Plugin
+	cfg    any
+	fiber  *core.Fiber
+}
+
+// New returns a loader for root that resolves plugin names in cat. env
+// reads !env variables (nil: the process environment).
+func New(root *core.Root, cat *core.Catalog, env manifest.LookupEnv) *Loader {
+	return &Loader{root: root, cat: cat, env: env, rows: map[string]*row{}}
+}
+
+// EntryError is a row that could not be resolved, applied or rolled back.
+// It renders as `failed to <stage> harness entry <id> (<name>): <cause>`.
+type EntryError struct {
+	Stage string // "resolve", "apply" or "rollback"
+	ID    string
+	Name  string
+	Err   error
+}
+
+func (e *EntryError) Error() string {
+	return fmt.Sprintf("failed to %s harness entry %s (%s): %v", e.Stage, e.ID, e.Name, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *EntryError) Unwrap() error { return e.Err }
+
+// Resolved is a row ready to mount: its plugin and decoded config.
+type Resolved struct {
+	Entry  manifest.Entry
+	Plugin core.Plugin
+	Config any
+}
+
+// Resolve checks every enabled row of m: the plugin name is in the catalog
+// and the config decodes and validates. It returns all problems found,
+// joined, each naming FILE:LINE:COL, the row and the field.
+func Resolve(m *manifest.Manifest, cat *core.Catalog, env manifest.LookupEnv) ([]Resolved, error) {
+	var out []Resolved
+	var errs []error
+	for _, e := range m.Flatten() {
+		if e.Disabled {
+			continue
+		}
+		p, ok := cat.Get(e.Name)
+		if !ok {
+			errs = append(errs, &manifest.Error{Pos: e.Pos, Msg: fmt.Sprintf("unknown plugin %q (id %s); known plugins: %s", e.Name, e.ID, strings.Join(cat.Names(), ", "))})
+			continue
+		}
+		cfg, err := manifest.DecodeConfig(p, e, env)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, Resolved{Entry: e, Plugin: p, Config: cfg})
+	}
+	return out, errors.Join(errs...)
+}
+
+// Apply mounts m on a loader that has nothing mounted yet; it is Reconcile.
+func (l *Loader) Apply(ctx context.Context, m *manifest.Manifest) error { return l.Reconcile(ctx, m) }
+
+// Current returns the manifest last reconciled successfully.
+func (l *Loader) Current() *manifest.Manifest {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.current
+}
+
+// Reconcile makes the running tree match m (see the package doc). On error
+// the previous tree is restored and keeps running.
+func (l *Loader) Reconcile(ctx context.Context, m *manifest.Manifest) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	resolved, err := Resolve(m, l.cat, l.env)
+	if err != nil {
+		return err
+	}
+	want := map[string]Resolved{}
+	for _, r := range resolved {
+		want[r.Entry.ID] = r
+	}
+
+	type undo func()
+	var undos []undo
+	rollback := func() error {
+		var errs []error
+		for i := len(undos) - 1; i >= 0; i-- {
+			undos[i]()
+		}
+		return errors.Join(errs...)
+	}
+	var failed []error
+	rc := l.root.Context()
+	for _, r := range resolved {
+		id := r.Entry.ID
+		old := l.rows[id]
+		switch {
+		case old == nil:
+			nr := &row{entry: r.Entry, plugin: r.Plugin, cfg: r.Config}
+			nr.fiber = rc.Plugin(r.Plugin, r.Config)
+			l.rows[id] = nr
+			l.order = append(l.order, id)
+			undos = append(undos, func() {
+				_ = nr.fiber.Dispose(ctx)
+				delete(l.rows, id)
+				l.order = slices.DeleteFunc(l.order, func(s string) bool { return s == id })
+			})
+			if err := nr.fiber.Await(ctx); err != nil {
+				failed = append(failed, &EntryError{Stage: "apply", ID: id, Name: r.Entry.Name, Err: err})
+			}
+		case old.plugin != r.Plugin:
+			prev := *old
+			_ = old.fiber.Dispose(ctx)
+			old.entry, old.plugin, old.cfg = r.Entry, r.Plugin, r.Config
+			old.fiber = rc.Plugin(r.Plugin, r.Config)
+			undos = append(undos, func() {
+				_ = old.fiber.Dispose(ctx)
+				*old = prev
+				old.fiber = rc.Plugin(prev.plugin, prev.cfg)
+			})
+			if err := old.fiber.Await(ctx); err != nil {
+				failed = append(failed, &EntryError{Stage: "apply", ID: id, Name: r.Entry.Name, Err: err})
+			}
+		case !reflect.DeepEqual(old.cfg, r.Config):
+			prevCfg, prevEntry := old.cfg, old.entry
+			old.cfg, old.entry = r.Config, r.Entry
+			err := old.fiber.Update(ctx, r.Config)
+			undos = append(undos, func() {
+				old.cfg, old.entry = prevCfg, prevEntry
+				_ = old.fiber.Update(ctx, prevCfg)
+			})
+			if err != nil {
+				failed = append(failed, &EntryError{Stage: "apply", ID: id, Name: r.Entry.Name, Err: err})
+			}
+		default:
+			old.entry = r.Entry
+		}
+		if len(failed) > 0 {
+			break
+		}
+	}
+	if len(failed) > 0 {
+		_ = rollback()
+		return errors.Join(failed...)
+	}
+	// Remove what is no longer wanted, newest first.
+	for i := len(l.order) - 1; i >= 0; i-- {
+		id := l.order[i]
+		if _, ok := want[id]; ok {
+			continue
+		}
+		_ = l.rows[id].fiber.Dispose(ctx)
+		delete(l.rows, id)
+		l.order = slices.Delete(l.order, i, i+1)
+	}
+	l.current = m
+	return nil
+}
+
+// RowStatus describes one manifest row for `harness plugins`.
+type RowStatus struct {
+	ID        string   `json:"id"`
+	Name      string   `json:"name"`
+	State     string   `json:"state"`
+	Provides  []string `json:"provides"`
+	Injects   []string `json:"injects"`
+	PendingOn []string `json:"pendingOn"`
+	Error     string   `json:"error"`
+}
+
+// Status lists every row of the current manifest in order, including
+// disabled rows (state "disabled").
+func (l *Loader) Status() []RowStatus {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.current == nil {
+		return nil
+	}
+	var out []RowStatus
+	for _, e := range l.current.Flatten() {
+		st := RowStatus{ID: e.ID, Name: e.Name, State: "disabled", Provides: []string{}, Injects: []string{}, PendingOn: []string{}}
+		if p, ok := l.cat.Get(e.Name); ok {
+			st.Injects = nonNil(p.Inject())
+			st.Provides = nonNil(p.Provides())
+		}
+		if r := l.rows[e.ID]; r != nil && !e.Disabled {
+			st.State = r.fiber.State().String()
+			if pv := r.fiber.Provides(); len(pv) > 0 {
+				st.Provides = pv
+			}
+			st.PendingOn = nonNil(r.fiber.PendingOn())
+			if err := r.fiber.Err(); err != nil {
+				st.Error = err.Error()
+			}
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return slices.Clone(s)
+}
+
+// Fiber returns the fiber of row id (nil if not mounted).
+func (l *Loader) Fiber(id string) *core.Fiber {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r := l.rows[id]; r != nil {
+		return r.fiber
+	}
+	return nil
+}
+
+// AuditError lists the enabled rows that are not active after boot.
+type AuditError struct {
+	Rows []RowStatus
+}
+
+func (e *AuditError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d %s did not activate", len(e.Rows), plural(len(e.Rows), "entry", "entries"))
+	for _, r := range e.Rows {
+		fmt.Fprintf(&b, "\n  %s (%s): ", r.ID, r.Name)
+		switch {
+		case r.State == "pending" && len(r.PendingOn) == 1:
+			fmt.Fprintf(&b, "pending (waiting for service: %s)", r.PendingOn[0])
+		case r.State == "pending":
+			fmt.Fprintf(&b, "pending (waiting for services: %s)", strings.Join(r.PendingOn, ", "))
+		case r.Error != "":
+			fmt.Fprintf(&b, "%s: %s", r.State, r.Error)
+		default:
+			b.WriteString(r.State)
+		}
+	}
+	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// Audit returns an *AuditError unless every enabled row is active (dsh's
+// boot policy: a pending or failed row fails the boot).
+func (l *Loader) Audit() error {
+	var bad []RowStatus
+	for _, s := range l.Status() {
+		if s.State != "active" && s.State != "disabled" {
+			bad = append(bad, s)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return &AuditError{Rows: bad}
+}

@@ -1,0 +1,257 @@
+package manifest
+
+import (
+	"encoding"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dshgo/harness/core"
+	"gopkg.in/yaml.v3"
+)
+
+// LookupEnv reads an environment variable (os.LookupEnv by default).
+type LookupEnv func(name string) (string, bool)
+
+// DecodeConfig resolves a row's config for plugin p: !env tags are
+// expanded, unknown keys rejected (at any depth, with the allowed keys
+// listed), the node decoded over p's defaults, and the result validated.
+// It returns a pointer to the plugin's config type. Errors read
+// `FILE:LINE:COL: plugin "NAME" (id ID): invalid config: PATH: MESSAGE`.
+func DecodeConfig(p core.Plugin, e Entry, env LookupEnv) (any, error) {
+	if env == nil {
+		env = os.LookupEnv
+	}
+	where := func(n *yaml.Node, msg string) error {
+		pos := e.Pos
+		if n != nil {
+			pos = Pos{File: e.Source, Line: n.Line, Col: n.Column}
+		}
+		return &Error{Pos: pos, Msg: fmt.Sprintf("plugin %q (id %s): %s", e.Name, e.ID, msg)}
+	}
+	cfg := p.NewConfig()
+	node := cloneNode(e.Config)
+	if node != nil {
+		if n, err := expandEnv(node, env); err != nil {
+			return nil, where(n, err.Error())
+		}
+		if n, err := checkKnown(node, p.ConfigType(), ""); err != nil {
+			return nil, where(n, "invalid config: "+err.Error())
+		}
+		if err := node.Decode(cfg); err != nil {
+			return nil, where(node, "invalid config: "+decodeMessage(err))
+		}
+	}
+	if err := core.ValidateConfig(p.Name(), cfg); err != nil {
+		var ce *core.ConfigError
+		if errors.As(err, &ce) && len(ce.Issues) > 0 {
+			return nil, where(lookupPath(node, ce.Issues[0].Path), err.Error())
+		}
+		return nil, where(node, err.Error())
+	}
+	return cfg, nil
+}
+
+var lineRE = regexp.MustCompile(`line (\d+): `)
+
+func decodeMessage(err error) string {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		return lineRE.ReplaceAllString(strings.Join(te.Errors, "; "), "line $1: ")
+	}
+	return strings.TrimPrefix(err.Error(), "yaml: ")
+}
+
+// expandEnv replaces !env nodes in place. It returns the offending node on
+// error.
+func expandEnv(n *yaml.Node, env LookupEnv) (*yaml.Node, error) {
+	if n.Tag == "!env" {
+		var name, def string
+		hasDef := false
+		switch n.Kind {
+		case yaml.ScalarNode:
+			name = n.Value
+		case yaml.SequenceNode:
+			if len(n.Content) != 2 || n.Content[0].Kind != yaml.ScalarNode || n.Content[1].Kind != yaml.ScalarNode {
+				return n, errors.New("!env takes a variable name or [NAME, default]")
+			}
+			name, def, hasDef = n.Content[0].Value, n.Content[1].Value, true
+		default:
+			return n, errors.New("!env takes a variable name or [NAME, default]")
+		}
+		if name == "" {
+			return n, errors.New("!env needs a variable name")
+		}
+		v, ok := env(name)
+		if !ok {
+			if !hasDef {
+				return n, fmt.Errorf("environment variable %s is not set (set it, or write !env [%s, default])", name, name)
+			}
+			v = def
+		}
+		*n = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v, Line: n.Line, Column: n.Column}
+		if _, err := strconv.ParseFloat(v, 64); err == nil {
+			n.Tag = "" // let numbers decode into numeric fields
+		} else if v == "true" || v == "false" {
+			n.Tag = ""
+		}
+		return nil, nil
+	}
+	for _, c := range n.Content {
+		if bad, err := expandEnv(c, env); err != nil {
+			return bad, err
+		}
+	}
+	return nil, nil
+}
+
+var (
+	unmarshalerT     = reflect.TypeFor[yaml.Unmarshaler]()
+	textUnmarshalerT = reflect.TypeFor[encoding.TextUnmarshaler]()
+	nodeT            = reflect.TypeFor[yaml.Node]()
+	durationT        = reflect.TypeFor[time.Duration]()
+)
+
+// yamlFields maps the keys yaml.v3 accepts for struct type t to field
+// indexes (following inline structs).
+func yamlFields(t reflect.Type) map[string]reflect.StructField {
+	out := map[string]reflect.StructField{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("yaml")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if strings.Contains(opts, "inline") {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				for k, v := range yamlFields(ft) {
+					out[k] = v
+				}
+			}
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		out[name] = f
+	}
+	return out
+}
+
+// checkKnown rejects mapping keys that t has no field for.
+func checkKnown(n *yaml.Node, t reflect.Type, path string) (*yaml.Node, error) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nodeT || t == durationT || reflect.PointerTo(t).Implements(unmarshalerT) || reflect.PointerTo(t).Implements(textUnmarshalerT) {
+		return nil, nil
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+				return nil, nil
+			}
+			return n, fmt.Errorf("%swant a mapping", prefix(path))
+		}
+		fields := yamlFields(t)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			f, ok := fields[k.Value]
+			if !ok {
+				keys := make([]string, 0, len(fields))
+				for name := range fields {
+					keys = append(keys, name)
+				}
+				slices.Sort(keys)
+				return k, fmt.Errorf("%sunknown key %q (allowed: %s)", prefix(path), k.Value, strings.Join(keys, ", "))
+			}
+			if bad, err := checkKnown(v, f.Type, join(path, k.Value)); err != nil {
+				return bad, err
+			}
+		}
+	case reflect.Map:
+		if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if bad, err := checkKnown(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value)); err != nil {
+					return bad, err
+				}
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if n.Kind == yaml.SequenceNode {
+			for i, c := range n.Content {
+				if bad, err := checkKnown(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+					return bad, err
+				}
+			}
+		}
+	}
+	return nil, nil
+}
+
+func prefix(path string) string {
+	if path == "" {
+		return ""
+	}
+	return path + ": "
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// lookupPath finds the node for a dotted path like "models[1].name" (the
+// deepest node found; nil when n is nil).
+func lookupPath(n *yaml.Node, path string) *yaml.Node {
+	if n == nil || path == "" {
+		return n
+	}
+	cur := n
+	for _, part := range strings.Split(path, ".") {
+		key, idx := part, -1
+		if i := strings.IndexByte(part, '['); i >= 0 && strings.HasSuffix(part, "]") {
+			key = part[:i]
+			idx, _ = strconv.Atoi(part[i+1 : len(part)-1])
+		}
+		if key != "" {
+			next := (*yaml.Node)(nil)
+			if cur.Kind == yaml.MappingNode {
+				for i := 0; i+1 < len(cur.Content); i += 2 {
+					if cur.Content[i].Value == key {
+						next = cur.Content[i+1]
+						break
+					}
+				}
+			}
+			if next == nil {
+				return cur
+			}
+			cur = next
+		}
+		if idx >= 0 {
+			if cur.Kind != yaml.SequenceNode || idx >= len(cur.Content) {
+				return cur
+			}
+			cur = cur.Content[idx]
+		}
+	}
+	return cur
+}

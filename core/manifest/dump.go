@@ -1,0 +1,109 @@
+package manifest
+
+import (
+	"bytes"
+	"reflect"
+
+	"github.com/dshgo/harness/core"
+	"gopkg.in/yaml.v3"
+)
+
+// Redacted replaces secret values in dumps.
+const Redacted = "<redacted>"
+
+// Dump renders m as harness.yml text, each row preceded by a comment naming
+// the file that defined or last patched it. Config values of fields tagged
+// `harness:"secret"` (for plugins found in cat) are replaced by <redacted>
+// unless they are !env references, which show only the variable name.
+func Dump(m *Manifest, cat *core.Catalog) ([]byte, error) {
+	root := &yaml.Node{Kind: yaml.MappingNode}
+	if m.StartTimeout > 0 {
+		root.Content = append(root.Content, scalar("startTimeout"), scalar(m.StartTimeout.String()))
+	}
+	if m.StopTimeout > 0 {
+		root.Content = append(root.Content, scalar("stopTimeout"), scalar(m.StopTimeout.String()))
+	}
+	root.Content = append(root.Content, scalar("plugins"), dumpRows(m.Plugins, cat))
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(root); err != nil {
+		return nil, err
+	}
+	_ = enc.Close()
+	return buf.Bytes(), nil
+}
+
+func scalar(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v} }
+
+func dumpRows(es []Entry, cat *core.Catalog) *yaml.Node {
+	seq := &yaml.Node{Kind: yaml.SequenceNode}
+	for _, e := range es {
+		row := &yaml.Node{Kind: yaml.MappingNode, HeadComment: "source: " + e.Source}
+		row.Content = append(row.Content, scalar("id"), scalar(e.ID))
+		if e.Group {
+			row.Content = append(row.Content, scalar("group"), &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
+		} else {
+			row.Content = append(row.Content, scalar("name"), scalar(e.Name))
+		}
+		if e.Disabled {
+			row.Content = append(row.Content, scalar("disabled"), &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
+		}
+		switch {
+		case e.Group:
+			row.Content = append(row.Content, scalar("config"), dumpRows(e.Children, cat))
+		case e.Config != nil:
+			cfg := cloneNode(e.Config)
+			if cat != nil {
+				if p, ok := cat.Get(e.Name); ok {
+					redact(cfg, p.ConfigType())
+				}
+			}
+			stripPositions(cfg)
+			row.Content = append(row.Content, scalar("config"), cfg)
+		}
+		seq.Content = append(seq.Content, row)
+	}
+	return seq
+}
+
+func stripPositions(n *yaml.Node) {
+	n.Line, n.Column = 0, 0
+	n.Style &^= yaml.FlowStyle
+	for _, c := range n.Content {
+		stripPositions(c)
+	}
+}
+
+// redact replaces literal values of secret fields in n (config of type t).
+func redact(n *yaml.Node, t reflect.Type) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
+		fields := yamlFields(t)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			f, ok := fields[n.Content[i].Value]
+			if !ok {
+				continue
+			}
+			v := n.Content[i+1]
+			if isSecret(f) {
+				if v.Tag != "!env" {
+					*v = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: Redacted}
+				}
+				continue
+			}
+			redact(v, f.Type)
+		}
+	case (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && n.Kind == yaml.SequenceNode:
+		for _, c := range n.Content {
+			redact(c, t.Elem())
+		}
+	case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
+		for i := 1; i < len(n.Content); i += 2 {
+			redact(n.Content[i], t.Elem())
+		}
+	}
+}

@@ -1,0 +1,423 @@
+package manifest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Pos is a place in a manifest or patch file (1-based line and column).
+type Pos struct {
+	File string
+	Line int
+	Col  int
+}
+
+// String renders FILE:LINE:COL (FILE:LINE when the column is unknown).
+func (p Pos) String() string {
+	switch {
+	case p.Line == 0:
+		return p.File
+	case p.Col == 0:
+		return fmt.Sprintf("%s:%d", p.File, p.Line)
+	}
+	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
+}
+
+// Error is one manifest problem at a place.
+type Error struct {
+	Pos Pos
+	Msg string
+}
+
+// Error renders "FILE:LINE:COL: message".
+func (e *Error) Error() string { return e.Pos.String() + ": " + e.Msg }
+
+func errAt(file string, n *yaml.Node, format string, args ...any) *Error {
+	p := Pos{File: file}
+	if n != nil {
+		p.Line, p.Col = n.Line, n.Column
+	}
+	return &Error{Pos: p, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Manifest is a parsed (and possibly composed) harness.yml.
+type Manifest struct {
+	// File is the path the manifest was read from.
+	File string
+	// StartTimeout bounds booting the plugin tree (0 = the host default).
+	StartTimeout time.Duration
+	// StopTimeout bounds disposing it (0 = the host default).
+	StopTimeout time.Duration
+	// Plugins are the rows in order.
+	Plugins []Entry
+}
+
+// Entry is one manifest row.
+type Entry struct {
+	// ID is the row's unique id.
+	ID string
+	// Name is the plugin's catalog name (empty for a group row).
+	Name string
+	// Config is the raw config node (nil when absent or null). Decode it
+	// with [DecodeConfig].
+	Config *yaml.Node
+	// Disabled keeps the row without mounting it.
+	Disabled bool
+	// Group marks a row whose Children are nested rows.
+	Group bool
+	// Children are a group's rows.
+	Children []Entry
+	// Pos is where the row starts.
+	Pos Pos
+	// Source is the file that last defined or patched the row.
+	Source string
+}
+
+// clone deep-copies e.
+func (e Entry) clone() Entry {
+	e.Config = cloneNode(e.Config)
+	if e.Children != nil {
+		kids := make([]Entry, len(e.Children))
+		for i, k := range e.Children {
+			kids[i] = k.clone()
+		}
+		e.Children = kids
+	}
+	return e
+}
+
+func cloneNode(n *yaml.Node) *yaml.Node {
+	if n == nil {
+		return nil
+	}
+	c := *n
+	if n.Content != nil {
+		c.Content = make([]*yaml.Node, len(n.Content))
+		for i, k := range n.Content {
+			c.Content[i] = cloneNode(k)
+		}
+	}
+	return &c
+}
+
+// Clone returns a deep copy of m.
+func (m *Manifest) Clone() *Manifest {
+	c := *m
+	c.Plugins = make([]Entry, len(m.Plugins))
+	for i, e := range m.Plugins {
+		c.Plugins[i] = e.clone()
+	}
+	return &c
+}
+
+// Flatten returns every non-group row in tree order, with Disabled set when
+// the row or an enclosing group is disabled.
+func (m *Manifest) Flatten() []Entry {
+	var out []Entry
+	var walk func(es []Entry, disabled bool)
+	walk = func(es []Entry, disabled bool) {
+		for _, e := range es {
+			if e.Group {
+				walk(e.Children, disabled || e.Disabled)
+				continue
+			}
+			e.Disabled = e.Disabled || disabled
+			out = append(out, e)
+		}
+	}
+	walk(m.Plugins, false)
+	return out
+}
+
+// ReadFile parses the manifest at path.
+func ReadFile(path string) (*Manifest, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+// decodeDocument reads exactly one YAML document from data into a node.
+func decodeDocument(file string, data []byte) (*yaml.Node, error) {
+	if err := checkTabs(file, data); err != nil {
+		return nil, err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil // empty file
+		}
+		return nil, yamlError(file, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		line := extra.Line
+		if err != nil {
+			line = yamlLine(err)
+		}
+		return nil, &Error{Pos: Pos{File: file, Line: line}, Msg: "manifest must contain exactly one YAML document"}
+	}
+	if len(doc.Content) == 0 {
+		return nil, nil
+	}
+	root := doc.Content[0]
+	if err := checkNode(file, root); err != nil {
+		return nil, err
+	}
+	return root, nil
+}
+
+// checkTabs rejects tab indentation with a message that says so (yaml.v3
+// only says "found character that cannot start any token").
+func checkTabs(file string, data []byte) error {
+	for i, line := range strings.Split(string(data), "\n") {
+		trimmed := strings.TrimLeft(line, " ")
+		if strings.HasPrefix(trimmed, "\t") {
+			return &Error{Pos: Pos{File: file, Line: i + 1, Col: len(line) - len(trimmed) + 1},
+				Msg: "tab character used for indentation; YAML indentation must use spaces"}
+		}
+	}
+	return nil
+}
+
+func yamlLine(err error) int {
+	var line int
+	msg := err.Error()
+	if i := strings.Index(msg, "line "); i >= 0 {
+		fmt.Sscanf(msg[i+5:], "%d", &line)
+	}
+	return line
+}
+
+func yamlError(file string, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := yamlLine(err)
+	if line > 0 {
+		if i := strings.Index(msg, ": "); i >= 0 && strings.HasPrefix(msg, "line ") {
+			msg = msg[i+2:]
+		}
+	}
+	if strings.Contains(msg, "did not find expected key") || strings.Contains(msg, "did not find expected <document start>") {
+		msg = "manifest must contain exactly one YAML document (" + msg + "; a flow value such as [] cannot be followed by block entries)"
+	}
+	return &Error{Pos: Pos{File: file, Line: line}, Msg: msg}
+}
+
+// checkNode rejects duplicate mapping keys, aliases and unknown tags
+// anywhere in the tree, and !env outside config (checked by the row parser).
+func checkNode(file string, n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.AliasNode:
+		return errAt(file, n, "YAML aliases are not supported in manifests")
+	case yaml.MappingNode:
+		seen := map[string]*yaml.Node{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind == yaml.ScalarNode {
+				if prev, ok := seen[k.Value]; ok {
+					return errAt(file, k, "key %s already defined at line %d", k.Value, prev.Line)
+				}
+				seen[k.Value] = k
+			}
+		}
+	}
+	if err := checkTag(file, n); err != nil {
+		return err
+	}
+	for _, c := range n.Content {
+		if err := checkNode(file, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkTag(file string, n *yaml.Node) error {
+	switch n.Tag {
+	case "", "!!str", "!!int", "!!float", "!!bool", "!!null", "!!map", "!!seq", "!!timestamp", "!!binary", "!":
+		return nil
+	case "!env":
+		return nil
+	}
+	return errAt(file, n, "unknown tag %s (the only tag harness.yml supports is !env)", n.Tag)
+}
+
+// Parse reads a harness.yml document: a mapping with `plugins` (a list of
+// rows, or null) and optional `startTimeout` / `stopTimeout` durations.
+func Parse(file string, data []byte) (*Manifest, error) {
+	root, err := decodeDocument(file, data)
+	if err != nil {
+		return nil, err
+	}
+	m := &Manifest{File: file}
+	if root == nil || (root.Kind == yaml.ScalarNode && root.Tag == "!!null") {
+		return m, nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, errAt(file, root, "manifest must be a mapping with a `plugins:` list")
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		if v.Tag == "!env" {
+			return nil, errAt(file, v, "!env is only allowed inside a plugin's config")
+		}
+		switch k.Value {
+		case "plugins":
+			rows, err := parseRows(file, v)
+			if err != nil {
+				return nil, err
+			}
+			m.Plugins = rows
+		case "startTimeout", "stopTimeout":
+			var d time.Duration
+			if err := v.Decode(&d); err != nil || d < 0 {
+				return nil, errAt(file, v, "%s: want a duration such as 15s", k.Value)
+			}
+			if k.Value == "startTimeout" {
+				m.StartTimeout = d
+			} else {
+				m.StopTimeout = d
+			}
+		default:
+			return nil, errAt(file, k, "unknown key %q (known keys: plugins, startTimeout, stopTimeout)", k.Value)
+		}
+	}
+	if err := checkIDs(file, m.Plugins, map[string]Pos{}); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func parseRows(file string, n *yaml.Node) ([]Entry, error) {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return nil, nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		return nil, errAt(file, n, "plugins must be a list of rows")
+	}
+	rows := make([]Entry, 0, len(n.Content))
+	names := map[string]int{}
+	for _, item := range n.Content {
+		e, err := parseRow(file, item)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, e)
+		if e.Name != "" {
+			names[e.Name]++
+		}
+	}
+	for i := range rows {
+		if rows[i].ID != "" {
+			continue
+		}
+		if rows[i].Group {
+			return nil, &Error{Pos: rows[i].Pos, Msg: "a group row needs an id"}
+		}
+		if names[rows[i].Name] > 1 {
+			return nil, &Error{Pos: rows[i].Pos, Msg: fmt.Sprintf("plugin %q is used by several rows: give each an id", rows[i].Name)}
+		}
+		rows[i].ID = rows[i].Name
+	}
+	return rows, nil
+}
+
+func parseRow(file string, n *yaml.Node) (Entry, error) {
+	e := Entry{Pos: Pos{File: file, Line: n.Line, Col: n.Column}, Source: file}
+	if n.Kind != yaml.MappingNode {
+		return e, errAt(file, n, "a plugin row must be a mapping with at least `name`")
+	}
+	var cfg *yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Value != "config" {
+			if err := noEnv(file, v); err != nil {
+				return e, err
+			}
+		}
+		switch k.Value {
+		case "id", "name":
+			if v.Kind != yaml.ScalarNode || v.Tag != "!!str" || v.Value == "" {
+				return e, errAt(file, v, "%s must be a non-empty string", k.Value)
+			}
+			if k.Value == "id" {
+				e.ID = v.Value
+			} else {
+				e.Name = v.Value
+			}
+		case "config":
+			if !(v.Kind == yaml.ScalarNode && v.Tag == "!!null") {
+				cfg = v
+			}
+		case "disabled", "group":
+			var b bool
+			if err := v.Decode(&b); err != nil {
+				return e, errAt(file, v, "%s must be true or false", k.Value)
+			}
+			if k.Value == "disabled" {
+				e.Disabled = b
+			} else {
+				e.Group = b
+			}
+		default:
+			return e, errAt(file, k, "unknown row key %q (known keys: id, name, config, disabled, group)", k.Value)
+		}
+	}
+	if e.Group {
+		if e.Name != "" {
+			return e, errAt(file, n, "a group row has no name")
+		}
+		kids, err := parseRows(file, nullIfNil(cfg))
+		if err != nil {
+			return e, err
+		}
+		e.Children = kids
+		return e, nil
+	}
+	if e.Name == "" {
+		return e, errAt(file, n, "row has no name (the plugin to mount)")
+	}
+	e.Config = cfg
+	return e, nil
+}
+
+func nullIfNil(n *yaml.Node) *yaml.Node {
+	if n == nil {
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null"}
+	}
+	return n
+}
+
+func noEnv(file string, n *yaml.Node) error {
+	if n.Tag == "!env" {
+		return errAt(file, n, "!env is only allowed inside a plugin's config")
+	}
+	for _, c := range n.Content {
+		if err := noEnv(file, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkIDs(file string, es []Entry, seen map[string]Pos) error {
+	for _, e := range es {
+		if prev, ok := seen[e.ID]; ok {
+			return &Error{Pos: e.Pos, Msg: fmt.Sprintf("duplicate id %q (first used at %s)", e.ID, prev)}
+		}
+		seen[e.ID] = e.Pos
+		if err := checkIDs(file, e.Children, seen); err != nil {
+			return err
+		}
+	}
+	return nil
+}

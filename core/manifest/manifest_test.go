@@ -1,0 +1,263 @@
+package manifest_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/core/manifest"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// B19: every malformed manifest is an error naming the file and line.
+func TestParseRejectsMalformedManifests(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"c1 duplicate key", "plugins:\n  - id: shell\n    name: a\nmodel: deepseek-chat\nplugins:\n  - id: spill\n", "harness.yml:5:1: key plugins already defined at line 1"},
+		{"c4 tab indentation", "plugins:\n\t- id: shell\n", "harness.yml:2:1: tab character used for indentation"},
+		{"c5 flow then block (mapping)", "plugins: []\n- id: shell\n", "manifest must contain exactly one YAML document"},
+		{"c5 flow then block (list)", "[]\n- id: shell\n", "harness.yml:1: manifest must contain exactly one YAML document"},
+		{"c6 two documents", "plugins: []\n---\nplugins: []\n", "harness.yml:2: manifest must contain exactly one YAML document"},
+		{"unknown top-level key", "plugins: []\nmodel: x\n", "harness.yml:2:1: unknown key \"model\""},
+		{"unknown row key", "plugins:\n  - name: a\n    confg: {}\n", "harness.yml:3:5: unknown row key \"confg\""},
+		{"unknown tag", "plugins:\n  - name: a\n    config: {x: !secret y}\n", "harness.yml:3:17: unknown tag !secret"},
+		{"env outside config", "plugins:\n  - name: !env NAME\n", "harness.yml:2:11: !env is only allowed inside a plugin's config"},
+		{"duplicate id", "plugins:\n  - {id: a, name: x}\n  - {id: a, name: y}\n", "harness.yml:3:5: duplicate id \"a\" (first used at harness.yml:2:5)"},
+		{"same name twice without ids", "plugins:\n  - name: x\n  - name: x\n", "harness.yml:2:5: plugin \"x\" is used by several rows: give each an id"},
+		{"row without name", "plugins:\n  - id: a\n", "harness.yml:2:5: row has no name"},
+		{"plugins not a list", "plugins: {a: 1}\n", "harness.yml:1:10: plugins must be a list of rows"},
+		{"alias", "plugins:\n  - &a {name: x}\n  - *a\n", "harness.yml:3:5: YAML aliases are not supported"},
+		{"bad timeout", "startTimeout: soon\n", "harness.yml:1:15: startTimeout: want a duration"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := manifest.Parse("harness.yml", []byte(tc.in))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v\nwant containing %q", err, tc.want)
+			}
+			if !strings.HasPrefix(err.Error(), "harness.yml:") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+		})
+	}
+}
+
+func TestParseAcceptsNullsAndDefaultsIDs(t *testing.T) {
+	m, err := manifest.Parse("h.yml", []byte("plugins: ~\n"))
+	if err != nil || len(m.Plugins) != 0 {
+		t.Fatalf("c2: %v %v", m, err)
+	}
+	m, err = manifest.Parse("h.yml", []byte("startTimeout: 2s\nplugins:\n  - name: spill\n    config: ~\n  - {id: b, name: bash, disabled: yes}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.StartTimeout != 2*time.Second || m.Plugins[0].ID != "spill" || m.Plugins[0].Config != nil || !m.Plugins[1].Disabled {
+		t.Fatalf("got %+v", m)
+	}
+	if e := m.Plugins[1]; e.Pos.String() != "h.yml:5:5" {
+		t.Fatalf("pos = %s", e.Pos)
+	}
+}
+
+type testConfig struct {
+	Timeout  time.Duration `yaml:"timeout"`
+	Locale   string        `yaml:"locale"`
+	Enabled  bool          `yaml:"enabled"`
+	APIKey   string        `yaml:"apiKey" harness:"secret"`
+	Limit    int           `yaml:"limit"`
+	Models   []testModel   `yaml:"models"`
+	Defaults map[string]string
+}
+
+type testModel struct {
+	Name   string `yaml:"name"`
+	Window int    `yaml:"window"`
+}
+
+func (c *testConfig) SetDefaults() { c.Timeout = time.Minute; c.Limit = 10 }
+
+func (c testConfig) Validate() error {
+	for i, m := range c.Models {
+		if m.Window < 0 {
+			return &core.ConfigError{Issues: []core.Issue{{Path: "models[" + string(rune('0'+i)) + "].window", Message: "must not be negative"}}}
+		}
+	}
+	if c.Timeout <= 0 {
+		return &core.ConfigError{Issues: []core.Issue{{Path: "timeout", Message: "must be positive"}}}
+	}
+	return nil
+}
+
+var testPlugin = core.Define("tool-test", func(*core.Context, testConfig) error { return nil })
+
+func decode(t *testing.T, yml string, env map[string]string) (*testConfig, error) {
+	t.Helper()
+	m, err := manifest.Parse("harness.yml", []byte(yml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := manifest.DecodeConfig(testPlugin, m.Plugins[0], func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		return nil, err
+	}
+	return cfg.(*testConfig), nil
+}
+
+func TestDecodeConfig(t *testing.T) {
+	// c3: a null config gets the defaults, non-nil.
+	c, err := decode(t, "plugins:\n  - name: tool-test\n    config: ~\n", nil)
+	if err != nil || c.Timeout != time.Minute || c.Limit != 10 {
+		t.Fatalf("c3: %+v %v", c, err)
+	}
+	// c7: yaml.v3 typing, documented: `no` stays a string, `yes` is true.
+	c, err = decode(t, "plugins:\n  - name: tool-test\n    config: {locale: no, enabled: yes, timeout: 2m}\n", nil)
+	if err != nil || c.Locale != "no" || !c.Enabled || c.Timeout != 2*time.Minute || c.Limit != 10 {
+		t.Fatalf("c7: %+v %v", c, err)
+	}
+	// !env set, default, number.
+	c, err = decode(t, "plugins:\n  - name: tool-test\n    config:\n      apiKey: !env KEY\n      locale: !env [LOCALE, en]\n      limit: !env LIMIT\n      models: [{name: m, window: 5}]\n", map[string]string{"KEY": "sk-1", "LIMIT": "42"})
+	if err != nil || c.APIKey != "sk-1" || c.Locale != "en" || c.Limit != 42 || c.Models[0].Window != 5 {
+		t.Fatalf("env: %+v %v", c, err)
+	}
+	// ${...} stays literal.
+	c, err = decode(t, "plugins:\n  - name: tool-test\n    config: {locale: '${HOME}'}\n", nil)
+	if err != nil || c.Locale != "${HOME}" {
+		t.Fatalf("literal: %+v %v", c, err)
+	}
+}
+
+func TestDecodeConfigErrorsNamePlaceAndField(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"env unset", "plugins:\n  - name: tool-test\n    config:\n      apiKey: !env DEEPSEEK_API_KEY\n",
+			`harness.yml:4:15: plugin "tool-test" (id tool-test): environment variable DEEPSEEK_API_KEY is not set`},
+		{"unknown key", "plugins:\n  - name: tool-test\n    config:\n      timout: 2m\n",
+			`harness.yml:4:7: plugin "tool-test" (id tool-test): invalid config: unknown key "timout" (allowed: apiKey, defaults, enabled, limit, locale, models, timeout)`},
+		{"nested unknown key", "plugins:\n  - name: tool-test\n    config:\n      models:\n        - {name: a, size: 3}\n",
+			`harness.yml:5:21: plugin "tool-test" (id tool-test): invalid config: models[0]: unknown key "size" (allowed: name, window)`},
+		{"wrong type", "plugins:\n  - name: tool-test\n    config:\n      limit: lots\n",
+			`plugin "tool-test" (id tool-test): invalid config: line 4: cannot unmarshal !!str `},
+		{"validate", "plugins:\n  - name: tool-test\n    config:\n      timeout: -1s\n",
+			`harness.yml:4:16: plugin "tool-test" (id tool-test): invalid config: timeout: must be positive`},
+		{"validate nested path", "plugins:\n  - name: tool-test\n    config:\n      models:\n        - {name: a, window: -2}\n",
+			`harness.yml:5:29: plugin "tool-test" (id tool-test): invalid config: models[0].window: must not be negative`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := decode(t, tc.in, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v\nwant containing %q", err, tc.want)
+			}
+			var me *manifest.Error
+			if !errors.As(err, &me) {
+				t.Fatalf("not a *manifest.Error: %T", err)
+			}
+		})
+	}
+}
+
+func TestComposeAppliesPatchesOnCopies(t *testing.T) {
+	base, err := manifest.Parse("harness.yml", []byte(`plugins:
+  - {id: tools, name: tools, config: {mode: a}}
+  - {id: web, name: tool-web}
+  - id: g
+    group: true
+    config:
+      - {id: grep, name: tool-search}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch, err := manifest.ParsePatch("p.yml", []byte(`- {id: tools, config: {mode: b}}
+- {id: web, disabled: true}
+- insert:
+    - {id: meter, name: tokenmeter}
+- {id: meter, config: {budget: 1}}
+- id: g
+  insert:
+    - {id: glob, name: tool-glob}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := manifest.Compose(base, patch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Plugins[0].Config.Content[1].Value != "b" || m.Plugins[0].Source != "p.yml" {
+		t.Fatalf("override: %+v", m.Plugins[0])
+	}
+	if base.Plugins[0].Config.Content[1].Value != "a" {
+		t.Fatal("base mutated")
+	}
+	if !m.Plugins[1].Disabled || m.Plugins[3].ID != "meter" || m.Plugins[3].Config == nil {
+		t.Fatalf("got %+v", m.Plugins)
+	}
+	flat := m.Flatten()
+	if len(flat) != 5 || flat[3].ID != "glob" {
+		t.Fatalf("flatten: %+v", flat)
+	}
+	for _, bad := range []struct{ in, want string }{
+		{"- {id: nope, disabled: true}\n", `p.yml:1:3: patch: no row with id "nope"`},
+		{"- {id: web, insert: [{name: x}]}\n", `p.yml:1:3: patch insert: row "web" is not a group`},
+		{"- {disabled: true}\n", "p.yml:1:3: a patch row needs an id"},
+		{"[]\n- id: shell\n", "p.yml:1: manifest must contain exactly one YAML document"},
+	} {
+		p, err := manifest.ParsePatch("p.yml", []byte(bad.in))
+		if err == nil {
+			_, err = manifest.Compose(base, p)
+		}
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("patch %q: err = %v, want %q", bad.in, err, bad.want)
+		}
+	}
+}
+
+func TestDumpRedactsSecretsAndNamesSources(t *testing.T) {
+	m, err := manifest.Parse("harness.yml", []byte("plugins:\n  - id: a\n    name: tool-test\n    config: {apiKey: sk-live-123, locale: en}\n  - id: b\n    name: tool-test\n    config: {apiKey: !env KEY}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, _ := core.NewCatalog(testPlugin)
+	out, err := manifest.Dump(m, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(out)
+	if strings.Contains(s, "sk-live-123") || !strings.Contains(s, "apiKey: <redacted>") || !strings.Contains(s, "apiKey: !env KEY") || !strings.Contains(s, "# source: harness.yml") {
+		t.Fatalf("dump:\n%s", s)
+	}
+	if _, err := manifest.Parse("dump.yml", out); err != nil {
+		t.Fatalf("dump does not parse back: %v\n%s", err, s)
+	}
+}
+
+func TestSchemaMarksSecretsWriteOnly(t *testing.T) {
+	s := manifest.ConfigSchema(testPlugin)
+	p, ok := s.Properties.Get("apiKey")
+	if !ok || !p.WriteOnly {
+		t.Fatalf("apiKey schema = %+v", p)
+	}
+	if d, _ := s.Properties.Get("timeout"); d == nil || d.Type != "string" {
+		t.Fatalf("timeout schema = %+v", d)
+	}
+	if len(s.Required) != 0 {
+		t.Fatalf("required = %v", s.Required)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"plugins:\n  - name: a\n", "plugins: []\n---\n", "[]\n- a", "plugins:\n\t- x", "plugins: ~", "a: &x 1\nb: *x\n", "plugins:\n  - {id: a, name: b, config: !env [X, y]}\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := manifest.Parse("f.yml", data)
+		if err == nil {
+			_, _ = manifest.Dump(m, nil)
+			_ = m.Flatten()
+		}
+		_, _ = manifest.ParsePatch("f.yml", data)
+	})
+}

@@ -1,0 +1,267 @@
+package core
+
+import (
+	"context"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	goidpkg "github.com/petermattis/goid"
+)
+
+// Root is one runtime: the root fiber, the service table, the event
+// listeners and the lifecycle queue. Create it with [NewRoot], mount plugins
+// through [Root.Context], and end it with [Root.Dispose].
+type Root struct {
+	logger *slog.Logger
+	base   context.Context
+	cancel context.CancelFunc
+	fiber  *Fiber
+	ids    atomic.Uint64
+
+	mu       sync.Mutex
+	services map[string]*serviceEntry
+	waiters  map[string]map[*Fiber]struct{} // service name → fibers injecting it
+	queue    []*Fiber
+	draining bool
+	drainer  int64         // goroutine id of the drainer while draining
+	applier  int64         // goroutine id running Apply for the drainer
+	aborted  chan struct{} // closed by Abort
+	abortOne sync.Once
+	settled  chan struct{} // closed and replaced at the end of each drain
+
+	events sync.Map // event id → *listenerList[H]
+}
+
+// RootOption configures [NewRoot].
+type RootOption func(*Root)
+
+// WithLogger sets the logger for lifecycle records and contained errors
+// (default slog.Default()).
+func WithLogger(l *slog.Logger) RootOption { return func(r *Root) { r.logger = l } }
+
+// NewRoot creates a runtime whose root fiber is active.
+func NewRoot(opts ...RootOption) *Root {
+	r := &Root{
+		logger:   slog.Default(),
+		services: map[string]*serviceEntry{},
+		waiters:  map[string]map[*Fiber]struct{}{},
+		settled:  make(chan struct{}),
+		aborted:  make(chan struct{}),
+	}
+	for _, o := range opts {
+		o(r)
+	}
+	r.base, r.cancel = context.WithCancel(context.Background())
+	f := r.newFiber(rootPlugin, nil, nil)
+	f.state = StateActive
+	f.actCtx, f.actCancel = context.WithCancel(r.base)
+	r.fiber = f
+	return r
+}
+
+var rootPlugin = Define("root", func(*Context, struct{}) error { return nil })
+
+// Context returns the root context. Plugins mounted through it are top-level
+// fibers; services looked up through it are global.
+func (r *Root) Context() *Context { return r.fiber.ctx }
+
+// Logger returns the runtime's logger.
+func (r *Root) Logger() *slog.Logger { return r.logger }
+
+// Dispose unloads every fiber (in reverse order of mounting, each strictly
+// LIFO) and disposes the root. It returns the joined errors of failing
+// disposers. If ctx ends first, Dispose returns ctx.Err() joined with the
+// errors so far while the teardown finishes in the background (the host is
+// exiting). Dispose is terminal and idempotent.
+func (r *Root) Dispose(ctx context.Context) error {
+	done := make(chan error, 1)
+	go func() { done <- r.fiber.Dispose(context.Background()) }()
+	select {
+	case err := <-done:
+		r.cancel()
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Fibers returns the top-level fibers in mount order.
+func (r *Root) Fibers() []*Fiber { return r.fiber.Children() }
+
+func (r *Root) newFiber(p Plugin, cfg any, parent *Fiber) *Fiber {
+	f := &Fiber{root: r, id: r.ids.Add(1), plugin: p, parent: parent, cfg: cfg, state: StatePending}
+	f.ctx = &Context{root: r, fiber: f}
+	if parent != nil {
+		f.ctx.scope = parent.scopeID
+		f.scopeID = parent.scopeID
+	}
+	return f
+}
+
+// enqueueLocked adds f to the lifecycle queue once. r.mu must be held.
+func (r *Root) enqueueLocked(f *Fiber) {
+	if f.queued {
+		return
+	}
+	f.queued = true
+	r.queue = append(r.queue, f)
+}
+
+// drain runs queued transitions until the queue is empty, unless another
+// goroutine is already draining (then the work is left to it).
+func (r *Root) drain() {
+	r.mu.Lock()
+	if r.draining {
+		r.mu.Unlock()
+		return
+	}
+	r.draining = true
+	r.drainer = goid()
+	for len(r.queue) > 0 {
+		f := r.queue[0]
+		r.queue[0] = nil
+		r.queue = r.queue[1:]
+		f.queued = false
+		r.mu.Unlock()
+		r.evaluate(f)
+		r.mu.Lock()
+	}
+	r.queue = nil
+	r.draining = false
+	r.drainer = 0
+	close(r.settled)
+	r.settled = make(chan struct{})
+	r.mu.Unlock()
+}
+
+// onDrainer reports whether the calling goroutine is running the drain.
+// r.mu must be held.
+func (r *Root) onDrainerLocked() bool {
+	if !r.draining {
+		return false
+	}
+	id := goid()
+	return id == r.drainer || id == r.applier
+}
+
+// Abort stops waiting for Apply calls in progress: each is abandoned (its
+// fiber fails with ErrAbandoned; effects it registers later are refused and
+// undone) and queued fibers that were about to load stay pending. Use it
+// when start-up exceeded its deadline, before Dispose, so teardown is not
+// blocked by an Apply that ignores its context. Abort is idempotent.
+func (r *Root) Abort() { r.abortOne.Do(func() { close(r.aborted) }) }
+
+// Loading returns the fibers whose Apply is running (for diagnostics such
+// as naming the plugin that made start-up time out).
+func (r *Root) Loading() []*Fiber {
+	var out []*Fiber
+	var walk func(f *Fiber)
+	walk = func(f *Fiber) {
+		for _, c := range f.children {
+			if c.state == StateLoading {
+				out = append(out, c)
+			}
+			walk(c)
+		}
+	}
+	r.mu.Lock()
+	walk(r.fiber)
+	r.mu.Unlock()
+	return out
+}
+
+// waitFor blocks until cond (evaluated under r.mu) holds, driving the queue
+// when nobody else does. It fails with ErrInTransition when called from the
+// drainer itself while cond is false, since waiting would deadlock.
+func (r *Root) waitFor(ctx context.Context, cond func() bool) error {
+	for {
+		r.mu.Lock()
+		if cond() {
+			r.mu.Unlock()
+			return nil
+		}
+		if !r.draining {
+			r.mu.Unlock()
+			r.drain()
+			r.mu.Lock()
+			ok := cond()
+			r.mu.Unlock()
+			if ok {
+				return nil
+			}
+			// Nothing queued can change cond (e.g. a fiber pending on a
+			// service that no one provides): report the current state.
+			r.mu.Lock()
+			idle := !r.draining && len(r.queue) == 0
+			r.mu.Unlock()
+			if idle {
+				return nil
+			}
+			continue
+		}
+		if id := goid(); id == r.drainer || id == r.applier {
+			r.mu.Unlock()
+			return ErrInTransition
+		}
+		ch := r.settled
+		r.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// goid returns the current goroutine's id (petermattis/goid reads it from
+// the runtime in about a nanosecond). It is used only to recognise a
+// blocking lifecycle call made by the goroutine that drains the queue or
+// runs its Apply.
+func goid() int64 { return goidpkg.Get() }
+
+// recovered converts a recovered panic value into a *PanicError with stack.
+func recovered(v any) error {
+	return &PanicError{Value: v, Stack: debug.Stack()}
+}
+
+// callSafe runs fn and converts a panic into a *PanicError.
+func callSafe(fn func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = recovered(v)
+		}
+	}()
+	return fn()
+}
+
+// logFailure logs a contained error once, with the plugin name and the
+// panic stack when there is one.
+func (r *Root) logFailure(msg string, f *Fiber, err error, attrs ...any) {
+	attrs = append(attrs, "plugin", f.plugin.Name(), "fiber", f.id, "error", err.Error())
+	var pe *PanicError
+	if asPanic(err, &pe) {
+		attrs = append(attrs, "stack", string(pe.Stack))
+	}
+	r.logger.Error(msg, attrs...)
+}
+
+func asPanic(err error, target **PanicError) bool {
+	for err != nil {
+		if pe, ok := err.(*PanicError); ok {
+			*target = pe
+			return true
+		}
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return false
+		}
+		err = u.Unwrap()
+	}
+	return false
+}
+
+// since is a small helper for duration attributes in logs.
+func since(t time.Time) slog.Attr { return slog.Duration("took", time.Since(t)) }

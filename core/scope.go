@@ -1,0 +1,138 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// ScopeID names a scope, for example one agent session, with an optional
+// parent fixed at creation (so chains never cycle). IDs compare by pointer.
+type ScopeID struct {
+	label  string
+	parent *ScopeID
+}
+
+// NewScopeID returns a new scope id with the given label (for logs) and
+// parent (nil for a top-level scope).
+func NewScopeID(label string, parent *ScopeID) *ScopeID {
+	return &ScopeID{label: label, parent: parent}
+}
+
+// Label returns the id's label.
+func (id *ScopeID) Label() string {
+	if id == nil {
+		return ""
+	}
+	return id.label
+}
+
+// Parent returns the parent id (nil at the top).
+func (id *ScopeID) Parent() *ScopeID {
+	if id == nil {
+		return nil
+	}
+	return id.parent
+}
+
+// Within reports whether id is anc or one of its descendants. A nil id is
+// within nothing.
+func (id *ScopeID) Within(anc *ScopeID) bool {
+	for s := id; s != nil; s = s.parent {
+		if s == anc {
+			return true
+		}
+	}
+	return false
+}
+
+// Chain returns id and its ancestors, nearest first.
+func (id *ScopeID) Chain() []*ScopeID {
+	var out []*ScopeID
+	for s := id; s != nil; s = s.parent {
+		out = append(out, s)
+	}
+	return out
+}
+
+// String returns the labels from the top, joined by "/".
+func (id *ScopeID) String() string {
+	if id == nil {
+		return "<global>"
+	}
+	if id.parent == nil {
+		return id.label
+	}
+	return id.parent.String() + "/" + id.label
+}
+
+// Target addresses a dispatch: listeners registered through a context scoped
+// to Scope or one of its ancestors receive it, as do unscoped listeners. The
+// zero Target reaches only unscoped (and Global) listeners.
+type Target struct{ Scope *ScopeID }
+
+// To targets a dispatch at scope id.
+func To(id *ScopeID) Target { return Target{Scope: id} }
+
+// admits reports whether a listener registered in scope ls receives a
+// dispatch to t (dsh scopeTarget: events flow up the chain, never down).
+func (t Target) admits(ls *ScopeID) bool {
+	return ls == nil || t.Scope.Within(ls)
+}
+
+// Scope is a live scope: a child fiber of the context that created it,
+// whose [Scope.Context] registers everything with the scope's id. Disposing
+// the scope undoes all of it.
+type Scope struct {
+	id    *ScopeID
+	fiber *Fiber
+	ctx   *Context
+	once  sync.Once
+	err   error
+}
+
+var scopePlugin = Define("scope", func(*Context, struct{}) error { return nil })
+
+// NewScope mints a scope with id under c's fiber. Its context can be used at
+// once, even from inside Apply. The scope is disposed with c's fiber if not
+// before. Services resolve through c's plugin: the minting plugin must
+// inject what scope holders will [Use].
+func NewScope(c *Context, id *ScopeID) (*Scope, error) {
+	if id == nil {
+		return nil, fmt.Errorf("new scope: nil id")
+	}
+	r := c.root
+	f := r.newFiber(scopePlugin, nil, c.fiber)
+	f.scopeID = id
+	f.ctx.scope = id
+	r.mu.Lock()
+	if !c.fiber.state.accepts() || c.fiber.dispose {
+		r.mu.Unlock()
+		return nil, fmt.Errorf("new scope %s: %w", id, ErrInactive)
+	}
+	c.fiber.effects = append(c.fiber.effects, &effect{label: "scope " + id.String(), child: f})
+	c.fiber.children = append(c.fiber.children, f)
+	r.enqueueLocked(f)
+	onDrainer := r.onDrainerLocked()
+	r.mu.Unlock()
+	if !onDrainer {
+		r.drain()
+	}
+	return &Scope{id: id, fiber: f, ctx: f.ctx}, nil
+}
+
+// ID returns the scope's id.
+func (s *Scope) ID() *ScopeID { return s.id }
+
+// Context returns the scoped context.
+func (s *Scope) Context() *Context { return s.ctx }
+
+// Fiber returns the scope's fiber.
+func (s *Scope) Fiber() *Fiber { return s.fiber }
+
+// Dispose undoes everything registered through the scope, once; concurrent
+// and repeated calls share the result.
+func (s *Scope) Dispose(ctx context.Context) error {
+	s.once.Do(func() { s.err = s.fiber.Dispose(ctx) })
+	return s.err
+}

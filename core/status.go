@@ -1,0 +1,30 @@
+package core
+
+import "context"
+
+// StatusChange describes one fiber transition, for observers of the
+// container (the analogue of Cordis's internal/status and fx's fxevent).
+type StatusChange struct {
+	// Fiber is the fiber that changed state.
+	Fiber *Fiber
+	// Plugin is the fiber's plugin name.
+	Plugin string
+	// From and To are the states before and after.
+	From, To State
+	// Err is the failure for To == StateFailed (nil otherwise).
+	Err error
+	// PendingOn lists missing services for To == StatePending.
+	PendingOn []string
+}
+
+// StatusChanged is emitted on the root after every lifecycle transition
+// (loading, active, failed, pending, disposed). Listeners run on the
+// lifecycle queue: they must be quick and must not wait on lifecycle calls.
+var StatusChanged = NewEmitEvent[StatusChange]("core/status")
+
+func (r *Root) status(f *Fiber, from, to State, err error, pendingOn []string) {
+	if f.plugin == scopePlugin && len(snapshot[func(context.Context, StatusChange) error](r, StatusChanged.id)) == 0 {
+		return
+	}
+	Emit(r.base, r.fiber.ctx, StatusChanged, Target{}, StatusChange{Fiber: f, Plugin: f.plugin.Name(), From: from, To: to, Err: err, PendingOn: pendingOn})
+}

@@ -1,0 +1,38 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+func init() {
+	Register(func(env *Env) *cobra.Command {
+		return &cobra.Command{
+			Use:   "check",
+			Short: "Validate the manifest and boot every plugin, then stop",
+			Long: "check parses and composes the manifest, decodes every plugin config, boots the plugin tree\n" +
+				"and requires every enabled row to become active. It prints `ok: N plugins active` (exit 0)\n" +
+				"or each problem with its FILE:LINE:COL or the failed/pending rows (exit 2).",
+			Args: cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				h, err := env.Boot()
+				if err != nil {
+					return err
+				}
+				n := 0
+				for _, s := range h.Loader.Status() {
+					if s.State == "active" {
+						n++
+					}
+				}
+				if err := h.Stop(context.Background()); err != nil {
+					return Failure(fmt.Errorf("stopping: %w", err))
+				}
+				fmt.Fprintf(env.Stdout, "ok: %d plugins active\n", n)
+				return nil
+			},
+		}
+	})
+}

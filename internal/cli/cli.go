@@ -1,0 +1,262 @@
+// Package cli is the `harness` command line (cobra). The root package's
+// harness.Main runs it; custom binaries get the same commands.
+//
+// Each command lives in its own file and registers itself from init with
+// [Register]. Commands that need the configured harness call [Env.Boot],
+// which discovers and composes the manifest (--config, $HARNESS_CONFIG,
+// ./harness.yml, else the embedded default; then every --patch), builds the
+// fx app and starts it. Errors carry exit codes (see [ExitError]): 0 ok, 1
+// runtime failure, 2 usage or configuration error, 130 interrupted.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/dshgo/harness/core/fxcore"
+	"github.com/dshgo/harness/core/manifest"
+	"github.com/spf13/cobra"
+	"go.uber.org/fx"
+)
+
+// Exit codes.
+const (
+	ExitOK          = 0
+	ExitFailure     = 1
+	ExitUsage       = 2
+	ExitInterrupted = 130
+)
+
+// ExitError is an error with the process exit code it maps to.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// UsageError marks err as a usage or configuration error (exit 2).
+func UsageError(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
+
+// Failure marks err as a runtime failure (exit 1).
+func Failure(err error) error { return &ExitError{Code: ExitFailure, Err: err} }
+
+// Env is what commands share: standard streams, the embedded default
+// manifest, extra fx modules of a custom binary, and the global flags.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// DefaultManifest is the embedded harness.yml used when no file is found.
+	DefaultManifest []byte
+	// Modules are extra fx options (plugin modules of a custom binary).
+	Modules []fx.Option
+	// LookupEnv reads the environment (os.LookupEnv by default).
+	LookupEnv func(string) (string, bool)
+	// Getwd returns the working directory (os.Getwd by default).
+	Getwd func() (string, error)
+
+	// Global flags.
+	ConfigPath string
+	Patches    []string
+	LogLevel   string
+
+	// Ctx is cancelled on the first SIGINT/SIGTERM.
+	Ctx context.Context
+	// Interrupted reports whether a signal cancelled Ctx.
+	Interrupted func() bool
+}
+
+var (
+	regMu    sync.Mutex
+	builders []func(*Env) *cobra.Command
+)
+
+// Register adds a subcommand. Call it from an init function of the file
+// that defines the command.
+func Register(build func(*Env) *cobra.Command) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	builders = append(builders, build)
+}
+
+// NewRoot builds the root command with every registered subcommand.
+func NewRoot(env *Env) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "harness",
+		Short:         "Run AI agents composed from plugins",
+		Long:          "harness runs a local AI agent built from plugins listed in harness.yml.\nSee docs/cli.md for every command.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVarP(&env.ConfigPath, "config", "c", "", "manifest file (default: $HARNESS_CONFIG, ./harness.yml, else the embedded default)")
+	root.PersistentFlags().StringArrayVar(&env.Patches, "patch", nil, "patch layer applied over the manifest (repeatable)")
+	root.PersistentFlags().StringVar(&env.LogLevel, "log-level", "warn", "log level: debug, info, warn or error")
+	root.SetIn(env.Stdin)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return UsageError(err) })
+	regMu.Lock()
+	bs := slices.Clone(builders)
+	regMu.Unlock()
+	for _, b := range bs {
+		root.AddCommand(b(env))
+	}
+	return root
+}
+
+// Run executes the CLI with args (without the program name) and returns
+// the exit code. Errors are printed to env.Stderr as "harness: ...".
+func Run(args []string, env *Env) int {
+	if env.Stdin == nil {
+		env.Stdin = os.Stdin
+	}
+	if env.Stdout == nil {
+		env.Stdout = os.Stdout
+	}
+	if env.Stderr == nil {
+		env.Stderr = os.Stderr
+	}
+	if env.LookupEnv == nil {
+		env.LookupEnv = os.LookupEnv
+	}
+	if env.Getwd == nil {
+		env.Getwd = os.Getwd
+	}
+	if env.Ctx == nil {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		env.Ctx = ctx
+		env.Interrupted = func() bool { return ctx.Err() != nil }
+	}
+	if env.Interrupted == nil {
+		env.Interrupted = func() bool { return false }
+	}
+	root := NewRoot(env)
+	root.SetArgs(args)
+	err := root.ExecuteContext(env.Ctx)
+	if err == nil {
+		return ExitOK
+	}
+	code := ExitFailure
+	var xe *ExitError
+	if errors.As(err, &xe) {
+		code = xe.Code
+	} else if strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag") ||
+		strings.Contains(err.Error(), "arg(s)") || strings.HasPrefix(err.Error(), "invalid argument") {
+		code = ExitUsage
+	}
+	if env.Interrupted() && code != ExitUsage {
+		code = ExitInterrupted
+	}
+	fmt.Fprintf(env.Stderr, "harness: %v\n", err)
+	return code
+}
+
+// Main runs the CLI on os.Args and exits. defaultManifest is the embedded
+// harness.yml; modules contribute plugins of a custom binary.
+func Main(defaultManifest []byte, modules ...fx.Option) {
+	os.Exit(Run(os.Args[1:], &Env{DefaultManifest: defaultManifest, Modules: modules}))
+}
+
+// Logger returns a stderr logger at the --log-level.
+func (e *Env) Logger() *slog.Logger {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(e.LogLevel)); err != nil {
+		lvl = slog.LevelWarn
+	}
+	return slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: lvl}))
+}
+
+// ManifestPath returns the manifest file to read ("" for the embedded
+// default) following the discovery order.
+func (e *Env) ManifestPath() string {
+	if e.ConfigPath != "" {
+		return e.ConfigPath
+	}
+	if v, ok := e.LookupEnv("HARNESS_CONFIG"); ok && v != "" {
+		return v
+	}
+	if _, err := os.Stat("harness.yml"); err == nil {
+		return "harness.yml"
+	}
+	return ""
+}
+
+// LoadManifest discovers, parses and composes the manifest with every
+// --patch. Errors are usage errors naming FILE:LINE:COL.
+func (e *Env) LoadManifest() (*manifest.Manifest, error) {
+	path := e.ManifestPath()
+	var m *manifest.Manifest
+	var err error
+	if path == "" {
+		m, err = manifest.Parse("<embedded harness.yml>", e.DefaultManifest)
+	} else {
+		m, err = manifest.ReadFile(path)
+	}
+	if err != nil {
+		return nil, UsageError(err)
+	}
+	var patches []*manifest.Patch
+	for _, p := range e.Patches {
+		pt, err := manifest.ReadPatchFile(p)
+		if err != nil {
+			return nil, UsageError(err)
+		}
+		patches = append(patches, pt)
+	}
+	m, err = manifest.Compose(m, patches...)
+	if err != nil {
+		return nil, UsageError(err)
+	}
+	return m, nil
+}
+
+// BootOption adjusts [Env.Boot].
+type BootOption func(*fxcore.Options)
+
+// SkipAudit boots even when some rows do not activate.
+func SkipAudit() BootOption { return func(o *fxcore.Options) { o.SkipAudit = true } }
+
+// Build loads the manifest and builds (without starting) the harness.
+func (e *Env) Build(opts ...BootOption) (*fxcore.Harness, error) {
+	m, err := e.LoadManifest()
+	if err != nil {
+		return nil, err
+	}
+	o := fxcore.Options{Manifest: m, Env: e.LookupEnv, Logger: e.Logger()}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	h, err := fxcore.New(o, e.Modules...)
+	if err != nil {
+		return nil, Failure(err)
+	}
+	return h, nil
+}
+
+// Boot builds and starts the configured harness. Manifest, config and
+// boot-audit errors are usage errors (exit 2). Stop it with
+// h.Stop(context.Background()).
+func (e *Env) Boot(opts ...BootOption) (*fxcore.Harness, error) {
+	h, err := e.Build(opts...)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.Start(e.Ctx); err != nil {
+		return nil, UsageError(err)
+	}
+	return h, nil
+}

@@ -1,0 +1,154 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/core/fxcore"
+	"github.com/dshgo/harness/internal/cli"
+	"go.uber.org/fx"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type helloCfg struct {
+	Greeting string `yaml:"greeting"`
+	Token    string `yaml:"token" harness:"secret"`
+}
+
+var helloKey = core.NewKey[string]("hello")
+
+var (
+	hello = core.Define("hello", func(c *core.Context, cfg helloCfg) error {
+		return core.Provide(c, helloKey, cfg.Greeting)
+	}, core.WithProvides("hello"), core.WithDescription("says hello"))
+	user = core.Define("hello-user", func(c *core.Context, _ struct{}) error { return nil }, core.WithInject("hello"))
+)
+
+func run(t *testing.T, dir string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	env := &cli.Env{
+		Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(""),
+		DefaultManifest: []byte("plugins:\n  - name: hello\n"),
+		Modules:         []fx.Option{fxcore.ProvidePlugin(hello), fxcore.ProvidePlugin(user)},
+		LookupEnv:       func(k string) (string, bool) { return "", false },
+		Ctx:             context.Background(),
+	}
+	wd, _ := os.Getwd()
+	if dir != "" {
+		if err := os.Chdir(dir); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Chdir(wd)
+	}
+	code := cli.Run(args, env)
+	return out.String(), errb.String(), code
+}
+
+func write(t *testing.T, dir, name, s string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestCheckOnEmbeddedDefaultAndOnAFile(t *testing.T) {
+	out, errOut, code := run(t, t.TempDir(), "check")
+	if code != 0 || out != "ok: 1 plugins active\n" {
+		t.Fatalf("code %d out %q err %q", code, out, errOut)
+	}
+	dir := t.TempDir()
+	write(t, dir, "harness.yml", "plugins:\n  - name: hello\n  - name: hello-user\n")
+	out, errOut, code = run(t, dir, "check")
+	if code != 0 || out != "ok: 2 plugins active\n" {
+		t.Fatalf("code %d out %q err %q", code, out, errOut)
+	}
+}
+
+func TestBadManifestsExit2WithPlace(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ yml, want string }{
+		{"plugins:\n  - name: nope\n", `bad.yml:2:5: unknown plugin "nope"`},
+		{"plugins:\n  - name: hello\n    config: {greting: hi}\n", `bad.yml:3:14: plugin "hello" (id hello): invalid config: unknown key "greting" (allowed: greeting, token)`},
+		{"plugins:\n\t- name: hello\n", "bad.yml:2:1: tab character"},
+		{"plugins:\n  - name: hello-user\n", "hello-user (hello-user): pending (waiting for service: hello)"},
+	} {
+		p := write(t, dir, "bad.yml", tc.yml)
+		_, errOut, code := run(t, "", "check", "--config", p)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("yml %q: code %d stderr %q, want %q", tc.yml, code, errOut, tc.want)
+		}
+	}
+}
+
+func TestPluginsJSONHasExactlyTheDocumentedKeys(t *testing.T) {
+	dir := t.TempDir()
+	p := write(t, dir, "h.yml", "plugins:\n  - name: hello-user\n  - name: hello\n    config: {greeting: hi}\n")
+	out, errOut, code := run(t, "", "plugins", "--json", "-c", p)
+	if code != 0 {
+		t.Fatalf("code %d %s", code, errOut)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatal(err, out)
+	}
+	if len(rows) != 2 {
+		t.Fatal(out)
+	}
+	for _, r := range rows {
+		if len(r) != 7 {
+			t.Fatalf("keys: %v", r)
+		}
+		for _, k := range []string{"id", "name", "state", "provides", "injects", "pendingOn", "error"} {
+			if _, ok := r[k]; !ok {
+				t.Fatalf("missing %s in %v", k, r)
+			}
+		}
+	}
+	if rows[0]["state"] != "active" || rows[1]["provides"].([]any)[0] != "hello" {
+		t.Fatalf("rows %v", rows)
+	}
+}
+
+func TestConfigRedactsSecretsAndPatchesApply(t *testing.T) {
+	dir := t.TempDir()
+	p := write(t, dir, "h.yml", "plugins:\n  - name: hello\n    config: {greeting: hi, token: tok-secret-1}\n")
+	patch := write(t, dir, "p.yml", "- {id: hello, config: {greeting: bye, token: tok-secret-2}}\n")
+	out, errOut, code := run(t, "", "config", "-c", p, "--patch", patch)
+	if code != 0 || strings.Contains(out, "tok-secret") || !strings.Contains(out, "greeting: bye") || !strings.Contains(out, "# source: "+patch) {
+		t.Fatalf("code %d out:\n%s\nerr %s", code, out, errOut)
+	}
+}
+
+func TestSchemaAndUsageErrors(t *testing.T) {
+	out, _, code := run(t, t.TempDir(), "schema", "hello")
+	if code != 0 || !strings.Contains(out, `"writeOnly": true`) || !strings.Contains(out, `"greeting"`) {
+		t.Fatalf("code %d out %s", code, out)
+	}
+	out, _, code = run(t, t.TempDir(), "schema")
+	if code != 0 || !strings.Contains(out, `"plugins"`) {
+		t.Fatalf("code %d", code)
+	}
+	_, errOut, code := run(t, t.TempDir(), "schema", "nope")
+	if code != 2 || !strings.Contains(errOut, `unknown plugin "nope"`) {
+		t.Fatalf("code %d %s", code, errOut)
+	}
+	_, _, code = run(t, t.TempDir(), "frobnicate")
+	if code != 2 {
+		t.Fatalf("unknown command exit %d", code)
+	}
+	out, _, code = run(t, t.TempDir(), "version")
+	if code != 0 || !strings.HasPrefix(out, "harness ") {
+		t.Fatalf("version: %d %q", code, out)
+	}
+}

@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+)
+
+func init() {
+	Register(func(env *Env) *cobra.Command {
+		var asJSON bool
+		cmd := &cobra.Command{
+			Use:   "plugins",
+			Short: "Boot the configured harness and list each row: id, name, state, provides, injects, pending-on",
+			Long: "plugins boots the configured harness (without failing on rows that do not activate) and lists\n" +
+				"every row. --json prints an array of objects with the keys id, name, state, provides,\n" +
+				"injects, pendingOn and error.",
+			Args: cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				h, err := env.Boot(SkipAudit())
+				if err != nil {
+					return err
+				}
+				rows := h.Loader.Status()
+				if err := h.Stop(context.Background()); err != nil {
+					return Failure(err)
+				}
+				if asJSON {
+					enc := json.NewEncoder(env.Stdout)
+					enc.SetIndent("", "  ")
+					if rows == nil {
+						return enc.Encode([]any{})
+					}
+					return enc.Encode(rows)
+				}
+				tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tNAME\tSTATE\tPROVIDES\tINJECTS\tDETAIL")
+				for _, r := range rows {
+					detail := r.Error
+					if len(r.PendingOn) > 0 {
+						detail = "waiting for " + strings.Join(r.PendingOn, ", ")
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Name, r.State, dash(r.Provides), dash(r.Injects), detail)
+				}
+				return tw.Flush()
+			},
+		}
+		cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+		return cmd
+	})
+}
+
+func dash(s []string) string {
+	if len(s) == 0 {
+		return "-"
+	}
+	return strings.Join(s, ",")
+}

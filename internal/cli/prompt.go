@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/services/systemprompt"
+	"github.com/spf13/cobra"
+)
+
+func init() {
+	Register(func(env *Env) *cobra.Command {
+		var (
+			asJSON bool
+			scope  string
+			vars   []string
+		)
+		cmd := &cobra.Command{
+			Use:   "prompt",
+			Short: "Print the rendered system prompt of the configured harness",
+			Long: "prompt boots the configured harness, assembles the system prompt exactly as the agent loop does\n" +
+				"for one step, renders it and prints it. --var name=value (repeatable) registers a prompt variable\n" +
+				"that shadows a global one of the same name (for example --var cwd=/srv/app). --scope ID assembles\n" +
+				"for a fresh scope labelled ID that carries the --var values. --json prints\n" +
+				`{"sections":[{"name","order","tokens","text"}],"tools":[{"name","tokens"}],"totalTokens":N}` + "\n" +
+				"with the non-empty rendered sections; token counts appear when a token meter is mounted.",
+			Args: cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				values, err := parseVars(vars)
+				if err != nil {
+					return UsageError(err)
+				}
+				h, err := env.Boot()
+				if err != nil {
+					return err
+				}
+				out, perr := promptReport(env.Ctx, h.Root.Context(), scope, values)
+				if err := h.Stop(context.Background()); err != nil && perr == nil {
+					perr = Failure(fmt.Errorf("stopping: %w", err))
+				}
+				if perr != nil {
+					return perr
+				}
+				if asJSON {
+					enc := json.NewEncoder(env.Stdout)
+					enc.SetIndent("", "  ")
+					enc.SetEscapeHTML(false)
+					return enc.Encode(out)
+				}
+				_, err = fmt.Fprintln(env.Stdout, out.text)
+				return err
+			},
+		}
+		cmd.Flags().BoolVar(&asJSON, "json", false, "print sections, tools and token counts as JSON")
+		cmd.Flags().StringVar(&scope, "scope", "", "assemble for a scope with this label")
+		cmd.Flags().StringArrayVar(&vars, "var", nil, "prompt variable name=value (repeatable)")
+		return cmd
+	})
+}
+
+// promptJSON is the --json shape of `harness prompt`.
+type promptJSON struct {
+	Sections    []promptSection `json:"sections"`
+	Tools       []promptTool    `json:"tools"`
+	TotalTokens *int            `json:"totalTokens,omitempty"`
+	text        string
+}
+
+type promptSection struct {
+	Name   string  `json:"name"`
+	Order  float64 `json:"order"`
+	Tokens *int    `json:"tokens,omitempty"`
+	Text   string  `json:"text"`
+}
+
+type promptTool struct {
+	Name   string `json:"name"`
+	Tokens *int   `json:"tokens,omitempty"`
+}
+
+// parseVars turns name=value flags into a map; names are checked by the
+// service when registered.
+func parseVars(flags []string) (map[string]string, error) {
+	out := make(map[string]string, len(flags))
+	for _, f := range flags {
+		name, value, ok := strings.Cut(f, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("--var %q: want name=value", f)
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("--var %q: variable given twice", name)
+		}
+		out[name] = value
+	}
+	return out, nil
+}
+
+// promptReport assembles and renders the prompt for the given scope label
+// with the --var values registered in that scope.
+func promptReport(ctx context.Context, root *core.Context, scopeLabel string, vars map[string]string) (*promptJSON, error) {
+	svc, ok := core.Lookup(root, systemprompt.Key)
+	if !ok {
+		return nil, UsageError(errors.New("the systemprompt plugin is not mounted: add a row with `name: systemprompt` to harness.yml"))
+	}
+	var id *core.ScopeID
+	if scopeLabel != "" || len(vars) > 0 {
+		label := scopeLabel
+		if label == "" {
+			label = "harness-prompt"
+		}
+		sc, err := core.NewScope(root, core.NewScopeID(label, nil))
+		if err != nil {
+			return nil, Failure(err)
+		}
+		defer func() { _ = sc.Dispose(context.Background()) }()
+		id = sc.ID()
+		for name, value := range vars {
+			v := value
+			if _, err := svc.Variable(sc.Context(), name, func(context.Context, systemprompt.AssembleContext) (string, bool) { return v, true }); err != nil {
+				return nil, UsageError(fmt.Errorf("--var: %w", err))
+			}
+		}
+	}
+	a, err := svc.Assemble(ctx, systemprompt.AssembleContext{Scope: id})
+	if err != nil {
+		return nil, Failure(err)
+	}
+	sections, err := systemprompt.RenderSections(a)
+	if err != nil {
+		return nil, Failure(err)
+	}
+	counter := lookupTokenCounter(root)
+	out := &promptJSON{Sections: make([]promptSection, 0, len(sections)), Tools: make([]promptTool, 0, len(a.Tools))}
+	texts := make([]string, len(sections))
+	for i, s := range sections {
+		texts[i] = s.Text
+		out.Sections = append(out.Sections, promptSection{Name: s.Name, Order: s.Order, Text: s.Text, Tokens: counter.text(s.Text)})
+	}
+	out.text = strings.Join(texts, "\n\n")
+	for _, t := range a.Tools {
+		out.Tools = append(out.Tools, promptTool{Name: t.Name, Tokens: counter.tool(t)})
+	}
+	out.TotalTokens = counter.total(out)
+	return out, nil
+}
+
+// tokenCounter counts tokens for `harness prompt --json`; the zero value
+// (no token meter mounted) counts nothing and the fields are omitted.
+type tokenCounter struct {
+	count func(text string) int
+}
+
+// lookupTokenCounter finds the token meter when one is mounted.
+func lookupTokenCounter(*core.Context) tokenCounter { return tokenCounter{} }
+
+func (c tokenCounter) text(s string) *int {
+	if c.count == nil {
+		return nil
+	}
+	n := c.count(s)
+	return &n
+}
+
+func (c tokenCounter) tool(t systemprompt.ToolSchema) *int {
+	if c.count == nil {
+		return nil
+	}
+	b, _ := json.Marshal(t)
+	n := c.count(string(b))
+	return &n
+}
+
+func (c tokenCounter) total(p *promptJSON) *int {
+	if c.count == nil {
+		return nil
+	}
+	n := c.count(p.text)
+	for _, t := range p.Tools {
+		n += *t.Tokens
+	}
+	return &n
+}

@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dshgo/harness/core/fxcore"
+	"github.com/dshgo/harness/services/systemprompt"
+	"go.uber.org/fx"
+)
+
+// runPrompt runs `harness prompt` against a manifest text with the
+// systemprompt plugin in the catalog.
+func runPrompt(t *testing.T, manifestYAML string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "harness.yml")
+	if err := os.WriteFile(path, []byte(manifestYAML), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	env := &Env{
+		Stdin:       strings.NewReader(""),
+		Stdout:      &out,
+		Stderr:      &errOut,
+		Modules:     []fx.Option{fxcore.ProvidePlugin(systemprompt.Plugin)},
+		LookupEnv:   func(string) (string, bool) { return "", false },
+		Ctx:         context.Background(),
+		Interrupted: func() bool { return false },
+	}
+	code = Run(append([]string{"prompt", "--config", path}, args...), env)
+	return code, out.String(), errOut.String()
+}
+
+const personaManifest = `plugins:
+  - id: prompt
+    name: systemprompt
+    config:
+      personaPrefix: "You are a careful engineer."
+      personaSuffix: "Working directory: {{cwd}}"
+`
+
+func TestPromptPrintsTheRenderedPrompt(t *testing.T) {
+	code, out, errOut := runPrompt(t, personaManifest, "--var", "cwd=/srv/{{app}}")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := systemprompt.IdentityText + "\n\nYou are a careful engineer.\n\nWorking directory: /srv/{{app}}\n"
+	if out != want {
+		t.Fatalf("stdout = %q, want %q", out, want)
+	}
+}
+
+func TestPromptJSON(t *testing.T) {
+	code, out, errOut := runPrompt(t, personaManifest, "--json", "--scope", "session-1", "--var", "cwd=/w")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	want := map[string]any{
+		"sections": []any{
+			map[string]any{"name": "harness:identity", "order": -1000.0, "text": systemprompt.IdentityText},
+			map[string]any{"name": "deployment:persona-prefix", "order": 0.0, "text": "You are a careful engineer."},
+			map[string]any{"name": "deployment:persona-suffix", "order": 10200.0, "text": "Working directory: /w"},
+		},
+		"tools": []any{},
+	}
+	gotJSON, _ := json.Marshal(got)
+	wantJSON, _ := json.Marshal(want)
+	if !bytes.Equal(gotJSON, wantJSON) {
+		t.Fatalf("json = %s\nwant   %s", gotJSON, wantJSON)
+	}
+}
+
+func TestPromptErrors(t *testing.T) {
+	cases := []struct {
+		name     string
+		manifest string
+		args     []string
+		code     int
+		stderr   string
+	}{
+		{"unknown variable", personaManifest, nil, 1,
+			`harness: unknown prompt variable "{{cwd}}" in section "deployment:persona-suffix"; registered variables: (none)`},
+		{"malformed --var", personaManifest, []string{"--var", "cwd"}, 2, `--var "cwd": want name=value`},
+		{"invalid variable name", personaManifest, []string{"--var", "Cwd=/x"}, 2,
+			`--var: invalid prompt variable name "Cwd" (must match /^[a-z][a-z0-9_]*$/)`},
+		{"not mounted", "plugins: []\n", nil, 2, "the systemprompt plugin is not mounted"},
+		{"bad persona syntax", "plugins:\n  - name: systemprompt\n    config: {personaPrefix: \"{{ x }}\"}\n", nil, 2, "personaPrefix: malformed prompt variable reference"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errOut := runPrompt(t, tc.manifest, tc.args...)
+			if code != tc.code || !strings.Contains(errOut, tc.stderr) {
+				t.Fatalf("exit %d stderr %q; want exit %d containing %q", code, errOut, tc.code, tc.stderr)
+			}
+		})
+	}
+}

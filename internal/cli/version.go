@@ -1,0 +1,35 @@
+package cli
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// Version is the harness release, set at build time with
+// -ldflags "-X github.com/dshgo/harness/internal/cli.Version=v1.2.3".
+var Version = "v0.1.0-dev"
+
+func init() {
+	Register(func(env *Env) *cobra.Command {
+		return &cobra.Command{
+			Use:   "version",
+			Short: "Print the harness version",
+			Args:  cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				rev := ""
+				if bi, ok := debug.ReadBuildInfo(); ok {
+					for _, s := range bi.Settings {
+						if s.Key == "vcs.revision" {
+							rev = " " + s.Value
+						}
+					}
+				}
+				fmt.Fprintf(env.Stdout, "harness %s%s %s/%s %s\n", Version, rev, runtime.GOOS, runtime.GOARCH, runtime.Version())
+				return nil
+			},
+		}
+	})
+}

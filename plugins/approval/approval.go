@@ -1,0 +1,179 @@
+package approval
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/services/tools"
+	"go.uber.org/fx"
+	"golang.org/x/sys/unix"
+)
+
+// Answerer puts one approval request to whoever can answer it.
+type Answerer interface {
+	// Answer blocks until an answer or ctx ends (then ApprovalCancelled).
+	Answer(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalOutcome, error)
+}
+
+// The answerer settings.
+const (
+	AnswererAuto     = "auto"
+	AnswererTerminal = "terminal"
+	AnswererHeadless = "headless"
+)
+
+// The session policies.
+const (
+	PolicyAsk   = "ask"
+	PolicyNever = "never"
+)
+
+// Config configures the approval service.
+type Config struct {
+	// Answerer is who answers: "auto" (terminal when stdin is a TTY, else
+	// headless), "terminal" (prompt on /dev/tty), or "headless" (nobody: every
+	// ask is a denial).
+	Answerer string `yaml:"answerer" json:"answerer,omitempty" jsonschema:"enum=auto,enum=terminal,enum=headless,default=auto"`
+	// Policy is "ask" (put the question) or "never" (reject without asking).
+	Policy string `yaml:"policy" json:"policy,omitempty" jsonschema:"enum=ask,enum=never,default=ask"`
+}
+
+// SetDefaults sets answerer auto and policy ask.
+func (c *Config) SetDefaults() {
+	c.Answerer, c.Policy = AnswererAuto, PolicyAsk
+}
+
+// Validate checks the two enumerations.
+func (c Config) Validate() error {
+	switch c.Answerer {
+	case AnswererAuto, AnswererTerminal, AnswererHeadless:
+	default:
+		return fmt.Errorf("answerer: %q is not one of auto, terminal, headless", c.Answerer)
+	}
+	switch c.Policy {
+	case PolicyAsk, PolicyNever:
+	default:
+		return fmt.Errorf("policy: %q is not one of ask, never", c.Policy)
+	}
+	return nil
+}
+
+// Plugin provides the approval service under tools.ApprovalKey.
+var Plugin = core.Define("approval", apply,
+	core.WithProvides(tools.ApprovalKey.Name()),
+	core.WithDescription("Answers tool-call approval requests: a terminal prompt when interactive, a clear denial when headless."))
+
+// Module contributes Plugin to the catalog.
+var Module = fx.Module("approval", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
+
+func apply(c *core.Context, cfg Config) error {
+	s := New(answererFor(cfg.Answerer), cfg.Policy == PolicyNever)
+	return core.Provide[tools.Approver](c, tools.ApprovalKey, s)
+}
+
+// answererFor resolves the answerer setting; nil means headless.
+func answererFor(setting string) Answerer {
+	switch setting {
+	case AnswererTerminal:
+		return NewTerminal(OpenTTY)
+	case AnswererAuto:
+		if IsTerminal(os.Stdin) {
+			return NewTerminal(OpenTTY)
+		}
+	}
+	return nil
+}
+
+// IsTerminal reports whether f is a terminal.
+func IsTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// Service is the approval service. Safe for concurrent use.
+type Service struct {
+	answerer Answerer // nil: headless
+	never    bool
+
+	mu       sync.Mutex
+	always   map[grantKey]bool
+	onAlways map[int]func(tools.ApprovalRequest)
+	nextID   int
+}
+
+type grantKey struct {
+	scope           *core.ScopeID
+	tool, arguments string
+}
+
+// New returns a service asking a (nil: headless). With never set every
+// request is rejected without asking.
+func New(a Answerer, never bool) *Service {
+	return &Service{answerer: a, never: never, always: map[grantKey]bool{}, onAlways: map[int]func(tools.ApprovalRequest){}}
+}
+
+// Interactive reports whether someone can answer: false for a headless
+// service or the "never" policy.
+func (s *Service) Interactive() bool { return s.answerer != nil && !s.never }
+
+// Ask resolves one request: "never" rejects; a request identical to one
+// answered "always" in the same scope is granted; a headless service answers
+// ApprovalUnavailable; otherwise the answerer is asked.
+func (s *Service) Ask(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
+	if s.never {
+		return tools.ApprovalRejected, nil
+	}
+	key := grantKey{req.Scope, req.Tool, req.Arguments}
+	s.mu.Lock()
+	granted := s.always[key]
+	s.mu.Unlock()
+	if granted {
+		return tools.ApprovalAllowedAlways, nil
+	}
+	if s.answerer == nil {
+		return tools.ApprovalUnavailable, nil
+	}
+	if ctx.Err() != nil {
+		return tools.ApprovalCancelled, nil
+	}
+	out, err := s.answerer.Answer(ctx, req)
+	if err != nil {
+		return tools.ApprovalUnavailable, err
+	}
+	if out == tools.ApprovalAllowedAlways {
+		s.remember(key, req)
+	}
+	return out, nil
+}
+
+// remember records an "always" grant and tells the listeners.
+func (s *Service) remember(key grantKey, req tools.ApprovalRequest) {
+	s.mu.Lock()
+	s.always[key] = true
+	fns := make([]func(tools.ApprovalRequest), 0, len(s.onAlways))
+	for _, fn := range s.onAlways {
+		fns = append(fns, fn)
+	}
+	s.mu.Unlock()
+	for _, fn := range fns {
+		fn(req)
+	}
+}
+
+// OnAllowedAlways registers fn to hear every request answered "always"
+// (called synchronously, before Ask returns). The returned function removes it.
+func (s *Service) OnAllowedAlways(fn func(tools.ApprovalRequest)) (remove func()) {
+	s.mu.Lock()
+	id := s.nextID
+	s.nextID++
+	s.onAlways[id] = fn
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		delete(s.onAlways, id)
+		s.mu.Unlock()
+	}
+}

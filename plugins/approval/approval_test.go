@@ -1,0 +1,229 @@
+package approval_test
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"github.com/dshgo/harness/plugins/approval"
+	"github.com/dshgo/harness/services/tools"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// terminal is a real pseudo-terminal: the answerer talks to its tty end, the
+// test plays the user on its master end.
+type terminal struct {
+	master *os.File
+	name   string
+	out    *bufio.Reader
+}
+
+func newTerminal(t *testing.T) *terminal {
+	t.Helper()
+	master, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	name := tty.Name()
+	// Keep the tty open for the test's duration so the master never sees a hang-up.
+	t.Cleanup(func() { tty.Close(); master.Close() })
+	return &terminal{master: master, name: name, out: bufio.NewReader(master)}
+}
+
+// open opens the tty end anew, as OpenTTY opens /dev/tty.
+func (p *terminal) open() (approval.TTY, error) { return os.OpenFile(p.name, os.O_RDWR, 0) }
+
+// expect reads the terminal's output until it contains s.
+func (p *terminal) expect(t *testing.T, s string) string {
+	t.Helper()
+	var seen strings.Builder
+	_ = p.master.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for !strings.Contains(seen.String(), s) {
+		b, err := p.out.ReadByte()
+		if err != nil {
+			t.Fatalf("waiting for %q, got %q: %v", s, seen.String(), err)
+		}
+		seen.WriteByte(b)
+	}
+	return seen.String()
+}
+
+func (p *terminal) say(t *testing.T, line string) {
+	t.Helper()
+	if _, err := p.master.WriteString(line + "\n"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var req = tools.ApprovalRequest{Tool: "bash", CallID: "c1", Arguments: `{"command":"make deploy"}`, Reason: "no allow rule covers this call"}
+
+func TestTerminalAnswers(t *testing.T) {
+	tests := []struct {
+		lines []string
+		want  tools.ApprovalOutcome
+	}{
+		{[]string{"y"}, tools.ApprovalAllowedOnce},
+		{[]string{"YES"}, tools.ApprovalAllowedOnce},
+		{[]string{"a"}, tools.ApprovalAllowedAlways},
+		{[]string{"always"}, tools.ApprovalAllowedAlways},
+		{[]string{"n"}, tools.ApprovalRejected},
+		{[]string{""}, tools.ApprovalRejected},
+		{[]string{"maybe", "y"}, tools.ApprovalAllowedOnce},
+	}
+	for _, tt := range tests {
+		term := newTerminal(t)
+		ans := approval.NewTerminal(term.open)
+		got := make(chan tools.ApprovalOutcome, 1)
+		go func() {
+			o, err := ans.Answer(context.Background(), req)
+			if err != nil {
+				t.Errorf("Answer: %v", err)
+			}
+			got <- o
+		}()
+		shown := term.expect(t, "[n] no (default): ")
+		for _, want := range []string{"approval needed: tool bash", `arguments: {"command":"make deploy"}`, "why: no allow rule covers this call"} {
+			if !strings.Contains(shown, want) {
+				t.Errorf("prompt %q lacks %q", shown, want)
+			}
+		}
+		for i, l := range tt.lines {
+			if i > 0 {
+				term.expect(t, "Please answer y, a or n: ")
+			}
+			term.say(t, l)
+		}
+		if o := <-got; o != tt.want {
+			t.Errorf("answers %q: got %v, want %v", tt.lines, o, tt.want)
+		}
+	}
+}
+
+func TestTerminalCancelledByContext(t *testing.T) {
+	term := newTerminal(t)
+	ans := approval.NewTerminal(term.open)
+	ctx, cancel := context.WithCancel(context.Background())
+	got := make(chan tools.ApprovalOutcome, 1)
+	go func() {
+		o, _ := ans.Answer(ctx, req)
+		got <- o
+	}()
+	term.expect(t, "(default): ")
+	cancel()
+	if o := <-got; o != tools.ApprovalCancelled {
+		t.Fatalf("got %v, want cancelled", o)
+	}
+}
+
+func TestTerminalEndOfInputIsCancelled(t *testing.T) {
+	term := newTerminal(t)
+	ans := approval.NewTerminal(term.open)
+	got := make(chan tools.ApprovalOutcome, 1)
+	go func() {
+		o, _ := ans.Answer(context.Background(), req)
+		got <- o
+	}()
+	term.expect(t, "(default): ")
+	if _, err := term.master.Write([]byte{4}); err != nil { // ^D at the start of a line
+		t.Fatal(err)
+	}
+	if o := <-got; o != tools.ApprovalCancelled {
+		t.Fatalf("got %v, want cancelled", o)
+	}
+}
+
+func TestTerminalEscapesControlCharacters(t *testing.T) {
+	term := newTerminal(t)
+	ans := approval.NewTerminal(term.open)
+	r := req
+	r.Arguments = "{\"command\":\"ls\x1b[2J\rok\"}"
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = ans.Answer(context.Background(), r)
+	}()
+	shown := term.expect(t, "(default): ")
+	term.say(t, "n")
+	<-done
+	if strings.ContainsAny(shown[:strings.Index(shown, "why:")], "\x1b") || !strings.Contains(shown, `ls\u001b[2J\u000dok`) {
+		t.Fatalf("prompt %q", shown)
+	}
+}
+
+type scripted struct {
+	answers []tools.ApprovalOutcome
+	asked   int
+}
+
+func (s *scripted) Answer(context.Context, tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
+	s.asked++
+	o := s.answers[0]
+	s.answers = s.answers[1:]
+	return o, nil
+}
+
+func TestServiceAlwaysIsRememberedPerScopeAndCall(t *testing.T) {
+	a := &scripted{answers: []tools.ApprovalOutcome{tools.ApprovalAllowedAlways, tools.ApprovalRejected}}
+	s := approval.New(a, false)
+	var heard []string
+	remove := s.OnAllowedAlways(func(r tools.ApprovalRequest) { heard = append(heard, r.CallID) })
+	ctx := context.Background()
+	if o, _ := s.Ask(ctx, req); o != tools.ApprovalAllowedAlways {
+		t.Fatalf("first: %v", o)
+	}
+	again := req
+	again.CallID = "c2"
+	if o, _ := s.Ask(ctx, again); o != tools.ApprovalAllowedAlways || a.asked != 1 {
+		t.Fatalf("repeat: %v after %d questions", o, a.asked)
+	}
+	other := req
+	other.Arguments = `{"command":"make clean"}`
+	if o, _ := s.Ask(ctx, other); o != tools.ApprovalRejected || a.asked != 2 {
+		t.Fatalf("other call: %v after %d questions", o, a.asked)
+	}
+	remove()
+	if strings.Join(heard, ",") != "c1" {
+		t.Fatalf("OnAllowedAlways heard %v", heard)
+	}
+	if !s.Interactive() {
+		t.Fatal("a service with an answerer is interactive")
+	}
+}
+
+func TestServiceHeadlessAndNever(t *testing.T) {
+	ctx := context.Background()
+	headless := approval.New(nil, false)
+	if o, err := headless.Ask(ctx, req); o != tools.ApprovalUnavailable || err != nil || headless.Interactive() {
+		t.Fatalf("headless: %v %v", o, err)
+	}
+	never := approval.New(&scripted{}, true)
+	if o, err := never.Ask(ctx, req); o != tools.ApprovalRejected || err != nil || never.Interactive() {
+		t.Fatalf("never: %v %v", o, err)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		cfg  approval.Config
+		want string
+	}{
+		{approval.Config{Answerer: "tty", Policy: "ask"}, `answerer: "tty" is not one of auto, terminal, headless`},
+		{approval.Config{Answerer: "auto", Policy: "always"}, `policy: "always" is not one of ask, never`},
+	}
+	for _, tt := range tests {
+		if err := tt.cfg.Validate(); err == nil || err.Error() != tt.want {
+			t.Errorf("Validate() = %v, want %q", err, tt.want)
+		}
+	}
+	var c approval.Config
+	c.SetDefaults()
+	if c.Validate() != nil || c.Answerer != "auto" || c.Policy != "ask" {
+		t.Errorf("defaults %+v", c)
+	}
+}

@@ -1,0 +1,187 @@
+package hooks
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// DefaultTimeout is how long a hook command may run when its `timeout` is unset.
+const DefaultTimeout = 60 * time.Second
+
+// Config is the hooks plugin's configuration. Its `hooks` block has the shape
+// of the `hooks` key of a Claude Code settings file, so a deployer can paste
+// one in (JSON is YAML):
+//
+//	hooks:
+//	  PreToolUse:
+//	    - matcher: "Bash"
+//	      hooks:
+//	        - type: command
+//	          command: "$CLAUDE_PROJECT_DIR/.claude/hooks/check.sh"
+//	          timeout: 30
+type Config struct {
+	// Hooks lists the matcher groups per event.
+	Hooks Events `yaml:"hooks" json:"hooks"`
+	// Cwd is the directory hook commands run in and the `cwd` they are told;
+	// empty means the process's working directory.
+	Cwd string `yaml:"cwd" json:"cwd,omitempty"`
+	// SessionID is the `session_id` sent when the caller supplies none.
+	SessionID string `yaml:"sessionId" json:"sessionId,omitempty"`
+}
+
+// Events holds the matcher groups of each supported event. Claude Code events
+// the harness does not fire (Notification, PreCompact, SubagentStop, …) are
+// rejected at load time rather than silently ignored.
+type Events struct {
+	// PreToolUse runs before a tool call, after argument validation; it may
+	// allow, ask, or deny. Matcher: the tool name.
+	PreToolUse []MatcherGroup `yaml:"PreToolUse" json:"PreToolUse,omitempty"`
+	// PostToolUse runs after a tool call produced its result; it may block the
+	// result, add context, or replace the output. Matcher: the tool name.
+	PostToolUse []MatcherGroup `yaml:"PostToolUse" json:"PostToolUse,omitempty"`
+	// SessionStart runs when the agent starts or resumes a session; it may add
+	// context. Matcher: the source (startup, resume, clear, compact).
+	SessionStart []MatcherGroup `yaml:"SessionStart" json:"SessionStart,omitempty"`
+	// UserPromptSubmit runs before a user prompt reaches the model; it may
+	// block the prompt or add context. No matcher.
+	UserPromptSubmit []MatcherGroup `yaml:"UserPromptSubmit" json:"UserPromptSubmit,omitempty"`
+	// Stop runs when the agent is about to end its turn; a block keeps it
+	// going with the reason as its next instruction. No matcher.
+	Stop []MatcherGroup `yaml:"Stop" json:"Stop,omitempty"`
+}
+
+// MatcherGroup is one matcher with the commands it selects.
+type MatcherGroup struct {
+	// Matcher selects by tool name (or session source): empty or `*` matches
+	// everything; a pattern of letters, digits, `_` and `|` is a list of exact
+	// names (`Edit|Write`); anything else is an unanchored regular expression.
+	// Matching ignores case, so Claude Code's `Bash` selects the `bash` tool.
+	Matcher string `yaml:"matcher" json:"matcher,omitempty"`
+	// Hooks are the commands to run, all in parallel.
+	Hooks []CommandHook `yaml:"hooks" json:"hooks"`
+}
+
+// CommandHook is one hook command.
+type CommandHook struct {
+	// Type must be "command" (the only handler type the harness runs).
+	Type string `yaml:"type" json:"type,omitempty" jsonschema:"enum=command"`
+	// Command is a shell command line, run with `bash -c`; it reads the event
+	// JSON on stdin. $CLAUDE_PROJECT_DIR and $HARNESS_PROJECT_DIR name the
+	// working directory.
+	Command string `yaml:"command" json:"command"`
+	// Timeout is the limit in seconds (Claude Code's unit); 0 means 60.
+	Timeout float64 `yaml:"timeout" json:"timeout,omitempty" jsonschema:"minimum=0"`
+	// Name labels the hook in denial reasons and logs; defaults to the command.
+	Name string `yaml:"name" json:"name,omitempty"`
+}
+
+// label names the hook for reasons and logs.
+func (h CommandHook) label() string {
+	if h.Name != "" {
+		return h.Name
+	}
+	c := strings.Join(strings.Fields(h.Command), " ")
+	if len(c) > 80 {
+		c = c[:77] + "..."
+	}
+	return c
+}
+
+// timeout returns the enforced limit.
+func (h CommandHook) timeout() time.Duration {
+	if h.Timeout <= 0 {
+		return DefaultTimeout
+	}
+	return time.Duration(h.Timeout * float64(time.Second))
+}
+
+// Validate checks every group: known handler type, non-empty command,
+// non-negative timeout, compilable matcher. Errors name the field path.
+func (c Config) Validate() error {
+	for _, ev := range c.Hooks.all() {
+		for i, g := range ev.groups {
+			where := fmt.Sprintf("hooks.%s[%d]", ev.name, i)
+			if _, err := compileMatcher(g.Matcher); err != nil {
+				return fmt.Errorf("%s.matcher: %w", where, err)
+			}
+			if len(g.Hooks) == 0 {
+				return fmt.Errorf("%s.hooks: at least one hook is required", where)
+			}
+			for j, h := range g.Hooks {
+				hw := fmt.Sprintf("%s.hooks[%d]", where, j)
+				if h.Type != "" && h.Type != "command" {
+					return fmt.Errorf("%s.type: %q is not supported (only \"command\")", hw, h.Type)
+				}
+				if strings.TrimSpace(h.Command) == "" {
+					return fmt.Errorf("%s.command: must not be empty", hw)
+				}
+				if h.Timeout < 0 {
+					return fmt.Errorf("%s.timeout: must not be negative", hw)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+type namedGroups struct {
+	name   string
+	groups []MatcherGroup
+}
+
+func (e Events) all() []namedGroups {
+	return []namedGroups{
+		{EventPreToolUse, e.PreToolUse}, {EventPostToolUse, e.PostToolUse},
+		{EventSessionStart, e.SessionStart}, {EventUserPromptSubmit, e.UserPromptSubmit}, {EventStop, e.Stop},
+	}
+}
+
+// The hook event names, as sent in `hook_event_name`.
+const (
+	EventPreToolUse       = "PreToolUse"
+	EventPostToolUse      = "PostToolUse"
+	EventSessionStart     = "SessionStart"
+	EventUserPromptSubmit = "UserPromptSubmit"
+	EventStop             = "Stop"
+)
+
+// matcher is a compiled MatcherGroup.Matcher.
+type matcher struct {
+	all      bool
+	literals []string
+	re       *regexp.Regexp
+}
+
+var literalMatcher = regexp.MustCompile(`^[A-Za-z0-9_|]+$`)
+
+// compileMatcher compiles a matcher; an invalid regular expression is an error.
+func compileMatcher(s string) (matcher, error) {
+	switch {
+	case s == "" || s == "*":
+		return matcher{all: true}, nil
+	case literalMatcher.MatchString(s):
+		return matcher{literals: strings.Split(s, "|")}, nil
+	}
+	if _, err := regexp.Compile(s); err != nil {
+		return matcher{}, fmt.Errorf("invalid regular expression %q: %w", s, err)
+	}
+	return matcher{re: regexp.MustCompile("(?i)" + s)}, nil
+}
+
+// match reports whether the matcher selects name.
+func (m matcher) match(name string) bool {
+	if m.all {
+		return true
+	}
+	if m.re != nil {
+		return m.re.MatchString(name)
+	}
+	for _, l := range m.literals {
+		if strings.EqualFold(l, name) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,385 @@
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/plugins/hooks/lifecycle"
+	"github.com/dshgo/harness/services/subprocess"
+	"github.com/dshgo/harness/services/tools"
+	"go.uber.org/fx"
+)
+
+// Plugin is the hooks plugin.
+var Plugin = core.Define("hooks", apply,
+	core.WithInject(subprocess.Key.Name()),
+	core.WithDescription("Claude Code compatible command hooks: PreToolUse, PostToolUse, SessionStart, UserPromptSubmit, Stop."))
+
+// Module contributes Plugin to the catalog.
+var Module = fx.Module("hooks", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
+
+func apply(c *core.Context, cfg Config) error {
+	h, err := newRunner(cfg, subprocessRunner(core.Use(c, subprocess.Key)), c.Logger())
+	if err != nil {
+		return err
+	}
+	h.approver = func() (tools.Approver, bool) { return core.Lookup(c, tools.ApprovalKey) }
+	if len(h.events[EventPreToolUse]) > 0 {
+		if err := tools.OnPreExecute(c, h.preToolUse); err != nil {
+			return err
+		}
+	}
+	if len(h.events[EventPostToolUse]) > 0 {
+		if err := core.On(c, tools.PostExecute, h.postToolUse); err != nil {
+			return err
+		}
+	}
+	if len(h.events[EventSessionStart]) > 0 {
+		if err := core.On(c, lifecycle.SessionStart, h.sessionStart); err != nil {
+			return err
+		}
+	}
+	if len(h.events[EventUserPromptSubmit]) > 0 {
+		if err := core.On(c, lifecycle.UserPromptSubmit, h.userPromptSubmit); err != nil {
+			return err
+		}
+	}
+	if len(h.events[EventStop]) > 0 {
+		if err := core.On(c, lifecycle.Stop, h.stop); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// compiledGroup is a matcher group ready to run.
+type compiledGroup struct {
+	matcher matcher
+	hooks   []CommandHook
+}
+
+// runner holds the compiled configuration of one active hooks plugin.
+type runner struct {
+	events    map[string][]compiledGroup
+	cwd       string
+	sessionID string
+	run       runFunc
+	log       *slog.Logger
+	approver  func() (tools.Approver, bool) // the approval service, looked up per call
+}
+
+func newRunner(cfg Config, run runFunc, log *slog.Logger) (*runner, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cwd := cfg.Cwd
+	if cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("cwd: %w", err)
+		}
+		cwd = wd
+	}
+	abs, err := filepath.Abs(cwd)
+	if err != nil {
+		return nil, fmt.Errorf("cwd: %w", err)
+	}
+	h := &runner{events: map[string][]compiledGroup{}, cwd: abs, sessionID: cfg.SessionID, run: run, log: log}
+	for _, ev := range cfg.Hooks.all() {
+		for _, g := range ev.groups {
+			m, _ := compileMatcher(g.Matcher) // validated above
+			h.events[ev.name] = append(h.events[ev.name], compiledGroup{matcher: m, hooks: g.Hooks})
+		}
+	}
+	return h, nil
+}
+
+// selected returns the hooks of event whose matcher selects subject, each
+// distinct command once, in configuration order.
+func (h *runner) selected(event, subject string) []CommandHook {
+	var out []CommandHook
+	seen := map[string]bool{}
+	for _, g := range h.events[event] {
+		if !g.matcher.match(subject) {
+			continue
+		}
+		for _, hk := range g.hooks {
+			if !seen[hk.Command] {
+				seen[hk.Command] = true
+				out = append(out, hk)
+			}
+		}
+	}
+	return out
+}
+
+// dispatch runs every selected hook in parallel with the payload on stdin and
+// returns their outcomes in configuration order. The goroutines are joined
+// before it returns.
+func (h *runner) dispatch(ctx context.Context, selected []CommandHook, p Payload) []outcome {
+	if len(selected) == 0 {
+		return nil
+	}
+	if p.Cwd == "" {
+		p.Cwd = h.cwd
+	}
+	if p.SessionID == "" {
+		p.SessionID = h.sessionID
+	}
+	stdin, err := encodePayload(p)
+	if err != nil {
+		outs := make([]outcome, len(selected))
+		for i, hk := range selected {
+			outs[i] = failed(outcome{hook: hk.label()}, fmt.Sprintf("could not encode the event: %v", err))
+		}
+		return outs
+	}
+	env := map[string]string{
+		"CLAUDE_PROJECT_DIR":  p.Cwd,
+		"HARNESS_PROJECT_DIR": p.Cwd,
+		"HARNESS_HOOK_EVENT":  p.HookEventName,
+	}
+	outs := make([]outcome, len(selected))
+	var wg sync.WaitGroup
+	for i, hk := range selected {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					outs[i] = failed(outcome{hook: hk.label()}, fmt.Sprintf("panicked: %v", r))
+				}
+			}()
+			start := time.Now()
+			r := h.run(ctx, hk.Command, stdin, p.Cwd, env, hk.timeout())
+			outs[i] = decode(p.HookEventName, hk.label(), seconds(hk.timeout()), r)
+			h.log.Debug("hook ran", "event", p.HookEventName, "hook", hk.label(), "exit", r.exitCode,
+				"signal", r.signal, "timedOut", r.timedOut, "duration", time.Since(start))
+		}()
+	}
+	wg.Wait()
+	return outs
+}
+
+// seconds renders a timeout the way hooks configure it: "60s", "0.5s".
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
+}
+
+// report logs failures and non-blocking errors of one event.
+func (h *runner) report(event string, m merged) {
+	for _, f := range m.failures {
+		h.log.Warn("hook failed", "event", event, "error", f)
+	}
+	for _, w := range m.warnings {
+		h.log.Warn("hook error (non-blocking)", "event", event, "error", w)
+	}
+}
+
+// encodePayload renders the event JSON on one line (compact, no HTML
+// escaping) followed by a newline, as Claude Code does.
+func encodePayload(p Payload) ([]byte, error) {
+	if len(p.ToolInput) > 0 {
+		var b bytes.Buffer
+		if err := json.Compact(&b, p.ToolInput); err != nil {
+			return nil, fmt.Errorf("tool_input: %w", err)
+		}
+		p.ToolInput = b.Bytes()
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(p); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// sessionOf names the session of a tool call: its scope's label, if any.
+func sessionOf(scope *core.ScopeID) string {
+	if scope == nil {
+		return ""
+	}
+	return scope.Label()
+}
+
+// preToolUse is the PreToolUse vote: the hooks' merged answer, failing
+// closed. A hook's allow is only a vote; it lifts no other vote's ask or deny.
+func (h *runner) preToolUse(ctx context.Context, e *tools.Execution) (tools.Decision, error) {
+	sel := h.selected(EventPreToolUse, e.Name())
+	if len(sel) == 0 {
+		return tools.Allow(), nil
+	}
+	outs := h.dispatch(ctx, sel, Payload{
+		SessionID: sessionOf(e.Scope()), HookEventName: EventPreToolUse,
+		ToolName: e.Name(), ToolInput: json.RawMessage(e.Arguments()), ToolUseID: e.CallID(),
+	})
+	m := merge(outs, true)
+	h.report(EventPreToolUse, m)
+	switch m.verdict {
+	case verdictDeny:
+		return tools.Deny(m.reason), nil
+	case verdictAsk:
+		reason := m.reason
+		if reason == "" {
+			reason = fmt.Sprintf("a PreToolUse hook asks for approval of tool %q", e.Name())
+		}
+		if why := h.unanswerable(); why != "" {
+			return tools.Deny(fmt.Sprintf("%s; approval is required, but %s. The tool %q was not run; "+
+				"to let such calls run, change the PreToolUse hook that asks, or allow them in the permission rules of harness.yml.",
+				reason, why, e.Name())), nil
+		}
+		return tools.Ask(reason), nil
+	}
+	return tools.Allow(), nil
+}
+
+// interactive is what the hooks plugin asks of an approval service.
+type interactive interface{ Interactive() bool }
+
+// unanswerable says why nobody can answer an ask, or "" when someone can.
+func (h *runner) unanswerable() string {
+	if h.approver == nil {
+		return ""
+	}
+	a, ok := h.approver()
+	if !ok {
+		return "no approval service is mounted (add the approval plugin to harness.yml)"
+	}
+	if i, ok := a.(interactive); ok && !i.Interactive() {
+		return "this session is headless: there is no terminal to ask on"
+	}
+	return ""
+}
+
+// postToolUse runs the PostToolUse hooks over the result as the rest of the
+// chain leaves it: a block turns the result into the hook's feedback, a
+// replacement becomes the result's content, contexts are appended. Failures
+// are logged; the result stands.
+func (h *runner) postToolUse(ctx context.Context, e *tools.Execution, next core.Next[*tools.Execution, tools.PostDecision]) (tools.PostDecision, error) {
+	d, err := next(ctx, e)
+	if err != nil {
+		return d, err
+	}
+	sel := h.selected(EventPostToolUse, e.Name())
+	if len(sel) == 0 {
+		return d, nil
+	}
+	outs := h.dispatch(ctx, sel, Payload{
+		SessionID: sessionOf(e.Scope()), HookEventName: EventPostToolUse,
+		ToolName: e.Name(), ToolInput: json.RawMessage(e.Arguments()), ToolUseID: e.CallID(),
+		ToolResponse: responseOf(e.Outcome(), d),
+	})
+	m := merge(outs, false)
+	h.report(EventPostToolUse, m)
+	switch {
+	case m.verdict == verdictDeny:
+		out := tools.Block(tools.Text(m.reason))
+		if d.Kind == tools.PostBlock {
+			out.Feedback = append(append([]tools.Content(nil), d.Feedback...), out.Feedback...)
+		}
+		out.AdditionalContexts = d.AdditionalContexts
+		return out.WithContexts(m.contexts...), nil
+	case m.replace != nil && d.Kind == tools.PostAccept:
+		if d.ReplaceValue {
+			h.log.Warn("PostToolUse hook output replaces a value replacement made by another listener", "tool", e.Name())
+		}
+		out := tools.ReplaceContent(tools.Text(*m.replace))
+		out.AdditionalContexts = d.AdditionalContexts
+		return out.WithContexts(m.contexts...), nil
+	}
+	return d.WithContexts(m.contexts...), nil
+}
+
+// responseOf is the tool_response a PostToolUse hook sees: the content as
+// the rest of the chain leaves it.
+func responseOf(o *tools.Outcome, d tools.PostDecision) *ToolResponse {
+	if o == nil {
+		return &ToolResponse{}
+	}
+	content := o.Content
+	switch {
+	case d.Kind == tools.PostBlock:
+		content = d.Feedback
+	case d.Content != nil:
+		content = d.Content
+	}
+	r := &ToolResponse{Content: tools.TextOf(content), IsError: o.IsError || d.Kind == tools.PostBlock}
+	if !r.IsError && o.Value != nil && !d.ReplaceValue {
+		if b, err := json.Marshal(o.Value); err == nil {
+			r.Value = b
+		}
+	}
+	return r
+}
+
+// lifecycleDecision runs the hooks of a lifecycle event and folds them into
+// a lifecycle.Decision. Plain stdout of SessionStart and UserPromptSubmit
+// hooks is context, as in Claude Code.
+func (h *runner) lifecycleDecision(ctx context.Context, event, subject string, p Payload) lifecycle.Decision {
+	sel := h.selected(event, subject)
+	if len(sel) == 0 {
+		return lifecycle.Decision{}
+	}
+	outs := h.dispatch(ctx, sel, p)
+	m := merge(outs, false)
+	h.report(event, m)
+	d := lifecycle.Decision{AdditionalContext: m.contexts}
+	if event == EventSessionStart || event == EventUserPromptSubmit {
+		d.AdditionalContext = nil
+		for _, o := range outs {
+			switch {
+			case o.context != "":
+				d.AdditionalContext = append(d.AdditionalContext, o.context)
+			case o.plain != "":
+				d.AdditionalContext = append(d.AdditionalContext, o.plain)
+			}
+		}
+	}
+	if m.verdict == verdictDeny {
+		d.Block, d.Reason = true, m.reason
+	}
+	return d
+}
+
+func payloadSession(s lifecycle.Session, event string) Payload {
+	return Payload{SessionID: s.ID, Cwd: s.Cwd, TranscriptPath: s.TranscriptPath, HookEventName: event}
+}
+
+func (h *runner) sessionStart(ctx context.Context, p lifecycle.Start, next core.Next[lifecycle.Start, lifecycle.Decision]) (lifecycle.Decision, error) {
+	pl := payloadSession(p.Session, EventSessionStart)
+	pl.Source = p.Source
+	mine := h.lifecycleDecision(ctx, EventSessionStart, p.Source, pl)
+	mine.Block, mine.Reason = false, "" // SessionStart cannot block
+	rest, err := next(ctx, p)
+	return mine.Merge(rest), err
+}
+
+func (h *runner) userPromptSubmit(ctx context.Context, p lifecycle.Prompt, next core.Next[lifecycle.Prompt, lifecycle.Decision]) (lifecycle.Decision, error) {
+	pl := payloadSession(p.Session, EventUserPromptSubmit)
+	pl.Prompt = p.Prompt
+	mine := h.lifecycleDecision(ctx, EventUserPromptSubmit, "", pl)
+	if mine.Block {
+		return mine, nil // the prompt is rejected; nothing downstream needs to see it
+	}
+	rest, err := next(ctx, p)
+	return mine.Merge(rest), err
+}
+
+func (h *runner) stop(ctx context.Context, p lifecycle.Stopping, next core.Next[lifecycle.Stopping, lifecycle.Decision]) (lifecycle.Decision, error) {
+	pl := payloadSession(p.Session, EventStop)
+	active := p.StopHookActive
+	pl.StopHookActive = &active
+	mine := h.lifecycleDecision(ctx, EventStop, "", pl)
+	rest, err := next(ctx, p)
+	return mine.Merge(rest), err
+}

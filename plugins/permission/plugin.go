@@ -1,0 +1,200 @@
+package permission
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/services/tools"
+	"go.uber.org/fx"
+)
+
+// Config is the permission plugin's configuration.
+type Config struct {
+	// Mode decides calls no rule decides: default, acceptEdits, plan or bypass.
+	Mode Mode `yaml:"mode" json:"mode,omitempty" jsonschema:"enum=default,enum=acceptEdits,enum=plan,enum=bypass,default=default"`
+	// Allow rules let calls run without asking.
+	Allow []string `yaml:"allow" json:"allow,omitempty"`
+	// Ask rules require approval, even when an allow rule matches.
+	Ask []string `yaml:"ask" json:"ask,omitempty"`
+	// Deny rules refuse calls, whatever any other rule, hook or answer says.
+	Deny []string `yaml:"deny" json:"deny,omitempty"`
+	// Cwd is the directory relative paths and path patterns resolve against;
+	// empty means the process's working directory.
+	Cwd string `yaml:"cwd" json:"cwd,omitempty"`
+	// ShellTools maps each shell tool to its command argument.
+	ShellTools map[string]string `yaml:"shellTools" json:"shellTools,omitempty"`
+	// FileTools maps each file tool to its path argument.
+	FileTools map[string]string `yaml:"fileTools" json:"fileTools,omitempty"`
+	// FileToolDefaultPath is the path a file tool works on when its path
+	// argument is absent (grep and glob: the working directory).
+	FileToolDefaultPath map[string]string `yaml:"fileToolDefaultPath" json:"fileToolDefaultPath,omitempty"`
+	// ReadOnlyTools change nothing: the default mode allows them, plan mode
+	// allows only them.
+	ReadOnlyTools []string `yaml:"readOnlyTools" json:"readOnlyTools,omitempty"`
+	// EditTools are the tools acceptEdits allows without asking.
+	EditTools []string `yaml:"editTools" json:"editTools,omitempty"`
+}
+
+// SetDefaults classifies the standard tool set: bash is the shell tool;
+// read, write, edit (file_path) and grep, glob (path, default ".") are file
+// tools; read, grep, glob are read-only; write and edit are edit tools.
+func (c *Config) SetDefaults() {
+	c.Mode = ModeDefault
+	c.ShellTools = map[string]string{"bash": "command"}
+	c.FileTools = map[string]string{"read": "file_path", "write": "file_path", "edit": "file_path", "grep": "path", "glob": "path"}
+	c.FileToolDefaultPath = map[string]string{"grep": ".", "glob": "."}
+	c.ReadOnlyTools = []string{"read", "grep", "glob"}
+	c.EditTools = []string{"write", "edit"}
+}
+
+// Validate compiles the rules; errors name the list and index (`deny[1]: …`).
+func (c Config) Validate() error {
+	_, err := New(c.spec())
+	return err
+}
+
+func (c Config) spec() Spec {
+	return Spec{
+		Mode: c.Mode, Allow: c.Allow, Ask: c.Ask, Deny: c.Deny, Cwd: c.Cwd,
+		ShellTools: c.ShellTools, FileTools: c.FileTools, FileToolDefaultPath: c.FileToolDefaultPath,
+		ReadOnly: c.ReadOnlyTools, EditTools: c.EditTools,
+	}
+}
+
+// Plugin is the permission plugin.
+var Plugin = core.Define("permission", apply,
+	core.WithInject(tools.Key.Name()),
+	core.WithDescription("Allow, ask and deny rules over tool calls; deny rules are registry guards."))
+
+// Module contributes Plugin to the catalog.
+var Module = fx.Module("permission", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
+
+// interactive is what the permission plugin asks of an approval service: can
+// anyone answer? (approval.Service implements it.)
+type interactive interface{ Interactive() bool }
+
+// alwaysNotifier is implemented by approval services that report "always" answers.
+type alwaysNotifier interface {
+	OnAllowedAlways(fn func(tools.ApprovalRequest)) (remove func())
+}
+
+func apply(c *core.Context, cfg Config) error {
+	pol, err := New(cfg.spec())
+	if err != nil {
+		return err
+	}
+	p := &plugin{c: c, policy: pol, grants: map[*core.ScopeID]*Policy{}}
+	reg := core.Use(c, tools.Key)
+	if err := reg.Guard(c, p.guard); err != nil {
+		return fmt.Errorf("permission: register guard: %w", err)
+	}
+	return tools.OnPreExecute(c, p.vote)
+}
+
+// plugin is one active permission plugin.
+type plugin struct {
+	c      *core.Context
+	policy *Policy
+
+	mu     sync.Mutex
+	grants map[*core.ScopeID]*Policy // per-scope rules granted by "always" answers
+	hooked tools.Approver            // approval service whose "always" answers we hear
+	remove func()
+}
+
+func callOf(e *tools.Execution) Call {
+	return Call{Tool: e.Name(), Args: json.RawMessage(e.Arguments())}
+}
+
+// guard enforces deny rules and plan mode after every pre-execute vote and
+// approval: a registry guard can only deny, and nothing overrides it.
+func (p *plugin) guard(e *tools.Execution) string {
+	if v := p.policy.Evaluate(callOf(e)); v.Decision == Deny {
+		return v.Reason
+	}
+	return ""
+}
+
+// vote is the pre-execute policy vote.
+func (p *plugin) vote(_ context.Context, e *tools.Execution) (tools.Decision, error) {
+	call := callOf(e)
+	v := p.policy.Evaluate(call)
+	switch v.Decision {
+	case Deny:
+		return tools.Deny(v.Reason), nil
+	case Allow:
+		return tools.Allow(), nil
+	}
+	if p.granted(e.Scope(), call) {
+		return tools.Allow(), nil
+	}
+	approver, ok := core.Lookup(p.c, tools.ApprovalKey)
+	if !ok {
+		return tools.Deny(unanswerable(v, e.Name(), "no approval service is mounted (add the approval plugin to harness.yml)")), nil
+	}
+	if i, ok := approver.(interactive); ok && !i.Interactive() {
+		return tools.Deny(unanswerable(v, e.Name(), "this session is headless: there is no terminal to ask on")), nil
+	}
+	p.listen(approver)
+	return tools.Decision{Kind: tools.DecisionAsk, Reason: v.Reason}, nil
+}
+
+// unanswerable is the denial reason for an ask nobody can answer: what was
+// asked, why nobody can answer, and what to configure.
+func unanswerable(v Verdict, tool, why string) string {
+	fix := fmt.Sprintf("add %q to the allow list of the permission plugin in harness.yml", v.Suggestion)
+	if v.Rule != "" {
+		fix = fmt.Sprintf("remove %q from the ask list of the permission plugin in harness.yml", v.Rule)
+	}
+	return fmt.Sprintf("%s, but %s. To let this call run, %s (or set mode: bypass); the tool %q was not run.", v.Reason, why, fix, tool)
+}
+
+// granted reports whether an "always" answer in this scope covers the call.
+func (p *plugin) granted(scope *core.ScopeID, call Call) bool {
+	p.mu.Lock()
+	g := p.grants[scope]
+	p.mu.Unlock()
+	return g != nil && g.Evaluate(call).Decision == Allow
+}
+
+// listen subscribes once to the approval service's "always" answers.
+func (p *plugin) listen(a tools.Approver) {
+	n, ok := a.(alwaysNotifier)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !ok || p.hooked == a {
+		return
+	}
+	if p.remove != nil {
+		p.remove()
+	}
+	p.hooked = a
+	p.remove = n.OnAllowedAlways(p.rememberAlways)
+	remove := p.remove
+	_ = p.c.Effect("permission: approval listener", func() (func(), error) { return remove, nil })
+}
+
+// rememberAlways adds the suggested rule for an "always" answer to the
+// scope's grants. Deny rules and plan mode still apply: grants are consulted
+// only for calls the policy would ask about.
+func (p *plugin) rememberAlways(req tools.ApprovalRequest) {
+	v := p.policy.Evaluate(Call{Tool: req.Tool, Args: json.RawMessage(req.Arguments)})
+	if v.Decision != Ask || v.Suggestion == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var allow []string
+	if g := p.grants[req.Scope]; g != nil {
+		allow = g.allowSources()
+	}
+	spec := p.policy.spec
+	spec.Allow, spec.Ask, spec.Deny, spec.Mode = append(allow, v.Suggestion), nil, nil, ModeDefault
+	spec.ReadOnly = nil
+	if g, err := New(spec); err == nil {
+		p.grants[req.Scope] = g
+	}
+}

@@ -1,0 +1,362 @@
+package permission
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// defaultSpec is the tool classification the plugin's Config defaults to.
+func defaultSpec(cwd string) Spec {
+	return Spec{
+		Cwd:                 cwd,
+		ShellTools:          map[string]string{"bash": "command"},
+		FileTools:           map[string]string{"read": "file_path", "write": "file_path", "edit": "file_path", "grep": "path", "glob": "path"},
+		FileToolDefaultPath: map[string]string{"grep": ".", "glob": "."},
+		ReadOnly:            []string{"read", "grep", "glob"},
+		EditTools:           []string{"write", "edit"},
+	}
+}
+
+func bashArgs(cmd string) json.RawMessage {
+	b, _ := json.Marshal(map[string]string{"command": cmd, "description": "x"})
+	return b
+}
+
+func fileArgs(p string) json.RawMessage {
+	b, _ := json.Marshal(map[string]string{"file_path": p})
+	return b
+}
+
+func TestSplitCommandParts(t *testing.T) {
+	tests := []struct {
+		line string
+		want []string // first form of every part
+	}{
+		{"echo ok", []string{"echo ok"}},
+		{"git add . && git commit -m 'a && b'", []string{"git add .", "git commit -m 'a && b'"}},
+		{"a || b; c | d", []string{"a", "b", "c", "d"}},
+		{"(cd x && make) & wait", []string{"cd x", "make", "wait"}},
+		{"echo $(rm -rf /)", []string{"echo $(rm -rf /)", "rm -rf /"}},
+		{"if true; then rm -rf x; fi", []string{"true", "rm -rf x"}},
+		{"bash -c 'go test ./... && rm -rf /'", []string{"bash -c 'go test ./... && rm -rf /'", "go test ./...", "rm -rf /"}},
+		{"sh -lc \"echo hi\"", []string{`sh -lc "echo hi"`, "echo hi"}},
+		{"eval rm -rf /", []string{"eval rm -rf /", "rm -rf /"}},
+		{"FOO=1 go test ./...", []string{"FOO=1 go test ./..."}},
+		{"echo  'a;b'   >  out.txt", []string{"echo 'a;b' >out.txt"}},
+	}
+	for _, tt := range tests {
+		parts, ok := splitCommand(tt.line)
+		if !ok {
+			t.Errorf("splitCommand(%q) did not parse", tt.line)
+			continue
+		}
+		var got []string
+		for _, p := range parts {
+			got = append(got, p.Forms[0])
+		}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("splitCommand(%q) = %q, want %q", tt.line, got, tt.want)
+		}
+	}
+}
+
+func TestSplitCommandFormsPeelQuotesAndWrappers(t *testing.T) {
+	parts, ok := splitCommand(`sudo -n timeout 5 "r"m -rf /tmp/x`)
+	if !ok || len(parts) != 1 {
+		t.Fatalf("parts = %v, ok = %v", parts, ok)
+	}
+	want := []string{`sudo -n timeout 5 "r"m -rf /tmp/x`, "sudo -n timeout 5 rm -rf /tmp/x", "rm -rf /tmp/x"}
+	if !reflect.DeepEqual(parts[0].Forms, want) {
+		t.Fatalf("forms = %q, want %q", parts[0].Forms, want)
+	}
+}
+
+func TestSplitCommandUnparsable(t *testing.T) {
+	if _, ok := splitCommand("echo 'unterminated"); ok {
+		t.Fatal("an unterminated quote must not parse")
+	}
+}
+
+func TestTextGlob(t *testing.T) {
+	tests := []struct {
+		pattern, s string
+		want       bool
+	}{
+		{"rm -rf *", "rm -rf /tmp/b17-target", true},
+		{"rm -rf *", "rm -rf", true},
+		{"rm -rf *", "rm -rfx", false},
+		{"git *", "git", true},
+		{"git *", "gitk", false},
+		{"git push:*", "git push origin main", true},
+		{"git push:*", "git push", true},
+		{"git push:*", "git pushx", false},
+		{"go test ./...", "go test ./...", true},
+		{"go test ./...", "go test ./... -run X", false},
+		{"echo ?", "echo a", true},
+		{`echo \*`, "echo *", true},
+		{`echo \*`, "echo a", false},
+		{"*example.com*", `{"url":"https://example.com/x"}`, true},
+	}
+	for _, tt := range tests {
+		if got := compileTextGlob(tt.pattern).match(tt.s); got != tt.want {
+			t.Errorf("glob %q match %q = %v, want %v", tt.pattern, tt.s, got, tt.want)
+		}
+	}
+}
+
+func TestParseRuleErrors(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"", "empty rule"},
+		{"bash(", `rule "bash(": missing closing parenthesis`},
+		{"bash()", `rule "bash()": empty argument pattern (write "bash" for every call)`},
+		{"bash)", `rule "bash)": unbalanced parenthesis`},
+		{"(x)", `rule "(x)": tool name must be one word`},
+		{"read([a)", `rule "read([a)": invalid path pattern "[a"`},
+	}
+	for _, tt := range tests {
+		_, err := ParseRule(tt.in)
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("ParseRule(%q) error = %v, want %q", tt.in, err, tt.want)
+		}
+	}
+	if _, err := New(Spec{Deny: []string{"ok", "bad("}}); err == nil || err.Error() != `deny[1]: rule "bad(": missing closing parenthesis` {
+		t.Errorf("New error = %v", err)
+	}
+	if _, err := New(Spec{Mode: "yolo"}); err == nil || err.Error() != `mode: "yolo" is not one of default, acceptEdits, plan, bypass` {
+		t.Errorf("New error = %v", err)
+	}
+}
+
+// TestEvaluateIssueRuleSet is the issue's "done when" rule set: allow git and
+// go test, ask for edits, deny rm -rf.
+func TestEvaluateIssueRuleSet(t *testing.T) {
+	cwd := t.TempDir()
+	spec := defaultSpec(cwd)
+	spec.Allow = []string{"bash(git *)", "bash(go test *)"}
+	spec.Ask = []string{"edit", "write"}
+	spec.Deny = []string{"bash(rm -rf *)"}
+	p, err := New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		tool string
+		args json.RawMessage
+		want Decision
+		rule string
+	}{
+		{"bash", bashArgs("git status"), Allow, ""},
+		{"bash", bashArgs("go test ./..."), Allow, ""},
+		{"bash", bashArgs("git add . && go test ./... | tee log"), Ask, ""}, // tee is not allowed
+		{"bash", bashArgs("git add . && go test ./..."), Allow, ""},
+		{"bash", bashArgs("git status; rm -rf /tmp/x"), Deny, "bash(rm -rf *)"},
+		{"bash", bashArgs("echo hi || rm -rf ~"), Deny, "bash(rm -rf *)"},
+		{"bash", bashArgs("ls | xargs rm -rf"), Deny, "bash(rm -rf *)"},
+		{"bash", bashArgs("bash -c 'rm -rf /'"), Deny, "bash(rm -rf *)"},
+		{"bash", bashArgs(`"rm" -rf /`), Deny, "bash(rm -rf *)"},
+		{"bash", bashArgs("sudo rm -rf /"), Deny, "bash(rm -rf *)"},
+		{"bash", bashArgs("git log $(rm -rf /)"), Deny, "bash(rm -rf *)"},
+		{"bash", bashArgs("git status && echo 'unterminated"), Ask, ""},
+		{"bash", bashArgs("FOO=1 git status"), Ask, ""},
+		{"Bash", bashArgs("git status"), Allow, ""},
+		{"bash", bashArgs("git log > ~/.bashrc"), Ask, ""},
+		{"bash", bashArgs("git log >> notes"), Ask, ""},
+		{"bash", bashArgs("git log &> notes"), Ask, ""},
+		{"bash", bashArgs("git log 2>&1 >/dev/null"), Allow, ""},
+		{"bash", bashArgs("git log 2>/dev/null | go test ./..."), Allow, ""},
+		{"bash", bashArgs("git log >&notes"), Ask, ""},
+		{"edit", fileArgs("main.go"), Ask, "edit"},
+		{"write", fileArgs("main.go"), Ask, "write"},
+		{"read", fileArgs("main.go"), Allow, ""},
+		{"webfetch", json.RawMessage(`{"url":"https://x"}`), Ask, ""},
+	}
+	for _, tt := range tests {
+		v := p.Evaluate(Call{Tool: tt.tool, Args: tt.args})
+		if v.Decision != tt.want || v.Rule != tt.rule {
+			t.Errorf("%s %s: got %v rule %q (%s), want %v rule %q", tt.tool, tt.args, v.Decision, v.Rule, v.Reason, tt.want, tt.rule)
+		}
+	}
+}
+
+func TestEvaluateReasonsAndSuggestions(t *testing.T) {
+	spec := defaultSpec(t.TempDir())
+	spec.Deny = []string{"bash(rm -rf *)"}
+	p, err := New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := p.Evaluate(Call{Tool: "bash", Args: bashArgs("rm -rf /tmp/b17-target")})
+	if v.Reason != `permission denied: rule "bash(rm -rf *)" in the deny list matches this call` {
+		t.Errorf("deny reason = %q", v.Reason)
+	}
+	v = p.Evaluate(Call{Tool: "bash", Args: bashArgs("go build ./... && go vet")})
+	if v.Decision != Ask || v.Suggestion != "bash(go build *)" ||
+		v.Reason != `tool "bash" requires approval: no allow rule covers this call (permission mode default)` {
+		t.Errorf("ask verdict = %+v", v)
+	}
+	v = p.Evaluate(Call{Tool: "write", Args: fileArgs("src/a.go")})
+	if v.Suggestion != "write(src/a.go)" {
+		t.Errorf("file suggestion = %q", v.Suggestion)
+	}
+}
+
+func TestEvaluateModes(t *testing.T) {
+	cwd := t.TempDir()
+	tests := []struct {
+		mode  Mode
+		tool  string
+		args  json.RawMessage
+		allow []string
+		ask   []string
+		want  Decision
+	}{
+		{ModeDefault, "read", fileArgs("a"), nil, nil, Allow},
+		{ModeDefault, "write", fileArgs("a"), nil, nil, Ask},
+		{ModeDefault, "write", fileArgs("a"), []string{"write(a)"}, nil, Allow},
+		{ModeAcceptEdits, "write", fileArgs("a"), nil, nil, Allow},
+		{ModeAcceptEdits, "edit", fileArgs("a"), nil, nil, Allow},
+		{ModeAcceptEdits, "bash", bashArgs("ls"), nil, nil, Ask},
+		{ModeAcceptEdits, "write", fileArgs("a"), nil, []string{"write"}, Ask},
+		{ModePlan, "read", fileArgs("a"), nil, nil, Allow},
+		{ModePlan, "bash", bashArgs("ls"), []string{"bash"}, nil, Deny},
+		{ModePlan, "write", fileArgs("a"), []string{"write"}, nil, Deny},
+		{ModeBypass, "bash", bashArgs("ls"), nil, nil, Allow},
+		{ModeBypass, "bash", bashArgs("ls"), nil, []string{"bash"}, Allow},
+	}
+	for _, tt := range tests {
+		spec := defaultSpec(cwd)
+		spec.Mode, spec.Allow, spec.Ask = tt.mode, tt.allow, tt.ask
+		p, err := New(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Evaluate(Call{Tool: tt.tool, Args: tt.args}); got.Decision != tt.want {
+			t.Errorf("mode %s %s %s allow=%v ask=%v: got %v (%s), want %v", tt.mode, tt.tool, tt.args, tt.allow, tt.ask, got.Decision, got.Reason, tt.want)
+		}
+	}
+}
+
+func TestEvaluateDenyBeatsAskBeatsAllowWhateverTheOrder(t *testing.T) {
+	spec := defaultSpec(t.TempDir())
+	spec.Allow = []string{"bash", "bash(git *)"}
+	spec.Ask = []string{"bash(git push *)"}
+	spec.Deny = []string{"bash(git push --force *)"}
+	p, err := New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cmd, want := range map[string]Decision{
+		"git status":                   Allow,
+		"git push origin main":         Ask,
+		"git push --force origin main": Deny,
+		"git status && git push":       Ask,
+	} {
+		if got := p.Evaluate(Call{Tool: "bash", Args: bashArgs(cmd)}).Decision; got != want {
+			t.Errorf("%q: got %v, want %v", cmd, got, want)
+		}
+	}
+}
+
+func TestEvaluateFilePaths(t *testing.T) {
+	cwd := t.TempDir()
+	outside := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(cwd, "src", "pkg"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A symlink inside the project pointing outside it.
+	if err := os.Symlink(outside, filepath.Join(cwd, "src", "escape")); err != nil {
+		t.Fatal(err)
+	}
+	spec := defaultSpec(cwd)
+	spec.Allow = []string{"write(src/**)", "edit(./docs/*.md)"}
+	spec.Deny = []string{"read(**/.env)", "read(" + filepath.ToSlash(outside) + "/**)"}
+	p, err := New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		tool, path string
+		want       Decision
+	}{
+		{"write", "src/pkg/a.go", Allow},
+		{"write", filepath.Join(cwd, "src/pkg/a.go"), Allow},
+		{"write", "src/../main.go", Ask},
+		{"write", "../elsewhere/src/a.go", Ask},
+		{"write", "src/escape/a.go", Ask}, // resolves outside the project
+		{"edit", "docs/guide.md", Allow},
+		{"edit", "docs/sub/guide.md", Ask},
+		{"read", ".env", Deny},
+		{"read", "config/.env", Deny},
+		{"read", "src/escape/secret", Deny}, // symlink target is denied
+		{"read", filepath.Join(outside, "x"), Deny},
+		{"read", "README.md", Allow},
+	}
+	for _, tt := range tests {
+		if got := p.Evaluate(Call{Tool: tt.tool, Args: fileArgs(tt.path)}); got.Decision != tt.want {
+			t.Errorf("%s %s: got %v (%s), want %v", tt.tool, tt.path, got.Decision, got.Reason, tt.want)
+		}
+	}
+	// grep without a path searches the working directory.
+	spec.Deny = []string{"grep(" + filepath.ToSlash(cwd) + ")"}
+	p, err = New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Evaluate(Call{Tool: "grep", Args: json.RawMessage(`{"pattern":"x"}`)}); got.Decision != Deny {
+		t.Errorf("grep without path: got %v", got.Decision)
+	}
+}
+
+func TestEvaluateOtherToolsGlobOverJSON(t *testing.T) {
+	spec := defaultSpec(t.TempDir())
+	spec.Allow = []string{`webfetch(*"url":"https://docs.example.com/*)`}
+	spec.Deny = []string{"mcp__*", `webfetch(*&&*)`}
+	p, err := New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		tool, args string
+		want       Decision
+	}{
+		{"webfetch", `{"url": "https://docs.example.com/a", "format": "md"}`, Allow},
+		{"webfetch", `{"url":"https://evil.example/a"}`, Ask},
+		{"webfetch", `{"url":"https://docs.example.com/?a&&b"}`, Deny},
+		{"mcp__github__delete_repo", `{}`, Deny},
+	}
+	for _, tt := range tests {
+		if got := p.Evaluate(Call{Tool: tt.tool, Args: json.RawMessage(tt.args)}); got.Decision != tt.want {
+			t.Errorf("%s %s: got %v (%s), want %v", tt.tool, tt.args, got.Decision, got.Reason, tt.want)
+		}
+	}
+	if got := canonicalJSON(json.RawMessage(`{"b": 1, "a": "<&>"}`)); got != `{"a":"<&>","b":1}` {
+		t.Errorf("canonicalJSON = %s", got)
+	}
+	if !strings.Contains(p.Evaluate(Call{Tool: "mcp__x"}).Reason, `"mcp__*"`) {
+		t.Error("deny reason must name the rule")
+	}
+}
+
+func TestAllowRuleMustNameARedirection(t *testing.T) {
+	spec := defaultSpec(t.TempDir())
+	spec.Allow = []string{"bash(echo *)", "bash(go test * > *.log)"}
+	p, err := New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cmd, want := range map[string]Decision{
+		"echo hi":                    Allow,
+		"echo hi > ~/.bashrc":        Ask,
+		"go test ./... > test.log":   Allow,
+		"go test ./... > /etc/x.log": Allow, // the rule said "> *.log"
+		"go test ./... >> test.txt":  Ask,
+	} {
+		if got := p.Evaluate(Call{Tool: "bash", Args: bashArgs(cmd)}).Decision; got != want {
+			t.Errorf("%q: got %v, want %v", cmd, got, want)
+		}
+	}
+}

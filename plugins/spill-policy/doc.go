@@ -1,0 +1,20 @@
+// Package spillpolicy is the spill-policy plugin: it keeps oversized
+// plain-text tool results out of the model's context.
+//
+// A prepended listener on the tools service's PostExecute waterfall calls
+// next() first, so it bounds whatever the downstream listeners accepted. When
+// an accepted top-level result's text exceeds MaxInlineBytes (default 50 000),
+// the full text goes to the spill store ("spillStore") and the content becomes
+// [Preview]: the head, the one-line [Notice]
+// "(Omitted N bytes. Full result saved to <locator>. <hint>)", and the tail,
+// together at most MaxInlineBytes bytes.
+//
+// Skipped: the read tool (no read → spill → read loop), nested calls, value
+// replacements, blocks, and results with non-text content. A spill never fails
+// a call: without an owner session or a store, on a save error, or when no
+// preview fits the cap, the original content is kept and a warning logged.
+//
+// Contract: dsh spill-policy (reference part B3). Deliberate difference: the
+// notice stands between head and tail (where the bytes are missing) instead of
+// after the tail.
+package spillpolicy

@@ -1,0 +1,26 @@
+// Package std lists the plugins built into the harness binary. The root
+// package registers each of them in the catalog; services and plugins never
+// import the root package, so the import graph stays acyclic.
+package std
+
+import (
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/plugins/approval"
+	"github.com/dshgo/harness/plugins/hooks"
+	"github.com/dshgo/harness/plugins/permission"
+	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
+	"github.com/dshgo/harness/services/subprocess"
+	"github.com/dshgo/harness/services/systemprompt"
+)
+
+// Plugins returns the built-in plugins. Keep one plugin per line.
+func Plugins() []core.Plugin {
+	return []core.Plugin{
+		subprocess.Plugin,
+		systemprompt.Plugin,
+		approval.Plugin,
+		permission.Plugin,
+		hooks.Plugin,
+		prompttools.Plugin,
+	}
+}

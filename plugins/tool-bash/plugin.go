@@ -1,0 +1,118 @@
+package toolbash
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.uber.org/fx"
+
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/services/subprocess"
+	"github.com/dshgo/harness/services/systemprompt"
+	"github.com/dshgo/harness/services/tools"
+)
+
+var (
+	//go:embed bash.md
+	description string
+	//go:embed prompt.md
+	guidance string
+)
+
+// Config is the tool-bash configuration (harness.yml row `name: tool-bash`).
+type Config struct {
+	// Cwd is the default working directory; empty means the process working
+	// directory when the plugin is applied.
+	Cwd string `yaml:"cwd" json:"cwd,omitempty" jsonschema:"description=Default working directory (default: the process working directory)"`
+	// Timeout is the default deadline of a command (2m).
+	Timeout Duration `yaml:"timeout" json:"timeout,omitempty"`
+	// MaxTimeout caps a per-call timeoutMs (10m).
+	MaxTimeout Duration `yaml:"maxTimeout" json:"maxTimeout,omitempty"`
+	// MaxOutputBytes is the per-stream in-memory tail, in bytes (64000).
+	MaxOutputBytes int64 `yaml:"maxOutputBytes" json:"maxOutputBytes,omitempty" jsonschema:"minimum=1,default=64000,description=Bytes of each output stream kept in memory (the tail)"`
+	// MaxSpillBytes caps each stream's spill file, in bytes (64 MiB).
+	MaxSpillBytes int64 `yaml:"maxSpillBytes" json:"maxSpillBytes,omitempty" jsonschema:"minimum=1,default=67108864,description=Bytes of each output stream kept in its spill file"`
+	// Grace is the SIGTERM→SIGKILL grace when a command is stopped (3s).
+	Grace Duration `yaml:"grace" json:"grace,omitempty"`
+}
+
+// SetDefaults applies the A14 defaults.
+func (c *Config) SetDefaults() {
+	c.Timeout, c.MaxTimeout, c.Grace = Duration(DefaultTimeout), Duration(DefaultMaxTimeout), Duration(DefaultGrace)
+	c.MaxOutputBytes, c.MaxSpillBytes = DefaultMaxOutputBytes, DefaultMaxSpillBytes
+}
+
+// Validate rejects non-positive limits, naming the field.
+func (c Config) Validate() error {
+	switch {
+	case c.Timeout <= 0:
+		return fmt.Errorf("timeout: must be positive")
+	case c.MaxTimeout <= 0:
+		return fmt.Errorf("maxTimeout: must be positive")
+	case c.Grace <= 0 || c.Grace.D() > subprocess.MaxGrace:
+		return fmt.Errorf("grace: must be positive and at most %v", subprocess.MaxGrace)
+	case c.MaxOutputBytes < 1:
+		return fmt.Errorf("maxOutputBytes: must be a positive number of bytes")
+	case c.MaxSpillBytes < 1:
+		return fmt.Errorf("maxSpillBytes: must be a positive number of bytes")
+	}
+	return nil
+}
+
+// Plugin registers the bash tool and, when a system-prompt service is mounted,
+// its guidance section tool:bash.
+var Plugin = core.Define("tool-bash", apply,
+	core.WithInject(tools.Key.Name(), subprocess.Key.Name()),
+	core.WithDescription("the bash tool: one fresh bash -c per call over the subprocess service"))
+
+// Module contributes Plugin to the harness catalog.
+var Module = fx.Module("tool-bash", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
+
+func apply(c *core.Context, cfg Config) error {
+	cwd := cfg.Cwd
+	if cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return fmt.Errorf("cwd: %w", err)
+		}
+		cwd = wd
+	} else if abs, err := filepath.Abs(cwd); err == nil {
+		cwd = abs
+	}
+	x := &Executor{
+		Runtime:        core.Use(c, subprocess.Key),
+		Cwd:            cwd,
+		Timeout:        cfg.Timeout.D(),
+		MaxTimeout:     cfg.MaxTimeout.D(),
+		MaxOutputBytes: cfg.MaxOutputBytes,
+		MaxSpillBytes:  cfg.MaxSpillBytes,
+		Grace:          cfg.Grace.D(),
+	}
+	if err := tools.Register(c, Tool(x)); err != nil {
+		return err
+	}
+	if sp, ok := core.Lookup(c, systemprompt.Key); ok {
+		_, err := sp.Section(c, systemprompt.Section{
+			Name:        "tool:bash",
+			Order:       systemprompt.SectionOrder(systemprompt.OrderToolBash),
+			Text:        strings.TrimSpace(guidance),
+			Interpolate: systemprompt.InterpolateOff,
+		})
+		return err
+	}
+	return nil
+}
+
+// Tool defines the bash tool over x. It declares no registry timeout: its
+// deadline is the executor's.
+func Tool(x *Executor) *tools.Tool {
+	return tools.Define("bash", strings.TrimSpace(description),
+		func(ctx context.Context, _ *tools.Execution, args Args) (Value, error) {
+			return x.Run(ctx, args)
+		},
+		tools.WithRender(func(_ Args, v Value) []tools.Content { return []tools.Content{tools.Text(Render(v))} }))
+}

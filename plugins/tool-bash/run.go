@@ -1,0 +1,203 @@
+package toolbash
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/dshgo/harness/services/subprocess"
+)
+
+// Executor defaults (A14).
+const (
+	DefaultTimeout        = 120 * time.Second
+	DefaultMaxTimeout     = 600 * time.Second
+	DefaultMaxOutputBytes = 64_000
+	DefaultMaxSpillBytes  = 64 << 20
+	DefaultGrace          = 3 * time.Second
+)
+
+// envOverrides make tools behave in a non-terminal: no colours, no pagers.
+var envOverrides = map[string]string{"NO_COLOR": "1", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat"}
+
+// errTimeout is the cause of a bash call's own deadline.
+var errTimeout = errors.New("bash timeout")
+
+// Executor runs foreground bash commands over the subprocess service.
+type Executor struct {
+	// Runtime is the subprocess service.
+	Runtime *subprocess.Runtime
+	// Cwd is the default working directory.
+	Cwd string
+	// Timeout is the default deadline; MaxTimeout caps per-call overrides.
+	Timeout, MaxTimeout time.Duration
+	// MaxOutputBytes is the per-stream in-memory tail; MaxSpillBytes the per-stream spill cap.
+	MaxOutputBytes, MaxSpillBytes int64
+	// Grace is the SIGTERM→SIGKILL grace.
+	Grace time.Duration
+}
+
+// Args are the bash tool's arguments (B1).
+type Args struct {
+	Command     string   `json:"command" jsonschema_description:"The command to run with bash -c."`
+	Description string   `json:"description" jsonschema_description:"What the command does, in 5-10 words of active voice."`
+	TimeoutMs   *float64 `json:"timeoutMs,omitempty" jsonschema_description:"Optional deadline in milliseconds (default 120000, at most 600000)."`
+	Workdir     *string  `json:"workdir,omitempty" jsonschema_description:"Optional working directory; a relative path resolves against the session working directory."`
+}
+
+// Validate applies the body-level checks of B1 (exact dsh wording).
+func (a Args) Validate() error {
+	switch {
+	case strings.TrimSpace(a.Command) == "":
+		return errors.New("invalid command: expected a non-empty string")
+	case strings.TrimSpace(a.Description) == "":
+		return errors.New("invalid description: expected a non-empty string")
+	case a.TimeoutMs != nil && !(*a.TimeoutMs > 0) || a.TimeoutMs != nil && *a.TimeoutMs > 1e15:
+		return fmt.Errorf("invalid timeoutMs: expected a positive number, got %v", *a.TimeoutMs)
+	}
+	return nil
+}
+
+// Run executes one foreground command. It returns an error only when the
+// command could not be started (or its process group could not be emptied); a
+// non-zero exit, a signal and a timeout are results.
+func (x *Executor) Run(ctx context.Context, args Args) (Value, error) {
+	if err := args.Validate(); err != nil {
+		return Value{}, err
+	}
+	timeout := x.Timeout
+	if args.TimeoutMs != nil {
+		timeout = time.Duration(*args.TimeoutMs * float64(time.Millisecond))
+	}
+	timeout = min(timeout, x.MaxTimeout)
+	dir := x.Cwd
+	if args.Workdir != nil && *args.Workdir != "" {
+		dir = *args.Workdir
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(x.Cwd, dir)
+		}
+	}
+	runCtx, cancel := context.WithTimeoutCause(ctx, timeout, errTimeout)
+	defer cancel()
+	res, err := x.Runtime.Run(subprocess.Spec{
+		Context: runCtx,
+		Argv:    []string{"bash", "-c", args.Command},
+		Dir:     dir,
+		Env:     envOverrides,
+		Stdin:   subprocess.IgnoreStdin(),
+		Stdout:  subprocess.CollectSpill(x.MaxOutputBytes, x.MaxSpillBytes),
+		Stderr:  subprocess.CollectSpill(x.MaxOutputBytes, x.MaxSpillBytes),
+		Grace:   x.Grace,
+	})
+	if err != nil {
+		return Value{}, fmt.Errorf("bash could not run the command: %w", err)
+	}
+	timedOut := errors.Is(context.Cause(runCtx), errTimeout)
+	v := Value{
+		Kind:      "foreground",
+		ExitCode:  res.Outcome.ExitCode,
+		TimedOut:  timedOut,
+		Aborted:   runCtx.Err() != nil && !timedOut,
+		TimeoutMs: timeout.Milliseconds(),
+		Stdout:    streamOf(res.Stdout, x.MaxOutputBytes),
+		Stderr:    streamOf(res.Stderr, x.MaxOutputBytes),
+	}
+	if res.Outcome.Signal != "" {
+		sig := res.Outcome.Signal
+		v.Signal = &sig
+	}
+	return v, nil
+}
+
+// streamOf reads a collected stream. An untruncated stream is returned whole.
+// A truncated one keeps at most budget bytes: when the spill file holds the
+// complete stream, its first quarter (cut after a newline) is read back as the
+// head and the rest of the budget is the tail (starting after a newline);
+// otherwise the tail alone. The omitted bytes and lines are counted.
+func streamOf(c *subprocess.CollectedOutput, budget int64) Stream {
+	if c == nil {
+		return Stream{}
+	}
+	r := c.ReadFrom(0)
+	s := Stream{Text: r.Text, Truncated: r.Lossy, SpillPath: r.SpillPath, SpillCapped: c.SpillCapped()}
+	if !r.Lossy {
+		return s
+	}
+	total := r.NextOffset
+	if r.SpillPath == "" {
+		s.OmittedBytes, s.OmittedLines = total-int64(len(r.Text)), -1
+		return s
+	}
+	s.Head = readHead(r.SpillPath, budget/4)
+	s.Text = alignTail(r.Text, budget-int64(len(s.Head)))
+	from, to := int64(len(s.Head)), total-int64(len(s.Text))
+	s.OmittedBytes = to - from
+	s.OmittedLines = countNewlines(r.SpillPath, from, to)
+	return s
+}
+
+// readHead returns up to n leading bytes of the file at path, cut after the
+// last newline (or at a character boundary when there is none).
+func readHead(path string, n int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	buf := make([]byte, n)
+	k, _ := io.ReadFull(f, buf)
+	buf = buf[:k]
+	if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+		return string(buf[:i+1])
+	}
+	for len(buf) > 0 && !utf8.Valid(buf) {
+		buf = buf[:len(buf)-1]
+	}
+	return string(buf)
+}
+
+// alignTail keeps at most n trailing bytes of tail, starting after its first
+// newline when that leaves something (a cut line is dropped whole), else at a
+// character boundary.
+func alignTail(tail string, n int64) string {
+	if n < 0 {
+		n = 0
+	}
+	if int64(len(tail)) > n {
+		tail = tail[int64(len(tail))-n:]
+	}
+	if i := strings.IndexByte(tail, '\n'); i >= 0 && i < len(tail)-1 {
+		return tail[i+1:]
+	}
+	for len(tail) > 0 && !utf8.RuneStart(tail[0]) {
+		tail = tail[1:]
+	}
+	return tail
+}
+
+// countNewlines counts the newlines in bytes [from, to) of the file at path,
+// or returns -1 when it cannot be read.
+func countNewlines(path string, from, to int64) int64 {
+	f, err := os.Open(path)
+	if err != nil || to < from {
+		return -1
+	}
+	defer f.Close()
+	var lines int64
+	buf := make([]byte, 256<<10)
+	r := io.NewSectionReader(f, from, to-from)
+	for {
+		k, err := r.Read(buf)
+		lines += int64(bytes.Count(buf[:k], []byte{'\n'}))
+		if err != nil {
+			return lines
+		}
+	}
+}

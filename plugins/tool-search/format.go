@@ -1,0 +1,166 @@
+package toolsearch
+
+import (
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Caps are the limits of the search tools (plugin config after defaulting).
+type Caps struct {
+	// MaxMatches is how many grep matches are shown inline (dsh grepMaxMatches, 250).
+	MaxMatches int
+	// MaxLineBytes caps one grep preview line, in bytes (dsh grepMaxLineBytes, 2000).
+	MaxLineBytes int
+	// MaxResults is how many glob paths are shown inline (dsh globMaxResults, 100).
+	MaxResults int
+	// RawOutputMaxBytes caps ripgrep's stdout, in bytes (20 000 000).
+	RawOutputMaxBytes int
+	// StderrMaxBytes caps the retained ripgrep stderr tail, in bytes (65 536).
+	StderrMaxBytes int
+	// Timeout bounds one search (30 s).
+	Timeout time.Duration
+	// Grace is the SIGTERM→SIGKILL grace of a ripgrep process (3 s).
+	Grace time.Duration
+}
+
+// DefaultCaps are dsh's search caps.
+func DefaultCaps() Caps {
+	return Caps{
+		MaxMatches:        250,
+		MaxLineBytes:      2000,
+		MaxResults:        100,
+		RawOutputMaxBytes: 20_000_000,
+		StderrMaxBytes:    64 * 1024,
+		Timeout:           30 * time.Second,
+		Grace:             3 * time.Second,
+	}
+}
+
+// Match is one matching line.
+type Match struct {
+	// Path is the file, relative to the session working directory when inside
+	// it (slash-separated), else absolute.
+	Path string `json:"path"`
+	// LineNumber is the 1-based line number.
+	LineNumber int `json:"lineNumber"`
+	// Line is the matching line without its terminator, or
+	// "(line is not valid UTF-8)".
+	Line string `json:"line"`
+}
+
+// SpillNote locates the complete result of an over-cap search in the spill store.
+type SpillNote struct {
+	// Locator is the spill store's locator (a file path for the local store).
+	Locator string `json:"locator"`
+	// Hint tells the model how to read it.
+	Hint string `json:"hint"`
+}
+
+// GrepValue is the canonical value of the grep tool.
+type GrepValue struct {
+	// Matches are all matches, sorted by path then line number.
+	Matches []Match `json:"matches"`
+	// Spill locates the complete formatted list when Matches exceeds the inline cap
+	// and a spill store saved it.
+	Spill *SpillNote `json:"spill,omitempty"`
+}
+
+// GlobValue is the canonical value of the glob tool.
+type GlobValue struct {
+	// Root is the searched directory as displayed ("." for the working directory).
+	Root string `json:"root"`
+	// Paths are all matching files, newest modification first (ties by path).
+	Paths []string `json:"paths"`
+	// Spill locates the complete list when Paths exceeds the inline cap and a
+	// spill store saved it.
+	Spill *SpillNote `json:"spill,omitempty"`
+}
+
+// PreviewLine keeps at most maxBytes bytes of line, cut at a character
+// boundary, marking a cut with " (line truncated)".
+func PreviewLine(line string, maxBytes int) string {
+	if len(line) <= maxBytes {
+		return line
+	}
+	cut := maxBytes
+	for cut > 0 && !utf8.RuneStart(line[cut]) {
+		cut--
+	}
+	return line[:cut] + " (line truncated)"
+}
+
+func matchNoun(n int) string {
+	if n == 1 {
+		return "match"
+	}
+	return "matches"
+}
+
+// formatMatches groups matches by file (in first-seen order): the path on its
+// own line, then "Line N: preview" lines; groups are separated by a blank line.
+func formatMatches(matches []Match, maxLineBytes int) string {
+	var b strings.Builder
+	prev := ""
+	for i, m := range matches {
+		if i == 0 || m.Path != prev {
+			if i > 0 {
+				b.WriteString("\n\n")
+			}
+			b.WriteString(m.Path)
+			prev = m.Path
+		}
+		b.WriteString("\nLine ")
+		b.WriteString(strconv.Itoa(m.LineNumber))
+		b.WriteString(": ")
+		b.WriteString(PreviewLine(m.Line, maxLineBytes))
+	}
+	return b.String()
+}
+
+// FullGrepText is the complete formatted match list saved to the spill store.
+func FullGrepText(matches []Match, maxLineBytes int) string {
+	return "Found " + strconv.Itoa(len(matches)) + " " + matchNoun(len(matches)) + "\n\n" + formatMatches(matches, maxLineBytes)
+}
+
+// FormatGrep renders a grep value (B5): "No matches found"; or "Found N
+// match(es)" and the grouped matches; or, over the cap, "Found K of N matches",
+// the first K matches, and a line saying where the complete list was saved (or
+// that it could not be saved).
+func FormatGrep(v GrepValue, caps Caps) string {
+	n := len(v.Matches)
+	if n == 0 {
+		return "No matches found"
+	}
+	if n <= caps.MaxMatches {
+		return "Found " + strconv.Itoa(n) + " " + matchNoun(n) + "\n\n" + formatMatches(v.Matches, caps.MaxLineBytes)
+	}
+	recovery := "The complete result could not be saved; narrow pattern, path, or include to see more."
+	if v.Spill != nil {
+		recovery = "Full grep result stored at: " + v.Spill.Locator + ". " + v.Spill.Hint
+	}
+	return "Found " + strconv.Itoa(caps.MaxMatches) + " of " + strconv.Itoa(n) + " matches\n\n" +
+		formatMatches(v.Matches[:caps.MaxMatches], caps.MaxLineBytes) + "\n\n(" + recovery + ")"
+}
+
+// FullGlobText is the complete path list saved to the spill store.
+func FullGlobText(paths []string) string { return strings.Join(paths, "\n") }
+
+// FormatGlob renders a glob value (B6): "No files found"; or one path per line;
+// or, over the cap, the newest MaxResults paths and a line with the count and
+// where the complete sorted list was saved (or that it could not be saved).
+func FormatGlob(v GlobValue, caps Caps) string {
+	n := len(v.Paths)
+	switch {
+	case n == 0:
+		return "No files found"
+	case n <= caps.MaxResults:
+		return strings.Join(v.Paths, "\n")
+	}
+	recovery := "The complete result could not be saved; narrow pattern or path to see more."
+	if v.Spill != nil {
+		recovery = "Full sorted result stored at: " + v.Spill.Locator + ". " + v.Spill.Hint
+	}
+	return strings.Join(v.Paths[:caps.MaxResults], "\n") + "\n\n(Showing " + strconv.Itoa(caps.MaxResults) + " of " + strconv.Itoa(n) + " paths. " + recovery + ")"
+}

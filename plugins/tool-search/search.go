@@ -1,0 +1,210 @@
+package toolsearch
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Searcher runs grep and glob. With a Runner and an rg executable it uses
+// ripgrep; otherwise the pure-Go implementation. Both produce the same
+// canonical values: grep matches sorted by path then line, glob paths sorted
+// newest first (ties by path), paths relative to the working directory.
+type Searcher struct {
+	// Runner runs ripgrep; nil selects the pure-Go implementation.
+	Runner Runner
+	// RG is the ripgrep executable (absolute path); "" selects the pure-Go implementation.
+	RG string
+	// Caps are the limits.
+	Caps Caps
+}
+
+// UsesRipgrep reports whether s runs ripgrep.
+func (s *Searcher) UsesRipgrep() bool { return s.Runner != nil && s.RG != "" }
+
+// resolveRoot makes p absolute against cwd ("" means cwd itself).
+func resolveRoot(cwd string, p *string) (string, error) {
+	if cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		cwd = wd
+	}
+	if p == nil {
+		return filepath.Clean(cwd), nil
+	}
+	if filepath.IsAbs(*p) {
+		return filepath.Clean(*p), nil
+	}
+	return filepath.Join(cwd, *p), nil
+}
+
+// display renders abs relative to the working directory when inside it.
+func display(cwd, abs string) string {
+	rel, err := filepath.Rel(cwd, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return abs
+	}
+	return filepath.ToSlash(rel)
+}
+
+func (s *Searcher) timeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.Caps.Timeout > 0 {
+		return context.WithTimeout(ctx, s.Caps.Timeout)
+	}
+	return context.WithCancel(ctx)
+}
+
+func missingPath(tool, abs string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Error{Code: CodeFailed, Message: tool + " search failed: " + strconvQuote(abs) + " does not exist", Err: err}
+	}
+	return &Error{Code: CodeFailed, Message: tool + " search failed: " + err.Error(), Err: err}
+}
+
+// Grep searches file contents (B5). cwd is the session working directory.
+func (s *Searcher) Grep(ctx context.Context, cwd string, args GrepArgs) (GrepValue, error) {
+	if err := ValidateGrep(args); err != nil {
+		return GrepValue{}, err
+	}
+	if cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return GrepValue{}, err
+		}
+		cwd = wd
+	}
+	target, err := resolveRoot(cwd, args.Path)
+	if err != nil {
+		return GrepValue{}, err
+	}
+	info, err := os.Stat(target)
+	if err != nil {
+		return GrepValue{}, missingPath("grep", target, err)
+	}
+	root, file := target, ""
+	if !info.IsDir() {
+		root, file = filepath.Dir(target), filepath.Base(target)
+	}
+	include := ""
+	if args.Include != nil {
+		include = *args.Include
+	}
+	ctx, cancel := s.timeout(ctx)
+	defer cancel()
+	var hits []found
+	if s.UsesRipgrep() {
+		var stdout []byte
+		var none bool
+		stdout, none, err = runRipgrep(ctx, s.Runner, "grep", s.RG, rgGrepArgv(args.Pattern, include, file), root, s.Caps)
+		if err == nil && !none {
+			hits, err = parseRgJSON(stdout)
+		}
+	} else {
+		var re *regexp.Regexp
+		re, err = regexp.Compile(args.Pattern)
+		if err != nil {
+			return GrepValue{}, &Error{Code: CodeInvalidPattern, Message: "grep pattern rejected: " + err.Error(), Err: err}
+		}
+		hits, err = nativeGrep(ctx, root, file, re, include)
+		if err != nil && ctx.Err() != nil {
+			err = abortedError("grep", ctx.Err())
+		}
+	}
+	if err != nil {
+		return GrepValue{}, err
+	}
+	matches := make([]Match, len(hits))
+	for i, h := range hits {
+		m := h.match
+		m.Path = display(cwd, filepath.Join(root, filepath.FromSlash(h.rel)))
+		matches[i] = m
+	}
+	slices.SortStableFunc(matches, func(a, b Match) int {
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return a.LineNumber - b.LineNumber
+	})
+	return GrepValue{Matches: matches}, nil
+}
+
+// Glob lists files matching a pattern (B6). cwd is the session working directory.
+func (s *Searcher) Glob(ctx context.Context, cwd string, args GlobArgs) (GlobValue, error) {
+	if err := ValidateGlob(args); err != nil {
+		return GlobValue{}, err
+	}
+	if cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return GlobValue{}, err
+		}
+		cwd = wd
+	}
+	root, err := resolveRoot(cwd, args.Path)
+	if err != nil {
+		return GlobValue{}, err
+	}
+	info, err := os.Stat(root)
+	if err != nil {
+		return GlobValue{}, missingPath("glob", root, err)
+	}
+	if !info.IsDir() {
+		return GlobValue{}, &Error{Code: CodeFailed, Message: "glob search failed: " + strconvQuote(root) + " is not a directory"}
+	}
+	ctx, cancel := s.timeout(ctx)
+	defer cancel()
+	var hits []found
+	if s.UsesRipgrep() {
+		var stdout []byte
+		var none bool
+		stdout, none, err = runRipgrep(ctx, s.Runner, "glob", s.RG, rgGlobArgv(args.Pattern), root, s.Caps)
+		if err == nil && !none {
+			hits = statPaths(root, stdout)
+		}
+	} else {
+		hits, err = nativeGlob(ctx, root, args.Pattern)
+		if err != nil && ctx.Err() != nil {
+			err = abortedError("glob", ctx.Err())
+		}
+	}
+	if err != nil {
+		return GlobValue{}, err
+	}
+	slices.SortStableFunc(hits, func(a, b found) int {
+		if c := b.mtime.Compare(a.mtime); c != 0 {
+			return c
+		}
+		return strings.Compare(a.rel, b.rel)
+	})
+	paths := make([]string, len(hits))
+	for i, h := range hits {
+		paths[i] = display(cwd, filepath.Join(root, filepath.FromSlash(h.rel)))
+	}
+	return GlobValue{Root: display(cwd, root), Paths: paths}, nil
+}
+
+// statPaths turns `rg --files` output into hits with modification times; a
+// file that vanished since keeps the zero time and sorts last.
+func statPaths(root string, stdout []byte) []found {
+	var out []found
+	for line := range strings.SplitSeq(string(stdout), "\n") {
+		if line == "" {
+			continue
+		}
+		rel := filepath.ToSlash(strings.TrimPrefix(line, "./"))
+		var mtime time.Time
+		if info, err := os.Stat(filepath.Join(root, line)); err == nil {
+			mtime = info.ModTime()
+		}
+		out = append(out, found{rel: rel, mtime: mtime})
+	}
+	return out
+}

@@ -1,0 +1,277 @@
+package spill
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Hint is the retrieval guidance spill-local returns with every locator: the
+// model reads a spilled artifact with the read tool (offset/limit) or greps it.
+const Hint = "Use read with offset/limit, or grep this path to search within it."
+
+// Mode bits spill-local enforces, whatever the process umask.
+const (
+	DirMode  fs.FileMode = 0o700 // owner directories
+	FileMode fs.FileMode = 0o600 // spill files
+)
+
+var (
+	ownerDirPattern = regexp.MustCompile(`^session-[0-9a-f]{12}$`)
+	fileNamePattern = regexp.MustCompile(`^[0-9a-f]{24}-`)
+)
+
+// LocalOptions configures a [LocalStore].
+type LocalOptions struct {
+	// Root is the directory that holds one subdirectory per owner. It is made
+	// absolute against the working directory and created (0700) if missing.
+	Root string
+	// MaxAge is the retention age: Cleanup deletes spill files (and empty owner
+	// directories) whose modification time is older than now-MaxAge. Zero
+	// disables age-based cleanup.
+	MaxAge time.Duration
+	// Keep leaves the owner directories written by this store in place on
+	// Close; they are then aged out by MaxAge at a later start. When false,
+	// Close deletes them.
+	Keep bool
+}
+
+// LocalStore is the local file backend of [Store] (the spill-local plugin's
+// service). It is safe for concurrent use. Close waits for saves in flight.
+type LocalStore struct {
+	root   string
+	maxAge time.Duration
+	keep   bool
+
+	mu     sync.RWMutex // SaveText holds R; Close holds W
+	closed bool
+	owned  map[string]struct{} // owner directories written through this store
+	ownMu  sync.Mutex
+}
+
+// NewLocalStore resolves and creates opts.Root (mode 0700 when created) and
+// returns a store writing under it. It fails when Root is empty or exists but
+// is not a directory.
+func NewLocalStore(opts LocalOptions) (*LocalStore, error) {
+	if opts.Root == "" {
+		return nil, errors.New("spill-local: root: must be non-empty")
+	}
+	if opts.MaxAge < 0 {
+		return nil, fmt.Errorf("spill-local: maxAge: must not be negative (got %s)", opts.MaxAge)
+	}
+	root, err := filepath.Abs(opts.Root)
+	if err != nil {
+		return nil, fmt.Errorf("spill-local: root: %w", err)
+	}
+	if err := os.MkdirAll(root, DirMode); err != nil {
+		return nil, fmt.Errorf("spill-local: root: %w", err)
+	}
+	return &LocalStore{root: root, maxAge: opts.MaxAge, keep: opts.Keep, owned: map[string]struct{}{}}, nil
+}
+
+// DefaultRoot is the default spill root: $XDG_STATE_HOME/harness/spill, or
+// $HOME/.local/state/harness/spill when XDG_STATE_HOME is unset or relative.
+func DefaultRoot() (string, error) {
+	if s := os.Getenv("XDG_STATE_HOME"); s != "" && filepath.IsAbs(s) {
+		return filepath.Join(s, "harness", "spill"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("spill-local: no default root: %w", err)
+	}
+	return filepath.Join(home, ".local", "state", "harness", "spill"), nil
+}
+
+// Root returns the absolute root directory.
+func (s *LocalStore) Root() string { return s.root }
+
+// OwnerDir returns the directory that holds sessionID's spills:
+// <root>/session-<first 12 hex digits of sha256(sessionID)>.
+func (s *LocalStore) OwnerDir(sessionID string) string {
+	sum := sha256.Sum256([]byte(sessionID))
+	return filepath.Join(s.root, "session-"+hex.EncodeToString(sum[:6]))
+}
+
+// SaveText writes req.Content to a new private file in the owner's directory
+// and returns its absolute path as the locator, [Hint], and the exact size.
+// The file is created exclusively (O_EXCL|O_NOFOLLOW, mode 0600); a file that
+// fails mid-write is removed. Errors name the failing step.
+func (s *LocalStore) SaveText(ctx context.Context, req SaveRequest) (Ref, error) {
+	if err := req.Validate(); err != nil {
+		return Ref{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Ref{}, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return Ref{}, ErrClosed
+	}
+	dir := s.OwnerDir(req.Owner.SessionID)
+	dirFD, err := s.openOwnerDir(dir)
+	if err != nil {
+		return Ref{}, err
+	}
+	defer unix.Close(dirFD)
+
+	var random [12]byte
+	if _, err := rand.Read(random[:]); err != nil {
+		return Ref{}, fmt.Errorf("spill-local: random name: %w", err)
+	}
+	name := hex.EncodeToString(random[:]) + "-" + boundedSegment(req.SuggestedName)
+	fd, err := unix.Openat(dirFD, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(FileMode))
+	if err != nil {
+		return Ref{}, fmt.Errorf("spill-local: create %s: %w", filepath.Join(dir, name), err)
+	}
+	f := os.NewFile(uintptr(fd), filepath.Join(dir, name))
+	werr := writeAll(f, req.Content)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		_ = unix.Unlinkat(dirFD, name, 0)
+		return Ref{}, fmt.Errorf("spill-local: write %s: %w", f.Name(), werr)
+	}
+	return Ref{Locator: Locator(f.Name()), Hint: Hint, Bytes: int64(len(req.Content))}, nil
+}
+
+func writeAll(f *os.File, content string) error {
+	// umask can only narrow the create mode; Fchmod pins it exactly.
+	if err := f.Chmod(FileMode); err != nil {
+		return err
+	}
+	_, err := f.WriteString(content)
+	return err
+}
+
+// openOwnerDir creates dir (0700) if needed and opens it without following a
+// symlink. An existing entry must be a directory owned by this user; its mode
+// is reset to 0700.
+func (s *LocalStore) openOwnerDir(dir string) (int, error) {
+	if err := os.Mkdir(dir, DirMode); err != nil && !errors.Is(err, fs.ErrExist) {
+		return -1, fmt.Errorf("spill-local: owner directory: %w", err)
+	}
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("spill-local: owner directory %s: %w", dir, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("spill-local: owner directory %s: %w", dir, err)
+	}
+	if int(st.Uid) != os.Geteuid() {
+		unix.Close(fd)
+		return -1, fmt.Errorf("spill-local: owner directory %s: owned by uid %d, not %d", dir, st.Uid, os.Geteuid())
+	}
+	if fs.FileMode(st.Mode)&fs.ModePerm != DirMode {
+		if err := unix.Fchmod(fd, uint32(DirMode)); err != nil {
+			unix.Close(fd)
+			return -1, fmt.Errorf("spill-local: owner directory %s: %w", dir, err)
+		}
+	}
+	s.ownMu.Lock()
+	s.owned[dir] = struct{}{}
+	s.ownMu.Unlock()
+	return fd, nil
+}
+
+// Cleanup applies retention: it deletes spill files under the root whose
+// modification time is before now-MaxAge, then owner directories left empty
+// and equally old. Only entries shaped like spill-local's own names are
+// touched (session-<12 hex>/<24 hex>-…), and symlinks are never followed or
+// removed. It returns how many files it deleted. MaxAge 0 deletes nothing.
+func (s *LocalStore) Cleanup(now time.Time) (int, error) {
+	if s.maxAge <= 0 {
+		return 0, nil
+	}
+	cutoff := now.Add(-s.maxAge)
+	entries, err := os.ReadDir(s.root)
+	if err != nil {
+		return 0, fmt.Errorf("spill-local: cleanup: %w", err)
+	}
+	removed := 0
+	var errs []error
+	for _, e := range entries {
+		if !e.IsDir() || !ownerDirPattern.MatchString(e.Name()) {
+			continue // ReadDir reports a symlink as not a directory
+		}
+		dir := filepath.Join(s.root, e.Name())
+		n, err := cleanupOwnerDir(dir, cutoff)
+		removed += n
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return removed, errors.Join(errs...)
+}
+
+func cleanupOwnerDir(dir string, cutoff time.Time) (int, error) {
+	// The directory's own age is taken before deleting changes its mtime.
+	dirInfo, dirErr := os.Lstat(dir)
+	files, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, fmt.Errorf("spill-local: cleanup: %w", err)
+	}
+	removed := 0
+	var errs []error
+	for _, f := range files {
+		if !f.Type().IsRegular() || !fileNamePattern.MatchString(f.Name()) {
+			continue
+		}
+		info, err := f.Info()
+		if err != nil || !info.ModTime().Before(cutoff) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, f.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("spill-local: cleanup: %w", err))
+			continue
+		}
+		removed++
+	}
+	if dirErr == nil && dirInfo.ModTime().Before(cutoff) {
+		// Fails harmlessly (ENOTEMPTY) while fresh or foreign files remain.
+		if err := os.Remove(dir); err != nil && !errors.Is(err, syscall.ENOTEMPTY) && !errors.Is(err, syscall.EEXIST) {
+			errs = append(errs, fmt.Errorf("spill-local: cleanup: %w", err))
+		}
+	}
+	return removed, errors.Join(errs...)
+}
+
+// Close stops the store: later SaveText calls fail with [ErrClosed]. It waits
+// for saves in flight and, unless Keep was set, deletes every owner directory
+// this store wrote to. It is idempotent.
+func (s *LocalStore) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if s.keep {
+		return nil
+	}
+	s.ownMu.Lock()
+	defer s.ownMu.Unlock()
+	var errs []error
+	for dir := range s.owned {
+		if err := os.RemoveAll(dir); err != nil {
+			errs = append(errs, fmt.Errorf("spill-local: remove %s: %w", dir, err))
+		}
+	}
+	clear(s.owned)
+	return errors.Join(errs...)
+}

@@ -1,0 +1,84 @@
+// Package subprocess is the harness's process seam: the "subprocess" service
+// (a *Runtime) that every tool, LSP host, MCP stdio client and terminal uses
+// to run programs, and its local provider, the "subprocess-local" plugin.
+//
+// The contract is dsh's SubprocessRuntime (reference
+// subprocess-spill-tokenmeter.md part A, with the Go notes of part E). The
+// seam owns process lifetime only; callers own defaults, deadlines, cause
+// classification and everything model-facing (rendering a head+tail preview
+// belongs to the spill policy, not here).
+//
+// # Picture
+//
+//	Spawn(Spec) ──► exec.Cmd{Setsid, explicit Env, WaitDelay=Grace, CLONE_INTO_CGROUP}
+//	                  │ stdin: ignore | pipe | data
+//	                  │ stdout/stderr: pipe | inherit | collect{maxBytes, spill{maxBytes}}
+//	                  │ fd 3: control socketpair (Spec.Control)
+//	                  ▼
+//	Handle ── Done/Outcome (direct child) ── Terminate (TERM → Grace → KILL of the range)
+//	       └─ WaitForExit (managed range empty) ── Collected (tail + spill, ReadFrom offsets)
+//
+// # Spawning
+//
+// Every Spec field that matters is explicit: Argv (never shell-interpreted;
+// a caller that wants a shell passes "bash", "-c", cmd), Dir, Stdin, Stdout,
+// Stderr and Grace have no defaults and a missing one fails Spawn with
+// ErrInvalidSpec before anything starts. Spawn also returns, synchronously,
+// a done Spec.Context ("aborted before spawn: <cause>"), an unresolvable
+// program (*ExecutableNotFoundError) and exec-time failures such as a
+// missing Dir: once Spawn returned a *Handle, a process runs.
+//
+// # Environment
+//
+// A child's environment is built fresh: the parent environment minus every
+// name matching SensitiveEnvPattern (KEY, PASSWORD, SECRET, TOKEN anywhere,
+// case-insensitively) and the HARNESS_ namespace, minus the configured
+// EnvPolicy.Deny patterns (plus EnvPolicy.Allow exceptions), then Spec.Env
+// on top (an explicit entry always survives, credential-shaped or not), then
+// Spec.UnsetEnv removes names. The same scrub applies to terminals and to
+// ResolveExecutable. Not caught by default: PASSPHRASE, CREDENTIAL, AUTH,
+// *_PAT and URLs with inline passwords; add them to EnvPolicy.Deny.
+//
+// # Collected output
+//
+// Collect mode keeps exactly the last MaxBytes bytes in memory (a ring, so
+// memory stays flat however much the child writes). With Spill, the
+// complete stream is also written to a private file (0600, O_EXCL|
+// O_NOFOLLOW, in a 0700 directory) once the tail first overflows; a stream
+// longer than Spill.MaxBytes has its now-incomplete file deleted and reports
+// SpillCapped. CollectedOutput.ReadFrom(offset) is non-consuming and
+// cursor-free; text never splits a UTF-8 sequence. stdout and stderr are
+// collected and truncated separately, never merged.
+//
+// # Managed range and termination
+//
+// Each child starts in a new session (pgid = sid = pid, no controlling
+// terminal). When this process can create cgroup v2 directories under its
+// own cgroup (root on the CI machine; a systemd-delegated slice elsewhere),
+// each child is also cloned straight into its own cgroup leaf
+// (CLONE_INTO_CGROUP): the managed range is then every process in that
+// leaf, which includes descendants that called setsid or double-forked.
+// Otherwise (IsolationProcessGroup, logged once) the range is the process
+// group, and setsid/setpgid escapees are out of reach: a documented limit.
+// Terminate sends SIGTERM to the range and SIGKILL (cgroup.kill) after Grace
+// if anything remains; WaitForExit polls every 15 ms until the range is
+// empty, zombies counting as gone (PID 1 on the CI machine never reaps
+// orphans). A harness killed with SIGKILL cannot clean up: its children and
+// the empty cgroup directories stay.
+//
+// The runtime marks every inherited descriptor above 2 close-on-exec when it
+// starts, so children see only fds 0-2 (and fd 3 with Spec.Control).
+//
+// # Terminals
+//
+// SpawnTerminal runs a program on a fresh PTY (creack/pty; Setsid+Setctty,
+// never Setpgid): ordered output that ends after every byte once the
+// program exits (EIO is the normal end), Write, Resize, foreground
+// inspection and signalling, activity, and an awaited Terminate that
+// reaches the whole session.
+//
+// # Lifetime
+//
+// Runtime.Close (the plugin's effect disposer) terminates every live child
+// and terminal and waits until each range is empty.
+package subprocess

@@ -1,0 +1,150 @@
+package subprocess
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// SensitiveEnvPattern matches inherited environment variable names that are
+// treated as credentials and dropped before any child starts: KEY, PASSWORD,
+// SECRET or TOKEN anywhere in the name, case-insensitively (the dsh
+// SENSITIVE_ENV_PATTERN). Values are never inspected. Collateral names such as
+// TOKENIZERS_PARALLELISM or KEYTIMEOUT are dropped too; PASSPHRASE,
+// CREDENTIAL, AUTH and *_PAT are not caught by this pattern alone (add them
+// through EnvPolicy.Deny).
+var SensitiveEnvPattern = regexp.MustCompile(`(?i)KEY|PASSWORD|SECRET|TOKEN`)
+
+// ManagedEnvPrefix is the harness-owned environment namespace. Every
+// inherited variable whose upper-cased name starts with it is dropped, so a
+// child only sees HARNESS_* facts that its spawner set explicitly.
+const ManagedEnvPrefix = "HARNESS_"
+
+// ControlEnv is set by the runtime in a child spawned with Spec.Control: its
+// value is the number of the descriptor that carries the control channel
+// ("3"). Callers cannot set it through Spec.Env.
+const ControlEnv = "HARNESS_SUBPROCESS_CONTROL"
+
+// EnvPolicy adds deployment choices on top of the fixed scrub. The zero value
+// applies only SensitiveEnvPattern and ManagedEnvPrefix.
+type EnvPolicy struct {
+	// Deny lists extra name patterns to drop, matched case-insensitively with
+	// path.Match syntax against the whole name (for example "*CREDENTIAL*",
+	// "*PASSPHRASE*", "DATABASE_URL").
+	Deny []string `yaml:"deny" json:"deny,omitempty" jsonschema:"description=Extra environment-name patterns (path.Match syntax; case-insensitive) dropped from every child."`
+	// Allow lists name patterns (same syntax) that survive the credential
+	// scrub and Deny although they match; the HARNESS_ namespace is never
+	// allowed this way. Example: "TOKENIZERS_PARALLELISM".
+	Allow []string `yaml:"allow" json:"allow,omitempty" jsonschema:"description=Environment-name patterns (path.Match syntax; case-insensitive) kept although they look like credentials."`
+}
+
+// Validate reports a malformed pattern with its field path.
+func (p EnvPolicy) Validate() error {
+	for i, pat := range p.Deny {
+		if _, err := path.Match(strings.ToUpper(pat), ""); err != nil || pat == "" {
+			return fmt.Errorf("deny[%d]: invalid pattern %q", i, pat)
+		}
+	}
+	for i, pat := range p.Allow {
+		if _, err := path.Match(strings.ToUpper(pat), ""); err != nil || pat == "" {
+			return fmt.Errorf("allow[%d]: invalid pattern %q", i, pat)
+		}
+	}
+	return nil
+}
+
+func matchAny(patterns []string, upper string) bool {
+	for _, p := range patterns {
+		if ok, _ := path.Match(strings.ToUpper(p), upper); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Drops reports whether an inherited variable name is removed by the policy.
+func (p EnvPolicy) Drops(name string) bool {
+	upper := strings.ToUpper(name)
+	if strings.HasPrefix(upper, ManagedEnvPrefix) {
+		return true
+	}
+	if !SensitiveEnvPattern.MatchString(name) && !matchAny(p.Deny, upper) {
+		return false
+	}
+	return !matchAny(p.Allow, upper)
+}
+
+// Scrub returns the entries of environ ("NAME=value") that the policy keeps,
+// in their original order. Entries without '=' are dropped.
+func (p EnvPolicy) Scrub(environ []string) []string {
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || name == "" || p.Drops(name) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// ScrubbedParentEnv returns this process's environment without credentials
+// and without the HARNESS_ namespace, using the zero EnvPolicy. It is the base
+// environment of every child; spawners outside this package (an MCP stdio
+// client, say) use it too so that no path leaks secrets.
+func ScrubbedParentEnv() []string { return EnvPolicy{}.Scrub(os.Environ()) }
+
+// mergeEnv builds a child environment: base first, then set on top (an
+// explicit entry always survives, credential-shaped or not), then unset
+// removes names (tombstones). The result is a fresh slice sorted by name.
+func mergeEnv(base []string, set map[string]string, unset []string) []string {
+	m := make(map[string]string, len(base)+len(set))
+	for _, kv := range base {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	for k, v := range set {
+		m[k] = v
+	}
+	for _, k := range unset {
+		delete(m, k)
+	}
+	out := make([]string, 0, len(m))
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func lookupEnv(env []string, name string) (string, bool) {
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func validateEnv(set map[string]string, unset []string) error {
+	for k, v := range set {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			return fmt.Errorf("env: invalid variable name %q", k)
+		}
+		if strings.Contains(v, "\x00") {
+			return fmt.Errorf("env[%s]: value contains NUL", k)
+		}
+		if k == ControlEnv {
+			return fmt.Errorf("env[%s]: reserved for the runtime", k)
+		}
+	}
+	for i, k := range unset {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			return fmt.Errorf("unsetEnv[%d]: invalid variable name %q", i, k)
+		}
+	}
+	return nil
+}

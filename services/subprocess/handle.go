@@ -1,0 +1,443 @@
+package subprocess
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// observeInterval is how often WaitForExit polls the managed range (dsh: 15 ms).
+const observeInterval = 15 * time.Millisecond
+
+// Outcome is how the direct child ended: exactly one of ExitCode (normal
+// exit) or Signal (killed by a signal, e.g. "SIGTERM") is set. It carries no
+// timeout classification: the caller owns its deadline and knows why it
+// cancelled.
+type Outcome struct {
+	ExitCode *int   `json:"exitCode"`
+	Signal   string `json:"signal,omitempty"`
+}
+
+// String renders "exit 3" or "signal SIGKILL".
+func (o Outcome) String() string {
+	if o.ExitCode != nil {
+		return fmt.Sprintf("exit %d", *o.ExitCode)
+	}
+	return "signal " + o.Signal
+}
+
+// Collected holds the collect-mode streams of a handle; a field is nil
+// unless that stream was spawned in collect mode.
+type Collected struct {
+	Stdout *CollectedOutput
+	Stderr *CollectedOutput
+}
+
+// Handle is one spawned child and its managed range (its process group, or
+// its cgroup leaf when the runtime has cgroup isolation).
+//
+// Lifecycle: Done closes when the direct child has exited and its collected
+// pipes are drained, or at most Grace after the exit when escaped
+// descendants still hold them (their later output is lost, by design).
+// Descendants may outlive Done; WaitForExit watches the whole range, and
+// Terminate signals it. The handle stays owned by the runtime (and killable
+// through Close) until the range is observed empty.
+type Handle struct {
+	rt      *Runtime
+	cmd     *exec.Cmd
+	pid     int
+	grace   time.Duration
+	rng     managedRange
+	stopCtx func() bool
+
+	stdin     io.WriteCloser
+	stdout    io.ReadCloser
+	stderr    io.ReadCloser
+	control   net.Conn
+	collected Collected
+
+	done    chan struct{}
+	outcome Outcome
+	waitErr error
+
+	mu        sync.Mutex
+	gone      bool
+	escalator *time.Timer
+}
+
+// Spawn starts a child as spec describes (reference A3–A9). Every
+// validation error (ErrInvalidSpec), an already-done Spec.Context, an
+// unresolvable Argv[0] (*ExecutableNotFoundError) and an exec-time failure
+// such as a missing Dir are returned here, before or instead of a running
+// process; Done then never needs waiting. The child runs in a new session
+// (Setsid: no controlling terminal, pgid = pid), with a fresh environment
+// built from the scrubbed parent environment plus spec.Env minus
+// spec.UnsetEnv.
+func (r *Runtime) Spawn(spec Spec) (*Handle, error) {
+	if err := spec.validate(); err != nil {
+		return nil, err
+	}
+	if r.isClosed() {
+		return nil, ErrClosed
+	}
+	ctx := spec.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("aborted before spawn: %w", context.Cause(ctx))
+	}
+	env := r.childEnv(spec.Env, spec.UnsetEnv)
+	if spec.Control {
+		env = append(env, ControlEnv+"=3")
+	}
+	path, err := resolveExecutable(ctx, spec.Argv[0], env)
+	if err != nil {
+		return nil, err
+	}
+	h := &Handle{rt: r, grace: spec.Grace, done: make(chan struct{})}
+	cmd := &exec.Cmd{Path: path, Args: spec.Argv, Dir: spec.Dir, Env: env, WaitDelay: spec.Grace,
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
+	h.cmd = cmd
+
+	var childEnds []io.Closer // closed in the parent after Start
+	fail := func(err error) (*Handle, error) {
+		closeAll(childEnds...)
+		h.closeParentEnds()
+		return nil, err
+	}
+
+	switch spec.Stdin.Mode {
+	case StdinPipe:
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return fail(fmt.Errorf("subprocess: stdin pipe: %w", err))
+		}
+		cmd.Stdin, h.stdin = pr, pw
+		childEnds = append(childEnds, pr)
+	case StdinData:
+		cmd.Stdin = &dataReader{b: spec.Stdin.Data}
+	}
+	for _, s := range []struct {
+		label string
+		o     Output
+		dst   *io.Writer
+		pipe  *io.ReadCloser
+		coll  **CollectedOutput
+		self  *os.File
+	}{
+		{"stdout", spec.Stdout, &cmd.Stdout, &h.stdout, &h.collected.Stdout, os.Stdout},
+		{"stderr", spec.Stderr, &cmd.Stderr, &h.stderr, &h.collected.Stderr, os.Stderr},
+	} {
+		switch s.o.Mode {
+		case OutputInherit:
+			*s.dst = s.self
+		case OutputPipe:
+			pr, pw, err := os.Pipe()
+			if err != nil {
+				return fail(fmt.Errorf("subprocess: %s pipe: %w", s.label, err))
+			}
+			*s.dst, *s.pipe = pw, pr
+			childEnds = append(childEnds, pw)
+		case OutputCollect:
+			var spillMax int64
+			if s.o.Spill != nil {
+				spillMax = s.o.Spill.MaxBytes
+			}
+			c := newCollectedOutput(s.label, s.o.MaxBytes, spillMax, r.openSpill)
+			*s.coll, *s.dst = c, c
+		}
+	}
+	if spec.Control {
+		parent, child, err := socketpair()
+		if err != nil {
+			return fail(fmt.Errorf("subprocess: control channel: %w", err))
+		}
+		h.control = parent
+		cmd.ExtraFiles = []*os.File{child}
+		childEnds = append(childEnds, child)
+	}
+	seq := r.seq.Add(1)
+	var cgRange cgroupRange
+	if r.cg != nil {
+		rng, fd, err := r.cg.leaf(seq)
+		if err != nil {
+			return fail(err)
+		}
+		cgRange = rng
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(fd.Fd())
+		childEnds = append(childEnds, fd)
+	}
+	if err := r.track(h); err != nil {
+		cgRange.release()
+		return fail(err)
+	}
+	if err := cmd.Start(); err != nil {
+		r.untrack(h)
+		r.wg.Done()
+		if r.cg != nil {
+			cgRange.release()
+		}
+		h.sealCollected()
+		return fail(fmt.Errorf("subprocess: start %s: %w", spec.Argv[0], err))
+	}
+	closeAll(childEnds...)
+	h.pid = cmd.Process.Pid
+	if r.cg != nil {
+		cgRange.pgid = h.pid
+		h.rng = cgRange
+	} else {
+		h.rng = pgidRange{pgid: h.pid}
+	}
+	if spec.Context != nil {
+		h.stopCtx = context.AfterFunc(spec.Context, h.Terminate)
+	}
+	go h.wait()
+	return h, nil
+}
+
+// dataReader feeds StdinData; it is not an *os.File, so os/exec copies it
+// from a goroutine bounded by WaitDelay and drops EPIPE.
+type dataReader struct{ b []byte }
+
+func (d *dataReader) Read(p []byte) (int, error) {
+	if len(d.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, d.b)
+	d.b = d.b[n:]
+	return n, nil
+}
+
+func socketpair() (net.Conn, *os.File, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	pf := os.NewFile(uintptr(fds[0]), "control")
+	conn, err := net.FileConn(pf)
+	_ = pf.Close()
+	if err != nil {
+		_ = unix.Close(fds[1])
+		return nil, nil, err
+	}
+	return conn, os.NewFile(uintptr(fds[1]), "control-child"), nil
+}
+
+// wait settles the handle: it runs for the life of the direct child.
+func (h *Handle) wait() {
+	defer h.rt.wg.Done()
+	err := h.cmd.Wait()
+	h.sealCollected()
+	ps := h.cmd.ProcessState
+	if ps == nil {
+		h.waitErr = fmt.Errorf("subprocess: wait pid %d: %w", h.pid, err)
+	} else {
+		h.outcome = outcomeOf(ps)
+		var ee *exec.ExitError
+		if err != nil && !errors.Is(err, exec.ErrWaitDelay) && !errors.As(err, &ee) {
+			h.rt.log.Debug("subprocess: wait", "pid", h.pid, "err", err)
+		}
+	}
+	close(h.done)
+	h.mu.Lock()
+	gone := h.gone
+	h.mu.Unlock()
+	if gone {
+		h.rt.untrack(h)
+	} else if alive, err := h.rng.alive(); err == nil && !alive {
+		h.markGone()
+	}
+}
+
+func outcomeOf(ps *os.ProcessState) Outcome {
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	if ok && ws.Signaled() {
+		return Outcome{Signal: unix.SignalName(ws.Signal())}
+	}
+	code := ps.ExitCode()
+	return Outcome{ExitCode: &code}
+}
+
+func (h *Handle) sealCollected() {
+	for _, c := range []*CollectedOutput{h.collected.Stdout, h.collected.Stderr} {
+		if c != nil {
+			c.seal()
+		}
+	}
+}
+
+func (h *Handle) closeParentEnds() {
+	if h.stdin != nil {
+		_ = h.stdin.Close()
+	}
+	if h.stdout != nil {
+		_ = h.stdout.Close()
+	}
+	if h.stderr != nil {
+		_ = h.stderr.Close()
+	}
+	h.closeControl()
+}
+
+func (h *Handle) closeControl() {
+	if h.control != nil {
+		_ = h.control.Close()
+	}
+}
+
+// markGone records the first confirmed absence of the range. It is
+// permanent: no later probe or signal touches the (possibly reused) pgid.
+func (h *Handle) markGone() {
+	h.mu.Lock()
+	first := !h.gone
+	h.gone = true
+	if h.escalator != nil {
+		h.escalator.Stop()
+	}
+	h.mu.Unlock()
+	if !first {
+		return
+	}
+	if h.stopCtx != nil {
+		h.stopCtx()
+	}
+	h.rng.release()
+	select {
+	case <-h.done:
+		h.rt.untrack(h)
+	default:
+	}
+}
+
+// Pid is the direct child's pid (also its pgid and session id).
+func (h *Handle) Pid() int { return h.pid }
+
+// Stdin is the caller-owned write end in StdinPipe mode, else nil. Close it
+// to send EOF.
+func (h *Handle) Stdin() io.WriteCloser { return h.stdin }
+
+// Stdout is the raw read end in OutputPipe mode, else nil. The caller must
+// drain and close it.
+func (h *Handle) Stdout() io.ReadCloser { return h.stdout }
+
+// Stderr is the raw read end in OutputPipe mode, else nil.
+func (h *Handle) Stderr() io.ReadCloser { return h.stderr }
+
+// Control is the parent end of the control channel when Spec.Control was
+// set, else nil. The caller owns framing and closing; Close of the runtime
+// closes an endpoint still open.
+func (h *Handle) Control() net.Conn { return h.control }
+
+// Collected returns the collect-mode streams.
+func (h *Handle) Collected() Collected { return h.collected }
+
+// Done is closed once the direct child settled (see Handle).
+func (h *Handle) Done() <-chan struct{} { return h.done }
+
+// Outcome returns the exit facts once Done is closed; before that it
+// returns ErrNotSettled. An error after Done means the wait itself failed.
+func (h *Handle) Outcome() (Outcome, error) {
+	select {
+	case <-h.done:
+		return h.outcome, h.waitErr
+	default:
+		return Outcome{}, ErrNotSettled
+	}
+}
+
+// ErrNotSettled is returned by Outcome before Done.
+var ErrNotSettled = errors.New("subprocess: process has not settled")
+
+// Wait blocks until Done or ctx ends and returns the outcome (or
+// context.Cause(ctx)). It does not terminate anything.
+func (h *Handle) Wait(ctx context.Context) (Outcome, error) {
+	select {
+	case <-h.done:
+		return h.outcome, h.waitErr
+	case <-ctx.Done():
+		return Outcome{}, context.Cause(ctx)
+	}
+}
+
+// Terminate is the only termination verb: SIGTERM to every member of the
+// managed range, then SIGKILL after Grace if any member still runs. It is
+// idempotent (a second call does not restart the grace), never blocks, never
+// fails, and is a no-op once the range was observed empty. The SIGKILL
+// escalation outlives the direct child, so a TERM-ignoring descendant is
+// killed too. Spec.Context calls it when done.
+func (h *Handle) Terminate() {
+	h.mu.Lock()
+	if h.gone || h.escalator != nil {
+		h.mu.Unlock()
+		return
+	}
+	if alive, err := h.rng.alive(); err == nil && !alive {
+		h.mu.Unlock()
+		h.markGone()
+		return
+	}
+	defer h.mu.Unlock()
+	h.rng.signal(unix.SIGTERM)
+	h.escalator = time.AfterFunc(h.grace, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.gone {
+			return
+		}
+		if alive, err := h.rng.alive(); err != nil || alive {
+			h.rng.signal(unix.SIGKILL)
+		}
+	})
+}
+
+// kill SIGKILLs the range at once (host exit, failed teardown).
+func (h *Handle) kill() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.gone {
+		h.rng.signal(unix.SIGKILL)
+	}
+}
+
+// WaitForExit blocks until no member of the managed range is alive
+// (zombies count as gone) and returns true, or returns false when ctx ends
+// first. It returns an error when the range can no longer be observed.
+// Polls every 15 ms.
+func (h *Handle) WaitForExit(ctx context.Context) (bool, error) {
+	var tick *time.Ticker
+	for {
+		h.mu.Lock()
+		gone := h.gone
+		h.mu.Unlock()
+		if gone {
+			return true, nil
+		}
+		alive, err := h.rng.alive()
+		if err != nil {
+			return false, err
+		}
+		if !alive {
+			h.markGone()
+			return true, nil
+		}
+		if tick == nil {
+			tick = time.NewTicker(observeInterval)
+			defer tick.Stop()
+		}
+		select {
+		case <-ctx.Done():
+			return false, nil
+		case <-tick.C:
+		}
+	}
+}

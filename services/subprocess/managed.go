@@ -1,0 +1,181 @@
+package subprocess
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// managedRange is the set of processes a handle owns: what Terminate signals
+// and what WaitForExit watches.
+type managedRange interface {
+	// alive reports whether any member still runs (zombies count as gone).
+	alive() (bool, error)
+	// signal delivers sig to every member; errors are swallowed.
+	signal(sig syscall.Signal)
+	// release frees the range's resources once it is empty.
+	release()
+}
+
+// pgidRange is the fallback range: the process group (= session, because
+// every child is started with Setsid) of the direct child. Descendants that
+// call setsid or setpgid escape it.
+type pgidRange struct{ pgid int }
+
+func (r pgidRange) alive() (bool, error) {
+	if err := unix.Kill(-r.pgid, 0); errors.Is(err, unix.ESRCH) {
+		return false, nil
+	}
+	return len(liveMembers(func(p procStat) bool { return p.pgrp == r.pgid })) > 0, nil
+}
+
+func (r pgidRange) signal(sig syscall.Signal) { _ = unix.Kill(-r.pgid, sig) }
+func (r pgidRange) release()                  {}
+
+// cgroupRange is a cgroup v2 leaf created for one child (CLONE_INTO_CGROUP):
+// it holds every descendant, setsid escapees and double forks included.
+// SIGKILL goes through cgroup.kill; other signals go to each listed member.
+type cgroupRange struct {
+	dir  string
+	pgid int
+}
+
+func (r cgroupRange) alive() (bool, error) {
+	b, err := os.ReadFile(filepath.Join(r.dir, "cgroup.events"))
+	if err != nil {
+		return false, fmt.Errorf("subprocess: observe cgroup %s: %w", r.dir, err)
+	}
+	for line := range bytes.Lines(b) {
+		if v, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("populated ")); ok {
+			return string(v) == "1", nil
+		}
+	}
+	return false, fmt.Errorf("subprocess: observe cgroup %s: no populated field", r.dir)
+}
+
+func (r cgroupRange) signal(sig syscall.Signal) {
+	_ = unix.Kill(-r.pgid, sig)
+	if sig == unix.SIGKILL {
+		if os.WriteFile(filepath.Join(r.dir, "cgroup.kill"), []byte("1"), 0) == nil {
+			return
+		}
+	}
+	for _, pid := range r.members() {
+		_ = unix.Kill(pid, sig)
+	}
+}
+
+func (r cgroupRange) members() []int {
+	b, err := os.ReadFile(filepath.Join(r.dir, "cgroup.procs"))
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for f := range strings.FieldsSeq(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func (r cgroupRange) release() { _ = os.Remove(r.dir) }
+
+// cgroupParent is the runtime's private cgroup v2 directory under its own
+// cgroup; each child gets a numbered leaf inside it.
+type cgroupParent struct{ dir string }
+
+// probeCgroup creates the runtime's private cgroup directory when cgroup v2
+// is mounted, this process's cgroup is writable and cgroup.kill exists
+// (kernel ≥ 5.14). Any failure means the pgid fallback.
+func probeCgroup() (*cgroupParent, error) {
+	mount, err := cgroup2Mount()
+	if err != nil {
+		return nil, err
+	}
+	own, err := ownCgroup()
+	if err != nil {
+		return nil, err
+	}
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	dir := filepath.Join(mount, own, fmt.Sprintf("harness-subprocess-%d-%s", os.Getpid(), hex.EncodeToString(rnd[:])))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("subprocess: cgroup: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil {
+		_ = os.Remove(dir)
+		return nil, fmt.Errorf("subprocess: cgroup: no cgroup.kill: %w", err)
+	}
+	return &cgroupParent{dir: dir}, nil
+}
+
+// leaf creates the cgroup for one child and opens it for CLONE_INTO_CGROUP.
+func (c *cgroupParent) leaf(seq uint64) (cgroupRange, *os.File, error) {
+	dir := filepath.Join(c.dir, "c"+strconv.FormatUint(seq, 10))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return cgroupRange{}, nil, fmt.Errorf("subprocess: cgroup leaf: %w", err)
+	}
+	f, err := os.OpenFile(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		_ = os.Remove(dir)
+		return cgroupRange{}, nil, fmt.Errorf("subprocess: cgroup leaf: %w", err)
+	}
+	return cgroupRange{dir: dir}, f, nil
+}
+
+// remove deletes the parent directory; leaves still present (a range that
+// never emptied) keep it in place.
+func (c *cgroupParent) remove() error {
+	ents, _ := os.ReadDir(c.dir)
+	for _, e := range ents {
+		if e.IsDir() {
+			_ = os.Remove(filepath.Join(c.dir, e.Name()))
+		}
+	}
+	return os.Remove(c.dir)
+}
+
+func cgroup2Mount() (string, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// id parent maj:min root mountpoint opts... - fstype source superopts
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		if !ok {
+			continue
+		}
+		pf, qf := strings.Fields(pre), strings.Fields(post)
+		if len(pf) >= 5 && len(qf) >= 1 && qf[0] == "cgroup2" && pf[3] == "/" {
+			return pf[4], nil
+		}
+	}
+	return "", errors.New("subprocess: no cgroup2 mount")
+}
+
+func ownCgroup() (string, error) {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	for line := range strings.Lines(string(b)) {
+		if p, ok := strings.CutPrefix(strings.TrimSpace(line), "0::"); ok {
+			return p, nil
+		}
+	}
+	return "", errors.New("subprocess: no cgroup v2 membership")
+}

@@ -1,0 +1,52 @@
+package subprocess
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dshgo/harness/core"
+)
+
+func TestPluginProvidesRuntimeAndDisposalKillsChildren(t *testing.T) {
+	root := core.NewRoot()
+	f := root.Context().Plugin(Plugin, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := f.Await(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rt, ok := core.Lookup(root.Context(), Key)
+	if !ok {
+		t.Fatal("subprocess service not provided")
+	}
+	m := marker(3610)
+	h, err := rt.Spawn(collectSpec(nil, "sleep "+m+" & exec sleep "+m, 64, time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := root.Dispose(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := h.Outcome(); out.Signal != "SIGTERM" {
+		t.Fatalf("outcome after disposal %v", out)
+	}
+	assertNoSurvivor(t, "sleep "+m, 0)
+	if _, err := rt.Spawn(collectSpec(nil, "true", 64, time.Second)); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Spawn after disposal = %v", err)
+	}
+}
+
+func TestPluginConfigValidation(t *testing.T) {
+	root := core.NewRoot()
+	defer root.Dispose(context.Background())
+	f := root.Context().Plugin(Plugin, Options{Isolation: "vm"})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = f.Await(ctx)
+	if f.Err() == nil || !strings.Contains(f.Err().Error(), `isolation: must be auto, cgroup or pgid, got "vm"`) {
+		t.Fatalf("fiber err = %v", f.Err())
+	}
+}

@@ -1,0 +1,56 @@
+package subprocess
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Result is what Run returns: the outcome and the collected streams (nil for
+// a stream not in collect mode).
+type Result struct {
+	Outcome Outcome
+	Stdout  *CollectedOutput
+	Stderr  *CollectedOutput
+}
+
+// Run is the foreground path a tool wants: Spawn, wait until the direct
+// child settles, then make sure nothing the spawn started is still alive
+// (Terminate if the range is not empty, and wait for it to empty, at most
+// twice Grace plus one second).
+//
+// A timeout is spec.Context's deadline: when it ends the range is
+// terminated and Run returns the outcome (typically signal SIGTERM) with a
+// nil error; the caller tells a timeout from other cancellation with
+// context.Cause. Run returns an error only for spawn failures (the Spawn
+// errors) or a range that could not be emptied.
+func (r *Runtime) Run(spec Spec) (Result, error) {
+	h, err := r.Spawn(spec)
+	if err != nil {
+		return Result{}, err
+	}
+	<-h.Done()
+	out, err := h.Outcome()
+	res := Result{Outcome: out, Stdout: h.collected.Stdout, Stderr: h.collected.Stderr}
+	if err != nil {
+		return res, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*spec.Grace+time.Second)
+	defer cancel()
+	if gone, _ := h.WaitForExit(immediate); !gone {
+		h.Terminate()
+	}
+	gone, err := h.WaitForExit(ctx)
+	if err == nil && !gone {
+		err = fmt.Errorf("subprocess: pid %d: managed range still alive after terminate", h.pid)
+	}
+	return res, err
+}
+
+// immediate is an already-cancelled context: WaitForExit(immediate) is a
+// single probe.
+var immediate = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()

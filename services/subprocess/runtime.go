@@ -1,0 +1,264 @@
+package subprocess
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrClosed is returned by Spawn and SpawnTerminal after Close started.
+var ErrClosed = errors.New("subprocess: runtime is closed")
+
+// Isolation names how a runtime bounds the processes a handle owns.
+type Isolation string
+
+const (
+	// IsolationAuto uses a cgroup v2 leaf per child when this process can
+	// create one, else the process group.
+	IsolationAuto Isolation = "auto"
+	// IsolationCgroup requires cgroup v2; New fails without it.
+	IsolationCgroup Isolation = "cgroup"
+	// IsolationProcessGroup uses only the child's process group / session:
+	// descendants that call setsid or setpgid escape it.
+	IsolationProcessGroup Isolation = "pgid"
+)
+
+// Options configures a Runtime (the subprocess-local plugin's config).
+type Options struct {
+	// SpillDir holds collect-mode spill files. Empty: a private directory
+	// created on first use with os.MkdirTemp("", "harness-subprocess-")
+	// (mode 0700). A configured directory is created 0700 if missing and
+	// must not be group- or world-accessible.
+	SpillDir string `yaml:"spillDir" json:"spillDir,omitempty" jsonschema:"description=Directory for collect-mode spill files (0700). Default: a private directory under the system temp dir."`
+	// Env adds deny and allow patterns to the fixed credential scrub.
+	Env EnvPolicy `yaml:"env" json:"env,omitempty" jsonschema:"description=Extra environment scrub patterns."`
+	// Isolation: auto (default), cgroup or pgid.
+	Isolation Isolation `yaml:"isolation" json:"isolation,omitempty" jsonschema:"enum=auto,enum=cgroup,enum=pgid,description=How the processes of one spawn are bounded: cgroup v2 leaf when writable (auto)\\, required (cgroup)\\, or the process group only (pgid)."`
+}
+
+// Validate reports a bad option with its field path.
+func (o Options) Validate() error {
+	switch o.Isolation {
+	case "", IsolationAuto, IsolationCgroup, IsolationProcessGroup:
+	default:
+		return fmt.Errorf("isolation: must be auto, cgroup or pgid, got %q", o.Isolation)
+	}
+	if err := o.Env.Validate(); err != nil {
+		return fmt.Errorf("env.%w", err)
+	}
+	if o.SpillDir != "" && !filepath.IsAbs(o.SpillDir) {
+		return fmt.Errorf("spillDir: must be an absolute path, got %q", o.SpillDir)
+	}
+	return nil
+}
+
+// Runtime is the local subprocess service: it spawns children and PTY
+// terminals, owns their lifetime, and on Close terminates and awaits all of
+// them. Safe for concurrent use.
+type Runtime struct {
+	log    *slog.Logger
+	policy EnvPolicy
+	cg     *cgroupParent // nil: process-group fallback
+	seq    atomic.Uint64
+
+	spillOnce sync.Once
+	spillCfg  string
+	spillDir  string
+	spillTemp bool
+	spillErr  error
+
+	mu      sync.Mutex
+	closed  bool
+	handles map[*Handle]struct{}
+	terms   map[*Terminal]struct{}
+	wg      sync.WaitGroup // settlement goroutines
+}
+
+// New starts a runtime. logger may be nil (discard).
+func New(opts Options, logger *slog.Logger) (*Runtime, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, fmt.Errorf("subprocess-local: %w", err)
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	// Descriptors this process inherited without close-on-exec (from its own
+	// parent) would otherwise reach every child: mark them all close-on-exec
+	// so a child sees only fds 0-2 and, when requested, the control fd 3.
+	_ = unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC)
+	r := &Runtime{log: logger, policy: opts.Env, spillCfg: opts.SpillDir,
+		handles: map[*Handle]struct{}{}, terms: map[*Terminal]struct{}{}}
+	if opts.Isolation != IsolationProcessGroup {
+		cg, err := probeCgroup()
+		switch {
+		case err == nil:
+			r.cg = cg
+		case opts.Isolation == IsolationCgroup:
+			return nil, fmt.Errorf("subprocess-local: isolation cgroup: %w", err)
+		default:
+			logger.Warn("subprocess-local: cgroup v2 unavailable; falling back to process groups (setsid descendants escape)", "err", err)
+		}
+	}
+	return r, nil
+}
+
+// Isolation reports the mechanism in use: IsolationCgroup or
+// IsolationProcessGroup.
+func (r *Runtime) Isolation() Isolation {
+	if r.cg != nil {
+		return IsolationCgroup
+	}
+	return IsolationProcessGroup
+}
+
+// Policy returns the environment policy applied to every child.
+func (r *Runtime) Policy() EnvPolicy { return r.policy }
+
+// childEnv is the scrubbed parent environment with the explicit entries on
+// top.
+func (r *Runtime) childEnv(set map[string]string, unset []string) []string {
+	return mergeEnv(r.policy.Scrub(os.Environ()), set, unset)
+}
+
+var spillCounter atomic.Uint64
+
+// openSpill creates a spill file: 0600, O_EXCL|O_NOFOLLOW, named
+// harness-subprocess-<pid>-<counter>-<12 hex>-<label>.log in the spill dir.
+func (r *Runtime) openSpill(label string) (*os.File, string, error) {
+	r.spillOnce.Do(r.prepareSpillDir)
+	if r.spillErr != nil {
+		return nil, "", r.spillErr
+	}
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	name := "harness-subprocess-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(spillCounter.Add(1), 10) +
+		"-" + hex.EncodeToString(rnd[:]) + "-" + label + ".log"
+	p := filepath.Join(r.spillDir, name)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, "", fmt.Errorf("subprocess: spill file: %w", err)
+	}
+	return f, p, nil
+}
+
+func (r *Runtime) prepareSpillDir() {
+	if r.spillCfg == "" {
+		r.spillDir, r.spillErr = os.MkdirTemp("", "harness-subprocess-")
+		r.spillTemp = r.spillErr == nil
+		return
+	}
+	if err := os.MkdirAll(r.spillCfg, 0o700); err != nil {
+		r.spillErr = fmt.Errorf("subprocess: spill dir: %w", err)
+		return
+	}
+	st, err := os.Lstat(r.spillCfg)
+	switch {
+	case err != nil:
+		r.spillErr = fmt.Errorf("subprocess: spill dir: %w", err)
+	case !st.IsDir():
+		r.spillErr = fmt.Errorf("subprocess: spill dir %s: not a directory", r.spillCfg)
+	case st.Mode().Perm()&0o077 != 0:
+		r.spillErr = fmt.Errorf("subprocess: spill dir %s: mode %o is accessible to others; want 0700", r.spillCfg, st.Mode().Perm())
+	default:
+		r.spillDir = r.spillCfg
+	}
+}
+
+func (r *Runtime) track(h *Handle) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return ErrClosed
+	}
+	r.handles[h] = struct{}{}
+	r.wg.Add(1)
+	return nil
+}
+
+func (r *Runtime) isClosed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closed
+}
+
+func (r *Runtime) untrack(h *Handle) {
+	r.mu.Lock()
+	delete(r.handles, h)
+	r.mu.Unlock()
+}
+
+// Close terminates every live child and terminal and waits until each
+// managed range is empty and every handle settled (the dsh disposal). If ctx
+// ends first, everything left is SIGKILLed at once and an error returned.
+// Completed spill files stay; a private spill directory is removed only when
+// empty. Close is idempotent.
+func (r *Runtime) Close(ctx context.Context) error {
+	r.mu.Lock()
+	r.closed = true
+	hs := make([]*Handle, 0, len(r.handles))
+	for h := range r.handles {
+		hs = append(hs, h)
+	}
+	ts := make([]*Terminal, 0, len(r.terms))
+	for t := range r.terms {
+		ts = append(ts, t)
+	}
+	r.mu.Unlock()
+
+	var errs []error
+	for _, h := range hs {
+		h.Terminate()
+	}
+	for _, t := range ts {
+		if err := t.Terminate(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, h := range hs {
+		select {
+		case <-h.done:
+		case <-ctx.Done():
+		}
+		if ok, err := h.WaitForExit(ctx); err != nil || !ok {
+			errs = append(errs, fmt.Errorf("pid %d: %w", h.pid, errors.Join(err, context.Cause(ctx))))
+			h.kill()
+		}
+		h.closeControl()
+	}
+	if len(errs) > 0 {
+		for _, t := range ts {
+			t.kill()
+		}
+	}
+	r.wg.Wait()
+	if r.cg != nil {
+		_ = r.cg.remove()
+	}
+	if r.spillTemp {
+		_ = os.Remove(r.spillDir) // only succeeds when no spill file is left
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("local subprocess teardown failed: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+func closeAll(cs ...io.Closer) {
+	for _, c := range cs {
+		if c != nil {
+			_ = c.Close()
+		}
+	}
+}

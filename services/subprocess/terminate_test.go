@@ -1,0 +1,258 @@
+package subprocess
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+var errTimeout = errors.New("test timeout")
+
+// B01: a grandchild holding the output pipe never keeps a timed-out call
+// open, whatever the shell shape.
+func TestB01GrandchildHoldingPipeDoesNotBlockTimeout(t *testing.T) {
+	rt := newRuntime(t, Options{})
+	shapes := []string{
+		"echo start; sleep %s; echo never",
+		"echo start; sleep %s; true",
+		"echo start; sleep %s & wait",
+		"echo start; (sleep %s)",
+		"echo start; sleep %s | cat",
+	}
+	for _, shape := range shapes {
+		t.Run(shape, func(t *testing.T) {
+			t.Parallel()
+			m := marker(3601)
+			ctx, cancel := context.WithTimeoutCause(context.Background(), time.Second, errTimeout)
+			defer cancel()
+			start := time.Now()
+			res, err := rt.Run(collectSpec(ctx, fmt.Sprintf(shape, m), 4096, 500*time.Millisecond))
+			elapsed := time.Since(start)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if elapsed > 2500*time.Millisecond {
+				t.Fatalf("returned after %v, want ≤ 2.5s", elapsed)
+			}
+			if !errors.Is(context.Cause(ctx), errTimeout) {
+				t.Fatalf("cause %v: want the timeout", context.Cause(ctx))
+			}
+			if got := res.Stdout.Text(); got != "start\n" {
+				t.Fatalf("stdout %q", got)
+			}
+			if res.Outcome.Signal == "" {
+				t.Fatalf("outcome %v: want killed by a signal", res.Outcome)
+			}
+			assertNoSurvivor(t, "sleep "+m, 0)
+		})
+	}
+}
+
+// B02: backgrounded children (busy loop, sleeps, yes) are gone within 1 s
+// of the timed-out call returning.
+func TestB02BackgroundedChildrenDieWithTheTimeout(t *testing.T) {
+	rt := newRuntime(t, Options{})
+	m := marker(3602)
+	tag := "B02-marker-" + m
+	script := fmt.Sprintf(": %s; (while :; do :; done) & sleep %s & yes %s > /dev/null & sleep %s", tag, m, tag, m)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	s := collectSpec(ctx, "", 4096, 500*time.Millisecond)
+	s.Argv = []string{"sh", "-c", script}
+	if _, err := rt.Run(s); err != nil {
+		t.Fatal(err)
+	}
+	assertNoSurvivor(t, tag, time.Second)
+	assertNoSurvivor(t, "sleep "+m, time.Second)
+}
+
+// A SIGTERM-ignoring child is SIGKILLed after grace, and so is a
+// TERM-trapping descendant that outlives its leader.
+func TestTerminateEscalatesToSIGKILL(t *testing.T) {
+	rt := newRuntime(t, Options{})
+	t.Run("leader ignores TERM", func(t *testing.T) {
+		t.Parallel()
+		m := marker(3603)
+		h, err := rt.Spawn(collectSpec(nil, "trap '' TERM; echo ready; sleep "+m+"; sleep "+m, 64, 200*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitText(t, h.Collected().Stdout, "ready\n")
+		h.Terminate()
+		h.Terminate() // idempotent: does not restart the grace
+		out, _ := h.Wait(context.Background())
+		if out.Signal != "SIGKILL" {
+			t.Fatalf("outcome %v, want SIGKILL", out)
+		}
+		if ok, err := h.WaitForExit(context.Background()); !ok || err != nil {
+			t.Fatalf("WaitForExit = %v, %v", ok, err)
+		}
+		assertNoSurvivor(t, "sleep "+m, 0)
+	})
+	t.Run("descendant ignores TERM and outlives the leader", func(t *testing.T) {
+		t.Parallel()
+		m := marker(3604)
+		h, err := rt.Spawn(collectSpec(nil, "(trap '' TERM; echo ready; while :; do sleep "+m+"; done) & wait", 64, 300*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitText(t, h.Collected().Stdout, "ready\n")
+		h.Terminate()
+		out, _ := h.Wait(context.Background())
+		if out.Signal != "SIGTERM" {
+			t.Fatalf("leader outcome %v, want SIGTERM", out)
+		}
+		if ok, err := h.WaitForExit(context.Background()); !ok || err != nil {
+			t.Fatalf("WaitForExit = %v, %v", ok, err)
+		}
+		assertNoSurvivor(t, "sleep "+m, 0)
+	})
+}
+
+// A9: a detached grandchild holding the pipe delays Done by about grace,
+// no more; the exit code and the output written before exit are kept.
+func TestDoneSettlesWhenGrandchildHoldsPipe(t *testing.T) {
+	rt := newRuntime(t, Options{})
+	m := marker(3605)
+	h, err := rt.Spawn(collectSpec(nil, "sleep "+m+" & echo shell-done", 1024, 100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	out, _ := h.Wait(context.Background())
+	if d := time.Since(start); d > time.Second || d < 80*time.Millisecond {
+		t.Fatalf("settled after %v, want about the 100ms grace", d)
+	}
+	if exitCode(t, out) != 0 || h.Collected().Stdout.Text() != "shell-done\n" {
+		t.Fatalf("got %v %q", out, h.Collected().Stdout.Text())
+	}
+	if ok, _ := h.WaitForExit(immediate); ok {
+		t.Fatal("range empty while the grandchild sleeps")
+	}
+	h.Terminate()
+	if ok, err := h.WaitForExit(context.Background()); !ok || err != nil {
+		t.Fatalf("WaitForExit = %v, %v", ok, err)
+	}
+	assertNoSurvivor(t, "sleep "+m, 0)
+}
+
+// A bounded WaitForExit is how callers build teardown ladders: a disowned,
+// TERM-trapping helper keeps the range alive until Terminate escalates.
+func TestWaitForExitBoundedThenTerminate(t *testing.T) {
+	rt := newRuntime(t, Options{})
+	m := marker(3606)
+	h, err := rt.Spawn(collectSpec(nil, `bash -c "trap '' TERM; exec sleep `+m+`" >/dev/null 2>&1 & disown; echo started`, 64, 200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Wait(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if ok, err := h.WaitForExit(ctx); ok || err != nil {
+		t.Fatalf("bounded WaitForExit = %v, %v; want false", ok, err)
+	}
+	h.Terminate()
+	if ok, err := h.WaitForExit(context.Background()); !ok || err != nil {
+		t.Fatalf("WaitForExit = %v, %v", ok, err)
+	}
+	assertNoSurvivor(t, "sleep "+m, 0)
+	h.Terminate() // after the range is gone: no signal, no panic
+}
+
+// setsid escapees leave the process group; only the cgroup range reaches
+// them.
+func TestTerminateReachesSetsidEscapee(t *testing.T) {
+	rt := newRuntime(t, Options{})
+	if rt.Isolation() != IsolationCgroup {
+		t.Skip("cgroup v2 not writable here: process-group isolation cannot reach setsid escapees (documented limit)")
+	}
+	m := marker(3607)
+	h, err := rt.Spawn(collectSpec(nil, "setsid sleep "+m+" </dev/null >/dev/null 2>&1 & echo started", 64, 200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Wait(context.Background())
+	waitFor(t, func() bool { return len(liveSleeps(m)) == 1 })
+	if ok, _ := h.WaitForExit(immediate); ok {
+		t.Fatal("range empty while the escapee sleeps")
+	}
+	h.Terminate()
+	if ok, err := h.WaitForExit(context.Background()); !ok || err != nil {
+		t.Fatalf("WaitForExit = %v, %v", ok, err)
+	}
+	assertNoSurvivor(t, "sleep "+m, 0)
+}
+
+func TestProcessGroupIsolationStillKillsTheGroup(t *testing.T) {
+	rt := newRuntime(t, Options{Isolation: IsolationProcessGroup})
+	m := marker(3608)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	res, err := rt.Run(collectSpec(ctx, "sleep "+m+" & trap '' TERM; exec sleep "+m, 64, 200*time.Millisecond))
+	if err != nil || res.Outcome.Signal != "SIGKILL" {
+		t.Fatalf("Run = %v, %v", res.Outcome, err)
+	}
+	assertNoSurvivor(t, "sleep "+m, 0)
+}
+
+// A10: Close terminates every live child and waits for the ranges to
+// empty, TERM-trapping survivors included.
+func TestCloseTerminatesAndAwaitsChildren(t *testing.T) {
+	rt, err := New(Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := marker(3609)
+	plain, err := rt.Spawn(collectSpec(nil, "exec sleep "+m, 64, time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stubborn, err := rt.Spawn(collectSpec(nil, "(trap '' TERM; echo ready; sleep "+m+"; sleep "+m+") & wait", 64, 200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, stubborn.Collected().Stdout, "ready\n")
+	settled, err := rt.Spawn(collectSpec(nil, "true", 64, time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	settled.Wait(context.Background())
+	if err := rt.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := plain.Outcome(); out.Signal != "SIGTERM" {
+		t.Fatalf("plain outcome %v", out)
+	}
+	if out, _ := settled.Outcome(); exitCode(t, out) != 0 {
+		t.Fatalf("settled outcome %v", out)
+	}
+	assertNoSurvivor(t, "sleep "+m, 0)
+	if _, err := rt.Spawn(collectSpec(nil, "true", 64, time.Second)); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Spawn after Close = %v", err)
+	}
+	if err := rt.Close(context.Background()); err != nil {
+		t.Fatalf("second Close = %v", err)
+	}
+}
+
+func waitText(t *testing.T, c *CollectedOutput, want string) {
+	t.Helper()
+	waitFor(t, func() bool { return strings.Contains(c.Text(), want) })
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+var _ = os.Getpid

@@ -1,0 +1,669 @@
+package tokenmeter
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/dlclark/regexp2/v2"
+	"golang.org/x/text/unicode/norm"
+)
+
+// BPE is an exact byte-level BPE tokenizer loaded from a HuggingFace
+// tokenizer.json (the "tokenizer-json" estimator). It reproduces the ids of the
+// HuggingFace tokenizers library for the supported subset:
+//
+//   - normalizer: none, Sequence, NFC, NFD, NFKC, NFKD;
+//   - pre_tokenizer: Split (Regex or String pattern; behaviors Isolated,
+//     Removed, MergedWithPrevious, MergedWithNext, Contiguous; invert),
+//     ByteLevel (add_prefix_space, use_regex with the GPT-2 pattern), and a
+//     Sequence of those;
+//   - model: BPE with merges as "a b" strings or [a, b] pairs, ignore_merges;
+//     no dropout, no byte fallback, no unk token;
+//   - added tokens are matched in the input first (longest match wins) and map
+//     to their ids, as HuggingFace's encode does by default; their
+//     lstrip/rstrip/single_word flags are ignored.
+//
+// Split patterns run on github.com/dlclark/regexp2 (lookaheads such as
+// `\s+(?!\S)`); a pattern RE2 accepts runs on the standard regexp package,
+// which is faster. Piece encodings are cached, so repeated words cost one map
+// lookup. A BPE is safe for concurrent use. Load errors name the JSON field.
+type BPE struct {
+	name           string
+	normalize      func(string) string
+	steps          []splitStep
+	byteLevel      bool // map bytes through the GPT-2 byte alphabet
+	addPrefixSpace bool
+	vocab          map[string]int
+	byteIDs        [256]int32
+	merges         map[uint64]mergeRule
+	ignoreMerges   bool
+	added          addedIndex
+
+	mu    sync.RWMutex
+	cache map[string][]int32
+}
+
+type mergeRule struct{ rank, id int32 }
+
+// maxCachedPieces bounds the piece cache; it is emptied when full.
+const maxCachedPieces = 1 << 17
+
+// tokenizerFile is the subset of tokenizer.json that BPE reads.
+type tokenizerFile struct {
+	AddedTokens []struct {
+		ID      int    `json:"id"`
+		Content string `json:"content"`
+	} `json:"added_tokens"`
+	Normalizer   json.RawMessage `json:"normalizer"`
+	PreTokenizer json.RawMessage `json:"pre_tokenizer"`
+	Model        struct {
+		Type         string            `json:"type"`
+		Vocab        map[string]int    `json:"vocab"`
+		Merges       []json.RawMessage `json:"merges"`
+		IgnoreMerges bool              `json:"ignore_merges"`
+		ByteFallback bool              `json:"byte_fallback"`
+		Dropout      *float64          `json:"dropout"`
+	} `json:"model"`
+}
+
+type component struct {
+	Type           string          `json:"type"`
+	Normalizers    json.RawMessage `json:"normalizers"`
+	Pretokenizers  json.RawMessage `json:"pretokenizers"`
+	Pattern        json.RawMessage `json:"pattern"`
+	Behavior       string          `json:"behavior"`
+	Invert         bool            `json:"invert"`
+	AddPrefixSpace bool            `json:"add_prefix_space"`
+	UseRegex       *bool           `json:"use_regex"`
+}
+
+// LoadTokenizerJSON reads a HuggingFace tokenizer.json file. See [BPE] for the
+// supported subset; anything else is an error naming the field.
+func LoadTokenizerJSON(path string) (*BPE, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer-json: %w", err)
+	}
+	t, err := ParseTokenizerJSON(data)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer-json: %s: %w", path, err)
+	}
+	return t, nil
+}
+
+// ParseTokenizerJSON builds a [BPE] from the bytes of a tokenizer.json.
+func ParseTokenizerJSON(data []byte) (*BPE, error) {
+	var f tokenizerFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, err
+	}
+	t := &BPE{name: "tokenizer-json", vocab: f.Model.Vocab, cache: map[string][]int32{}}
+	if f.Model.Type != "BPE" {
+		return nil, fmt.Errorf("model.type: unsupported %q (only BPE)", f.Model.Type)
+	}
+	if f.Model.ByteFallback {
+		return nil, errors.New("model.byte_fallback: unsupported")
+	}
+	if f.Model.Dropout != nil && *f.Model.Dropout != 0 {
+		return nil, errors.New("model.dropout: unsupported")
+	}
+	if len(t.vocab) == 0 {
+		return nil, errors.New("model.vocab: empty")
+	}
+	t.ignoreMerges = f.Model.IgnoreMerges
+	var err error
+	if t.normalize, err = parseNormalizer(f.Normalizer, "normalizer"); err != nil {
+		return nil, err
+	}
+	if err := t.parsePreTokenizer(f.PreTokenizer, "pre_tokenizer"); err != nil {
+		return nil, err
+	}
+	if err := t.buildAlphabet(); err != nil {
+		return nil, err
+	}
+	if err := t.parseMerges(f.Model.Merges); err != nil {
+		return nil, err
+	}
+	for i, a := range f.AddedTokens {
+		if a.Content == "" {
+			return nil, fmt.Errorf("added_tokens[%d].content: empty", i)
+		}
+		t.added.add(a.Content, a.ID)
+	}
+	t.added.finish()
+	return t, nil
+}
+
+func parseNormalizer(raw json.RawMessage, path string) (func(string) string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var c component
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	switch c.Type {
+	case "NFC":
+		return norm.NFC.String, nil
+	case "NFD":
+		return norm.NFD.String, nil
+	case "NFKC":
+		return norm.NFKC.String, nil
+	case "NFKD":
+		return norm.NFKD.String, nil
+	case "Sequence":
+		var parts []json.RawMessage
+		if err := json.Unmarshal(c.Normalizers, &parts); err != nil {
+			return nil, fmt.Errorf("%s.normalizers: %w", path, err)
+		}
+		var fns []func(string) string
+		for i, p := range parts {
+			fn, err := parseNormalizer(p, fmt.Sprintf("%s.normalizers[%d]", path, i))
+			if err != nil {
+				return nil, err
+			}
+			if fn != nil {
+				fns = append(fns, fn)
+			}
+		}
+		if len(fns) == 0 {
+			return nil, nil
+		}
+		return func(s string) string {
+			for _, fn := range fns {
+				s = fn(s)
+			}
+			return s
+		}, nil
+	}
+	return nil, fmt.Errorf("%s.type: unsupported normalizer %q", path, c.Type)
+}
+
+// gpt2Pattern is the ByteLevel pre-tokenizer's built-in split pattern.
+const gpt2Pattern = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
+
+func (t *BPE) parsePreTokenizer(raw json.RawMessage, path string) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var c component
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	switch c.Type {
+	case "Sequence":
+		var parts []json.RawMessage
+		if err := json.Unmarshal(c.Pretokenizers, &parts); err != nil {
+			return fmt.Errorf("%s.pretokenizers: %w", path, err)
+		}
+		for i, p := range parts {
+			if err := t.parsePreTokenizer(p, fmt.Sprintf("%s.pretokenizers[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "Split":
+		var pat struct{ Regex, String *string }
+		if err := json.Unmarshal(c.Pattern, &pat); err != nil {
+			return fmt.Errorf("%s.pattern: %w", path, err)
+		}
+		var expr string
+		switch {
+		case pat.Regex != nil:
+			expr = *pat.Regex
+		case pat.String != nil:
+			expr = regexp2.Escape(*pat.String)
+		default:
+			return fmt.Errorf("%s.pattern: needs Regex or String", path)
+		}
+		m, err := compileMatcher(expr)
+		if err != nil {
+			return fmt.Errorf("%s.pattern: %w", path, err)
+		}
+		b, err := parseBehavior(c.Behavior)
+		if err != nil {
+			return fmt.Errorf("%s.behavior: %w", path, err)
+		}
+		t.steps = append(t.steps, splitStep{match: m, behavior: b, invert: c.Invert})
+		return nil
+	case "ByteLevel":
+		t.byteLevel = true
+		t.addPrefixSpace = c.AddPrefixSpace
+		if c.UseRegex == nil || *c.UseRegex {
+			m, err := compileMatcher(gpt2Pattern)
+			if err != nil {
+				return err
+			}
+			t.steps = append(t.steps, splitStep{match: m, behavior: isolated, prefixSpace: c.AddPrefixSpace})
+		} else if c.AddPrefixSpace {
+			t.steps = append(t.steps, splitStep{behavior: isolated, prefixSpace: true})
+		}
+		return nil
+	}
+	return fmt.Errorf("%s.type: unsupported pre-tokenizer %q", path, c.Type)
+}
+
+// bytesToUnicode is GPT-2's reversible byte → rune alphabet: printable bytes
+// map to themselves, the rest to U+0100 onwards in byte order.
+func bytesToUnicode() [256]rune {
+	var m [256]rune
+	n := 0
+	for b := range 256 {
+		if b >= '!' && b <= '~' || b >= 0xA1 && b <= 0xAC || b >= 0xAE {
+			m[b] = rune(b)
+		} else {
+			m[b] = rune(256 + n)
+			n++
+		}
+	}
+	return m
+}
+
+var byteAlphabet = bytesToUnicode()
+
+func (t *BPE) symbol(b byte) string {
+	if t.byteLevel {
+		return string(byteAlphabet[b])
+	}
+	return string([]byte{b})
+}
+
+func (t *BPE) buildAlphabet() error {
+	for b := range 256 {
+		id, ok := t.vocab[t.symbol(byte(b))]
+		if !ok {
+			t.byteIDs[b] = -1
+			continue
+		}
+		t.byteIDs[b] = int32(id)
+	}
+	if !t.byteLevel {
+		return errors.New("pre_tokenizer: a ByteLevel step is required (byte-level BPE only)")
+	}
+	return nil
+}
+
+func (t *BPE) parseMerges(raw []json.RawMessage) error {
+	t.merges = make(map[uint64]mergeRule, len(raw))
+	for i, r := range raw {
+		var a, b string
+		var pair []string
+		var s string
+		if err := json.Unmarshal(r, &s); err == nil {
+			var ok bool
+			a, b, ok = strings.Cut(s, " ")
+			if !ok {
+				return fmt.Errorf("model.merges[%d]: %q is not \"a b\"", i, s)
+			}
+		} else if err := json.Unmarshal(r, &pair); err == nil && len(pair) == 2 {
+			a, b = pair[0], pair[1]
+		} else {
+			return fmt.Errorf("model.merges[%d]: want \"a b\" or [a, b]", i)
+		}
+		ia, oka := t.vocab[a]
+		ib, okb := t.vocab[b]
+		ic, okc := t.vocab[a+b]
+		if !oka || !okb || !okc {
+			return fmt.Errorf("model.merges[%d]: %q + %q: token not in model.vocab", i, a, b)
+		}
+		key := uint64(ia)<<32 | uint64(uint32(ib))
+		if _, dup := t.merges[key]; !dup {
+			t.merges[key] = mergeRule{rank: int32(i), id: int32(ic)}
+		}
+	}
+	return nil
+}
+
+// Name reports "tokenizer-json".
+func (t *BPE) Name() string { return t.name }
+
+// Count returns the number of tokens Encode would return.
+func (t *BPE) Count(text string) int {
+	n := 0
+	t.walk(text, func(ids []int32) { n += len(ids) })
+	return n
+}
+
+// Encode returns the token ids of text, without special tokens around it
+// (HuggingFace encode with add_special_tokens=false).
+func (t *BPE) Encode(text string) []int {
+	var out []int
+	t.walk(text, func(ids []int32) {
+		for _, id := range ids {
+			out = append(out, int(id))
+		}
+	})
+	return out
+}
+
+// walk splits out added tokens, normalises and pre-tokenizes the rest, and
+// hands each piece's ids to emit in order.
+func (t *BPE) walk(text string, emit func([]int32)) {
+	for text != "" {
+		start, end, id := t.added.find(text)
+		if start < 0 {
+			t.walkSegment(text, emit)
+			return
+		}
+		if start > 0 {
+			t.walkSegment(text[:start], emit)
+		}
+		emit([]int32{int32(id)})
+		text = text[end:]
+	}
+}
+
+func (t *BPE) walkSegment(text string, emit func([]int32)) {
+	if t.normalize != nil {
+		text = t.normalize(text)
+	}
+	pieces := []string{text}
+	for i := range t.steps {
+		pieces = t.steps[i].apply(pieces)
+	}
+	for _, p := range pieces {
+		if p != "" {
+			emit(t.piece(p))
+		}
+	}
+}
+
+// piece returns the ids of one pre-token, from the cache when possible.
+func (t *BPE) piece(p string) []int32 {
+	t.mu.RLock()
+	ids, ok := t.cache[p]
+	t.mu.RUnlock()
+	if ok {
+		return ids
+	}
+	ids = t.merge(p)
+	t.mu.Lock()
+	if len(t.cache) >= maxCachedPieces {
+		clear(t.cache)
+	}
+	t.cache[strings.Clone(p)] = ids
+	t.mu.Unlock()
+	return ids
+}
+
+// merge runs byte-level BPE on one pre-token: start from one symbol per byte
+// and repeatedly merge the adjacent pair with the lowest merge rank (the
+// leftmost one on ties) until no pair has a rule.
+func (t *BPE) merge(p string) []int32 {
+	if t.ignoreMerges {
+		var b strings.Builder
+		for i := 0; i < len(p); i++ {
+			b.WriteString(t.symbol(p[i]))
+		}
+		if id, ok := t.vocab[b.String()]; ok {
+			return []int32{int32(id)}
+		}
+	}
+	syms := make([]int32, 0, len(p))
+	for i := 0; i < len(p); i++ {
+		syms = append(syms, t.byteIDs[p[i]])
+	}
+	for len(syms) > 1 {
+		best, at := mergeRule{rank: -1}, -1
+		for i := 0; i+1 < len(syms); i++ {
+			r, ok := t.merges[uint64(syms[i])<<32|uint64(uint32(syms[i+1]))]
+			if ok && (at < 0 || r.rank < best.rank) {
+				best, at = r, i
+			}
+		}
+		if at < 0 {
+			break
+		}
+		syms[at] = best.id
+		syms = append(syms[:at+1], syms[at+2:]...)
+	}
+	return syms
+}
+
+// splitBehavior is HuggingFace's SplitDelimiterBehavior.
+type splitBehavior int
+
+const (
+	isolated splitBehavior = iota
+	removed
+	mergedWithPrevious
+	mergedWithNext
+	contiguous
+)
+
+func parseBehavior(s string) (splitBehavior, error) {
+	switch s {
+	case "Isolated":
+		return isolated, nil
+	case "Removed":
+		return removed, nil
+	case "MergedWithPrevious":
+		return mergedWithPrevious, nil
+	case "MergedWithNext":
+		return mergedWithNext, nil
+	case "Contiguous":
+		return contiguous, nil
+	}
+	return 0, fmt.Errorf("unsupported %q", s)
+}
+
+// matcher finds all non-overlapping matches as byte ranges.
+type matcher func(s string) [][2]int
+
+// compileMatcher prefers RE2 (linear time, faster) and falls back to regexp2
+// for patterns RE2 rejects, such as lookaheads.
+func compileMatcher(expr string) (matcher, error) {
+	if re, err := regexp.Compile(expr); err == nil && re2Equivalent(expr) {
+		return func(s string) [][2]int {
+			idx := re.FindAllStringIndex(s, -1)
+			out := make([][2]int, len(idx))
+			for i, m := range idx {
+				out[i] = [2]int{m[0], m[1]}
+			}
+			return out
+		}, nil
+	}
+	re, err := regexp2.Compile(expr)
+	if err != nil {
+		return nil, err
+	}
+	return func(s string) [][2]int {
+		idx, err := re.FindAllStringIndex(s, -1)
+		if err != nil {
+			return nil // only a match timeout errs, and none is set
+		}
+		out := make([][2]int, len(idx))
+		for i, m := range idx {
+			out[i] = [2]int{m[0], m[1]}
+		}
+		return out
+	}, nil
+}
+
+// re2Equivalent reports whether RE2's leftmost-first semantics give the same
+// matches as a backtracking engine for expr. Both pick the first alternative
+// that matches at the leftmost position, and greedy quantifiers agree, so the
+// only differences come from constructs RE2 rejects anyway; classes such as
+// \s differ, though: RE2's \s is ASCII-only while .NET's is Unicode. Patterns
+// using \s, \d, \w, \b are therefore left to regexp2.
+func re2Equivalent(expr string) bool {
+	for _, esc := range []string{`\s`, `\S`, `\d`, `\D`, `\w`, `\W`, `\b`, `\B`} {
+		if strings.Contains(expr, esc) {
+			return false
+		}
+	}
+	return true
+}
+
+// splitStep is one Split (or ByteLevel) pre-tokenizer stage.
+type splitStep struct {
+	match       matcher // nil: no split (ByteLevel without regex)
+	behavior    splitBehavior
+	invert      bool
+	prefixSpace bool // ByteLevel add_prefix_space: prepend " " to each piece
+}
+
+func (s *splitStep) apply(pieces []string) []string {
+	out := make([]string, 0, len(pieces)*2)
+	for _, p := range pieces {
+		if s.prefixSpace && !strings.HasPrefix(p, " ") {
+			p = " " + p
+		}
+		if s.match == nil {
+			out = append(out, p)
+			continue
+		}
+		out = s.split(p, out)
+	}
+	return out
+}
+
+// split appends p's parts to out per the HuggingFace delimiter behavior.
+func (s *splitStep) split(p string, out []string) []string {
+	type part struct {
+		text  string
+		delim bool
+	}
+	var parts []part
+	prev := 0
+	for _, m := range s.match(p) {
+		if m[0] == m[1] {
+			continue
+		}
+		if m[0] > prev {
+			parts = append(parts, part{p[prev:m[0]], s.invert})
+		}
+		parts = append(parts, part{p[m[0]:m[1]], !s.invert})
+		prev = m[1]
+	}
+	if prev < len(p) {
+		parts = append(parts, part{p[prev:], s.invert})
+	}
+	switch s.behavior {
+	case isolated:
+		for _, pt := range parts {
+			out = append(out, pt.text)
+		}
+	case removed:
+		for _, pt := range parts {
+			if !pt.delim {
+				out = append(out, pt.text)
+			}
+		}
+	case mergedWithPrevious:
+		start := len(out)
+		for _, pt := range parts {
+			if pt.delim && len(out) > start {
+				out[len(out)-1] += pt.text
+			} else {
+				out = append(out, pt.text)
+			}
+		}
+	case mergedWithNext:
+		pending := ""
+		for _, pt := range parts {
+			if pt.delim {
+				pending += pt.text
+				continue
+			}
+			out = append(out, pending+pt.text)
+			pending = ""
+		}
+		if pending != "" {
+			out = append(out, pending)
+		}
+	case contiguous:
+		lastDelim := false
+		start := len(out)
+		for _, pt := range parts {
+			if pt.delim && lastDelim && len(out) > start {
+				out[len(out)-1] += pt.text
+			} else {
+				out = append(out, pt.text)
+			}
+			lastDelim = pt.delim
+		}
+	}
+	return out
+}
+
+// addedIndex finds added tokens in text: candidates are grouped by their first
+// two runes, longest first.
+type addedIndex struct {
+	byPrefix map[string][]addedToken
+	first    string // distinct first runes, for strings.IndexAny
+}
+
+type addedToken struct {
+	content string
+	id      int
+}
+
+func prefixKey(s string) string {
+	_, n1 := utf8.DecodeRuneInString(s)
+	if n1 >= len(s) {
+		return s
+	}
+	_, n2 := utf8.DecodeRuneInString(s[n1:])
+	return s[:n1+n2]
+}
+
+func (a *addedIndex) add(content string, id int) {
+	if a.byPrefix == nil {
+		a.byPrefix = map[string][]addedToken{}
+	}
+	k := prefixKey(content)
+	a.byPrefix[k] = append(a.byPrefix[k], addedToken{content, id})
+}
+
+func (a *addedIndex) finish() {
+	firsts := map[rune]bool{}
+	for k, list := range a.byPrefix {
+		sort.SliceStable(list, func(i, j int) bool { return len(list[i].content) > len(list[j].content) })
+		r, _ := utf8.DecodeRuneInString(k)
+		firsts[r] = true
+	}
+	var b strings.Builder
+	for r := range firsts {
+		b.WriteRune(r)
+	}
+	a.first = b.String()
+}
+
+// find returns the byte range and id of the leftmost added token in s, or
+// start -1.
+func (a *addedIndex) find(s string) (start, end, id int) {
+	if a.first == "" {
+		return -1, -1, 0
+	}
+	off := 0
+	for {
+		i := strings.IndexAny(s[off:], a.first)
+		if i < 0 {
+			return -1, -1, 0
+		}
+		at := off + i
+		rest := s[at:]
+		for _, k := range []string{prefixKey(rest), firstRune(rest)} {
+			for _, tok := range a.byPrefix[k] {
+				if strings.HasPrefix(rest, tok.content) {
+					return at, at + len(tok.content), tok.id
+				}
+			}
+		}
+		_, n := utf8.DecodeRuneInString(rest)
+		off = at + n
+	}
+}
+
+func firstRune(s string) string {
+	_, n := utf8.DecodeRuneInString(s)
+	return s[:n]
+}

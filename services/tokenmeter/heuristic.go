@@ -1,0 +1,216 @@
+package tokenmeter
+
+// Heuristic is the default estimator ("heuristic"): one pass over the bytes
+// that mimics the DeepSeek-V3 pre-tokenizer (digit groups of up to three,
+// CJK runs, words with their leading space or single punctuation mark,
+// punctuation runs with their trailing newlines, whitespace runs) and prices
+// each piece by a table measured with the real DeepSeek-V3 tokenizer on
+// English prose, Go source, JSON, logs and Chinese documents. It allocates
+// nothing and runs at several hundred MB/s.
+//
+// Accuracy against DeepSeek-V3 is within ±15% per kind of text on the
+// calibration samples (TestHeuristicPerKindError pins it); plain bytes/4 is
+// off by +7% on Chinese prose and −28% on digit-heavy logs by comparison.
+// Provider usage stays the authority: the meter only estimates what was
+// appended since the last anchored request.
+type Heuristic struct{}
+
+// Name reports "heuristic".
+func (Heuristic) Name() string { return "heuristic" }
+
+// byte classes for the heuristic scanner.
+const (
+	clsOther   uint8 = iota // control bytes: one token each
+	clsLetter               // ASCII letters, and lead bytes of non-CJK letters
+	clsDigit                // ASCII digits
+	clsSpace                // space, tab, vertical tab, form feed
+	clsNewline              // \r, \n
+	clsPunct                // ASCII punctuation and symbols, non-ASCII symbol leads
+	clsCJK                  // lead bytes of CJK, kana and Hangul (U+3000–U+9FFF, U+A000–U+DFFF)
+	clsCont                 // UTF-8 continuation byte
+)
+
+var byteClass = func() (t [256]uint8) {
+	for c := range 256 {
+		switch {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			t[c] = clsLetter
+		case c >= '0' && c <= '9':
+			t[c] = clsDigit
+		case c == ' ' || c == '\t' || c == '\v' || c == '\f':
+			t[c] = clsSpace
+		case c == '\r' || c == '\n':
+			t[c] = clsNewline
+		case c > ' ' && c < 0x7F:
+			t[c] = clsPunct
+		case c >= 0x80 && c <= 0xBF:
+			t[c] = clsCont
+		case c == 0xC2: // U+0080–U+00BF: Latin-1 symbols
+			t[c] = clsPunct
+		case c >= 0xC3 && c <= 0xE1: // Latin, Greek, Cyrillic, Arabic, Indic…
+			t[c] = clsLetter
+		case c == 0xE2: // U+2000–U+2FFF: punctuation, arrows, box drawing
+			t[c] = clsPunct
+		case c >= 0xE3 && c <= 0xED:
+			t[c] = clsCJK
+		case c >= 0xEE && c <= 0xF4: // private use, fullwidth forms, emoji
+			t[c] = clsPunct
+		default:
+			t[c] = clsOther
+		}
+	}
+	return t
+}()
+
+// Piece prices in milli-tokens, measured with the DeepSeek-V3 tokenizer
+// (average tokens per pre-token of that length).
+var (
+	wordMilli  = [...]int{0, 1002, 1018, 1034, 1038, 1053, 1073, 1099, 1293, 1342, 1444, 1474, 2106, 2210, 2435, 2706, 3019}
+	markMilli  = [...]int{0, 1006, 1512, 1535, 1500, 1570, 1737, 1950, 2236, 2393, 2714, 2448, 2660, 3721, 3188, 4000, 3750}
+	cjkMilli   = [...]int{0, 1000, 1072, 1735, 2222, 2971, 3513, 4000, 4528}
+	punctMilli = [...]int{0, 1000, 1018, 1285, 2053, 2417, 3294}
+)
+
+func wordCost(n int) int {
+	if n < len(wordMilli) {
+		return wordMilli[n]
+	}
+	return n * 250
+}
+
+// markedWordCost prices a word that starts with one punctuation mark.
+func markedWordCost(n int) int {
+	if n < len(markMilli) {
+		return markMilli[n]
+	}
+	return n*250 + 500
+}
+
+func cjkCost(n int) int {
+	if n < len(cjkMilli) {
+		return cjkMilli[n]
+	}
+	return n*520 + 300
+}
+
+func punctCost(n int) int {
+	if n < len(punctMilli) {
+		return punctMilli[n]
+	}
+	return n * 450
+}
+
+// Count estimates the DeepSeek-V3 token count of text. "" is 0; any other
+// text is at least 1.
+func (Heuristic) Count(text string) int {
+	milli := 0
+	n := len(text)
+	for i := 0; i < n; {
+		switch byteClass[text[i]] {
+		case clsLetter:
+			milli += scanWord(text, &i, wordCost)
+		case clsDigit:
+			j := i
+			for j < n && byteClass[text[j]] == clsDigit {
+				j++
+			}
+			milli += (j - i + 2) / 3 * 1000
+			i = j
+		case clsCJK:
+			runes := 0
+			for i < n {
+				c := byteClass[text[i]]
+				if c == clsCJK {
+					runes++
+				} else if c != clsCont {
+					break
+				}
+				i++
+			}
+			milli += cjkCost(runes)
+		case clsPunct:
+			runes := 0
+			for i < n {
+				c := byteClass[text[i]]
+				if c == clsPunct {
+					runes++
+				} else if c != clsCont {
+					break
+				}
+				i++
+			}
+			if runes == 1 && i < n && byteClass[text[i]] == clsLetter && text[i] < 0x80 {
+				// A single mark joins the word after it (".Println").
+				milli += scanWord(text, &i, markedWordCost)
+				continue
+			}
+			milli += punctCost(runes)
+			for i < n && byteClass[text[i]] == clsNewline {
+				i++ // trailing newlines join the punctuation run
+			}
+		case clsSpace, clsNewline:
+			i, milli = scanSpace(text, i, milli)
+		default:
+			milli += 1000
+			i++
+		}
+	}
+	if milli == 0 {
+		if n > 0 {
+			return 1
+		}
+		return 0
+	}
+	return max(1, (milli+500)/1000)
+}
+
+// scanWord consumes the letter run at *i and prices it with cost; a
+// non-ASCII letter counts twice, since such words split into more tokens.
+func scanWord(text string, i *int, cost func(int) int) int {
+	runes, j, n := 0, *i, len(text)
+	for j < n {
+		c := byteClass[text[j]]
+		if c == clsLetter {
+			runes++
+			if text[j] >= 0x80 {
+				runes++
+			}
+		} else if c != clsCont {
+			break
+		}
+		j++
+	}
+	*i = j
+	return cost(runes)
+}
+
+// scanSpace prices a whitespace run starting at i: everything up to its last
+// newline is one piece; spaces after it are one piece, except that a single
+// space (or the last one) joins a following word or punctuation run.
+func scanSpace(text string, i, milli int) (int, int) {
+	n := len(text)
+	hasNL, trailing := false, 0
+	for i < n {
+		switch byteClass[text[i]] {
+		case clsNewline:
+			hasNL, trailing = true, 0
+		case clsSpace:
+			trailing++
+		default:
+			goto done
+		}
+		i++
+	}
+done:
+	if hasNL {
+		milli += 1000
+	}
+	if trailing == 0 {
+		return i, milli
+	}
+	joins := i < n && (byteClass[text[i]] == clsLetter || byteClass[text[i]] == clsPunct)
+	if !joins || trailing >= 2 {
+		milli += 1000
+	}
+	return i, milli
+}

@@ -1,0 +1,66 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/dshgo/harness/core"
+)
+
+// Approver answers "may this call run?" for pre-execute ask decisions. The
+// permission plugin provides it under ApprovalKey; the registry looks it up at
+// call time (core.Lookup), so it is optional: without it an ask is a denial.
+type Approver interface {
+	// Ask blocks until the user (or a policy) answers or ctx ends. An error
+	// fails the call closed (an error result).
+	Ask(ctx context.Context, req ApprovalRequest) (ApprovalOutcome, error)
+}
+
+// ApprovalKey is the service key of the approval service ("approval").
+var ApprovalKey = core.NewKey[Approver]("approval")
+
+// ApprovalRequest describes the call awaiting approval.
+type ApprovalRequest struct {
+	Scope         *core.ScopeID // the agent scope; nil for unscoped calls (e.g. `harness tool`)
+	Tool          string
+	CallID        string
+	Arguments     string // validated argument JSON
+	Reason        string // the ask decision's reason
+	DisplayReason string
+}
+
+// ApprovalOutcome is the answer to an approval request.
+type ApprovalOutcome uint8
+
+const (
+	// ApprovalUnavailable: no one can answer (no terminal, headless).
+	ApprovalUnavailable ApprovalOutcome = iota
+	// ApprovalAllowedOnce grants this call; guards still apply.
+	ApprovalAllowedOnce
+	// ApprovalAllowedAlways grants this call and, at the approver's discretion,
+	// similar ones for the session; guards still apply.
+	ApprovalAllowedAlways
+	// ApprovalRejected denies the call.
+	ApprovalRejected
+	// ApprovalCancelled denies the call (ABORTED_BEFORE_DISPATCH if the caller
+	// was cancelled too).
+	ApprovalCancelled
+)
+
+// String returns the dsh spelling: "unavailable", "allowed-once",
+// "allowed-always", "rejected", "cancelled".
+func (o ApprovalOutcome) String() string {
+	switch o {
+	case ApprovalUnavailable:
+		return "unavailable"
+	case ApprovalAllowedOnce:
+		return "allowed-once"
+	case ApprovalAllowedAlways:
+		return "allowed-always"
+	case ApprovalRejected:
+		return "rejected"
+	case ApprovalCancelled:
+		return "cancelled"
+	}
+	return fmt.Sprintf("ApprovalOutcome(%d)", uint8(o))
+}

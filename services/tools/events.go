@@ -1,0 +1,69 @@
+package tools
+
+import (
+	"context"
+
+	"github.com/dshgo/harness/core"
+)
+
+// PreExecute is the policy waterfall run before any body (dsh tools/pre-execute).
+// The payload is the execution (arguments already validated); next returns the
+// decision of the rest of the chain (allow at the end). A listener that returns
+// without calling next short-circuits; an error or panic fails the call closed
+// (an error result, the body never runs). Dispatched to the call's scope:
+// scoped listeners hear only their scope's calls.
+//
+// Policy listeners should prefer OnPreExecute, whose decisions merge
+// deny > cancel > ask > allow whatever the listener order. Denials that nothing
+// may override belong in guards (Registry.Guard).
+var PreExecute = core.NewWaterfallEvent[*Execution, Decision]("tools/pre-execute")
+
+// Execute is the around-dispatch waterfall (dsh tools/execute): deadlines,
+// retries, metrics. next runs the rest of the chain and, at the end, the body,
+// returning a normalized outcome (failures are outcomes, not errors). A
+// listener may pass a derived context to next (a deadline); the body's context
+// is always also cancelled by the caller's, so caller cancellation cannot be
+// detached. A listener-authored success is re-rendered from its Value; a
+// listener error or panic becomes an error result that skips PostExecute.
+var Execute = core.NewWaterfallEvent[*Execution, *Outcome]("tools/execute")
+
+// PostExecute is the result waterfall (dsh tools/post-execute). It runs over
+// every result that went through policy (successes, tool errors, denials,
+// cancellations, unknown tools); Execution.Outcome is the result under review
+// and next returns the rest of the chain's decision (accept at the end). See
+// PostDecision for what a decision may do. A listener error or panic becomes an
+// error result. It runs with a context that is not cancelled by the caller, so
+// redaction listeners always see the result.
+var PostExecute = core.NewWaterfallEvent[*Execution, PostDecision]("tools/post-execute")
+
+// Result is emitted once per call with the final outcome (Execution.Outcome),
+// after finalize, to the call's scope. Observer failures are contained and
+// logged; they never change the outcome.
+var Result = core.NewEmitEvent[*Execution]("tools/result")
+
+// Changed is emitted (unscoped) after a tool is registered or unregistered or a
+// restriction changes. The payload is the registry.
+var Changed = core.NewEmitEvent[*Registry]("tools/change")
+
+// OnPreExecute registers fn as a pre-execute policy vote on c's fiber (an
+// effect: removed when the fiber unloads). Unlike a raw PreExecute listener a
+// vote never short-circuits: the rest of the chain always runs (so audit
+// listeners see every call), and the registry merges every vote with the
+// waterfall's result, strongest first (deny > cancel > ask > allow), so no
+// listener, whatever its position, can weaken a vote. Votes are prepended, so
+// an ordinary listener registered before them cannot skip them. An error fails
+// the call closed.
+func OnPreExecute(c *core.Context, fn func(ctx context.Context, e *Execution) (Decision, error)) error {
+	return core.On(c, PreExecute, func(ctx context.Context, e *Execution, next core.Next[*Execution, Decision]) (Decision, error) {
+		d, err := fn(ctx, e)
+		if err != nil {
+			return Decision{}, err
+		}
+		e.vote(d)
+		rest, err := next(ctx, e)
+		if err != nil {
+			return Decision{}, err
+		}
+		return Merge(d, rest), nil
+	}, core.Prepend())
+}

@@ -1,0 +1,149 @@
+package tools
+
+import (
+	"context"
+	"sync"
+
+	"github.com/dshgo/harness/core"
+)
+
+// Call is the caller's input for one tool call: what the model asked for and
+// where it runs.
+type Call struct {
+	// ID is the model's tool-call id (required by the agent loop; may be empty
+	// for ad-hoc calls such as `harness tool`).
+	ID string
+	// RootID is the id of the outermost call of a nested (PTC) chain; defaults to ID.
+	RootID string
+	// Name is the tool name as the model spelled it.
+	Name string
+	// Arguments is the model's raw JSON argument text; "" means {}.
+	Arguments string
+	// Scope is the agent (session) scope the call belongs to; nil is the global
+	// scope. It selects the visible tools and the scoped listeners that run.
+	Scope *core.ScopeID
+	// Parent is the token of the enclosing transport call for nested calls
+	// (PTC seam); nil for calls made directly by the model.
+	Parent *Token
+}
+
+// Token identifies one execution: equality only, never serialized.
+type Token struct{ _ byte }
+
+type route uint8
+
+const (
+	routeDispatch route = iota // policy passed: run the Execute waterfall
+	routePost                  // outcome set; PostExecute still runs
+	routeFinal                 // outcome set; skip PostExecute
+)
+
+// Execution is the pipeline's view of one call: its identity, the frozen
+// (validated, possibly coerced) arguments, and, from PostExecute on, the
+// outcome under review. It is the payload of PreExecute, Execute, PostExecute
+// and Result. Its accessors are safe for concurrent use; it is never mutated
+// by the registry while listeners run, except through the body-only methods
+// DeferContext and ConcludeTurn.
+type Execution struct {
+	reg       *Registry
+	tool      *Tool // the definition visible when the call was created
+	call      Call
+	tok       Token
+	arguments string
+	args      any
+	coerced   []string
+	ctx       context.Context // the caller's context
+	detached  context.Context // ctx without cancellation, for post-execute and result
+
+	votes   Decision // merged OnPreExecute decisions
+	route   route
+	outcome *Outcome
+	started bool // the body was invoked
+
+	mu        sync.Mutex
+	deferred  []string
+	concludes bool
+}
+
+// CallID returns the model's tool-call id.
+func (e *Execution) CallID() string { return e.call.ID }
+
+// RootCallID returns the outermost call id (the call id when not nested).
+func (e *Execution) RootCallID() string {
+	if e.call.RootID != "" {
+		return e.call.RootID
+	}
+	return e.call.ID
+}
+
+// Name returns the called tool name.
+func (e *Execution) Name() string { return e.call.Name }
+
+// Arguments returns the validated argument JSON text: the model's text, or its
+// normalized re-encoding when a value was coerced ("{}" for empty input).
+func (e *Execution) Arguments() string { return e.arguments }
+
+// RawArguments returns the argument text exactly as the caller passed it.
+func (e *Execution) RawArguments() string { return e.call.Arguments }
+
+// Args returns the decoded arguments: the Args struct value of a typed tool,
+// json.RawMessage for a raw tool, nil when validation failed or the tool is
+// unknown.
+func (e *Execution) Args() any { return e.args }
+
+// Coercions lists the coercions applied to the arguments (integer-valued
+// strings turned into numbers), e.g. `/limit: coerced string "5" to the number 5`.
+func (e *Execution) Coercions() []string { return append([]string(nil), e.coerced...) }
+
+// Scope returns the call's scope (nil: global).
+func (e *Execution) Scope() *core.ScopeID { return e.call.Scope }
+
+// Parent returns the enclosing call's token, or nil for a model-direct call.
+func (e *Execution) Parent() *Token { return e.call.Parent }
+
+// Token returns this execution's identity token.
+func (e *Execution) Token() *Token { return &e.tok }
+
+// Tool returns the definition visible when the call was created, or nil for
+// an unknown tool.
+func (e *Execution) Tool() *Tool { return e.tool }
+
+// Context returns the caller's context (cancellation of the call).
+func (e *Execution) Context() context.Context { return e.ctx }
+
+// Outcome returns the outcome under review in PostExecute and the final outcome
+// in Result; nil before.
+func (e *Execution) Outcome() *Outcome { return e.outcome }
+
+// DeferContext queues a user-role message (e.g. a reminder) to ride the
+// result's AdditionalContexts, FIFO, even if the body then fails. For bodies.
+func (e *Execution) DeferContext(message string) {
+	e.mu.Lock()
+	e.deferred = append(e.deferred, message)
+	e.mu.Unlock()
+}
+
+// ConcludeTurn marks a successful result as ending the model's turn. For bodies.
+func (e *Execution) ConcludeTurn() {
+	e.mu.Lock()
+	e.concludes = true
+	e.mu.Unlock()
+}
+
+func (e *Execution) deferredContexts() ([]string, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.deferred, e.concludes
+}
+
+func (e *Execution) vote(d Decision) {
+	e.mu.Lock()
+	e.votes = Merge(e.votes, d)
+	e.mu.Unlock()
+}
+
+func (e *Execution) votesSoFar() Decision {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.votes
+}

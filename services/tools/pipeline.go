@@ -1,0 +1,505 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/dshgo/harness/core"
+)
+
+// Execute runs one call through the whole pipeline, in the order of dsh A9:
+//
+//  1. create the execution: resolve the visible tool (unknown: UNKNOWN_TOOL),
+//     validate and freeze the arguments (invalid: INVALID_ARGS, final);
+//  2. caller already cancelled: ABORTED_BEFORE_DISPATCH, final;
+//  3. PreExecute waterfall (merged with OnPreExecute votes);
+//  4. ask: the approval service (ApprovalKey) looked up now; absent: deny;
+//  5. cancel: ABORTED_BEFORE_DISPATCH;
+//  6. guards, global then the scope chain farthest to nearest: first reason denies;
+//  7. denial: "Error: <reason>";
+//  8. caller cancelled meanwhile: ABORTED_BEFORE_DISPATCH;
+//  9. Execute waterfall around the body (the tool is resolved again; the body is
+//     never abandoned once started; output rendered and its meta computed);
+//  10. a listener-authored success is re-rendered; deferred contexts prepended;
+//     a success of a cancelled caller becomes ABORTED (body ran) or
+//     ABORTED_BEFORE_DISPATCH;
+//  11. PostExecute waterfall over every result that passed 1–2 and did not fail
+//     in a listener, then cancellation again replaces only a success;
+//  12. finalize (the tool's WithFinalize hook), then the Result event.
+//
+// Execute never panics and never returns an error: every failure, including a
+// panicking body or listener, is an Outcome with IsError set.
+func (r *Registry) Execute(ctx context.Context, call Call) *Outcome {
+	e := r.prepare(ctx, call)
+	if e.route == routeDispatch {
+		r.dispatch(e)
+	}
+	return r.finish(e)
+}
+
+func (r *Registry) logger() *slog.Logger { return r.c.Logger() }
+
+// recovered turns a recovered panic value into an error and logs its stack.
+func (r *Registry) recovered(where string, v any) error {
+	err := fmt.Errorf("%s panicked: %v", where, v)
+	r.logger().Error("tools: panic contained", "where", where, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+	return err
+}
+
+// prepare runs steps 1–8 and sets e.route.
+func (r *Registry) prepare(ctx context.Context, call Call) (e *Execution) {
+	e = &Execution{reg: r, call: call, ctx: ctx, arguments: call.Arguments}
+	r.mu.RLock()
+	e.tool = r.resolve(call.Name, call.Scope)
+	r.mu.RUnlock()
+	if e.tool == nil {
+		return e.post(unknownTool(call.Name))
+	}
+	if o := e.bind(e.tool); o != nil {
+		return e.final(o)
+	}
+	if ctx.Err() != nil {
+		return e.final(abortedBeforeDispatch())
+	}
+	d, err := r.preExecute(ctx, e)
+	if err != nil {
+		return e.final(errorOutcome(err))
+	}
+	if d.Kind == DecisionAsk {
+		if d, err = r.ask(ctx, e, d); err != nil {
+			return e.final(errorOutcome(err))
+		}
+	}
+	switch d.Kind {
+	case DecisionCancel:
+		return e.post(abortedBeforeDispatch())
+	case DecisionAllow:
+		reason, err := r.runGuards(e)
+		if err != nil {
+			return e.final(errorOutcome(err))
+		}
+		if reason != "" {
+			d = Deny(reason)
+		}
+	}
+	if d.Kind == DecisionDeny {
+		return e.post(Failure(d.Reason, d.Info))
+	}
+	if ctx.Err() != nil {
+		return e.post(abortedBeforeDispatch())
+	}
+	e.route = routeDispatch
+	return e
+}
+
+func (e *Execution) final(o *Outcome) *Execution {
+	e.outcome, e.route = o, routeFinal
+	return e
+}
+
+func (e *Execution) post(o *Outcome) *Execution {
+	e.outcome, e.route = o, routePost
+	return e
+}
+
+// bind validates the call's arguments against t and decodes them; it returns
+// the INVALID_ARGS outcome on failure.
+func (e *Execution) bind(t *Tool) *Outcome {
+	raw := e.call.Arguments
+	if (raw == "" || raw == "{}") && t.zeroArgs != nil {
+		e.arguments, e.args = "{}", t.zeroArgs
+		return nil
+	}
+	normalized, coerced, violations := t.args.check(raw)
+	if violations != nil {
+		return argsFailure(&ArgsError{Tool: t.name, Violations: violations})
+	}
+	args, err := t.decode(normalized)
+	if err != nil {
+		return argsFailure(&ArgsError{Tool: t.name, Violations: []Violation{{Rule: "decode", Message: err.Error()}}})
+	}
+	e.arguments, e.coerced, e.args = normalized, coerced, args
+	if len(coerced) > 0 {
+		e.reg.logger().Debug("tools: arguments coerced", "tool", t.name, "call", e.call.ID, "coercions", coerced)
+	}
+	return nil
+}
+
+func argsFailure(err *ArgsError) *Outcome {
+	return Failure(err.Error(), &ErrorInfo{Name: NameToolArgs, Code: CodeInvalidArgs})
+}
+
+func allowInner(context.Context, *Execution) (Decision, error) { return Decision{}, nil }
+
+func (r *Registry) preExecute(ctx context.Context, e *Execution) (d Decision, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = r.recovered("tools/pre-execute listener", v)
+		}
+	}()
+	d, err = core.Waterfall(ctx, r.c, PreExecute, core.To(e.call.Scope), e, allowInner)
+	if err != nil {
+		return Decision{}, err
+	}
+	return Merge(d, e.votesSoFar()), nil
+}
+
+// ask resolves an ask decision through the approval service.
+func (r *Registry) ask(ctx context.Context, e *Execution, d Decision) (out Decision, err error) {
+	name := e.call.Name
+	approver, ok := core.Lookup(r.c, ApprovalKey)
+	if !ok || approver == nil {
+		if d.Reason != "" {
+			return Deny(d.Reason), nil
+		}
+		return Deny(fmt.Sprintf("tool %q requires approval (not yet supported)", name)), nil
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			err = r.recovered("approval service", v)
+		}
+	}()
+	answer, err := approver.Ask(ctx, ApprovalRequest{
+		Scope: e.call.Scope, Tool: name, CallID: e.call.ID, Arguments: e.arguments,
+		Reason: d.Reason, DisplayReason: d.DisplayReason,
+	})
+	if err != nil {
+		return Decision{}, fmt.Errorf("approval for tool %q failed: %w", name, err)
+	}
+	switch answer {
+	case ApprovalAllowedOnce, ApprovalAllowedAlways:
+		return Allow(), nil
+	case ApprovalRejected:
+		return Deny(fmt.Sprintf("the user rejected tool %q", name)), nil
+	case ApprovalCancelled:
+		if ctx.Err() != nil {
+			return Cancel(), nil
+		}
+		return Deny(fmt.Sprintf("approval for tool %q was cancelled", name)), nil
+	case ApprovalUnavailable:
+		return Deny(fmt.Sprintf("tool %q requires approval, but no approval channel is available", name)), nil
+	}
+	return Decision{}, fmt.Errorf("unreachable: approval service returned %v for tool %q", answer, name)
+}
+
+func (r *Registry) runGuards(e *Execution) (reason string, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = r.recovered("tool guard", v)
+		}
+	}()
+	for _, g := range r.guardsFor(e.call.Scope) {
+		if reason = g(e); reason != "" {
+			return reason, nil
+		}
+	}
+	return "", nil
+}
+
+// dispatch runs steps 9–10.
+func (r *Registry) dispatch(e *Execution) {
+	o, err := r.executeWaterfall(e)
+	if err != nil {
+		e.final(errorOutcome(err))
+		return
+	}
+	if o == nil {
+		e.final(Failure("a tools/execute listener returned no outcome", nil))
+		return
+	}
+	if o.exec != e {
+		if o, err = r.adopt(e, o); err != nil {
+			e.final(errorOutcome(err))
+			return
+		}
+		if o.exec == nil { // invalid listener-authored value: final
+			e.final(o)
+			return
+		}
+	}
+	if deferred, concludes := e.deferredContexts(); len(deferred) > 0 || concludes {
+		c := *o
+		c.AdditionalContexts = append(append([]string(nil), deferred...), o.AdditionalContexts...)
+		c.ConcludesTurn = concludes && !o.IsError
+		o = &c
+	}
+	if e.ctx.Err() != nil && !o.IsError {
+		o = e.cancelled()
+	}
+	e.post(o)
+}
+
+func (e *Execution) cancelled() *Outcome {
+	if e.started {
+		return aborted()
+	}
+	return abortedBeforeDispatch()
+}
+
+func (r *Registry) executeWaterfall(e *Execution) (o *Outcome, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = r.recovered("tools/execute listener", v)
+		}
+	}()
+	return core.Waterfall(e.ctx, r.c, Execute, core.To(e.call.Scope), e, bodyInner)
+}
+
+// adopt normalizes an outcome authored by an Execute listener: a failure is
+// taken as is; a success is re-rendered from its Value under the current tool.
+// An invalid value yields an outcome with exec == nil (final).
+func (r *Registry) adopt(e *Execution, o *Outcome) (*Outcome, error) {
+	if o.IsError {
+		c := *o
+		c.Value, c.exec = nil, e
+		if c.Content == nil {
+			c.Content = []Content{Text("Error: " + c.ErrorMessage)}
+		}
+		return &c, nil
+	}
+	t := e.current()
+	if t == nil {
+		n := unknownTool(e.call.Name)
+		n.exec = e
+		return n, nil
+	}
+	v, err := t.convert(o.Value)
+	if err != nil {
+		return invalidOutput(t.name, err.Error()), nil
+	}
+	n := r.normalize(t, e, v)
+	if n.IsError && n.Error != nil && n.Error.Code == CodeInvalidToolOutput {
+		n.exec = nil
+		return n, nil
+	}
+	n.AdditionalContexts = o.AdditionalContexts
+	return n, nil
+}
+
+// current resolves the call's tool again (it may have been unregistered).
+func (e *Execution) current() *Tool {
+	e.reg.mu.RLock()
+	defer e.reg.mu.RUnlock()
+	return e.reg.resolve(e.call.Name, e.call.Scope)
+}
+
+// bodyInner is the end of the Execute waterfall: it runs the body under a
+// context fused with the caller's and normalizes its value.
+func bodyInner(ctx context.Context, e *Execution) (*Outcome, error) {
+	r := e.reg
+	if ctx != e.ctx {
+		fused, cancel := context.WithCancelCause(ctx)
+		stop := context.AfterFunc(e.ctx, func() { cancel(context.Cause(e.ctx)) })
+		defer func() { stop(); cancel(nil) }()
+		ctx = fused
+	}
+	if ctx.Err() != nil {
+		return e.own(abortedBeforeDispatch()), nil
+	}
+	t := e.current()
+	if t == nil {
+		return e.own(unknownTool(e.call.Name)), nil
+	}
+	if t != e.tool { // re-registered under the same name: validate again
+		if o := e.bind(t); o != nil {
+			return e.own(o), nil
+		}
+	}
+	e.started = true
+	value, err := r.runBody(ctx, t, e)
+	if err != nil {
+		if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+			return e.own(aborted()), nil
+		}
+		return e.own(errorOutcome(err)), nil
+	}
+	o := r.normalize(t, e, value)
+	if !o.IsError && ctx.Err() != nil {
+		return e.own(aborted()), nil
+	}
+	return o, nil
+}
+
+func (e *Execution) own(o *Outcome) *Outcome {
+	o.exec = e
+	return o
+}
+
+func (r *Registry) runBody(ctx context.Context, t *Tool, e *Execution) (v any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = r.recovered(fmt.Sprintf("tool %q", t.name), p)
+		}
+	}()
+	return t.run(ctx, e, e.args)
+}
+
+// normalize turns a canonical value into a success (A5): validate (raw tools
+// with an output schema), render, presentation meta for top-level calls.
+func (r *Registry) normalize(t *Tool, e *Execution, value any) (o *Outcome) {
+	defer func() {
+		if p := recover(); p != nil {
+			o = e.own(invalidOutput(t.name, r.recovered("output render", p).Error()))
+		}
+	}()
+	if t.outCheck != nil {
+		inst, err := toJSONValue(value)
+		if err != nil {
+			return e.own(invalidOutput(t.name, "value is not lossless JSON"))
+		}
+		if vs := t.outCheck.validateValue(inst); vs != nil {
+			return e.own(invalidOutput(t.name, (&ArgsError{Violations: vs}).violationsText()))
+		}
+	}
+	content, err := t.renderValue(e.args, value)
+	if err != nil {
+		return e.own(invalidOutput(t.name, "output render failed: "+err.Error()))
+	}
+	o = &Outcome{Content: content, Value: value, exec: e}
+	if t.meta != nil && e.call.Parent == nil {
+		m, err := t.meta(e.args, value)
+		if err == nil && m != nil {
+			o.Meta, err = json.Marshal(m)
+		}
+		if err != nil {
+			return e.own(invalidOutput(t.name, "presentation meta failed: "+err.Error()))
+		}
+	}
+	return o
+}
+
+func (t *Tool) renderValue(args, value any) ([]Content, error) {
+	if t.render != nil {
+		return t.render(args, value)
+	}
+	switch v := value.(type) {
+	case string:
+		return []Content{Text(v)}, nil
+	case []Content:
+		return v, nil
+	case json.RawMessage:
+		return []Content{Text(string(v))}, nil
+	}
+	b, err := json.Marshal(value)
+	if err != nil {
+		return nil, fmt.Errorf("value is not lossless JSON: %w", err)
+	}
+	return []Content{Text(string(b))}, nil
+}
+
+func toJSONValue(v any) (any, error) {
+	b, ok := v.(json.RawMessage)
+	if !ok {
+		var err error
+		if b, err = json.Marshal(v); err != nil {
+			return nil, err
+		}
+	}
+	return parseJSON(string(b))
+}
+
+func (e *ArgsError) violationsText() string {
+	s := e.Error()
+	return s[len("invalid arguments: "):]
+}
+
+func acceptInner(context.Context, *Execution) (PostDecision, error) { return PostDecision{}, nil }
+
+// finish runs steps 11–12 and returns the final outcome.
+func (r *Registry) finish(e *Execution) *Outcome {
+	e.detached = context.WithoutCancel(e.ctx)
+	if e.route == routePost {
+		e.outcome = r.postExecute(e)
+		if e.ctx.Err() != nil && !e.outcome.IsError {
+			e.outcome = e.cancelled()
+		}
+	}
+	if t := e.tool; t != nil && t.finalize != nil {
+		r.finalize(t, e)
+	}
+	e.outcome.exec = e
+	core.Emit(e.detached, r.c, Result, core.To(e.call.Scope), e)
+	return e.outcome
+}
+
+func (r *Registry) finalize(t *Tool, e *Execution) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.recovered(fmt.Sprintf("tool %q finalize", t.name), p)
+		}
+	}()
+	if content := t.finalize(e, e.outcome); content != nil {
+		c := *e.outcome
+		c.Content = content
+		e.outcome = &c
+	}
+}
+
+func (r *Registry) postExecute(e *Execution) (o *Outcome) {
+	defer func() {
+		if p := recover(); p != nil {
+			o = errorOutcome(r.recovered("tools/post-execute listener", p))
+		}
+	}()
+	d, err := core.Waterfall(e.detached, r.c, PostExecute, core.To(e.call.Scope), e, acceptInner)
+	if err != nil {
+		return errorOutcome(err)
+	}
+	return r.apply(e, d)
+}
+
+// apply applies a post-execute decision to e.outcome (A10).
+func (r *Registry) apply(e *Execution, d PostDecision) *Outcome {
+	o := e.outcome
+	switch d.Kind {
+	case PostAccept:
+		if d.Content != nil && d.ReplaceValue {
+			return Failure("tools/post-execute accept decision cannot replace both value and content", nil)
+		}
+		if d.Content == nil && !d.ReplaceValue && len(d.AdditionalContexts) == 0 {
+			return o
+		}
+		if d.ReplaceValue {
+			if o.IsError {
+				return Failure("tools/post-execute cannot replace the value of a failed result", nil)
+			}
+			t := e.current()
+			if t == nil {
+				return unknownTool(e.call.Name)
+			}
+			v, err := t.convert(d.Value)
+			if err != nil {
+				return invalidOutput(t.name, err.Error())
+			}
+			n := r.normalize(t, e, v)
+			if !n.IsError {
+				n.AdditionalContexts, n.ConcludesTurn = o.AdditionalContexts, o.ConcludesTurn
+			}
+			o = n
+		}
+		c := *o
+		if d.Content != nil {
+			c.Content = append([]Content(nil), d.Content...)
+		}
+		if len(d.AdditionalContexts) > 0 {
+			c.AdditionalContexts = append(append([]string(nil), o.AdditionalContexts...), d.AdditionalContexts...)
+		}
+		return &c
+	case PostBlock:
+		msg := TextOf(d.Feedback)
+		if msg == "" {
+			msg = "tool result blocked by post-execute policy"
+		}
+		b := Failure(msg, nil)
+		if len(d.Feedback) > 0 {
+			b.Content = append([]Content(nil), d.Feedback...)
+		}
+		b.AdditionalContexts = append([]string(nil), d.AdditionalContexts...)
+		return b
+	}
+	return Failure(fmt.Sprintf("tools/post-execute returned an invalid decision kind %v", d.Kind), nil)
+}

@@ -1,0 +1,486 @@
+package tools_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/services/tools"
+)
+
+type approver struct {
+	answer tools.ApprovalOutcome
+	err    error
+	asked  atomic.Int64
+}
+
+func (a *approver) Ask(context.Context, tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
+	a.asked.Add(1)
+	return a.answer, a.err
+}
+
+func (e *env) provideApprover(a tools.Approver) {
+	e.mount(func(c *core.Context) error { return core.Provide(c, tools.ApprovalKey, a) })
+}
+
+func TestPreExecuteDecisions(t *testing.T) {
+	cases := []struct {
+		name     string
+		decision tools.Decision
+		approver *approver
+		wantText string
+		wantCode string
+		wantRan  bool
+	}{
+		{"allow", tools.Allow(), nil, "hi", "", true},
+		{"deny", tools.Deny("not here"), nil, "Error: not here", "", false},
+		{"deny with info", tools.DenyWith("policy says no", &tools.ErrorInfo{Name: "PolicyError", Code: "DENIED"}), nil, "Error: policy says no", "DENIED", false},
+		{"cancel", tools.Cancel(), nil, "Error: tool call aborted before dispatch", tools.CodeAbortedBeforeDispatch, false},
+		{"ask without approval service", tools.Ask(""), nil, `Error: tool "echo" requires approval (not yet supported)`, "", false},
+		{"ask with reason, no service", tools.Ask("writes files"), nil, "Error: writes files", "", false},
+		{"ask allowed once", tools.Ask("x"), &approver{answer: tools.ApprovalAllowedOnce}, "hi", "", true},
+		{"ask allowed always", tools.Ask("x"), &approver{answer: tools.ApprovalAllowedAlways}, "hi", "", true},
+		{"ask rejected", tools.Ask("x"), &approver{answer: tools.ApprovalRejected}, `Error: the user rejected tool "echo"`, "", false},
+		{"ask cancelled", tools.Ask("x"), &approver{answer: tools.ApprovalCancelled}, `Error: approval for tool "echo" was cancelled`, "", false},
+		{"ask unavailable", tools.Ask("x"), &approver{answer: tools.ApprovalUnavailable}, `Error: tool "echo" requires approval, but no approval channel is available`, "", false},
+		{"ask fails", tools.Ask("x"), &approver{err: errors.New("tty gone")}, `Error: approval for tool "echo" failed: tty gone`, "", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			var calls atomic.Int64
+			e.register(echoTool(&calls))
+			if tc.approver != nil {
+				e.provideApprover(tc.approver)
+			}
+			var post atomic.Int64
+			e.on(core.On(e.c, tools.PreExecute, func(ctx context.Context, x *tools.Execution, next core.Next[*tools.Execution, tools.Decision]) (tools.Decision, error) {
+				return tc.decision, nil
+			}))
+			e.on(core.On(e.c, tools.PostExecute, func(ctx context.Context, x *tools.Execution, next core.Next[*tools.Execution, tools.PostDecision]) (tools.PostDecision, error) {
+				post.Add(1)
+				return next(ctx, x)
+			}))
+			o := e.exec("echo", `{"text":"hi"}`)
+			if text(o) != tc.wantText || code(o) != tc.wantCode || (calls.Load() == 1) != tc.wantRan {
+				t.Errorf("got %q code %q ran %v", text(o), code(o), calls.Load())
+			}
+			if o.IsError == tc.wantRan {
+				t.Errorf("IsError %v", o.IsError)
+			}
+			wantPost := int64(1)
+			if tc.name == "ask fails" {
+				wantPost = 0 // a failure inside policy is final
+			}
+			if post.Load() != wantPost {
+				t.Errorf("post-execute ran %d times, want %d", post.Load(), wantPost)
+			}
+		})
+	}
+}
+
+// A guard denies after any waterfall outcome, whatever the listener order.
+func TestGuardsBeatAnyWaterfallOrder(t *testing.T) {
+	e := newEnv(t)
+	var calls atomic.Int64
+	e.register(echoTool(&calls))
+	e.on(e.reg.Guard(e.c, func(x *tools.Execution) string {
+		if strings.Contains(x.Arguments(), "rm") {
+			return "rm is forbidden"
+		}
+		return ""
+	}))
+	allowAll := func(ctx context.Context, x *tools.Execution, next core.Next[*tools.Execution, tools.Decision]) (tools.Decision, error) {
+		return tools.Allow(), nil // short-circuits everything after it
+	}
+	e.on(core.On(e.c, tools.PreExecute, allowAll, core.Prepend()))
+	e.on(core.On(e.c, tools.PreExecute, allowAll))
+	if o := e.exec("echo", `{"text":"rm -rf /"}`); text(o) != "Error: rm is forbidden" || calls.Load() != 0 {
+		t.Errorf("got %q, ran %d", text(o), calls.Load())
+	}
+	if o := e.exec("echo", `{"text":"ok"}`); text(o) != "ok" {
+		t.Errorf("got %q", text(o))
+	}
+}
+
+type bashArgs struct {
+	Command string `json:"command"`
+}
+
+// B17, registry level: deny > ask > allow whatever the order, audit sees every
+// call, on every path (Execute, Scheduler, retry), and the post-execute
+// replacement is what the caller and the Result observers get.
+func TestB17DenyWinsOnEveryPath(t *testing.T) {
+	type vote struct {
+		name string
+		fn   func(x *tools.Execution) tools.Decision
+	}
+	allowAll := vote{"allow-all", func(*tools.Execution) tools.Decision { return tools.Allow() }}
+	denyRm := vote{"deny-rm", func(x *tools.Execution) tools.Decision {
+		if strings.Contains(x.Args().(bashArgs).Command, "rm -rf") {
+			return tools.Deny("rm -rf is denied by policy")
+		}
+		return tools.Allow()
+	}}
+	askAll := vote{"ask-all", func(*tools.Execution) tools.Decision { return tools.Ask("") }}
+	orders := [][]vote{{allowAll, denyRm}, {denyRm, allowAll}, {askAll, allowAll, denyRm}, {allowAll, askAll, denyRm}, {denyRm, askAll, allowAll}}
+	for _, order := range orders {
+		var names []string
+		for _, v := range order {
+			names = append(names, v.name)
+		}
+		t.Run(strings.Join(names, ","), func(t *testing.T) {
+			e := newEnv(t)
+			e.provideApprover(&approver{answer: tools.ApprovalAllowedOnce})
+			var ran []string
+			var mu sync.Mutex
+			e.register(tools.Define("bash", "run", func(_ context.Context, _ *tools.Execution, a bashArgs) (string, error) {
+				mu.Lock()
+				ran = append(ran, a.Command)
+				mu.Unlock()
+				return strings.TrimPrefix(a.Command, "echo "), nil
+			}))
+			// An ordinary waterfall listener that allows without calling next:
+			// it must not hide the votes.
+			e.on(core.On(e.c, tools.PreExecute, func(context.Context, *tools.Execution, core.Next[*tools.Execution, tools.Decision]) (tools.Decision, error) {
+				return tools.Allow(), nil
+			}))
+			for _, v := range order {
+				v := v
+				e.on(tools.OnPreExecute(e.c, func(_ context.Context, x *tools.Execution) (tools.Decision, error) { return v.fn(x), nil }))
+			}
+			var audit atomic.Int64
+			e.on(tools.OnPreExecute(e.c, func(context.Context, *tools.Execution) (tools.Decision, error) {
+				audit.Add(1)
+				return tools.Allow(), nil
+			}))
+			e.on(core.On(e.c, tools.PostExecute, func(ctx context.Context, x *tools.Execution, next core.Next[*tools.Execution, tools.PostDecision]) (tools.PostDecision, error) {
+				d, err := next(ctx, x)
+				if err != nil || d.Kind != tools.PostAccept {
+					return d, err
+				}
+				t := tools.TextOf(x.Outcome().Content)
+				if strings.Contains(t, "sk-") {
+					return tools.ReplaceContent(tools.Text(strings.ReplaceAll(t, "sk-b17-secret", "[REDACTED]"))), nil
+				}
+				return d, nil
+			}))
+			var observed []string
+			e.on(core.On(e.c, tools.Result, func(_ context.Context, x *tools.Execution) error {
+				mu.Lock()
+				observed = append(observed, tools.TextOf(x.Outcome().Content))
+				mu.Unlock()
+				return nil
+			}))
+			rm := tools.Call{ID: "2", Name: "bash", Arguments: `{"command":"rm -rf /tmp/b17-target"}`}
+			outs := tools.Scheduler{Registry: e.reg}.Run(context.Background(), []tools.Call{
+				{ID: "1", Name: "bash", Arguments: `{"command":"echo ok"}`}, rm,
+			})
+			direct := e.reg.Execute(context.Background(), rm) // the programmatic API
+			retry := e.reg.Execute(context.Background(), rm)
+			if text(outs[0]) != "ok" {
+				t.Errorf("echo ok: %q", text(outs[0]))
+			}
+			for _, o := range []*tools.Outcome{outs[1], direct, retry} {
+				if text(o) != "Error: rm -rf is denied by policy" {
+					t.Errorf("rm: %q", text(o))
+				}
+			}
+			if len(ran) != 1 || ran[0] != "echo ok" {
+				t.Errorf("bodies ran: %q", ran)
+			}
+			if audit.Load() != 4 {
+				t.Errorf("audit saw %d calls, want 4", audit.Load())
+			}
+			secret := e.exec("bash", `{"command":"echo sk-b17-secret"}`)
+			if text(secret) != "[REDACTED]" || secret.Value != "sk-b17-secret" {
+				t.Errorf("redaction: content %q value %v", text(secret), secret.Value)
+			}
+			if last := observed[len(observed)-1]; last != "[REDACTED]" {
+				t.Errorf("Result observers saw %q", last)
+			}
+		})
+	}
+}
+
+func TestMergePrecedence(t *testing.T) {
+	kinds := []tools.Decision{tools.Allow(), tools.Ask("a"), tools.Cancel(), tools.Deny("d")}
+	for i, a := range kinds {
+		for j, b := range kinds {
+			want := kinds[max(i, j)].Kind
+			if got := tools.Merge(a, b).Kind; got != want {
+				t.Errorf("Merge(%v, %v) = %v, want %v", a.Kind, b.Kind, got, want)
+			}
+		}
+	}
+}
+
+type countArgs struct {
+	N int `json:"n"`
+}
+
+type countOut struct {
+	N int `json:"n"`
+}
+
+func countTool() *tools.Tool {
+	return tools.Define("count", "count", func(_ context.Context, x *tools.Execution, a countArgs) (countOut, error) {
+		x.DeferContext("deferred by the body")
+		return countOut{N: a.N}, nil
+	},
+		tools.WithRender(func(a countArgs, o countOut) []tools.Content {
+			return []tools.Content{tools.Text("n=" + strings.Repeat("I", o.N))}
+		}),
+		tools.WithMeta(func(a countArgs, o countOut) any { return map[string]int{"n": o.N} }))
+}
+
+func TestPostExecuteDecisions(t *testing.T) {
+	cases := []struct {
+		name     string
+		decision tools.PostDecision
+		wantText string
+		wantErr  bool
+		wantMeta string
+		wantCtx  []string
+	}{
+		{"accept", tools.Accept(), "n=II", false, `{"n":2}`, []string{"deferred by the body"}},
+		{"replace content", tools.ReplaceContent(tools.Text("short")), "short", false, `{"n":2}`, []string{"deferred by the body"}},
+		{"replace value", tools.ReplaceValueWith(countOut{N: 3}), "n=III", false, `{"n":3}`, []string{"deferred by the body"}},
+		{"replace value from JSON", tools.ReplaceValueWith(map[string]any{"n": 1}), "n=I", false, `{"n":1}`, []string{"deferred by the body"}},
+		{"replace value of the wrong shape", tools.ReplaceValueWith("nope"), `Error: tool "count" returned invalid output: json: cannot unmarshal string into Go value of type tools_test.countOut`, true, "", nil},
+		{"replace both", tools.PostDecision{Content: []tools.Content{tools.Text("x")}, Value: 1, ReplaceValue: true}, "Error: tools/post-execute accept decision cannot replace both value and content", true, "", nil},
+		{"block", tools.Block(tools.Text("blocked: secret")).WithContexts("look elsewhere"), "blocked: secret", true, "", []string{"look elsewhere"}},
+		{"block without feedback", tools.Block(), "Error: tool result blocked by post-execute policy", true, "", nil},
+		{"accept with contexts", tools.Accept().WithContexts("reminder"), "n=II", false, `{"n":2}`, []string{"deferred by the body", "reminder"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.register(countTool())
+			e.on(core.On(e.c, tools.PostExecute, func(ctx context.Context, x *tools.Execution, next core.Next[*tools.Execution, tools.PostDecision]) (tools.PostDecision, error) {
+				return tc.decision, nil
+			}))
+			o := e.exec("count", `{"n":2}`)
+			if text(o) != tc.wantText || o.IsError != tc.wantErr || string(o.Meta) != tc.wantMeta || strings.Join(o.AdditionalContexts, "|") != strings.Join(tc.wantCtx, "|") {
+				t.Errorf("got %q err %v meta %s ctx %q", text(o), o.IsError, o.Meta, o.AdditionalContexts)
+			}
+			if o.IsError && o.Value != nil {
+				t.Error("a failure carries a value")
+			}
+		})
+	}
+}
+
+func TestReplaceValueOfAFailureIsAnError(t *testing.T) {
+	e := newEnv(t)
+	e.register(tools.Define("fail", "fail", func(context.Context, *tools.Execution, countArgs) (countOut, error) {
+		return countOut{}, errors.New("disk full")
+	}))
+	e.on(core.On(e.c, tools.PostExecute, func(ctx context.Context, x *tools.Execution, next core.Next[*tools.Execution, tools.PostDecision]) (tools.PostDecision, error) {
+		return tools.ReplaceValueWith(countOut{N: 1}), nil
+	}))
+	if o := e.exec("fail", `{"n":1}`); text(o) != "Error: tools/post-execute cannot replace the value of a failed result" {
+		t.Errorf("got %q", text(o))
+	}
+}
+
+func TestErrorMapping(t *testing.T) {
+	e := newEnv(t)
+	e.register(
+		tools.Define("boom", "panics", func(context.Context, *tools.Execution, countArgs) (string, error) {
+			var m map[string]int
+			m["x"] = 1 // nil map write
+			return "", nil
+		}),
+		tools.Define("coded", "fails with a code", func(context.Context, *tools.Execution, countArgs) (string, error) {
+			return "", &tools.Error{Name: "FsError", Code: "FS_NOT_FOUND", Message: `"a.txt" does not exist`, Reason: "checked /tmp"}
+		}),
+		tools.Define("plain", "fails", func(context.Context, *tools.Execution, countArgs) (string, error) {
+			return "", errors.New("plain failure")
+		}),
+		tools.DefineRaw("badout", "returns an invalid value", json.RawMessage(`{"type":"object"}`),
+			func(context.Context, *tools.Execution, json.RawMessage) (any, error) {
+				return map[string]any{"n": "x"}, nil
+			},
+			tools.WithOutputSchema(json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`))),
+		tools.Define("badrender", "render panics", func(context.Context, *tools.Execution, countArgs) (string, error) { return "v", nil },
+			tools.WithRender(func(countArgs, string) []tools.Content { panic("render exploded") })),
+	)
+	cases := []struct {
+		name, args, wantText, wantCode string
+	}{
+		{"nosuch", `{}`, `Error: unknown tool "nosuch"`, tools.CodeUnknownTool},
+		{"boom", `{"n":1}`, `Error: tool "boom" panicked: assignment to entry in nil map`, ""},
+		{"coded", `{"n":1}`, `Error: "a.txt" does not exist`, "FS_NOT_FOUND"},
+		{"plain", `{"n":1}`, `Error: plain failure`, ""},
+		{"badout", `{}`, `Error: tool "badout" returned invalid output: /n: type: must be an integer, got string "x"`, tools.CodeInvalidToolOutput},
+		{"badrender", `{"n":1}`, `Error: tool "badrender" returned invalid output: output render panicked: render exploded`, tools.CodeInvalidToolOutput},
+	}
+	for _, tc := range cases {
+		o := e.exec(tc.name, tc.args)
+		if !o.IsError || text(o) != tc.wantText || code(o) != tc.wantCode {
+			t.Errorf("%s: got %q code %q", tc.name, text(o), code(o))
+		}
+	}
+	if o := e.exec("coded", `{"n":1}`); o.Error.Reason != "checked /tmp" || o.Error.Name != "FsError" {
+		t.Errorf("info %+v", o.Error)
+	}
+	// The session goes on: the next call works.
+	e.register(echoTool(nil))
+	if o := e.exec("echo", `{"text":"still alive"}`); text(o) != "still alive" {
+		t.Errorf("after a panic: %q", text(o))
+	}
+}
+
+func TestPanickingListenersFailClosed(t *testing.T) {
+	for _, ev := range []string{"pre", "execute", "post", "result"} {
+		t.Run(ev, func(t *testing.T) {
+			e := newEnv(t)
+			var calls atomic.Int64
+			e.register(echoTool(&calls))
+			switch ev {
+			case "pre":
+				e.on(core.On(e.c, tools.PreExecute, func(context.Context, *tools.Execution, core.Next[*tools.Execution, tools.Decision]) (tools.Decision, error) {
+					panic("hook exploded")
+				}))
+			case "execute":
+				e.on(core.On(e.c, tools.Execute, func(context.Context, *tools.Execution, core.Next[*tools.Execution, *tools.Outcome]) (*tools.Outcome, error) {
+					panic("hook exploded")
+				}))
+			case "post":
+				e.on(core.On(e.c, tools.PostExecute, func(context.Context, *tools.Execution, core.Next[*tools.Execution, tools.PostDecision]) (tools.PostDecision, error) {
+					panic("hook exploded")
+				}))
+			case "result":
+				e.on(core.On(e.c, tools.Result, func(context.Context, *tools.Execution) error { panic("observer exploded") }))
+			}
+			o := e.exec("echo", `{"text":"hi"}`)
+			if ev == "result" {
+				if o.IsError || text(o) != "hi" {
+					t.Errorf("an observer changed the outcome: %q", text(o))
+				}
+				return
+			}
+			if !o.IsError || !strings.Contains(text(o), "hook exploded") {
+				t.Errorf("got %q", text(o))
+			}
+			if ev != "post" && calls.Load() != 0 {
+				t.Error("the body ran although a policy listener panicked")
+			}
+		})
+	}
+}
+
+func TestCancellation(t *testing.T) {
+	e := newEnv(t)
+	started := make(chan struct{})
+	var pre atomic.Int64
+	e.register(tools.Define("wait", "waits for cancellation then succeeds", func(ctx context.Context, _ *tools.Execution, a countArgs) (string, error) {
+		close(started)
+		<-ctx.Done()
+		if a.N == 1 {
+			return "", ctx.Err()
+		}
+		return "finished anyway", nil
+	}))
+	e.on(tools.OnPreExecute(e.c, func(context.Context, *tools.Execution) (tools.Decision, error) {
+		pre.Add(1)
+		return tools.Allow(), nil
+	}))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	o := e.reg.Execute(ctx, tools.Call{Name: "wait", Arguments: `{"n":0}`})
+	if text(o) != "Error: tool call aborted before dispatch" || code(o) != tools.CodeAbortedBeforeDispatch || pre.Load() != 0 {
+		t.Errorf("pre-cancelled: %q, pre-execute ran %d", text(o), pre.Load())
+	}
+	for _, n := range []string{`{"n":0}`, `{"n":1}`} {
+		started = make(chan struct{})
+		ctx, cancel = context.WithCancel(context.Background())
+		go func() { <-started; cancel() }()
+		o = e.reg.Execute(ctx, tools.Call{Name: "wait", Arguments: n})
+		if text(o) != "Error: tool call aborted" || code(o) != tools.CodeAborted {
+			t.Errorf("%s cancelled after start: %q", n, text(o))
+		}
+	}
+}
+
+// An Execute listener may swap the context (a deadline) but cannot detach the
+// caller's cancellation.
+func TestExecuteListenerCannotDetachCallerCancellation(t *testing.T) {
+	e := newEnv(t)
+	started := make(chan struct{})
+	e.register(tools.Define("wait", "waits", func(ctx context.Context, _ *tools.Execution, _ countArgs) (string, error) {
+		close(started)
+		<-ctx.Done()
+		return "", ctx.Err()
+	}))
+	e.on(core.On(e.c, tools.Execute, func(ctx context.Context, x *tools.Execution, next core.Next[*tools.Execution, *tools.Outcome]) (*tools.Outcome, error) {
+		return next(context.Background(), x) // tries to detach
+	}))
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-started; cancel() }()
+	if o := e.reg.Execute(ctx, tools.Call{Name: "wait", Arguments: `{"n":0}`}); code(o) != tools.CodeAborted {
+		t.Errorf("got %q", text(o))
+	}
+}
+
+func TestExecuteListenerAuthoredSuccessIsRerendered(t *testing.T) {
+	e := newEnv(t)
+	var calls atomic.Int64
+	e.register(countTool(), echoTool(&calls))
+	e.on(core.On(e.c, tools.Execute, func(ctx context.Context, x *tools.Execution, next core.Next[*tools.Execution, *tools.Outcome]) (*tools.Outcome, error) {
+		if x.Name() == "echo" {
+			return &tools.Outcome{Value: "cached", Content: []tools.Content{tools.Text("ignored")}}, nil
+		}
+		return &tools.Outcome{Value: countOut{N: 4}}, nil
+	}))
+	if o := e.exec("count", `{"n":1}`); text(o) != "n=IIII" || string(o.Meta) != `{"n":4}` {
+		t.Errorf("count: %q %s", text(o), o.Meta)
+	}
+	if o := e.exec("echo", `{"text":"x"}`); text(o) != "cached" || calls.Load() != 0 {
+		t.Errorf("echo: %q", text(o))
+	}
+}
+
+func TestFinalizeRunsOnceOnEveryOutcome(t *testing.T) {
+	e := newEnv(t)
+	var n atomic.Int64
+	e.register(tools.Define("fin", "finalized", func(context.Context, *tools.Execution, countArgs) (string, error) { return "body", nil },
+		tools.WithFinalize(func(x *tools.Execution, o *tools.Outcome) []tools.Content {
+			n.Add(1)
+			return []tools.Content{tools.Text("final: " + tools.TextOf(o.Content))}
+		})))
+	if o := e.exec("fin", `{"n":1}`); text(o) != "final: body" {
+		t.Errorf("success: %q", text(o))
+	}
+	if o := e.exec("fin", `{"n":"x"}`); !strings.HasPrefix(text(o), "final: Error: invalid arguments") {
+		t.Errorf("invalid args: %q", text(o))
+	}
+	if n.Load() != 2 {
+		t.Errorf("finalize ran %d times", n.Load())
+	}
+}
+
+func TestResultEventIsScoped(t *testing.T) {
+	e := newEnv(t)
+	e.register(echoTool(nil))
+	a, err := core.NewScope(e.c, core.NewScopeID("agent-a", nil))
+	e.on(err)
+	b, err := core.NewScope(e.c, core.NewScopeID("agent-b", nil))
+	e.on(err)
+	var seenA, seenB, seenAll atomic.Int64
+	e.on(core.On(a.Context(), tools.Result, func(context.Context, *tools.Execution) error { seenA.Add(1); return nil }))
+	e.on(core.On(b.Context(), tools.Result, func(context.Context, *tools.Execution) error { seenB.Add(1); return nil }))
+	e.on(core.On(e.c, tools.Result, func(context.Context, *tools.Execution) error { seenAll.Add(1); return nil }))
+	e.reg.Execute(context.Background(), tools.Call{Name: "echo", Arguments: `{"text":"x"}`, Scope: a.ID()})
+	if seenA.Load() != 1 || seenB.Load() != 0 || seenAll.Load() != 1 {
+		t.Errorf("a %d b %d all %d", seenA.Load(), seenB.Load(), seenAll.Load())
+	}
+	_ = time.Second
+}

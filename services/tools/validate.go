@@ -1,0 +1,413 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// Violation is one broken rule found by argument validation.
+type Violation struct {
+	// Path is the JSON Pointer of the offending value ("/limit", "/config/host",
+	// "/tags/1"); "" is the arguments object itself.
+	Path string
+	// Rule is the JSON Schema keyword that failed ("type", "required",
+	// "additionalProperties", "minimum", ...), or "json" for unparseable input.
+	Rule string
+	// Message says what was expected and what was found.
+	Message string
+}
+
+// String renders the violation as "<path>: <rule>: <message>", with the root
+// path shown as "(root)".
+func (v Violation) String() string {
+	p := v.Path
+	if p == "" {
+		p = "(root)"
+	}
+	return p + ": " + v.Rule + ": " + v.Message
+}
+
+// ArgsError is the INVALID_ARGS failure of argument validation. Its message is
+// "invalid arguments: " followed by every violation joined with "; ".
+type ArgsError struct {
+	Tool       string
+	Violations []Violation
+}
+
+// Error returns "invalid arguments: v1; v2; ...".
+func (e *ArgsError) Error() string {
+	parts := make([]string, len(e.Violations))
+	for i, v := range e.Violations {
+		parts[i] = v.String()
+	}
+	return "invalid arguments: " + strings.Join(parts, "; ")
+}
+
+// validator is a compiled parameter (or output) schema. It is built once per tool
+// and is safe for concurrent use.
+type validator struct {
+	schema  *jsonschema.Schema
+	doc     any  // the parsed schema document, for allowed-key lookups
+	emptyOK bool // `{}` is valid: the "" and "{}" fast path skips the validator
+}
+
+const schemaURL = "mem:///tool.json"
+
+// compileSchema compiles a JSON Schema document (draft 2020-12 unless it says
+// otherwise).
+func compileSchema(doc []byte) (*validator, error) {
+	parsed, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		return nil, fmt.Errorf("schema is not valid JSON: %w", err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	if err := c.AddResource(schemaURL, parsed); err != nil {
+		return nil, err
+	}
+	sch, err := c.Compile(schemaURL)
+	if err != nil {
+		return nil, err
+	}
+	v := &validator{schema: sch, doc: parsed}
+	v.emptyOK = sch.Validate(map[string]any{}) == nil
+	return v, nil
+}
+
+// parseJSON decodes a JSON text into the validator's value model (json.Number
+// for numbers). Exactly one JSON value is allowed.
+func parseJSON(raw string) (any, error) {
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("unexpected data after the JSON value")
+	}
+	return v, nil
+}
+
+// check parses and validates raw arguments. It returns the normalized argument
+// text (raw itself unless a value was coerced; "{}" for ""), the coercion notes,
+// and the violations (nil when valid). Only an integer-valued string where an
+// integer or number is expected is coerced; nothing else.
+func (v *validator) check(raw string) (normalized string, coerced []string, violations []Violation) {
+	if raw == "" {
+		raw = "{}"
+	}
+	if v.emptyOK && raw == "{}" {
+		return raw, nil, nil
+	}
+	inst, err := parseJSON(raw)
+	if err != nil {
+		return raw, nil, []Violation{{Rule: "json", Message: "arguments are not valid JSON: " + err.Error()}}
+	}
+	verr := v.schema.Validate(inst)
+	if verr == nil {
+		return raw, nil, nil
+	}
+	ve, ok := verr.(*jsonschema.ValidationError)
+	if !ok {
+		return raw, nil, []Violation{{Rule: "schema", Message: verr.Error()}}
+	}
+	// Coerce integer-valued strings, then validate again.
+	c := coercer{root: inst}
+	c.walk(ve, false)
+	if len(c.notes) > 0 {
+		inst = c.root
+		if verr = v.schema.Validate(inst); verr == nil {
+			b, err := json.Marshal(inst)
+			if err != nil {
+				return raw, nil, []Violation{{Rule: "json", Message: err.Error()}}
+			}
+			return string(b), c.notes, nil
+		}
+		ve, _ = verr.(*jsonschema.ValidationError)
+		if ve == nil {
+			return raw, nil, []Violation{{Rule: "schema", Message: verr.Error()}}
+		}
+	}
+	var out []Violation
+	v.collect(ve, inst, &out)
+	return raw, nil, out
+}
+
+// validateValue validates an already-decoded value (outputs of raw tools).
+func (v *validator) validateValue(inst any) []Violation {
+	verr := v.schema.Validate(inst)
+	if verr == nil {
+		return nil
+	}
+	ve, ok := verr.(*jsonschema.ValidationError)
+	if !ok {
+		return []Violation{{Rule: "schema", Message: verr.Error()}}
+	}
+	var out []Violation
+	v.collect(ve, inst, &out)
+	return out
+}
+
+// coercer finds type errors that an integer-valued string would fix and
+// rewrites those strings in place as numbers.
+type coercer struct {
+	root  any
+	notes []string
+}
+
+func (c *coercer) walk(ve *jsonschema.ValidationError, inCombinator bool) {
+	switch k := ve.ErrorKind.(type) {
+	case *kind.AnyOf, *kind.OneOf, *kind.Not:
+		inCombinator = true
+	case *kind.Type:
+		if inCombinator || k.Got != "string" || !(contains(k.Want, "integer") || contains(k.Want, "number")) {
+			return
+		}
+		s, ok := valueAt(c.root, ve.InstanceLocation).(string)
+		if !ok || !isIntegerText(s) {
+			return
+		}
+		if c.set(ve.InstanceLocation, json.Number(s)) {
+			c.notes = append(c.notes, fmt.Sprintf("%s: coerced string %q to the number %s", pointer(ve.InstanceLocation), s, s))
+		}
+		return
+	}
+	for _, cause := range ve.Causes {
+		c.walk(cause, inCombinator)
+	}
+}
+
+func (c *coercer) set(loc []string, v any) bool {
+	if len(loc) == 0 {
+		c.root = v
+		return true
+	}
+	parent := valueAt(c.root, loc[:len(loc)-1])
+	last := loc[len(loc)-1]
+	switch p := parent.(type) {
+	case map[string]any:
+		p[last] = v
+		return true
+	case []any:
+		i, err := strconv.Atoi(last)
+		if err != nil || i < 0 || i >= len(p) {
+			return false
+		}
+		p[i] = v
+		return true
+	}
+	return false
+}
+
+// isIntegerText reports whether s is a canonical integer: optional '-', no
+// leading zeros, at most 18 digits (so it fits an int64 exactly).
+func isIntegerText(s string) bool {
+	d := strings.TrimPrefix(s, "-")
+	if d == "" || len(d) > 18 || (len(d) > 1 && d[0] == '0') {
+		return false
+	}
+	for i := 0; i < len(d); i++ {
+		if d[i] < '0' || d[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func valueAt(root any, loc []string) any {
+	cur := root
+	for _, tok := range loc {
+		switch c := cur.(type) {
+		case map[string]any:
+			cur = c[tok]
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil
+			}
+			cur = c[i]
+		default:
+			return nil
+		}
+	}
+	return cur
+}
+
+// pointer renders an instance location as a JSON Pointer.
+func pointer(loc []string) string {
+	if len(loc) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, tok := range loc {
+		b.WriteByte('/')
+		tok = strings.ReplaceAll(tok, "~", "~0")
+		b.WriteString(strings.ReplaceAll(tok, "/", "~1"))
+	}
+	return b.String()
+}
+
+func child(loc []string, key string) string {
+	return pointer(append(append([]string(nil), loc...), key))
+}
+
+var printer = message.NewPrinter(language.English)
+
+// collect flattens a validation error tree into violations, in the validator's
+// walk order. anyOf/oneOf failures are reported once at their location.
+func (v *validator) collect(ve *jsonschema.ValidationError, inst any, out *[]Violation) {
+	path := pointer(ve.InstanceLocation)
+	switch k := ve.ErrorKind.(type) {
+	case *kind.Schema, *kind.Group, *kind.Reference, *kind.AllOf:
+		for _, c := range ve.Causes {
+			v.collect(c, inst, out)
+		}
+		return
+	case *kind.Required:
+		for _, m := range k.Missing {
+			*out = append(*out, Violation{Path: child(ve.InstanceLocation, m), Rule: "required",
+				Message: fmt.Sprintf("missing required property %q", m)})
+		}
+		return
+	case *kind.AdditionalProperties:
+		allowed := v.allowedKeys(ve.SchemaURL)
+		for _, p := range k.Properties {
+			*out = append(*out, Violation{Path: child(ve.InstanceLocation, p), Rule: "additionalProperties",
+				Message: fmt.Sprintf("unknown key %q (allowed keys: %s)", p, allowed)})
+		}
+		return
+	case *kind.Type:
+		*out = append(*out, Violation{Path: path, Rule: "type",
+			Message: fmt.Sprintf("must be %s, got %s", article(k.Want), describe(valueAt(inst, ve.InstanceLocation), k.Got))})
+		return
+	case *kind.Enum:
+		*out = append(*out, Violation{Path: path, Rule: "enum",
+			Message: fmt.Sprintf("must be one of %s, got %s", jsonText(k.Want), jsonText(k.Got))})
+		return
+	case *kind.Const:
+		*out = append(*out, Violation{Path: path, Rule: "const",
+			Message: fmt.Sprintf("must be %s, got %s", jsonText(k.Want), jsonText(k.Got))})
+		return
+	case *kind.Minimum:
+		*out = append(*out, bound(path, "minimum", ">=", k.Want, k.Got))
+		return
+	case *kind.Maximum:
+		*out = append(*out, bound(path, "maximum", "<=", k.Want, k.Got))
+		return
+	case *kind.ExclusiveMinimum:
+		*out = append(*out, bound(path, "exclusiveMinimum", ">", k.Want, k.Got))
+		return
+	case *kind.ExclusiveMaximum:
+		*out = append(*out, bound(path, "exclusiveMaximum", "<", k.Want, k.Got))
+		return
+	}
+	rule := "schema"
+	if kp := ve.ErrorKind.KeywordPath(); len(kp) > 0 {
+		rule = kp[0]
+	}
+	*out = append(*out, Violation{Path: path, Rule: rule, Message: ve.ErrorKind.LocalizedString(printer)})
+}
+
+func bound(path, rule, op string, want, got *big.Rat) Violation {
+	return Violation{Path: path, Rule: rule, Message: fmt.Sprintf("must be %s %s, got %s", op, ratText(want), ratText(got))}
+}
+
+func ratText(r *big.Rat) string {
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	f, _ := r.Float64()
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+func article(want []string) string {
+	parts := make([]string, len(want))
+	for i, w := range want {
+		switch w {
+		case "integer", "array", "object":
+			if w == "integer" {
+				parts[i] = "an integer"
+			} else {
+				parts[i] = "an " + w
+			}
+		default:
+			parts[i] = "a " + w
+		}
+	}
+	return strings.Join(parts, " or ")
+}
+
+// describe renders a found value briefly: its type, and for scalars the value.
+func describe(v any, got string) string {
+	switch x := v.(type) {
+	case string:
+		s := x
+		if len(s) > 40 {
+			s = s[:40] + "…"
+		}
+		return fmt.Sprintf("string %q", s)
+	case json.Number, bool:
+		return fmt.Sprintf("%s %v", got, x)
+	}
+	return got
+}
+
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// allowedKeys lists, sorted and comma-separated, the declared properties of the
+// schema at the given absolute location.
+func (v *validator) allowedKeys(loc string) string {
+	frag := ""
+	if i := strings.IndexByte(loc, '#'); i >= 0 {
+		frag = loc[i+1:]
+	}
+	if u, err := url.PathUnescape(frag); err == nil {
+		frag = u
+	}
+	node := v.doc
+	for _, tok := range strings.Split(strings.TrimPrefix(frag, "/"), "/") {
+		if tok == "" {
+			continue
+		}
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		node = valueAt(node, []string{tok})
+	}
+	obj, _ := node.(map[string]any)
+	props, _ := obj["properties"].(map[string]any)
+	if len(props) == 0 {
+		return "(none)"
+	}
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, ", ")
+}

@@ -1,0 +1,55 @@
+package tools
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+type tenFields struct {
+	Path      string   `json:"path"`
+	Offset    int      `json:"offset,omitempty" jsonschema:"minimum=1"`
+	Limit     int      `json:"limit,omitempty" jsonschema:"minimum=1,maximum=2000"`
+	Pattern   string   `json:"pattern"`
+	Include   string   `json:"include,omitempty"`
+	Recursive bool     `json:"recursive,omitempty"`
+	Mode      string   `json:"mode" jsonschema:"enum=content,enum=files,enum=count"`
+	Tags      []string `json:"tags,omitempty"`
+	Depth     int      `json:"depth,omitempty"`
+	Ratio     float64  `json:"ratio,omitempty"`
+}
+
+const tenArgs = `{"path":"src/main.go","offset":10,"limit":200,"pattern":"func .*","include":"*.go","recursive":true,"mode":"content","tags":["a","b"],"depth":3,"ratio":0.5}`
+
+// BenchmarkValidate10Fields measures parse + validation of a 10-field argument
+// object against its compiled schema; the decode into the Args struct is
+// measured separately.
+func BenchmarkValidate10Fields(b *testing.B) {
+	params, err := schemaOf(reflect.TypeFor[tenFields]())
+	if err != nil {
+		b.Fatal(err)
+	}
+	v, err := compileSchema(params)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("validate", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(tenArgs)))
+		for b.Loop() {
+			if _, _, vs := v.check(tenArgs); vs != nil {
+				b.Fatal(vs)
+			}
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(tenArgs)))
+		for b.Loop() {
+			var a tenFields
+			if err := json.Unmarshal([]byte(tenArgs), &a); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -1,0 +1,189 @@
+package tools_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/dshgo/harness/services/tools"
+)
+
+const b15Schema = `{"type":"object","properties":{"path":{"type":"string"},"limit":{"type":"integer","minimum":1}},"required":["path"],"additionalProperties":false}`
+
+type b15Args struct {
+	Path  string `json:"path"`
+	Limit int    `json:"limit,omitempty" jsonschema:"minimum=1"`
+}
+
+// B15 through both definition forms: raw schema and generated from a struct.
+func TestB15QuotedNumbersUnknownKeysMissingRequired(t *testing.T) {
+	e := newEnv(t)
+	var rawCalls, typedCalls atomic.Int64
+	var gotRaw string
+	var gotLimit atomic.Int64
+	e.register(
+		tools.DefineRaw("raw_read", "read", json.RawMessage(b15Schema), func(_ context.Context, _ *tools.Execution, args json.RawMessage) (any, error) {
+			rawCalls.Add(1)
+			gotRaw = string(args)
+			return "ok", nil
+		}),
+		tools.Define("typed_read", "read", func(_ context.Context, _ *tools.Execution, a b15Args) (string, error) {
+			typedCalls.Add(1)
+			gotLimit.Store(int64(a.Limit))
+			return "ok", nil
+		}),
+	)
+	cases := []struct {
+		args string
+		want string // "" = success
+	}{
+		{`{"path":"a.txt","limit":"5"}`, ""},
+		{`{"path":"a.txt","limit":"5.5"}`, `invalid arguments: /limit: type: must be an integer, got string "5.5"`},
+		{`{"path":"a.txt","limit":"abc"}`, `invalid arguments: /limit: type: must be an integer, got string "abc"`},
+		{`{"path":"a.txt","limit":true}`, `invalid arguments: /limit: type: must be an integer, got boolean true`},
+		{`{"path":"a.txt","limit":""}`, `invalid arguments: /limit: type: must be an integer, got string ""`},
+		{`{"path":"a.txt","limit":0}`, `invalid arguments: /limit: minimum: must be >= 1, got 0`},
+		{`{"path":"a.txt","line_limit":5}`, `invalid arguments: /line_limit: additionalProperties: unknown key "line_limit" (allowed keys: limit, path)`},
+		{`{"limit":5}`, `invalid arguments: /path: required: missing required property "path"`},
+		{`{"path":123}`, `invalid arguments: /path: type: must be a string, got number 123`},
+		{`[1,2]`, `invalid arguments: (root): type: must be an object, got array`},
+		{`{"path":`, `invalid arguments: (root): json: arguments are not valid JSON: unexpected EOF`},
+	}
+	for _, tool := range []string{"raw_read", "typed_read"} {
+		for _, tc := range cases {
+			before := rawCalls.Load() + typedCalls.Load()
+			o := e.exec(tool, tc.args)
+			ran := rawCalls.Load()+typedCalls.Load() > before
+			if tc.want == "" {
+				if o.IsError || text(o) != "ok" || !ran {
+					t.Errorf("%s %s: got %+v (ran %v), want success", tool, tc.args, o, ran)
+				}
+				continue
+			}
+			if !o.IsError || o.ErrorMessage != tc.want || text(o) != "Error: "+tc.want || code(o) != tools.CodeInvalidArgs || o.Error.Name != tools.NameToolArgs {
+				t.Errorf("%s %s:\n got %q (%+v)\nwant %q", tool, tc.args, o.ErrorMessage, o.Error, tc.want)
+			}
+			if ran {
+				t.Errorf("%s %s: the body ran on invalid arguments", tool, tc.args)
+			}
+		}
+	}
+	if gotRaw != `{"limit":5,"path":"a.txt"}` {
+		t.Errorf("raw body got %s, want the coerced arguments", gotRaw)
+	}
+	if gotLimit.Load() != 5 {
+		t.Errorf("typed body got limit %d, want 5", gotLimit.Load())
+	}
+}
+
+func TestCoercionIsRecordedOnTheExecution(t *testing.T) {
+	e := newEnv(t)
+	var coerced []string
+	var args string
+	e.register(tools.Define("read", "read", func(_ context.Context, x *tools.Execution, a b15Args) (string, error) {
+		coerced, args = x.Coercions(), x.Arguments()
+		return "", nil
+	}))
+	if o := e.exec("read", `{"path":"a","limit":"12"}`); o.IsError {
+		t.Fatal(o.ErrorMessage)
+	}
+	if len(coerced) != 1 || coerced[0] != `/limit: coerced string "12" to the number 12` {
+		t.Errorf("coercions %q", coerced)
+	}
+	if args != `{"limit":12,"path":"a"}` {
+		t.Errorf("arguments %s", args)
+	}
+}
+
+type nested struct {
+	Config struct {
+		Host string `json:"host"`
+		Port int    `json:"port"`
+	} `json:"config"`
+	Tags  []string `json:"tags" jsonschema:"maxItems=2"`
+	Color string   `json:"color,omitempty" jsonschema:"enum=red,enum=green"`
+}
+
+func TestViolationsNameNestedPathsAndCollectEveryRule(t *testing.T) {
+	e := newEnv(t)
+	e.register(tools.Define("cfg", "cfg", func(context.Context, *tools.Execution, nested) (string, error) { return "", nil }))
+	o := e.exec("cfg", `{"config":{"host":1,"port":"x","extra":true},"tags":["a",2,"c"],"color":"blue"}`)
+	want := []string{
+		`/config/extra: additionalProperties: unknown key "extra" (allowed keys: host, port)`,
+		`/config/host: type: must be a string, got number 1`,
+		`/config/port: type: must be an integer, got string "x"`,
+		`/tags/1: type: must be a string, got number 2`,
+		`/tags: maxItems: `,
+		`/color: enum: must be one of ["red","green"], got "blue"`,
+	}
+	for _, w := range want {
+		if !strings.Contains(o.ErrorMessage, w) {
+			t.Errorf("message lacks %q:\n%s", w, o.ErrorMessage)
+		}
+	}
+}
+
+func TestEmptyArgumentsMeanEmptyObject(t *testing.T) {
+	e := newEnv(t)
+	type none struct{}
+	e.register(tools.Define("ping", "ping", func(context.Context, *tools.Execution, none) (string, error) { return "pong", nil }))
+	for _, args := range []string{"", "{}", " { } "} {
+		if o := e.exec("ping", args); o.IsError || text(o) != "pong" {
+			t.Errorf("%q: %+v", args, o)
+		}
+	}
+	if o := e.exec("ping", `{"x":1}`); !o.IsError {
+		t.Error("unknown key accepted by a tool without arguments")
+	}
+}
+
+func TestGeneratedSchemaIsInlinedAndClosed(t *testing.T) {
+	tool := tools.Define("cfg", "Configure.", func(context.Context, *tools.Execution, nested) (string, error) { return "", nil })
+	if tool.Err() != nil {
+		t.Fatal(tool.Err())
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(tool.Parameters(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"$schema", "$id", "$defs", "$ref"} {
+		if _, ok := doc[k]; ok {
+			t.Errorf("schema has %s: %s", k, tool.Parameters())
+		}
+	}
+	if doc["type"] != "object" || doc["additionalProperties"] != false {
+		t.Errorf("schema root %s", tool.Parameters())
+	}
+	req, _ := doc["required"].([]any)
+	if len(req) != 2 || req[0] != "config" || req[1] != "tags" {
+		t.Errorf("required %v", req)
+	}
+}
+
+func TestDefinitionErrors(t *testing.T) {
+	run := func(context.Context, *tools.Execution, echoArgs) (string, error) { return "", nil }
+	cases := []struct {
+		tool *tools.Tool
+		want string
+	}{
+		{tools.Define("", "x", run), `tool name "" must be 1-64 characters`},
+		{tools.Define("has space", "x", run), `tool name "has space" must be`},
+		{tools.Define("run_code", "x", run), `tool name "run_code" is reserved`},
+		{tools.Define("t", "x", run, tools.WithTimeout(0)), `tool "t" timeout must be a positive duration`},
+		{tools.Define("t", "x", run, tools.WithRender(func(a b15Args, o string) []tools.Content { return nil })), `WithRender takes`},
+		{tools.Define("t", "x", func(context.Context, *tools.Execution, string) (string, error) { return "", nil }), `Args must be a struct`},
+		{tools.DefineRaw("t", "x", json.RawMessage(`{"type":`), nil), `parameter schema: schema is not valid JSON`},
+		{tools.DefineRaw("t", "x", json.RawMessage(`{"type":"nope"}`), nil), `parameter schema:`},
+	}
+	for _, tc := range cases {
+		if err := tc.tool.Err(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("err %v, want %q", err, tc.want)
+		}
+	}
+	e := newEnv(t)
+	if err := e.reg.Register(e.c, cases[2].tool); err == nil || !strings.Contains(err.Error(), "reserved") {
+		t.Errorf("register of a bad tool: %v", err)
+	}
+}
