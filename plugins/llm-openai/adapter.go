@@ -22,6 +22,7 @@ type Adapter struct {
 	cfg    Config
 	models []llm.Model
 	client openai.Client
+	http   *http.Client
 	// sleep waits between retries; tests may shorten it.
 	sleep func(ctx context.Context, d time.Duration) error
 }
@@ -38,7 +39,9 @@ func New(cfg Config, httpClient *http.Client) (*Adapter, error) {
 		return nil, err
 	}
 	if httpClient == nil {
-		httpClient = &http.Client{}
+		// A transport of its own, so Close can drop this route's idle
+		// connections when the plugin unloads.
+		httpClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
 	opts := []option.RequestOption{
 		option.WithBaseURL(strings.TrimRight(cfg.BaseURL, "/") + "/"),
@@ -56,11 +59,16 @@ func New(cfg Config, httpClient *http.Client) (*Adapter, error) {
 	}
 	return &Adapter{
 		cfg:    cfg,
+		http:   httpClient,
 		models: cfg.models(),
 		client: openai.NewClient(opts...),
 		sleep:  sleepCtx,
 	}, nil
 }
+
+// Close drops idle keep-alive connections. Streams in progress are not
+// affected; the adapter stays usable.
+func (a *Adapter) Close() { a.http.CloseIdleConnections() }
 
 // Provider returns the route name.
 func (a *Adapter) Provider() string { return a.cfg.Provider }

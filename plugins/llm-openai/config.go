@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/invopop/jsonschema"
+
 	"github.com/dshgo/harness/services/llm"
 )
 
@@ -93,6 +95,15 @@ func (d *Duration) UnmarshalText(b []byte) error {
 
 // MarshalText writes the Go duration string.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// JSONSchema describes Duration as a duration string.
+func (Duration) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{
+		Type:        "string",
+		Pattern:     `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`,
+		Description: "a Go duration such as 5m, 30s or 500ms",
+	}
+}
 
 // Defaults applied by SetDefaults.
 const (

@@ -7,8 +7,10 @@ import (
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/plugins/approval"
 	"github.com/dshgo/harness/plugins/hooks"
+	llmopenai "github.com/dshgo/harness/plugins/llm-openai"
 	"github.com/dshgo/harness/plugins/permission"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
+	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
 )
@@ -22,5 +24,7 @@ func Plugins() []core.Plugin {
 		permission.Plugin,
 		hooks.Plugin,
 		prompttools.Plugin,
+		llm.Plugin,
+		llmopenai.Plugin,
 	}
 }

@@ -216,13 +216,20 @@ type Server struct {
 // test ends.
 func New(t testing.TB, turns []Turn, opts ...Option) *Server {
 	t.Helper()
+	s := NewServer(turns, opts...)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// NewServer starts a server outside a test (examples, benchmarks, tools);
+// the caller must Close it.
+func NewServer(turns []Turn, opts ...Option) *Server {
 	s := &Server{turns: turns, closed: make(chan struct{})}
 	for _, o := range opts {
 		o(s)
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL + "/v1"
-	t.Cleanup(s.Close)
 	return s
 }
 
