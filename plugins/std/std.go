@@ -10,9 +10,14 @@ import (
 	llmopenai "github.com/dshgo/harness/plugins/llm-openai"
 	"github.com/dshgo/harness/plugins/permission"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
+	spillpolicy "github.com/dshgo/harness/plugins/spill-policy"
+	tooltimeout "github.com/dshgo/harness/plugins/tool-timeout"
 	"github.com/dshgo/harness/services/llm"
+	"github.com/dshgo/harness/services/spill"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
+	"github.com/dshgo/harness/services/tokenmeter"
+	"github.com/dshgo/harness/services/tools"
 )
 
 // Plugins returns the built-in plugins. Keep one plugin per line.
@@ -24,6 +29,11 @@ func Plugins() []core.Plugin {
 		permission.Plugin,
 		hooks.Plugin,
 		prompttools.Plugin,
+		tools.Plugin,
+		tooltimeout.Plugin,
+		spill.Plugin,
+		spillpolicy.Plugin,
+		tokenmeter.Plugin,
 		llm.Plugin,
 		llmopenai.Plugin,
 	}
