@@ -27,7 +27,7 @@ const (
 	EventToolCall   EventType = "tool_call"   // ToolCall: about to run
 	EventToolResult EventType = "tool_result" // ToolResult: in model order
 	EventUsage      EventType = "usage"       // Usage of the step (Estimated when the stream had none), Total of the session
-	EventNotice      EventType = "notice"      // Text: a warning worth showing (e.g. output cut by the length limit)
+	EventNotice     EventType = "notice"      // Text: a warning worth showing (e.g. output cut by the length limit)
 	EventResult     EventType = "result"      // Result: the end of the turn
 )
 

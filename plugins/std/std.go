@@ -5,12 +5,16 @@ package std
 
 import (
 	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/plugins/agent"
 	"github.com/dshgo/harness/plugins/approval"
 	"github.com/dshgo/harness/plugins/hooks"
 	llmopenai "github.com/dshgo/harness/plugins/llm-openai"
 	"github.com/dshgo/harness/plugins/permission"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
 	spillpolicy "github.com/dshgo/harness/plugins/spill-policy"
+	toolbash "github.com/dshgo/harness/plugins/tool-bash"
+	toolfs "github.com/dshgo/harness/plugins/tool-fs"
+	toolsearch "github.com/dshgo/harness/plugins/tool-search"
 	tooltimeout "github.com/dshgo/harness/plugins/tool-timeout"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/spill"
@@ -36,5 +40,9 @@ func Plugins() []core.Plugin {
 		tokenmeter.Plugin,
 		llm.Plugin,
 		llmopenai.Plugin,
+		toolbash.Plugin,
+		toolfs.Plugin,
+		toolsearch.Plugin,
+		agent.Plugin,
 	}
 }
