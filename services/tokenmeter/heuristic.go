@@ -148,9 +148,16 @@ func (Heuristic) Count(text string) int {
 	for i := 0; i < n; {
 		switch byteClass[text[i]] {
 		case clsLetter:
-			var w int
-			i, w = run(text, i, &letterWeight)
-			milli += wordCost(w)
+			for {
+				var w int
+				i, w = run(text, i, &letterWeight)
+				milli += wordCost(w)
+				// Prose fast path: " word" continues without another dispatch.
+				if i+1 >= n || text[i] != ' ' || letterWeight[text[i+1]] != 1 {
+					break
+				}
+				i++
+			}
 		case clsDigit:
 			j := i + 1
 			for j < n && byteClass[text[j]] == clsDigit {
