@@ -7,10 +7,12 @@ import (
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/plugins/approval"
 	"github.com/dshgo/harness/plugins/hooks"
+	llmopenai "github.com/dshgo/harness/plugins/llm-openai"
 	"github.com/dshgo/harness/plugins/permission"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
 	spillpolicy "github.com/dshgo/harness/plugins/spill-policy"
 	tooltimeout "github.com/dshgo/harness/plugins/tool-timeout"
+	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/spill"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
@@ -32,5 +34,7 @@ func Plugins() []core.Plugin {
 		spill.Plugin,
 		spillpolicy.Plugin,
 		tokenmeter.Plugin,
+		llm.Plugin,
+		llmopenai.Plugin,
 	}
 }
