@@ -44,6 +44,8 @@ func splitCommandDepth(line string, depth int) ([]commandPart, bool) {
 	if err != nil {
 		return nil, false
 	}
+	pr := syntax.NewPrinter(syntax.SingleLine(true))
+	printNode := func(n syntax.Node) string { return printWith(pr, n) }
 	var parts []commandPart
 	ok := true
 	syntax.Walk(file, func(node syntax.Node) bool {
@@ -51,7 +53,7 @@ func splitCommandDepth(line string, depth int) ([]commandPart, bool) {
 		if !isStmt || stmt.Cmd == nil || isContainer(stmt.Cmd) {
 			return true
 		}
-		part, nested, nestedOK := describeStmt(stmt, depth)
+		part, nested, nestedOK := describeStmt(stmt, depth, printNode)
 		parts = append(parts, part)
 		parts = append(parts, nested...)
 		ok = ok && nestedOK
@@ -74,17 +76,17 @@ func isContainer(cmd syntax.Command) bool {
 
 // describeStmt builds the forms of one simple statement, plus the parts of a
 // shell string it hands to `bash -c` or `eval`.
-func describeStmt(stmt *syntax.Stmt, depth int) (commandPart, []commandPart, bool) {
+func describeStmt(stmt *syntax.Stmt, depth int, printNode func(syntax.Node) string) (commandPart, []commandPart, bool) {
 	written := printNode(stmt)
 	forms := []string{written}
-	writes := writesFile(stmt.Redirs)
+	writes := writesFile(stmt.Redirs, printNode)
 	call, isCall := stmt.Cmd.(*syntax.CallExpr)
 	if !isCall || len(call.Args) == 0 {
 		return commandPart{Forms: forms, Writes: writes}, nil, true
 	}
 	argv := make([]string, len(call.Args))
 	for i, w := range call.Args {
-		argv[i] = unquoteWord(w)
+		argv[i] = unquoteWord(w, printNode)
 	}
 	forms = appendForm(forms, strings.Join(argv, " "))
 	inner := peelWrappers(argv)
@@ -106,11 +108,11 @@ func describeStmt(stmt *syntax.Stmt, depth int) (commandPart, []commandPart, boo
 }
 
 // writesFile reports whether any redirection writes to a file.
-func writesFile(redirs []*syntax.Redirect) bool {
+func writesFile(redirs []*syntax.Redirect, printNode func(syntax.Node) string) bool {
 	for _, r := range redirs {
 		target := ""
 		if r.Word != nil {
-			target = unquoteWord(r.Word)
+			target = unquoteWord(r.Word, printNode)
 		}
 		switch r.Op {
 		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll, syntax.AppAll,
@@ -136,10 +138,10 @@ func appendForm(forms []string, f string) []string {
 	return append(forms, f)
 }
 
-// printNode prints a syntax node on one line with normalized spacing.
-func printNode(node syntax.Node) string {
+// printWith prints a syntax node on one line with normalized spacing.
+func printWith(pr *syntax.Printer, node syntax.Node) string {
 	var b strings.Builder
-	if err := syntax.NewPrinter(syntax.SingleLine(true)).Print(&b, node); err != nil {
+	if err := pr.Print(&b, node); err != nil {
 		return ""
 	}
 	return strings.TrimSpace(b.String())
@@ -148,7 +150,7 @@ func printNode(node syntax.Node) string {
 // unquoteWord returns the word with its quoting removed when it is made only
 // of literals and quoted literals; otherwise (parameter expansions, command
 // substitutions …) the word as written.
-func unquoteWord(w *syntax.Word) string {
+func unquoteWord(w *syntax.Word, printNode func(syntax.Node) string) string {
 	var b strings.Builder
 	for _, part := range w.Parts {
 		switch p := part.(type) {

@@ -9,8 +9,10 @@ import (
 	"github.com/dshgo/harness/plugins/hooks"
 	"github.com/dshgo/harness/plugins/permission"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
+	tooltimeout "github.com/dshgo/harness/plugins/tool-timeout"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
+	"github.com/dshgo/harness/services/tools"
 )
 
 // Plugins returns the built-in plugins. Keep one plugin per line.
@@ -22,5 +24,7 @@ func Plugins() []core.Plugin {
 		permission.Plugin,
 		hooks.Plugin,
 		prompttools.Plugin,
+		tools.Plugin,
+		tooltimeout.Plugin,
 	}
 }

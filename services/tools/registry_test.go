@@ -180,3 +180,16 @@ func TestScopedPolicyListenersGateOnlyTheirScope(t *testing.T) {
 		t.Errorf("b: %q", text(o))
 	}
 }
+
+func TestKnownNamesIgnoreRestrictions(t *testing.T) {
+	e := newEnv(t)
+	e.register(named("read", "r"), named("bash", "b"))
+	id := core.NewScopeID("a", nil)
+	a, err := core.NewScope(e.c, id)
+	e.on(err)
+	e.on(e.reg.Register(a.Context(), named("own", "o")))
+	e.on(e.reg.Restrict(a.Context(), tools.Filter{Deny: []string{"bash"}}))
+	if got := strings.Join(e.reg.KnownNames(id), ","); got != "read,bash,own" {
+		t.Errorf("known %s", got)
+	}
+}

@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/dshgo/harness/services/tools"
+	"github.com/spf13/cobra"
+)
+
+// toolReport is the --json shape of `harness tool`.
+type toolReport struct {
+	Content []tools.Content  `json:"content"`
+	IsError bool             `json:"isError"`
+	Error   *tools.ErrorInfo `json:"error,omitempty"`
+	Meta    json.RawMessage  `json:"meta,omitempty"`
+}
+
+// errToolFailed makes the command exit 1 after printing an error result; the
+// result itself is the message, so nothing more is printed.
+var errToolFailed = errors.New("the tool call returned an error result")
+
+func init() {
+	Register(func(env *Env) *cobra.Command {
+		var asJSON bool
+		cmd := &cobra.Command{
+			Use:   "tool NAME ['JSON-ARGS']",
+			Short: "Run one tool call through the whole pipeline of the configured harness",
+			Long: "tool boots the configured harness and runs NAME with the JSON arguments (default {})\n" +
+				"through the registry's full pipeline: validation, pre-execute policy, approval, guards,\n" +
+				"the body, post-execute policy. It prints the model-facing content; --json prints\n" +
+				`{"content":[...],"isError":bool,"error":{"name","code","reason"},"meta":...}.` + "\n" +
+				"Exit 0 for a success result, 1 for an error result, 2 for usage errors.",
+			Args: func(cmd *cobra.Command, args []string) error {
+				if len(args) < 1 || len(args) > 2 {
+					return UsageError(fmt.Errorf("tool takes NAME and optional 'JSON-ARGS', got %d argument(s)", len(args)))
+				}
+				return nil
+			},
+			RunE: func(cmd *cobra.Command, args []string) error {
+				call := tools.Call{ID: "cli", Name: args[0]}
+				if len(args) == 2 {
+					call.Arguments = args[1]
+				}
+				var o *tools.Outcome
+				err := withRegistry(env, func(ctx context.Context, reg *tools.Registry) error {
+					o = reg.Execute(ctx, call)
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					content := o.Content
+					if content == nil {
+						content = []tools.Content{}
+					}
+					enc := json.NewEncoder(env.Stdout)
+					enc.SetIndent("", "  ")
+					if err := enc.Encode(toolReport{Content: content, IsError: o.IsError, Error: o.Error, Meta: o.Meta}); err != nil {
+						return Failure(err)
+					}
+				} else {
+					text := tools.TextOf(o.Content)
+					if !strings.HasSuffix(text, "\n") {
+						text += "\n"
+					}
+					fmt.Fprint(env.Stdout, text)
+				}
+				if o.IsError {
+					return &ExitError{Code: ExitFailure, Err: errToolFailed}
+				}
+				return nil
+			},
+		}
+		cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+		return cmd
+	})
+}
