@@ -9,9 +9,12 @@ import (
 	"github.com/dshgo/harness/plugins/hooks"
 	"github.com/dshgo/harness/plugins/permission"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
+	spillpolicy "github.com/dshgo/harness/plugins/spill-policy"
 	tooltimeout "github.com/dshgo/harness/plugins/tool-timeout"
+	"github.com/dshgo/harness/services/spill"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
+	"github.com/dshgo/harness/services/tokenmeter"
 	"github.com/dshgo/harness/services/tools"
 )
 
@@ -26,5 +29,8 @@ func Plugins() []core.Plugin {
 		prompttools.Plugin,
 		tools.Plugin,
 		tooltimeout.Plugin,
+		spill.Plugin,
+		spillpolicy.Plugin,
+		tokenmeter.Plugin,
 	}
 }

@@ -193,10 +193,16 @@ func (s *LocalStore) openOwnerDir(dir string) (int, error) {
 // modification time is before now-MaxAge, then owner directories left empty
 // and equally old. Only entries shaped like spill-local's own names are
 // touched (session-<12 hex>/<24 hex>-…), and symlinks are never followed or
-// removed. It returns how many files it deleted. MaxAge 0 deletes nothing.
+// removed. It returns how many files it deleted. MaxAge 0 deletes nothing;
+// after Close it returns [ErrClosed].
 func (s *LocalStore) Cleanup(now time.Time) (int, error) {
 	if s.maxAge <= 0 {
 		return 0, nil
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return 0, ErrClosed
 	}
 	cutoff := now.Add(-s.maxAge)
 	entries, err := os.ReadDir(s.root)

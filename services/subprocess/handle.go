@@ -319,6 +319,12 @@ func (h *Handle) markGone() {
 	}
 }
 
+func (h *Handle) isGone() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.gone
+}
+
 // Pid is the direct child's pid (also its pgid and session id).
 func (h *Handle) Pid() int { return h.pid }
 
@@ -424,6 +430,9 @@ func (h *Handle) WaitForExit(ctx context.Context) (bool, error) {
 		}
 		alive, err := h.rng.alive()
 		if err != nil {
+			if h.isGone() { // released concurrently
+				return true, nil
+			}
 			return false, err
 		}
 		if !alive {

@@ -57,7 +57,17 @@ func (r cgroupRange) alive() (bool, error) {
 	}
 	for line := range bytes.Lines(b) {
 		if v, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("populated ")); ok {
-			return string(v) == "1", nil
+			if string(v) != "1" {
+				return false, nil
+			}
+			// populated lags a task's exit slightly: a leaf whose listed
+			// members are all exiting or zombies is empty already.
+			for _, pid := range r.members() {
+				if st, ok := readProcStat(pid); ok && !st.gone() {
+					return true, nil
+				}
+			}
+			return false, nil
 		}
 	}
 	return false, fmt.Errorf("subprocess: observe cgroup %s: no populated field", r.dir)

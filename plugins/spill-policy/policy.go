@@ -1,0 +1,134 @@
+package spillpolicy
+
+import (
+	"context"
+	"strings"
+
+	"go.uber.org/fx"
+
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/core/fxcore"
+	"github.com/dshgo/harness/services/spill"
+	"github.com/dshgo/harness/services/tools"
+)
+
+// DefaultMaxInlineBytes is the default cap of a model-facing tool result.
+const DefaultMaxInlineBytes = 50_000
+
+// DefaultOwner is the spill owner of calls made outside any session scope
+// (for example `harness tool`).
+const DefaultOwner = "default"
+
+// Config is the spill-policy plugin's configuration.
+type Config struct {
+	// MaxInlineBytes caps a plain-text tool result in UTF-8 bytes; larger
+	// results are spilled and previewed within this cap. 0 disables the policy.
+	MaxInlineBytes int `yaml:"maxInlineBytes" json:"maxInlineBytes,omitempty" jsonschema:"minimum=0,default=50000,description=Largest tool result (bytes) kept inline; larger ones are spilled (0 disables)"`
+}
+
+// SetDefaults sets MaxInlineBytes to 50 000.
+func (c *Config) SetDefaults() { c.MaxInlineBytes = DefaultMaxInlineBytes }
+
+// Validate rejects a negative cap.
+func (c *Config) Validate() error {
+	if c.MaxInlineBytes < 0 {
+		return &core.ConfigError{Plugin: "spill-policy", Issues: []core.Issue{{Path: "maxInlineBytes", Message: "must be a non-negative integer"}}}
+	}
+	return nil
+}
+
+// Plugin is spill-policy. It injects the tools service; the spill store is
+// looked up per call, so the policy degrades (keeps results inline, with a
+// warning) while no store is mounted.
+var Plugin = core.Define("spill-policy", apply,
+	core.WithInject(tools.Key.Name()),
+	core.WithDescription("spills oversized tool results to the spill store and shows a head/tail preview with the locator"))
+
+// Module contributes Plugin to the harness catalog.
+var Module = fx.Module("spill-policy", fxcore.ProvidePlugin(Plugin))
+
+func apply(c *core.Context, cfg Config) error {
+	if cfg.MaxInlineBytes == 0 {
+		return nil
+	}
+	p := &policy{c: c, cap: cfg.MaxInlineBytes}
+	return core.On(c, tools.PostExecute, p.postExecute, core.Prepend(), core.Global())
+}
+
+type policy struct {
+	c   *core.Context
+	cap int
+}
+
+// postExecute lets the rest of the chain decide, then bounds what it
+// accepted. It never returns an error of its own.
+func (p *policy) postExecute(ctx context.Context, e *tools.Execution, next core.Next[*tools.Execution, tools.PostDecision]) (tools.PostDecision, error) {
+	d, err := next(ctx, e)
+	if err != nil || d.Kind != tools.PostAccept || d.ReplaceValue || e.Parent() != nil || e.Name() == "read" {
+		return d, err
+	}
+	content := d.Content
+	if content == nil && e.Outcome() != nil {
+		content = e.Outcome().Content
+	}
+	text, ok := plainText(content)
+	if !ok || len(text) <= p.cap {
+		return d, nil
+	}
+	replacement, ok := p.spill(ctx, e, text)
+	if !ok {
+		return d, nil
+	}
+	d.Content = []tools.Content{tools.Text(replacement)}
+	return d, nil
+}
+
+// spill saves text and returns its preview, or false (after logging a
+// warning) when the original must stay inline.
+func (p *policy) spill(ctx context.Context, e *tools.Execution, text string) (string, bool) {
+	log := p.c.Logger().With("tool", e.Name(), "callId", e.CallID(), "bytes", len(text))
+	store, ok := core.Lookup(p.c, spill.Key)
+	if !ok {
+		log.Warn("spill-policy: no spill store is mounted; keeping the result inline")
+		return "", false
+	}
+	ref, err := store.SaveText(ctx, spill.SaveRequest{
+		Owner:         spill.Owner{SessionID: owner(e)},
+		Source:        spill.Source{Kind: spill.SourceTool, ToolName: e.Name(), CallID: e.CallID(), Label: "result"},
+		SuggestedName: e.Name() + ".txt",
+		Content:       text,
+	})
+	if err != nil {
+		log.Warn("spill-policy: saving the result failed; keeping it inline", "err", err)
+		return "", false
+	}
+	out, ok := Preview(text, p.cap, ref)
+	if !ok {
+		log.Warn("spill-policy: the notice does not fit maxInlineBytes; keeping the result inline", "locator", ref.Locator)
+		return "", false
+	}
+	return out, true
+}
+
+// owner is the session a call belongs to: the label of its scope.
+func owner(e *tools.Execution) string {
+	if s := e.Scope(); s != nil && s.Label() != "" {
+		return s.Label()
+	}
+	return DefaultOwner
+}
+
+// plainText joins text blocks; false when any block is not text.
+func plainText(content []tools.Content) (string, bool) {
+	if len(content) == 1 && content[0].Type == "text" {
+		return content[0].Text, true
+	}
+	var b strings.Builder
+	for _, c := range content {
+		if c.Type != "text" {
+			return "", false
+		}
+		b.WriteString(c.Text)
+	}
+	return b.String(), true
+}

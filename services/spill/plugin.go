@@ -1,0 +1,116 @@
+package spill
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.uber.org/fx"
+
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/core/fxcore"
+)
+
+// Key is the spill service key ("spillStore"). One provider per realm.
+var Key = core.NewKey[Store]("spillStore")
+
+// Config is the spill-local plugin's configuration (harness.yml row
+// `name: spill-local`).
+type Config struct {
+	// Root is the spill directory; relative paths resolve against the working
+	// directory. Empty means $XDG_STATE_HOME/harness/spill (or
+	// ~/.local/state/harness/spill).
+	Root string `yaml:"root" json:"root,omitempty" jsonschema:"description=Spill directory (default $XDG_STATE_HOME/harness/spill)"`
+	// MaxAge is the retention age: spill files older than this are deleted at
+	// start and every CleanupInterval. 0 keeps them forever.
+	MaxAge time.Duration `yaml:"maxAge" json:"maxAge,omitempty" jsonschema:"description=Delete spill files older than this (0: never; default 168h)"`
+	// CleanupInterval is how often retention runs while the plugin is active;
+	// 0 runs it only at start.
+	CleanupInterval time.Duration `yaml:"cleanupInterval" json:"cleanupInterval,omitempty" jsonschema:"description=How often retention runs (0: only at start; default 1h)"`
+	// Keep leaves this run's spill files on disk when the plugin is disposed
+	// (normal exit, Ctrl-C, SIGTERM); they are then aged out by MaxAge. By
+	// default they are deleted.
+	Keep bool `yaml:"keep" json:"keep,omitempty" jsonschema:"description=Keep this run's spill files after exit (aged out by maxAge)"`
+}
+
+// SetDefaults sets MaxAge to 168h and CleanupInterval to 1h.
+func (c *Config) SetDefaults() {
+	c.MaxAge = 7 * 24 * time.Hour
+	c.CleanupInterval = time.Hour
+}
+
+// Validate rejects negative durations.
+func (c *Config) Validate() error {
+	var issues []core.Issue
+	if c.MaxAge < 0 {
+		issues = append(issues, core.Issue{Path: "maxAge", Message: "must not be negative"})
+	}
+	if c.CleanupInterval < 0 {
+		issues = append(issues, core.Issue{Path: "cleanupInterval", Message: "must not be negative"})
+	}
+	if len(issues) > 0 {
+		return &core.ConfigError{Plugin: "spill-local", Issues: issues}
+	}
+	return nil
+}
+
+// Plugin is spill-local: it provides a [*LocalStore] under Key, runs
+// retention at start and on a timer, and on disposal closes the store
+// (deleting this run's owner directories unless Keep).
+var Plugin = core.Define("spill-local", apply,
+	core.WithProvides(Key.Name()),
+	core.WithDescription("spill store on local files: private 0600 files in 0700 per-session directories, with retention"))
+
+// Module contributes Plugin to the harness catalog.
+var Module = fx.Module("spill", fxcore.ProvidePlugin(Plugin))
+
+func apply(c *core.Context, cfg Config) error {
+	root := cfg.Root
+	if root == "" {
+		var err error
+		if root, err = DefaultRoot(); err != nil {
+			return err
+		}
+	}
+	store, err := NewLocalStore(LocalOptions{Root: root, MaxAge: cfg.MaxAge, Keep: cfg.Keep})
+	if err != nil {
+		return err
+	}
+	log := c.Logger()
+	if err := c.Effect("close spill store", func() (func(), error) {
+		return func() {
+			if err := store.Close(); err != nil {
+				log.Warn("spill-local: closing the store", "err", err)
+			}
+		}, nil
+	}); err != nil {
+		return err
+	}
+	cleanup := func() {
+		n, err := store.Cleanup(time.Now())
+		if err != nil && !errors.Is(err, ErrClosed) {
+			log.Warn("spill-local: retention", "err", err)
+		}
+		if n > 0 {
+			log.Info("spill-local: retention deleted old spill files", "files", n)
+		}
+	}
+	cleanup()
+	if cfg.MaxAge > 0 && cfg.CleanupInterval > 0 {
+		if err := core.Go(c, func(ctx context.Context) error {
+			t := time.NewTicker(cfg.CleanupInterval)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-t.C:
+					cleanup()
+				}
+			}
+		}); err != nil {
+			return err
+		}
+	}
+	return core.Provide(c, Key, Store(store))
+}

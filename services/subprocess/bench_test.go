@@ -1,0 +1,124 @@
+package subprocess
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Spawn + wait of /bin/true through the runtime (Run: spawn, settle, range
+// check) against bare os/exec in the same run.
+func BenchmarkSpawnWait(b *testing.B) {
+	for _, iso := range []Isolation{IsolationCgroup, IsolationProcessGroup} {
+		b.Run("service-"+string(iso), func(b *testing.B) {
+			rt, err := New(Options{Isolation: iso}, nil)
+			if err != nil {
+				b.Skip(err)
+			}
+			defer rt.Close(context.Background())
+			spec := Spec{Argv: []string{"/bin/true"}, Dir: "/", Stdin: IgnoreStdin(),
+				Stdout: Collect(4096), Stderr: Collect(4096), Grace: time.Second}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := rt.Run(spec); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("osexec", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := exec.Command("/bin/true").Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// The same work the service asks of os/exec: a new session, both
+	// streams through pipes into buffers, WaitDelay.
+	b.Run("osexec-pipes", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var o, e bytes.Buffer
+			cmd := exec.Command("/bin/true")
+			cmd.Stdout, cmd.Stderr, cmd.WaitDelay = &o, &e, time.Second
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			if err := cmd.Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// PTY spawn latency: open a terminal running /bin/true and wait for its
+// complete (empty) transcript.
+func BenchmarkTerminalSpawn(b *testing.B) {
+	rt, err := New(Options{}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rt.Close(context.Background())
+	spec := TerminalSpec{Argv: []string{"/bin/true"}, Dir: "/", TerminalType: "dumb", Cols: 80, Rows: 24, Grace: time.Second}
+	b.ReportAllocs()
+	for b.Loop() {
+		term, err := rt.SpawnTerminal(spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.Copy(io.Discard, term.Output()); err != nil {
+			b.Fatal(err)
+		}
+		if err := term.Terminate(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// Capture throughput of `head -c 512M /dev/zero` in collect mode (64 KiB
+// tail, with and without a 64 MiB spill cap) against os/exec into
+// io.Discard, with the process's peak RSS reported.
+func BenchmarkCapture(b *testing.B) {
+	const size = 512 << 20
+	argv := []string{"head", "-c", "536870912", "/dev/zero"}
+	rt, err := New(Options{}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rt.Close(context.Background())
+	for _, c := range []struct {
+		name string
+		out  Output
+	}{{"collect", Collect(64 << 10)}, {"collect-spill", CollectSpill(64<<10, 64<<20)}} {
+		b.Run(c.name, func(b *testing.B) {
+			spec := Spec{Argv: argv, Dir: "/", Stdin: IgnoreStdin(), Stdout: c.out, Stderr: Collect(4096), Grace: time.Second}
+			b.SetBytes(size)
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := rt.Run(spec)
+				if err != nil || res.Stdout.Total() != size {
+					b.Fatal(err, res.Stdout.Total())
+				}
+			}
+			b.ReportMetric(float64(vmHWM(b))/(1<<20), "peakRSS-MiB")
+		})
+	}
+	b.Run("osexec-discard", func(b *testing.B) {
+		b.SetBytes(size)
+		b.ReportAllocs()
+		for b.Loop() {
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Stdout = io.Discard
+			if err := cmd.Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(vmHWM(b))/(1<<20), "peakRSS-MiB")
+	})
+}
+
+var _ = os.Getpid

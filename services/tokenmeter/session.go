@@ -1,0 +1,248 @@
+package tokenmeter
+
+import (
+	"sync"
+)
+
+// Request is what one chat request sends: the envelope (model, system prompt,
+// tools) and the messages.
+type Request struct {
+	Model    string       `json:"model"`
+	System   string       `json:"system,omitempty"`
+	Tools    []ToolSchema `json:"tools,omitempty"`
+	Messages []Message    `json:"messages"`
+}
+
+// Exchange is one finished request: what was sent, what came back, and the
+// provider's usage (nil when the stream carried none).
+type Exchange struct {
+	Request Request
+	Reply   Message
+	Usage   *Usage
+}
+
+// Source says where a projection's figure comes from.
+type Source string
+
+const (
+	// SourceUsage: the last anchored request's prompt_tokens plus the
+	// estimate of the messages appended since.
+	SourceUsage Source = "usage"
+	// SourceEstimated: a full estimate of system, tools and messages.
+	SourceEstimated Source = "estimated"
+)
+
+// Breakdown is the heuristic composition of a request. Its parts come from
+// the estimator and do not sum to an anchored projection.
+type Breakdown struct {
+	SystemTokens  int `json:"systemTokens"`
+	ToolsTokens   int `json:"toolsTokens"`
+	MessageTokens int `json:"messageTokens"`
+}
+
+// Projection is the projected size of a request before it is sent.
+type Projection struct {
+	Model string `json:"model"`
+	// ContextWindow is the model's window in tokens (0: unknown).
+	ContextWindow int `json:"contextWindow,omitempty"`
+	// Tokens is the projected prompt size.
+	Tokens int    `json:"tokens"`
+	Source Source `json:"source"`
+	// PercentUsed is 100×Tokens/ContextWindow (0 when the window is unknown).
+	PercentUsed float64   `json:"percentUsed,omitempty"`
+	Breakdown   Breakdown `json:"breakdown"`
+}
+
+// Stats are a session's cumulative figures: the sum of its requests.
+type Stats struct {
+	Requests int `json:"requests"`
+	// EstimatedRequests counts requests recorded without provider usage.
+	EstimatedRequests int            `json:"estimatedRequests"`
+	Totals            Figures        `json:"totals"`
+	Last              *RequestRecord `json:"last,omitempty"`
+}
+
+// Session holds one session's usage anchor, message-price cache and totals.
+// It is safe for concurrent use.
+//
+// Anchoring: after a request with usage, the anchor is {envelope, the
+// request's messages, prompt_tokens}. A later request projects to
+// prompt_tokens + the estimate of the messages appended after the anchor's,
+// provided the envelope (model, system prompt, tools in order) is unchanged
+// and the anchor's messages are still its prefix. Otherwise (a changed
+// envelope, a compaction that rewrote history) it falls back to a full
+// estimate that includes the system prompt and the tool schemas. Only the
+// latest request with usage anchors; a request without usage keeps the
+// previous anchor.
+type Session struct {
+	id    string
+	meter *Meter
+
+	mu            sync.Mutex
+	prices        map[uint64]int // message hash → price, for the current history
+	env           envelopePrice
+	anchor        *anchor
+	contextWindow int
+	stats         Stats
+}
+
+type anchor struct {
+	env    uint64
+	hashes []uint64
+	prompt int
+}
+
+type envelopePrice struct {
+	hash          uint64
+	valid         bool
+	system, tools int
+}
+
+// ID returns the session id.
+func (s *Session) ID() string { return s.id }
+
+// SetContextWindow overrides the context window the meter knows for the
+// session's model (for example the value in the LLM plugin's config). 0
+// clears the override.
+func (s *Session) SetContextWindow(tokens int) {
+	s.mu.Lock()
+	s.contextWindow = max(tokens, 0)
+	s.mu.Unlock()
+}
+
+// Project returns the projected size of req (see [Session] for the rule).
+// Each message is priced once per session: history is never recounted.
+func (s *Session) Project(req Request) Projection {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, _, _ := s.project(req)
+	return p
+}
+
+func (s *Session) project(req Request) (Projection, []uint64, uint64) {
+	hashes, prices := s.priceMessages(req.Messages)
+	env := hashEnvelope(req.Model, req.System, req.Tools)
+	if !s.env.valid || s.env.hash != env {
+		est := s.meter.est
+		s.env = envelopePrice{hash: env, valid: true, system: PriceSystem(est, req.System), tools: PriceTools(est, req.Tools)}
+	}
+	total := 0
+	for _, n := range prices {
+		total += n
+	}
+	p := Projection{
+		Model:         req.Model,
+		ContextWindow: s.window(req.Model),
+		Breakdown:     Breakdown{SystemTokens: s.env.system, ToolsTokens: s.env.tools, MessageTokens: total},
+	}
+	if a := s.anchor; a != nil && a.env == env && hasPrefix(hashes, a.hashes) {
+		p.Tokens, p.Source = a.prompt, SourceUsage
+		for _, n := range prices[len(a.hashes):] {
+			p.Tokens += n
+		}
+	} else {
+		p.Tokens, p.Source = s.env.system+s.env.tools+total, SourceEstimated
+	}
+	if p.ContextWindow > 0 {
+		p.PercentUsed = 100 * float64(p.Tokens) / float64(p.ContextWindow)
+	}
+	return p, hashes, env
+}
+
+func (s *Session) window(model string) int {
+	if s.contextWindow > 0 {
+		return s.contextWindow
+	}
+	md, _ := s.meter.Model(model)
+	return md.ContextWindow
+}
+
+// priceMessages hashes and prices msgs, reusing the price of every message
+// already seen in this session's current history.
+func (s *Session) priceMessages(msgs []Message) ([]uint64, []int) {
+	hashes := make([]uint64, len(msgs))
+	prices := make([]int, len(msgs))
+	next := make(map[uint64]int, len(msgs))
+	for i, msg := range msgs {
+		h := hashMessage(msg)
+		n, ok := next[h]
+		if !ok {
+			if n, ok = s.prices[h]; !ok {
+				n = PriceMessage(s.meter.est, msg)
+			}
+			next[h] = n
+		}
+		hashes[i], prices[i] = h, n
+	}
+	s.prices = next
+	return hashes, prices
+}
+
+func hasPrefix(hashes, prefix []uint64) bool {
+	if len(prefix) > len(hashes) {
+		return false
+	}
+	for i, h := range prefix {
+		if hashes[i] != h {
+			return false
+		}
+	}
+	return true
+}
+
+// Record books one finished request and returns its record. With usage, the
+// figures are the provider's (prompt_tokens as the context used, cache hits
+// inside it, reasoning inside completion) and the request becomes the anchor.
+// Without usage (nil, or negative counts) the record is Estimated: the prompt
+// is the projection and the completion the estimate of x.Reply; the previous
+// anchor stays. Cost is filled in when the model has prices.
+func (s *Session) Record(x Exchange) RequestRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, hashes, env := s.project(x.Request)
+	rec := RequestRecord{Model: x.Request.Model}
+	if u := x.Usage; u != nil && u.Validate() == nil {
+		rec.Figures = Figures{
+			PromptTokens:     u.PromptTokens,
+			CacheHitTokens:   u.CacheHitTokens(),
+			CacheMissTokens:  u.CacheMissTokens(),
+			CompletionTokens: u.CompletionTokens,
+			ReasoningTokens:  u.ReasoningTokens(),
+		}
+		s.anchor = &anchor{env: env, hashes: hashes, prompt: u.PromptTokens}
+	} else {
+		est := s.meter.est
+		reasoning := est.Count(x.Reply.Reasoning)
+		rec.Estimated = true
+		rec.Figures = Figures{
+			PromptTokens:     p.Tokens,
+			CacheMissTokens:  p.Tokens,
+			CompletionTokens: max(0, PriceMessage(est, x.Reply)-RoleOverhead),
+			ReasoningTokens:  reasoning,
+		}
+	}
+	if md, ok := s.meter.Model(x.Request.Model); ok && md.Prices != nil {
+		rec.Cost = md.Prices.Cost(rec.CacheHitTokens, rec.CacheMissTokens, rec.CompletionTokens)
+		rec.Priced = true
+	}
+	s.stats.Requests++
+	if rec.Estimated {
+		s.stats.EstimatedRequests++
+	}
+	s.stats.Totals.add(rec.Figures)
+	last := rec
+	s.stats.Last = &last
+	return rec
+}
+
+// Stats returns a copy of the session's cumulative figures.
+func (s *Session) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stats
+	if st.Last != nil {
+		last := *st.Last
+		st.Last = &last
+	}
+	return st
+}
