@@ -63,8 +63,10 @@
 // Terminate sends SIGTERM to the range and SIGKILL (cgroup.kill) after Grace
 // if anything remains; WaitForExit polls every 15 ms until the range is
 // empty, zombies counting as gone (PID 1 on the CI machine never reaps
-// orphans). A harness killed with SIGKILL cannot clean up: its children and
-// the empty cgroup directories stay.
+// orphans). A harness killed with SIGKILL cannot clean up; with cgroup
+// isolation the next runtime started on the machine kills and removes the
+// leftover cgroups of hosts that no longer exist. Runtime.KillNow is the
+// synchronous host-exit path (SIGKILL everything, no waiting).
 //
 // The runtime marks every inherited descriptor above 2 close-on-exec when it
 // starts, so children see only fds 0-2 (and fd 3 with Spec.Control).

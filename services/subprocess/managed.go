@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -117,9 +118,11 @@ func probeCgroup() (*cgroupParent, error) {
 	if err != nil {
 		return nil, err
 	}
+	parent := filepath.Join(mount, own)
+	sweepStale(parent)
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
-	dir := filepath.Join(mount, own, fmt.Sprintf("harness-subprocess-%d-%s", os.Getpid(), hex.EncodeToString(rnd[:])))
+	dir := filepath.Join(parent, fmt.Sprintf("harness-subprocess-%d-%s", os.Getpid(), hex.EncodeToString(rnd[:])))
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("subprocess: cgroup: %w", err)
 	}
@@ -188,4 +191,41 @@ func ownCgroup() (string, error) {
 		}
 	}
 	return "", errors.New("subprocess: no cgroup v2 membership")
+}
+
+// sweepStale kills and removes the cgroup directories of runtimes whose
+// host process no longer exists (a harness that was SIGKILLed cannot clean
+// up; the next one does). A directory whose pid is alive is left alone,
+// even if the pid was reused.
+func sweepStale(parent string) {
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), "harness-subprocess-")
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if err := unix.Kill(pid, 0); err == nil || errors.Is(err, unix.EPERM) {
+			continue
+		}
+		stale := &cgroupParent{dir: filepath.Join(parent, e.Name())}
+		leaves, _ := os.ReadDir(stale.dir)
+		for _, l := range leaves {
+			if l.IsDir() {
+				_ = os.WriteFile(filepath.Join(stale.dir, l.Name(), "cgroup.kill"), []byte("1"), 0)
+			}
+		}
+		// The kill is asynchronous: give the leaves up to a second to empty;
+		// anything still busy stays for the next sweep.
+		for deadline := time.Now().Add(time.Second); stale.remove() != nil && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 }

@@ -255,6 +255,29 @@ func (r *Runtime) Close(ctx context.Context) error {
 	return nil
 }
 
+// KillNow sends SIGKILL to every live child's range and every terminal at
+// once, without waiting (dsh terminateForHostExit): for a host that is about
+// to exit and cannot afford the grace. It does not close the runtime; Close
+// afterwards still reaps and cleans up.
+func (r *Runtime) KillNow() {
+	r.mu.Lock()
+	hs := make([]*Handle, 0, len(r.handles))
+	for h := range r.handles {
+		hs = append(hs, h)
+	}
+	ts := make([]*Terminal, 0, len(r.terms))
+	for t := range r.terms {
+		ts = append(ts, t)
+	}
+	r.mu.Unlock()
+	for _, h := range hs {
+		h.kill()
+	}
+	for _, t := range ts {
+		t.kill()
+	}
+}
+
 func closeAll(cs ...io.Closer) {
 	for _, c := range cs {
 		if c != nil {

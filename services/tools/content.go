@@ -98,7 +98,8 @@ type Outcome struct {
 	// the decoded JSON value for a raw one.
 	Value any `json:"-"`
 
-	exec *Execution // the execution that normalized this outcome, if any
+	exec   *Execution // the execution that normalized this outcome, if any
+	inline [1]Content // backing store of a one-block Content (saves an allocation)
 }
 
 // Failure returns a failed outcome whose content is "Error: <message>" and whose

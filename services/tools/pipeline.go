@@ -34,6 +34,9 @@ import (
 // Execute never panics and never returns an error: every failure, including a
 // panicking body or listener, is an Outcome with IsError set.
 func (r *Registry) Execute(ctx context.Context, call Call) *Outcome {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	e := r.prepare(ctx, call)
 	if e.route == routeDispatch {
 		r.dispatch(e)
@@ -355,11 +358,17 @@ func (r *Registry) normalize(t *Tool, e *Execution, value any) (o *Outcome) {
 			return e.own(invalidOutput(t.name, (&ArgsError{Violations: vs}).violationsText()))
 		}
 	}
-	content, err := t.renderValue(e.args, value)
-	if err != nil {
-		return e.own(invalidOutput(t.name, "output render failed: "+err.Error()))
+	o = &Outcome{Value: value, exec: e}
+	if s, ok := value.(string); ok && t.render == nil {
+		o.inline[0] = Text(s)
+		o.Content = o.inline[:]
+	} else {
+		content, err := t.renderValue(e.args, value)
+		if err != nil {
+			return e.own(invalidOutput(t.name, "output render failed: "+err.Error()))
+		}
+		o.Content = content
 	}
-	o = &Outcome{Content: content, Value: value, exec: e}
 	if t.meta != nil && e.call.Parent == nil {
 		m, err := t.meta(e.args, value)
 		if err == nil && m != nil {
@@ -411,7 +420,10 @@ func acceptInner(context.Context, *Execution) (PostDecision, error) { return Pos
 
 // finish runs steps 11–12 and returns the final outcome.
 func (r *Registry) finish(e *Execution) *Outcome {
-	e.detached = context.WithoutCancel(e.ctx)
+	e.detached = e.ctx
+	if e.ctx.Done() != nil {
+		e.detached = context.WithoutCancel(e.ctx)
+	}
 	if e.route == routePost {
 		e.outcome = r.postExecute(e)
 		if e.ctx.Err() != nil && !e.outcome.IsError {

@@ -63,6 +63,9 @@ type slot struct {
 // only when every body it started has returned.
 func (s Scheduler) Run(ctx context.Context, calls []Call) []*Outcome {
 	r := s.Registry
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	limit := s.Limit
 	if limit <= 0 {
 		limit = r.maxParallel
