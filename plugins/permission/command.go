@@ -18,6 +18,9 @@ import (
 // matches every form.
 type commandPart struct {
 	Forms []string
+	// Written is the whole statement as written, redirections included; deny
+	// and ask rules also see it.
+	Written string
 	// Writes is set when the command redirects output into a file (`>`,
 	// `>>`, `&>`, `>|`, `<>`; /dev/null and fd duplications excepted). An
 	// allow rule covers such a part only if its pattern itself contains `>`,
@@ -78,11 +81,11 @@ func isContainer(cmd syntax.Command) bool {
 // shell string it hands to `bash -c` or `eval`.
 func describeStmt(stmt *syntax.Stmt, depth int, printNode func(syntax.Node) string) (commandPart, []commandPart, bool) {
 	written := printNode(stmt)
-	forms := []string{written}
+	forms := []string{printNode(stmt.Cmd)}
 	writes := writesFile(stmt.Redirs, printNode)
 	call, isCall := stmt.Cmd.(*syntax.CallExpr)
 	if !isCall || len(call.Args) == 0 {
-		return commandPart{Forms: forms, Writes: writes}, nil, true
+		return commandPart{Forms: forms, Written: written, Writes: writes}, nil, true
 	}
 	argv := make([]string, len(call.Args))
 	for i, w := range call.Args {
@@ -92,7 +95,7 @@ func describeStmt(stmt *syntax.Stmt, depth int, printNode func(syntax.Node) stri
 	inner := peelWrappers(argv)
 	forms = appendForm(forms, strings.Join(inner, " "))
 
-	part := commandPart{Forms: forms, Writes: writes}
+	part := commandPart{Forms: forms, Written: written, Writes: writes}
 	script, hasScript := shellScriptArg(inner)
 	if !hasScript {
 		return part, nil, true

@@ -251,6 +251,9 @@ func (p *Policy) anyMatch(r Rule, s subject) bool {
 		return false
 	}
 	for _, part := range s.parts {
+		if part.Written != "" && r.matchText(part.Written) {
+			return true
+		}
 		for _, f := range part.Forms {
 			if r.matchText(f) {
 				return true
@@ -307,7 +310,7 @@ func allPaths(r Rule, s subject, home string) bool {
 func partCovered(rules []Rule, part commandPart) bool {
 	for _, r := range rules {
 		if part.Writes {
-			if r.redirText != nil && r.redirText.match(squeezeRedirections(part.Forms[0])) {
+			if r.redirText != nil && r.redirText.match(squeezeRedirections(part.Written)) {
 				return true
 			}
 			continue

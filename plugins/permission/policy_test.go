@@ -46,7 +46,7 @@ func TestSplitCommandParts(t *testing.T) {
 		{"sh -lc \"echo hi\"", []string{`sh -lc "echo hi"`, "echo hi"}},
 		{"eval rm -rf /", []string{"eval rm -rf /", "rm -rf /"}},
 		{"FOO=1 go test ./...", []string{"FOO=1 go test ./..."}},
-		{"echo  'a;b'   >  out.txt", []string{"echo 'a;b' >out.txt"}},
+		{"echo  'a;b'   >  out.txt", []string{"echo 'a;b'"}},
 	}
 	for _, tt := range tests {
 		parts, ok := splitCommand(tt.line)
@@ -72,6 +72,17 @@ func TestSplitCommandFormsPeelQuotesAndWrappers(t *testing.T) {
 	want := []string{`sudo -n timeout 5 "r"m -rf /tmp/x`, "sudo -n timeout 5 rm -rf /tmp/x", "rm -rf /tmp/x"}
 	if !reflect.DeepEqual(parts[0].Forms, want) {
 		t.Fatalf("forms = %q, want %q", parts[0].Forms, want)
+	}
+}
+
+func TestSplitCommandKeepsRedirectionsInWritten(t *testing.T) {
+	parts, ok := splitCommand("echo  'a;b'   >  out.txt 2>&1")
+	if !ok || len(parts) != 1 || parts[0].Written != "echo 'a;b' >out.txt 2>&1" || !parts[0].Writes {
+		t.Fatalf("parts = %+v", parts)
+	}
+	parts, _ = splitCommand("ls 2>/dev/null >&2")
+	if parts[0].Writes {
+		t.Fatalf("/dev/null and fd duplication are not writes: %+v", parts)
 	}
 }
 
