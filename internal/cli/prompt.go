@@ -9,6 +9,7 @@ import (
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/systemprompt"
+	"github.com/dshgo/harness/services/tokenmeter"
 	"github.com/spf13/cobra"
 )
 
@@ -144,43 +145,60 @@ func promptReport(ctx context.Context, root *core.Context, scopeLabel string, va
 	for _, t := range a.Tools {
 		out.Tools = append(out.Tools, promptTool{Name: t.Name, Tokens: counter.tool(t)})
 	}
-	out.TotalTokens = counter.total(out)
+	out.TotalTokens = counter.total(out, a.Tools)
 	return out, nil
 }
 
-// tokenCounter counts tokens for `harness prompt --json`; the zero value
-// (no token meter mounted) counts nothing and the fields are omitted.
+// tokenCounter counts tokens for `harness prompt --json` with the token
+// meter; the zero value (no meter mounted) counts nothing and the token
+// fields are omitted.
 type tokenCounter struct {
-	count func(text string) int
+	meter *tokenmeter.Meter
 }
 
 // lookupTokenCounter finds the token meter when one is mounted.
-func lookupTokenCounter(*core.Context) tokenCounter { return tokenCounter{} }
+func lookupTokenCounter(root *core.Context) tokenCounter {
+	m, _ := core.Lookup(root, tokenmeter.Key)
+	return tokenCounter{meter: m}
+}
 
+// text counts one section's text.
 func (c tokenCounter) text(s string) *int {
-	if c.count == nil {
+	if c.meter == nil {
 		return nil
 	}
-	n := c.count(s)
+	n := c.meter.Count(s)
 	return &n
 }
 
+// tool counts one tool's JSON schema as sent (without the tool block's
+// fixed overhead, which totalTokens includes once).
 func (c tokenCounter) tool(t systemprompt.ToolSchema) *int {
-	if c.count == nil {
+	if c.meter == nil {
 		return nil
 	}
-	b, _ := json.Marshal(t)
-	n := c.count(string(b))
+	b, err := json.Marshal(meterTool(t))
+	if err != nil {
+		return nil
+	}
+	n := c.meter.Count(string(b))
 	return &n
 }
 
-func (c tokenCounter) total(p *promptJSON) *int {
-	if c.count == nil {
+// total prices the request envelope: the rendered system prompt and the
+// tool list, each with its block overhead, as the meter does for requests.
+func (c tokenCounter) total(p *promptJSON, tools []systemprompt.ToolSchema) *int {
+	if c.meter == nil {
 		return nil
 	}
-	n := c.count(p.text)
-	for _, t := range p.Tools {
-		n += *t.Tokens
+	list := make([]tokenmeter.ToolSchema, len(tools))
+	for i, t := range tools {
+		list[i] = meterTool(t)
 	}
+	n := c.meter.CountSystem(p.text) + c.meter.CountTools(list)
 	return &n
+}
+
+func meterTool(t systemprompt.ToolSchema) tokenmeter.ToolSchema {
+	return tokenmeter.ToolSchema{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
 }

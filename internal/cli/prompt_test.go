@@ -9,13 +9,27 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/core/fxcore"
+	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
 	"github.com/dshgo/harness/services/systemprompt"
+	"github.com/dshgo/harness/services/tokenmeter"
+	"github.com/dshgo/harness/services/tools"
 	"go.uber.org/fx"
 )
 
+// echoTool is a test plugin registering one tool.
+var echoTool = core.Define("test-echo-tool", func(c *core.Context, _ struct{}) error {
+	type args struct {
+		Text string `json:"text"`
+	}
+	return tools.Register(c, tools.Define("echo", "Echo the text back.",
+		func(_ context.Context, _ *tools.Execution, a args) (string, error) { return a.Text, nil }))
+}, core.WithInject(tools.Key.Name()))
+
 // runPrompt runs `harness prompt` against a manifest text with the
-// systemprompt plugin in the catalog.
+// systemprompt, tools, prompt-tools, tokenmeter and a test tool plugin in
+// the catalog.
 func runPrompt(t *testing.T, manifestYAML string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "harness.yml")
@@ -24,10 +38,14 @@ func runPrompt(t *testing.T, manifestYAML string, args ...string) (code int, std
 	}
 	var out, errOut bytes.Buffer
 	env := &Env{
-		Stdin:       strings.NewReader(""),
-		Stdout:      &out,
-		Stderr:      &errOut,
-		Modules:     []fx.Option{fxcore.ProvidePlugin(systemprompt.Plugin)},
+		Stdin:  strings.NewReader(""),
+		Stdout: &out,
+		Stderr: &errOut,
+		Modules: []fx.Option{
+			fxcore.ProvidePlugin(systemprompt.Plugin), fxcore.ProvidePlugin(tools.Plugin),
+			fxcore.ProvidePlugin(prompttools.Plugin), fxcore.ProvidePlugin(tokenmeter.Plugin),
+			fxcore.ProvidePlugin(echoTool),
+		},
 		LookupEnv:   func(string) (string, bool) { return "", false },
 		Ctx:         context.Background(),
 		Interrupted: func() bool { return false },
@@ -102,5 +120,39 @@ func TestPromptErrors(t *testing.T) {
 				t.Fatalf("exit %d stderr %q; want exit %d containing %q", code, errOut, tc.code, tc.stderr)
 			}
 		})
+	}
+}
+
+func TestPromptJSONWithToolsAndTokens(t *testing.T) {
+	manifest := personaManifest + `  - name: tools
+  - name: prompt-tools
+  - name: test-echo-tool
+  - name: tokenmeter
+    config: {estimator: bytes}
+`
+	code, out, errOut := runPrompt(t, manifest, "--json", "--var", "cwd=/w")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got promptJSON
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	est := tokenmeter.Bytes{}
+	if len(got.Sections) != 3 || got.Sections[1].Tokens == nil || *got.Sections[1].Tokens != est.Count("You are a careful engineer.") {
+		t.Fatalf("sections = %s", out)
+	}
+	if len(got.Tools) != 1 || got.Tools[0].Name != "echo" || got.Tools[0].Tokens == nil || *got.Tools[0].Tokens <= 0 {
+		t.Fatalf("tools = %s", out)
+	}
+	text := systemprompt.IdentityText + "\n\nYou are a careful engineer.\n\nWorking directory: /w"
+	reg := tools.Define("echo", "Echo the text back.", func(context.Context, *tools.Execution, struct {
+		Text string `json:"text"`
+	}) (string, error) {
+		return "", nil
+	})
+	want := tokenmeter.PriceSystem(est, text) + tokenmeter.PriceTools(est, []tokenmeter.ToolSchema{{Name: "echo", Description: "Echo the text back.", Parameters: reg.Parameters()}})
+	if got.TotalTokens == nil || *got.TotalTokens != want {
+		t.Fatalf("totalTokens = %v, want %d (%s)", got.TotalTokens, want, out)
 	}
 }
