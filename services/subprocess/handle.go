@@ -154,7 +154,7 @@ func (r *Runtime) Spawn(spec Spec) (*Handle, error) {
 				spillMax = s.o.Spill.MaxBytes
 			}
 			c := newCollectedOutput(s.label, s.o.MaxBytes, spillMax, r.openSpill)
-			*s.coll, *s.dst = c, c
+			*s.coll, *s.dst = c, collectWriter{c}
 		}
 	}
 	if spec.Control {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"slices"
@@ -798,5 +799,48 @@ func TestWaterfallResultIsAuthoritativeAndNotResorted(t *testing.T) {
 	}
 	if got := h.render(sc.ID()); got != "replaced {{x}}" {
 		t.Fatalf("short-circuited scope = %q", got)
+	}
+}
+
+func TestConcurrentRegistrationAndAssembly(t *testing.T) {
+	h := mount(t, DefaultConfig())
+	sc := h.scope("agent", nil)
+	h.must(h.svc.Variable(h.global(), "v", value("1")))
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				c := h.global()
+				if i%2 == 0 {
+					c = sc.Context()
+				}
+				dispose, err := h.svc.Section(c, Section{Name: fmt.Sprintf("s-%d-%d", g, i), Order: float64(i), Text: "x {{v}}"})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				dispose()
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				a, err := h.svc.Assemble(context.Background(), AssembleContext{Scope: sc.ID()})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if _, err := Render(a); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if got := sectionNames(h.assemble(sc.ID())); len(got) != 3 {
+		t.Fatalf("left over sections: %q", got)
 	}
 }
