@@ -16,6 +16,7 @@ import (
 // at the start and everything between. stdout and stderr are collected and
 // truncated separately (never merged).
 func TestB04TailAndCompleteSpill(t *testing.T) {
+	t.Parallel()
 	rt := newRuntime(t, Options{})
 	s := collectSpec(nil, "echo 'FIRST-ERROR: config missing' >&2; seq 1 200000; echo 'LAST-ERROR: 3 tests failed' >&2; echo 'STDOUT-END'; exit 3", 16384, time.Second)
 	s.Stdout = CollectSpill(16384, 64<<20)
@@ -66,6 +67,7 @@ func seqText(n int) string {
 // pipe full; a 1 GiB single line stays a bounded tail and its spill stops
 // at the cap (the incomplete file is removed and SpillCapped says so).
 func TestB05UnboundedOutputKeepsMemoryFlat(t *testing.T) {
+	t.Parallel()
 	rt := newRuntime(t, Options{})
 	before := vmHWM(t)
 	t.Run("yes until timeout", func(t *testing.T) {

@@ -60,6 +60,7 @@ func readUntil(t testing.TB, term *Terminal, acc *strings.Builder, want string) 
 // B07: EIO at exit is the normal end; the last bytes (even without a
 // newline) arrive before Done, every run.
 func TestB07TerminalFinalBytesNeverLost(t *testing.T) {
+	t.Parallel()
 	rt := newRuntime(t, Options{})
 	runs := 200
 	if testing.Short() {
@@ -107,6 +108,7 @@ func TestB07TerminalFinalBytesNeverLost(t *testing.T) {
 // keys on the shell's exit; Terminate then kills the job (SIGKILL after
 // grace) and no zombie child of ours remains.
 func TestB08BackgroundJobDoesNotHoldExit(t *testing.T) {
+	t.Parallel()
 	forEachIsolation(t, testB08BackgroundJobDoesNotHoldExit)
 }
 
@@ -136,6 +138,7 @@ func testB08BackgroundJobDoesNotHoldExit(t *testing.T, rt *Runtime) {
 // B09: the initial size is the requested one (no EPERM from process-group
 // flags), Resize reaches the program, and SIGWINCH is delivered.
 func TestB09TerminalSizeAndResize(t *testing.T) {
+	t.Parallel()
 	rt := newRuntime(t, Options{})
 	t.Run("stty size before and after resize", func(t *testing.T) {
 		s := termSpec("bash", "-c", "stty size; read -r _; stty size")

@@ -58,6 +58,7 @@ func TestB01GrandchildHoldingPipeDoesNotBlockTimeout(t *testing.T) {
 // B02: backgrounded children (busy loop, sleeps, yes) are gone within 1 s
 // of the timed-out call returning.
 func TestB02BackgroundedChildrenDieWithTheTimeout(t *testing.T) {
+	t.Parallel()
 	rt := newRuntime(t, Options{})
 	m := marker(3602)
 	tag := "B02-marker-" + m
@@ -76,6 +77,7 @@ func TestB02BackgroundedChildrenDieWithTheTimeout(t *testing.T) {
 // A SIGTERM-ignoring child is SIGKILLed after grace, and so is a
 // TERM-trapping descendant that outlives its leader.
 func TestTerminateEscalatesToSIGKILL(t *testing.T) {
+	t.Parallel()
 	rt := newRuntime(t, Options{})
 	t.Run("leader ignores TERM", func(t *testing.T) {
 		t.Parallel()
@@ -119,6 +121,7 @@ func TestTerminateEscalatesToSIGKILL(t *testing.T) {
 // A9: a detached grandchild holding the pipe delays Done by about grace,
 // no more; the exit code and the output written before exit are kept.
 func TestDoneSettlesWhenGrandchildHoldsPipe(t *testing.T) {
+	t.Parallel()
 	rt := newRuntime(t, Options{})
 	m := marker(3605)
 	h, err := rt.Spawn(collectSpec(nil, "sleep "+m+" & echo shell-done", 1024, 100*time.Millisecond))
@@ -146,6 +149,7 @@ func TestDoneSettlesWhenGrandchildHoldsPipe(t *testing.T) {
 // A bounded WaitForExit is how callers build teardown ladders: a disowned,
 // TERM-trapping helper keeps the range alive until Terminate escalates.
 func TestWaitForExitBoundedThenTerminate(t *testing.T) {
+	t.Parallel()
 	rt := newRuntime(t, Options{})
 	m := marker(3606)
 	h, err := rt.Spawn(collectSpec(nil, `bash -c "trap '' TERM; exec sleep `+m+`" >/dev/null 2>&1 & disown; echo started`, 64, 200*time.Millisecond))
@@ -191,6 +195,7 @@ func TestTerminateReachesSetsidEscapee(t *testing.T) {
 }
 
 func TestProcessGroupIsolationStillKillsTheGroup(t *testing.T) {
+	t.Parallel()
 	rt := newRuntime(t, Options{Isolation: IsolationProcessGroup})
 	m := marker(3608)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
@@ -263,6 +268,7 @@ var _ = os.Getpid
 // KillNow is the host-exit path: SIGKILL at once, even for a child with a
 // long grace that ignores SIGTERM.
 func TestKillNow(t *testing.T) {
+	t.Parallel()
 	rt := newRuntime(t, Options{})
 	m := marker(3613)
 	h, err := rt.Spawn(collectSpec(nil, "trap '' TERM; echo ready; sleep "+m+"; sleep "+m, 64, time.Hour))

@@ -28,12 +28,13 @@ func BenchmarkPipeline(b *testing.B) {
 			ctx := context.Background()
 			call := tools.Call{ID: "c", Name: "noop"}
 			b.ReportAllocs()
-			b.ResetTimer()
+			stop := tools.CPUTimer(b)
 			for b.Loop() {
 				if o := e.reg.Execute(ctx, call); o.IsError {
 					b.Fatal(tools.TextOf(o.Content))
 				}
 			}
+			stop()
 		})
 	}
 }

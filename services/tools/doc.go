@@ -72,5 +72,8 @@
 // reference/tools-and-prompt.md part A; deviations: invalid arguments are
 // rejected for raw tools too and before pre-execute (a final result), an
 // unknown tool skips policy (its result still goes through PostExecute), and
-// typed tools' outputs are trusted by type (raw tools' are validated).
+// typed tools' outputs are trusted by type (raw tools' are validated), and an
+// ask on an unscoped call is still offered to the approval service (which
+// sees a nil Scope) instead of being denied outright, so `harness tool` can be
+// approved at a terminal.
 package tools

@@ -355,7 +355,7 @@ func (r *Registry) normalize(t *Tool, e *Execution, value any) (o *Outcome) {
 			return e.own(invalidOutput(t.name, "value is not lossless JSON"))
 		}
 		if vs := t.outCheck.validateValue(inst); vs != nil {
-			return e.own(invalidOutput(t.name, (&ArgsError{Violations: vs}).violationsText()))
+			return e.own(invalidOutput(t.name, joinViolations(vs)))
 		}
 	}
 	o = &Outcome{Value: value, exec: e}
@@ -409,11 +409,6 @@ func toJSONValue(v any) (any, error) {
 		}
 	}
 	return parseJSON(string(b))
-}
-
-func (e *ArgsError) violationsText() string {
-	s := e.Error()
-	return s[len("invalid arguments: "):]
 }
 
 func acceptInner(context.Context, *Execution) (PostDecision, error) { return PostDecision{}, nil }

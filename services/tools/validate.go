@@ -46,12 +46,14 @@ type ArgsError struct {
 }
 
 // Error returns "invalid arguments: v1; v2; ...".
-func (e *ArgsError) Error() string {
-	parts := make([]string, len(e.Violations))
-	for i, v := range e.Violations {
+func (e *ArgsError) Error() string { return "invalid arguments: " + joinViolations(e.Violations) }
+
+func joinViolations(vs []Violation) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
 		parts[i] = v.String()
 	}
-	return "invalid arguments: " + strings.Join(parts, "; ")
+	return strings.Join(parts, "; ")
 }
 
 // validator is a compiled parameter (or output) schema. It is built once per tool
@@ -341,17 +343,13 @@ func ratText(r *big.Rat) string {
 	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
+// article renders JSON types for a message: "an integer", "a string or a null".
 func article(want []string) string {
 	parts := make([]string, len(want))
 	for i, w := range want {
-		switch w {
-		case "integer", "array", "object":
-			if w == "integer" {
-				parts[i] = "an integer"
-			} else {
-				parts[i] = "an " + w
-			}
-		default:
+		if strings.ContainsRune("aeiou", rune(w[0])) {
+			parts[i] = "an " + w
+		} else {
 			parts[i] = "a " + w
 		}
 	}
