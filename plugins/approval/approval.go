@@ -119,6 +119,18 @@ func New(a Answerer, never bool) *Service {
 // service or the "never" policy.
 func (s *Service) Interactive() bool { return s.answerer != nil && !s.never }
 
+// Unanswerable says why no one can answer, for denial reasons, or "" when
+// someone can.
+func (s *Service) Unanswerable() string {
+	switch {
+	case s.never:
+		return "the approval policy is \"never\": every ask is rejected"
+	case s.answerer == nil:
+		return "this session is headless: there is no terminal to ask on"
+	}
+	return ""
+}
+
 // Ask resolves one request: "never" rejects; a request identical to one
 // answered "always" in the same scope is granted; a headless service answers
 // ApprovalUnavailable; otherwise the answerer is asked.

@@ -10,7 +10,7 @@
 // Who answers is the plugin's `answerer` setting: `terminal` prompts on the
 // controlling terminal, `headless` answers nothing (ApprovalUnavailable, a
 // denial), and `auto` (the default) picks terminal when standard input is a
-// TTY. A headless service reports Interactive() == false, so the permission
+// TTY. A headless service reports why in Unanswerable(), so the permission
 // plugin can turn its asks into denials whose reason names the rule to add.
 //
 // Answers: y = allowed-once, a = allowed-always (remembered for the session:

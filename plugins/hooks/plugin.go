@@ -243,8 +243,9 @@ func (h *runner) preToolUse(ctx context.Context, e *tools.Execution) (tools.Deci
 	return tools.Allow(), nil
 }
 
-// interactive is what the hooks plugin asks of an approval service.
-type interactive interface{ Interactive() bool }
+// unanswerable is what the hooks plugin asks of an approval service: why can
+// no one answer ("" when someone can)? approval.Service implements it.
+type unanswerable interface{ Unanswerable() string }
 
 // unanswerable says why nobody can answer an ask, or "" when someone can.
 func (h *runner) unanswerable() string {
@@ -255,8 +256,8 @@ func (h *runner) unanswerable() string {
 	if !ok {
 		return "no approval service is mounted (add the approval plugin to harness.yml)"
 	}
-	if i, ok := a.(interactive); ok && !i.Interactive() {
-		return "this session is headless: there is no terminal to ask on"
+	if u, ok := a.(unanswerable); ok {
+		return u.Unanswerable()
 	}
 	return ""
 }

@@ -72,9 +72,9 @@ var Plugin = core.Define("permission", apply,
 // Module contributes Plugin to the catalog.
 var Module = fx.Module("permission", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
 
-// interactive is what the permission plugin asks of an approval service: can
-// anyone answer? (approval.Service implements it.)
-type interactive interface{ Interactive() bool }
+// unanswerable is what the permission plugin asks of an approval service:
+// why can no one answer ("" when someone can)? approval.Service implements it.
+type unanswerable interface{ Unanswerable() string }
 
 // alwaysNotifier is implemented by approval services that report "always" answers.
 type alwaysNotifier interface {
@@ -133,18 +133,20 @@ func (p *plugin) vote(_ context.Context, e *tools.Execution) (tools.Decision, er
 	}
 	approver, ok := core.Lookup(p.c, tools.ApprovalKey)
 	if !ok {
-		return tools.Deny(unanswerable(v, e.Name(), "no approval service is mounted (add the approval plugin to harness.yml)")), nil
+		return tools.Deny(denialFor(v, e.Name(), "no approval service is mounted (add the approval plugin to harness.yml)")), nil
 	}
-	if i, ok := approver.(interactive); ok && !i.Interactive() {
-		return tools.Deny(unanswerable(v, e.Name(), "this session is headless: there is no terminal to ask on")), nil
+	if u, ok := approver.(unanswerable); ok {
+		if why := u.Unanswerable(); why != "" {
+			return tools.Deny(denialFor(v, e.Name(), why)), nil
+		}
 	}
 	p.listen(approver)
 	return tools.Decision{Kind: tools.DecisionAsk, Reason: v.Reason}, nil
 }
 
-// unanswerable is the denial reason for an ask nobody can answer: what was
+// denialFor is the denial reason for an ask nobody can answer: what was
 // asked, why nobody can answer, and what to configure.
-func unanswerable(v Verdict, tool, why string) string {
+func denialFor(v Verdict, tool, why string) string {
 	fix := fmt.Sprintf("add %q to the allow list of the permission plugin in harness.yml", v.Suggestion)
 	if v.Rule != "" {
 		fix = fmt.Sprintf("remove %q from the ask list of the permission plugin in harness.yml", v.Rule)

@@ -187,3 +187,14 @@ func TestConfigValidateNamesTheField(t *testing.T) {
 		t.Fatalf("Validate() = %v", err)
 	}
 }
+
+// TestNeverPolicyDenialSaysSo: approval policy "never" rejects every ask, and
+// the reason says so.
+func TestNeverPolicyDenialSaysSo(t *testing.T) {
+	never := policytest.Mount{Plugin: approval.Plugin, Config: approval.Config{Answerer: approval.AnswererHeadless, Policy: approval.PolicyNever}}
+	reg := policytest.Harness(t, policytest.Mount{Plugin: permission.Plugin, Config: config(t.TempDir(), nil, nil, nil)}, never)
+	o := policytest.Run(reg, "c", "echo hi")
+	if c := policytest.Text(o); !strings.Contains(c, `but the approval policy is "never": every ask is rejected. To let this call run, add "bash(echo hi *)"`) {
+		t.Fatalf("got %q", c)
+	}
+}

@@ -2,6 +2,7 @@ package subprocess
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/dshgo/harness/core"
@@ -17,8 +18,16 @@ var Key = core.NewKey[*Runtime]("subprocess")
 // SIGKILLed and the failure logged.
 const DisposeTimeout = 30 * time.Second
 
-// SetDefaults fills the plugin config's defaults (isolation auto).
-func (o *Options) SetDefaults() { o.Isolation = IsolationAuto }
+// DefaultEnvDeny is the plugin's default EnvPolicy.Deny: credential names
+// the fixed pattern misses. Setting env.deny in harness.yml replaces it.
+var DefaultEnvDeny = []string{"*CREDENTIAL*", "*PASSPHRASE*"}
+
+// SetDefaults fills the plugin config's defaults: isolation auto and
+// env.deny DefaultEnvDeny.
+func (o *Options) SetDefaults() {
+	o.Isolation = IsolationAuto
+	o.Env.Deny = slices.Clone(DefaultEnvDeny)
+}
 
 // Plugin is "subprocess-local": it provides Key backed by a local Runtime
 // configured by Options, and closes the runtime (terminating and awaiting

@@ -50,3 +50,10 @@ func TestPluginConfigValidation(t *testing.T) {
 		t.Fatalf("fiber err = %v", f.Err())
 	}
 }
+
+func TestPluginDefaults(t *testing.T) {
+	cfg := Plugin.NewConfig().(*Options)
+	if cfg.Isolation != IsolationAuto || !cfg.Env.Drops("GOOGLE_APPLICATION_CREDENTIALS") || !cfg.Env.Drops("SSH_PASSPHRASE") || cfg.Env.Drops("PATH") {
+		t.Fatalf("defaults %+v", cfg)
+	}
+}

@@ -13,27 +13,38 @@ import (
 	"github.com/dshgo/harness/core"
 )
 
-// snapshot is what one assembly sees, copied out under the lock so that
-// providers run without it.
+// snapshot is what one assembly sees, built under the lock so that
+// providers run without it. Its slices are shared with the snapshot cache
+// and must be treated as read-only.
 type snapshot struct {
 	suppressed bool
 	variables  []*variableEntry // global first, then the chain farthest→nearest
-	sections   []*Section       // merged: nearer layers replace farther ones
-	contexts   []*PromptContext
+	sections   []*Section       // merged (nearer layers replace farther ones), sorted
+	contexts   []*PromptContext // merged and sorted; nil when suppressed
 	tools      []ToolProvider
 }
 
+// snapshotCache remembers the snapshot of the last assembled scope until
+// the next registration change (the agent loop assembles one scope per
+// step, and registrations change rarely).
+type snapshotCache struct {
+	valid bool
+	scope *core.ScopeID
+	gen   uint64
+	snap  snapshot
+}
+
+// snapshot returns the merged, sorted registrations visible to scope.
 func (s *Service) snapshot(scope *core.ScopeID) snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	chain := s.ls.chain(scope)
-	var snap snapshot
-	if len(chain) == 1 {
-		return s.layerSnapshot(chain[0])
+	if c := &s.cache; c.valid && c.scope == scope && c.gen == s.gen {
+		return c.snap
 	}
-	sections := make(map[string]*Section, len(s.ls.global.sections))
-	contexts := make(map[string]*PromptContext, len(s.ls.global.contexts))
-	for _, l := range chain {
+	var snap snapshot
+	sections := map[string]*Section{}
+	contexts := map[string]*PromptContext{}
+	for _, l := range s.ls.chain(scope) {
 		snap.suppressed = snap.suppressed || l.suppress > 0
 		snap.variables = append(snap.variables, l.variables...)
 		for _, t := range l.tools {
@@ -50,31 +61,15 @@ func (s *Service) snapshot(scope *core.ScopeID) snapshot {
 	for _, sec := range sections {
 		snap.sections = append(snap.sections, sec)
 	}
+	slices.SortFunc(snap.sections, func(x, y *Section) int { return byOrderThenName(x.Order, y.Order, x.Name, y.Name) })
 	if !snap.suppressed {
 		snap.contexts = make([]*PromptContext, 0, len(contexts))
 		for _, pc := range contexts {
 			snap.contexts = append(snap.contexts, pc)
 		}
+		slices.SortFunc(snap.contexts, func(x, y *PromptContext) int { return byOrderThenName(x.Order, y.Order, x.Name, y.Name) })
 	}
-	return snap
-}
-
-// layerSnapshot is snapshot for a chain of one layer: nothing to merge.
-func (s *Service) layerSnapshot(l *layer) snapshot {
-	snap := snapshot{suppressed: l.suppress > 0, variables: slices.Clone(l.variables)}
-	for _, t := range l.tools {
-		snap.tools = append(snap.tools, t.p)
-	}
-	snap.sections = make([]*Section, 0, len(l.sections))
-	for _, sec := range l.sections {
-		snap.sections = append(snap.sections, sec)
-	}
-	if !snap.suppressed {
-		snap.contexts = make([]*PromptContext, 0, len(l.contexts))
-		for _, pc := range l.contexts {
-			snap.contexts = append(snap.contexts, pc)
-		}
-	}
+	s.cache = snapshotCache{valid: true, scope: scope, gen: s.gen, snap: snap}
 	return snap
 }
 
@@ -113,11 +108,10 @@ func (s *Service) Assemble(ctx context.Context, ac AssembleContext) (*Assembly, 
 		value, ok := s.evalVariable(ctx, ac, v)
 		a.Variables[v.name] = Variable{Value: value, Set: ok}
 	}
-	tools, known, err := collectTools(ctx, ac, snap.tools)
+	tools, known, err := collectTools(ctx, ac, snap.tools, s.toolOrder != nil)
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(snap.sections, func(x, y *Section) int { return byOrderThenName(x.Order, y.Order, x.Name, y.Name) })
 	complete, err := completeSection(snap.sections)
 	if err != nil {
 		return nil, err
@@ -193,10 +187,9 @@ func completeSection(sorted []*Section) (*Section, error) {
 	return nil, fmt.Errorf("multiple complete prompt sections are active: %s", strings.Join(names, ", "))
 }
 
-// resolveContexts sorts and resolves contexts; a failing provider is
+// resolveContexts resolves the sorted contexts; a failing provider is
 // dropped with a warning (case B27: runtime data never fails a turn).
 func (s *Service) resolveContexts(ctx context.Context, ac AssembleContext, contexts []*PromptContext) []AssembledContext {
-	slices.SortFunc(contexts, func(x, y *PromptContext) int { return byOrderThenName(x.Order, y.Order, x.Name, y.Name) })
 	out := make([]AssembledContext, 0, len(contexts))
 	for _, pc := range contexts {
 		text, err := resolveText(ctx, ac, pc.Text, pc.TextFunc)
@@ -237,9 +230,12 @@ func resolveText(ctx context.Context, ac AssembleContext, text string, fn TextFu
 // collectTools consults every provider and copies its schemas (all
 // parameter bytes into one buffer, each slice capacity-limited so that
 // appending to one never overwrites the next); known is the union of the
-// providers' pre-restriction names.
-func collectTools(ctx context.Context, ac AssembleContext, providers []ToolProvider) (tools []ToolSchema, known map[string]struct{}, err error) {
-	known = map[string]struct{}{}
+// providers' pre-restriction names, collected only when wantKnown (toolOrder
+// is configured; a nil map is fine otherwise).
+func collectTools(ctx context.Context, ac AssembleContext, providers []ToolProvider, wantKnown bool) (tools []ToolSchema, known map[string]struct{}, err error) {
+	if wantKnown {
+		known = map[string]struct{}{}
+	}
 	var batches [][]ToolSchema
 	count, size := 0, 0
 	for _, p := range providers {
@@ -251,12 +247,14 @@ func collectTools(ctx context.Context, ac AssembleContext, providers []ToolProvi
 		for _, t := range schemas {
 			count++
 			size += len(t.Parameters)
-			if names == nil {
+			if names == nil && wantKnown {
 				known[t.Name] = struct{}{}
 			}
 		}
-		for _, n := range names {
-			known[n] = struct{}{}
+		if wantKnown {
+			for _, n := range names {
+				known[n] = struct{}{}
+			}
 		}
 	}
 	tools = make([]ToolSchema, 0, count)

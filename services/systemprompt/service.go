@@ -43,8 +43,10 @@ type Service struct {
 	toolOrder []string
 	log       *slog.Logger
 
-	mu sync.Mutex
-	ls layers
+	mu    sync.Mutex
+	ls    layers
+	gen   uint64 // incremented by every registration change
+	cache snapshotCache
 }
 
 // New creates the service for the providing fiber c and registers its
@@ -202,6 +204,7 @@ func (s *Service) register(c *core.Context, label string, change Change, insert 
 		if l := s.ls.get(scope, false); l != nil {
 			remove(l)
 			s.ls.release(scope)
+			s.gen++
 		}
 		s.mu.Unlock()
 	}
@@ -209,6 +212,8 @@ func (s *Service) register(c *core.Context, label string, change Change, insert 
 	err := insert(s.ls.get(scope, true))
 	if err != nil {
 		s.ls.release(scope)
+	} else {
+		s.gen++
 	}
 	s.mu.Unlock()
 	if err != nil {

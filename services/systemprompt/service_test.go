@@ -844,3 +844,26 @@ func TestConcurrentRegistrationAndAssembly(t *testing.T) {
 		t.Fatalf("left over sections: %q", got)
 	}
 }
+
+func TestSnapshotCacheFollowsEveryChange(t *testing.T) {
+	h := mount(t, bare())
+	parent := h.scope("parent", nil)
+	child := core.NewScopeID("child", parent.ID())
+	if got := sectionNames(h.assemble(child)); len(got) != 2 {
+		t.Fatalf("before: %q", got)
+	}
+	dispose, err := h.svc.Section(parent.Context(), Section{Name: "p", Order: 5, Text: "P"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h.render(child); got != "P" {
+		t.Fatalf("after registration: %q", got)
+	}
+	if got := h.render(nil); got != "" {
+		t.Fatalf("global after scoped registration: %q", got)
+	}
+	dispose()
+	if got := h.render(child); got != "" {
+		t.Fatalf("after dispose: %q", got)
+	}
+}

@@ -484,3 +484,61 @@ func TestResultEventIsScoped(t *testing.T) {
 	}
 	_ = time.Second
 }
+
+func TestBodyContextsAndConcludeTurn(t *testing.T) {
+	e := newEnv(t)
+	e.register(tools.Define("finish", "ends the turn", func(_ context.Context, x *tools.Execution, a countArgs) (string, error) {
+		x.DeferContext("first")
+		x.DeferContext("second")
+		x.ConcludeTurn()
+		if a.N == 0 {
+			return "", errors.New("failed after deferring")
+		}
+		return "done", nil
+	}))
+	ok := e.exec("finish", `{"n":1}`)
+	if !ok.ConcludesTurn || strings.Join(ok.AdditionalContexts, "|") != "first|second" {
+		t.Errorf("success: %+v", ok)
+	}
+	failed := e.exec("finish", `{"n":0}`)
+	if failed.ConcludesTurn || strings.Join(failed.AdditionalContexts, "|") != "first|second" || text(failed) != "Error: failed after deferring" {
+		t.Errorf("failure: %+v", failed)
+	}
+}
+
+func TestNestedCallsSkipPresentationMeta(t *testing.T) {
+	e := newEnv(t)
+	e.register(countTool())
+	top := e.reg.Execute(context.Background(), tools.Call{ID: "outer", Name: "count", Arguments: `{"n":1}`})
+	nested := e.reg.Execute(context.Background(), tools.Call{ID: "inner", Name: "count", Arguments: `{"n":1}`, Parent: new(tools.Token)})
+	if string(top.Meta) != `{"n":1}` || nested.Meta != nil || text(nested) != "n=I" {
+		t.Errorf("top meta %s, nested meta %s", top.Meta, nested.Meta)
+	}
+}
+
+func TestChangedFiresOnRegisterAndUnregister(t *testing.T) {
+	e := newEnv(t)
+	var changes atomic.Int64
+	e.on(core.On(e.c, tools.Changed, func(context.Context, *tools.Registry) error { changes.Add(1); return nil }))
+	f := e.mount(func(c *core.Context) error { return tools.Register(c, echoTool(nil)) })
+	if changes.Load() != 1 {
+		t.Errorf("after register: %d", changes.Load())
+	}
+	e.on(f.Dispose(context.Background()))
+	if changes.Load() != 2 {
+		t.Errorf("after unregister: %d", changes.Load())
+	}
+}
+
+func TestExecutionIdentity(t *testing.T) {
+	e := newEnv(t)
+	var seen []*tools.Execution
+	e.register(echoTool(nil))
+	e.on(core.On(e.c, tools.Result, func(_ context.Context, x *tools.Execution) error { seen = append(seen, x); return nil }))
+	e.reg.Execute(context.Background(), tools.Call{ID: "a", Name: "echo", Arguments: `{"text":"1"}`})
+	e.reg.Execute(context.Background(), tools.Call{ID: "b", RootID: "root", Name: "echo", Arguments: `{"text":"2"}`})
+	if len(seen) != 2 || seen[0].Token() == seen[1].Token() || seen[0].RootCallID() != "a" || seen[1].RootCallID() != "root" ||
+		seen[1].CallID() != "b" || seen[1].Name() != "echo" || seen[1].Arguments() != `{"text":"2"}` || seen[1].Args().(echoArgs).Text != "2" {
+		t.Errorf("identity wrong: %+v", seen)
+	}
+}

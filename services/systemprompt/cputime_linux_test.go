@@ -1,0 +1,19 @@
+//go:build linux
+
+package systemprompt
+
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// threadCPU returns the CPU time (user+system) consumed by the calling OS
+// thread, so that benchmarks can report CPU per op on a loaded machine.
+func threadCPU() (time.Duration, bool) {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
+		return 0, false
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
+}
