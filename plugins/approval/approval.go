@@ -69,8 +69,15 @@ var Plugin = core.Define("approval", apply,
 // Module contributes Plugin to the catalog.
 var Module = fx.Module("approval", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
 
+// AnswererKey is an optional service ("approvalAnswerer"): when a plugin
+// provides it (a chat UI, an IDE bridge, the CLI), the approval service puts
+// its questions to that answerer instead of the configured one. It is looked
+// up per question, so it may come and go at any time.
+var AnswererKey = core.NewKey[Answerer]("approvalAnswerer")
+
 func apply(c *core.Context, cfg Config) error {
 	s := New(answererFor(cfg.Answerer), cfg.Policy == PolicyNever)
+	s.provided = func() (Answerer, bool) { return core.Lookup(c, AnswererKey) }
 	return core.Provide[tools.Approver](c, tools.ApprovalKey, s)
 }
 
@@ -97,6 +104,7 @@ func IsTerminal(f *os.File) bool {
 type Service struct {
 	answerer Answerer // nil: headless
 	never    bool
+	provided func() (Answerer, bool) // AnswererKey lookup; nil outside a plugin
 
 	mu       sync.Mutex
 	always   map[grantKey]bool
@@ -115,9 +123,20 @@ func New(a Answerer, never bool) *Service {
 	return &Service{answerer: a, never: never, always: map[grantKey]bool{}, onAlways: map[int]func(tools.ApprovalRequest){}}
 }
 
+// current returns who answers now: a provided AnswererKey service, else the
+// configured answerer (nil: headless).
+func (s *Service) current() Answerer {
+	if s.provided != nil {
+		if a, ok := s.provided(); ok && a != nil {
+			return a
+		}
+	}
+	return s.answerer
+}
+
 // Interactive reports whether someone can answer: false for a headless
 // service or the "never" policy.
-func (s *Service) Interactive() bool { return s.answerer != nil && !s.never }
+func (s *Service) Interactive() bool { return s.current() != nil && !s.never }
 
 // Unanswerable says why no one can answer, for denial reasons, or "" when
 // someone can.
@@ -125,7 +144,7 @@ func (s *Service) Unanswerable() string {
 	switch {
 	case s.never:
 		return "the approval policy is \"never\": every ask is rejected"
-	case s.answerer == nil:
+	case s.current() == nil:
 		return "this session is headless: there is no terminal to ask on"
 	}
 	return ""
@@ -145,13 +164,14 @@ func (s *Service) Ask(ctx context.Context, req tools.ApprovalRequest) (tools.App
 	if granted {
 		return tools.ApprovalAllowedAlways, nil
 	}
-	if s.answerer == nil {
+	answerer := s.current()
+	if answerer == nil {
 		return tools.ApprovalUnavailable, nil
 	}
 	if ctx.Err() != nil {
 		return tools.ApprovalCancelled, nil
 	}
-	out, err := s.answerer.Answer(ctx, req)
+	out, err := answerer.Answer(ctx, req)
 	if err != nil {
 		return tools.ApprovalUnavailable, err
 	}

@@ -3,12 +3,15 @@ package approval_test
 import (
 	"bufio"
 	"context"
+	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/plugins/approval"
 	"github.com/dshgo/harness/services/tools"
 	"go.uber.org/goleak"
@@ -225,5 +228,38 @@ func TestConfigValidate(t *testing.T) {
 	c.SetDefaults()
 	if c.Validate() != nil || c.Answerer != "auto" || c.Policy != "ask" {
 		t.Errorf("defaults %+v", c)
+	}
+}
+
+// TestProvidedAnswererTakesOver: a plugin providing AnswererKey answers the
+// questions of a headless approval service while it is mounted.
+func TestProvidedAnswererTakesOver(t *testing.T) {
+	root := core.NewRoot(core.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	defer root.Dispose(context.Background())
+	ctx := context.Background()
+	cfg := approval.Config{Answerer: approval.AnswererHeadless, Policy: approval.PolicyAsk}
+	if err := root.Context().Plugin(approval.Plugin, cfg).Await(ctx); err != nil {
+		t.Fatal(err)
+	}
+	svc, _ := core.Lookup(root.Context(), tools.ApprovalKey)
+	u := svc.(interface{ Unanswerable() string })
+	if o, _ := svc.Ask(ctx, req); o != tools.ApprovalUnavailable || u.Unanswerable() == "" {
+		t.Fatalf("headless: %v", o)
+	}
+	ui := core.Define("ui", func(c *core.Context, _ struct{}) error {
+		return core.Provide[approval.Answerer](c, approval.AnswererKey, &scripted{answers: []tools.ApprovalOutcome{tools.ApprovalAllowedOnce}})
+	}, core.WithProvides(approval.AnswererKey.Name()))
+	f := root.Context().Plugin(ui, nil)
+	if err := f.Await(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := svc.Ask(ctx, req); o != tools.ApprovalAllowedOnce || u.Unanswerable() != "" {
+		t.Fatalf("with a provided answerer: %v", o)
+	}
+	if err := f.Dispose(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := svc.Ask(ctx, req); o != tools.ApprovalUnavailable {
+		t.Fatalf("after the answerer left: %v", o)
 	}
 }

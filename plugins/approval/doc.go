@@ -10,7 +10,8 @@
 // Who answers is the plugin's `answerer` setting: `terminal` prompts on the
 // controlling terminal, `headless` answers nothing (ApprovalUnavailable, a
 // denial), and `auto` (the default) picks terminal when standard input is a
-// TTY. A headless service reports why in Unanswerable(), so the permission
+// TTY. A plugin may also provide AnswererKey (a chat UI, an IDE bridge);
+// while it is mounted, questions go to it. A headless service reports why in Unanswerable(), so the permission
 // plugin can turn its asks into denials whose reason names the rule to add.
 //
 // Answers: y = allowed-once, a = allowed-always (remembered for the session:

@@ -119,6 +119,21 @@ func BenchmarkCapture(b *testing.B) {
 		}
 		b.ReportMetric(float64(vmHWM(b))/(1<<20), "peakRSS-MiB")
 	})
+	// Raw again, but in a new session as the service starts children: with
+	// sched_autogroup the child then gets its own CPU share, which on a
+	// loaded machine changes the producer/consumer balance.
+	b.Run("osexec-discard-setsid", func(b *testing.B) {
+		b.SetBytes(size)
+		b.ReportAllocs()
+		for b.Loop() {
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Stdout = io.Discard
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			if err := cmd.Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 var _ = os.Getpid

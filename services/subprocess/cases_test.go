@@ -183,6 +183,9 @@ func TestEnvPolicyDrops(t *testing.T) {
 		if got := p.Drops(tt.name); got != tt.drop {
 			t.Errorf("Drops(%q) = %v, want %v", tt.name, got, tt.drop)
 		}
+		if SensitiveEnvPattern.MatchString(tt.name) != sensitive(strings.ToUpper(tt.name)) {
+			t.Errorf("SensitiveEnvPattern and the fast path disagree on %q", tt.name)
+		}
 	}
 	if err := (EnvPolicy{Deny: []string{"[x"}}).Validate(); err == nil || err.Error() != `deny[0]: invalid pattern "[x"` {
 		t.Errorf("Validate = %v", err)

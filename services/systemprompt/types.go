@@ -114,10 +114,10 @@ type PromptContext struct {
 type VariableFunc func(ctx context.Context, ac AssembleContext) (value string, ok bool)
 
 // ToolProvider contributes tool schemas to every assembly that sees the
-// layer it is registered in. The tools service (services/tools) implements
-// it and registers itself with Service.Tools; this package never imports
-// that one, and the interface uses only this package's ToolSchema and core
-// types.
+// layer it is registered in. The tool registry (services/tools) reaches
+// assembly through the prompt-tools plugin (plugins/prompt-tools), which
+// adapts the registry to this interface and registers it with
+// Service.Tools; this package imports no other service.
 type ToolProvider interface {
 	// Schemas returns the tools visible in scope (after restriction), in
 	// any order. An error fails the assembly.
