@@ -60,6 +60,9 @@ type Execution struct {
 	outcome *Outcome
 	started bool // the body was invoked
 
+	storage     Outcome // backing store of the first normalized outcome (saves an allocation)
+	storageUsed bool
+
 	mu        sync.Mutex
 	deferred  []string
 	concludes bool
@@ -146,4 +149,15 @@ func (e *Execution) votesSoFar() Decision {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.votes
+}
+
+// newOutcome returns a zeroed outcome owned by e: the embedded one the first
+// time (only the goroutine running the execution's current stage calls it).
+func (e *Execution) newOutcome() *Outcome {
+	if !e.storageUsed {
+		e.storageUsed = true
+		e.storage.exec = e
+		return &e.storage
+	}
+	return &Outcome{exec: e}
 }

@@ -358,7 +358,8 @@ func (r *Registry) normalize(t *Tool, e *Execution, value any) (o *Outcome) {
 			return e.own(invalidOutput(t.name, joinViolations(vs)))
 		}
 	}
-	o = &Outcome{Value: value, exec: e}
+	o = e.newOutcome()
+	o.Value = value
 	if s, ok := value.(string); ok && t.render == nil {
 		o.inline[0] = Text(s)
 		o.Content = o.inline[:]
