@@ -7,6 +7,7 @@ import (
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/plugins/approval"
 	"github.com/dshgo/harness/plugins/hooks"
+	llmopenai "github.com/dshgo/harness/plugins/llm-openai"
 	"github.com/dshgo/harness/plugins/permission"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
 	spillpolicy "github.com/dshgo/harness/plugins/spill-policy"
@@ -14,6 +15,7 @@ import (
 	toolfs "github.com/dshgo/harness/plugins/tool-fs"
 	toolsearch "github.com/dshgo/harness/plugins/tool-search"
 	tooltimeout "github.com/dshgo/harness/plugins/tool-timeout"
+	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/spill"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
@@ -38,5 +40,7 @@ func Plugins() []core.Plugin {
 		toolbash.Plugin,
 		toolfs.Plugin,
 		toolsearch.Plugin,
+		llm.Plugin,
+		llmopenai.Plugin,
 	}
 }

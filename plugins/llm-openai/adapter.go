@@ -1,0 +1,226 @@
+package llmopenai
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/dshgo/harness/services/llm"
+)
+
+// Adapter is an llm.Adapter for one OpenAI-compatible route. Create it with
+// [New]; it is safe for concurrent use and holds no goroutines.
+type Adapter struct {
+	cfg    Config
+	models []llm.Model
+	client openai.Client
+	http   *http.Client
+	// sleep waits between retries; tests may shorten it.
+	sleep func(ctx context.Context, d time.Duration) error
+}
+
+// New validates cfg, reads the API key (APIKey, else $APIKeyEnv) and builds
+// the adapter. A missing required key is an error naming the variable and
+// the config field. httpClient may be nil (http.DefaultClient's transport).
+func New(cfg Config, httpClient *http.Client) (*Adapter, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	key, err := cfg.apiKey()
+	if err != nil {
+		return nil, err
+	}
+	if httpClient == nil {
+		// A transport of its own, so Close can drop this route's idle
+		// connections when the plugin unloads.
+		httpClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	}
+	opts := []option.RequestOption{
+		option.WithBaseURL(strings.TrimRight(cfg.BaseURL, "/") + "/"),
+		option.WithHTTPClient(httpClient),
+		option.WithMaxRetries(0), // retries are ours: they must stop once output was streamed
+	}
+	if key != "" {
+		opts = append(opts, option.WithAPIKey(key))
+	} else {
+		// No Authorization header at all for key-less local servers.
+		opts = append(opts, option.WithAPIKey(""), option.WithHeaderDel("Authorization"))
+	}
+	for k, v := range cfg.Headers {
+		opts = append(opts, option.WithHeader(k, v))
+	}
+	return &Adapter{
+		cfg:    cfg,
+		http:   httpClient,
+		models: cfg.models(),
+		client: openai.NewClient(opts...),
+		sleep:  sleepCtx,
+	}, nil
+}
+
+// Close drops idle keep-alive connections. Streams in progress are not
+// affected; the adapter stays usable.
+func (a *Adapter) Close() { a.http.CloseIdleConnections() }
+
+// Provider returns the route name.
+func (a *Adapter) Provider() string { return a.cfg.Provider }
+
+// Models returns the configured models.
+func (a *Adapter) Models() []llm.Model {
+	out := make([]llm.Model, len(a.models))
+	copy(out, a.models)
+	return out
+}
+
+// Stream performs req (req.Model is a model name or alias of this route).
+// See the package doc for the wire contract.
+func (a *Adapter) Stream(ctx context.Context, req llm.Request) llm.Stream {
+	m, ok := llm.ResolveModel(a.models, req.Model)
+	if !ok {
+		return llm.FinishWith(llm.Errorf(llm.CodeNoAdapter, "provider %q has no model %q", a.cfg.Provider, req.Model))
+	}
+	opts, oerr := llm.EffectiveOptions(m, req.Options)
+	if oerr != nil {
+		return llm.FinishWith(oerr)
+	}
+	params, err := buildParams(m.Name, req, opts)
+	if err != nil {
+		return llm.FinishWith(&llm.Error{Code: llm.CodeProtocol, Message: "building the request: " + err.Error(), Err: err})
+	}
+	return func(yield func(llm.Chunk) bool) {
+		for attempt := 0; ; attempt++ {
+			t := newTranslator(yield)
+			lerr := a.attempt(ctx, params, t)
+			if t.stopped {
+				return
+			}
+			if lerr != nil && !t.emitted && lerr.Retryable() && attempt < a.cfg.maxRetries() {
+				if delay, ok := a.backoff(attempt, lerr); ok {
+					if a.sleep(ctx, delay) != nil {
+						t.end(llm.Aborted(ctx))
+						return
+					}
+					continue
+				}
+			}
+			t.end(lerr)
+			return
+		}
+	}
+}
+
+// attempt runs one HTTP request and feeds its events to t. It returns nil
+// when the stream ended normally (t.end not yet called).
+func (a *Adapter) attempt(parent context.Context, params openai.ChatCompletionNewParams, t *translator) *llm.Error {
+	ctx, cancel := context.WithCancelCause(parent)
+	defer cancel(nil)
+	idle := newIdleTimer(time.Duration(a.cfg.Timeout), cancel)
+	defer idle.stop()
+
+	var res *http.Response
+	err := a.client.Post(ctx, "chat/completions", params, &res, option.WithJSONSet("stream", true))
+	if err != nil {
+		return classify(parent, ctx, err)
+	}
+	stream := ssestream.NewStream[wireChunk](ssestream.NewDecoder(res), nil)
+	defer stream.Close()
+	for stream.Next() {
+		idle.reset()
+		c := stream.Current()
+		t.add(&c)
+		if t.stopped {
+			return nil
+		}
+	}
+	if err := stream.Err(); err != nil {
+		if t.finish != "" && !isStreamError(err) && parent.Err() == nil {
+			// The reply was complete; only the trailer ([DONE]) was lost.
+			return nil
+		}
+		return classify(parent, ctx, err)
+	}
+	if parent.Err() != nil {
+		return llm.Aborted(parent)
+	}
+	return nil
+}
+
+func isStreamError(err error) bool {
+	var se *ssestream.StreamError
+	return errors.As(err, &se)
+}
+
+// backoff returns the delay before retry number attempt+1: the provider's
+// Retry-After when given (final if it exceeds RetryMaxDelay), else
+// exponential from RetryBaseDelay with jitter in [50%, 100%].
+func (a *Adapter) backoff(attempt int, err *llm.Error) (time.Duration, bool) {
+	maxDelay := time.Duration(a.cfg.RetryMaxDelay)
+	if err.RetryAfter > 0 {
+		if maxDelay > 0 && err.RetryAfter > maxDelay {
+			return 0, false
+		}
+		return err.RetryAfter, true
+	}
+	d := time.Duration(a.cfg.RetryBaseDelay) << attempt
+	if maxDelay > 0 && (d > maxDelay || d <= 0) {
+		d = maxDelay
+	}
+	if d <= 0 {
+		return 0, true
+	}
+	return d/2 + rand.N(d/2+1), true
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-tm.C:
+		return nil
+	}
+}
+
+// errIdle is the cancellation cause when the endpoint is silent too long.
+var errIdle = errors.New("no data from the endpoint within the timeout")
+
+// idleTimer cancels an attempt when no event arrives within d.
+type idleTimer struct {
+	mu sync.Mutex
+	t  *time.Timer
+	d  time.Duration
+}
+
+func newIdleTimer(d time.Duration, cancel context.CancelCauseFunc) *idleTimer {
+	it := &idleTimer{d: d}
+	if d > 0 {
+		it.t = time.AfterFunc(d, func() { cancel(errIdle) })
+	}
+	return it
+}
+
+func (it *idleTimer) reset() {
+	if it.t != nil {
+		it.mu.Lock()
+		it.t.Reset(it.d)
+		it.mu.Unlock()
+	}
+}
+
+func (it *idleTimer) stop() {
+	if it.t != nil {
+		it.t.Stop()
+	}
+}

@@ -1,0 +1,33 @@
+package llmopenai
+
+import (
+	"fmt"
+
+	"go.uber.org/fx"
+
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/services/llm"
+)
+
+// Plugin is the "llm-openai" plugin: one OpenAI-compatible provider route,
+// registered in the llm service as an effect. Activation fails when the
+// route needs an API key and none is configured (the error names the
+// environment variable and the config field).
+var Plugin = core.Define("llm-openai", apply,
+	core.WithInject(llm.Key.Name()),
+	core.WithDescription("OpenAI-compatible chat-completions adapter (DeepSeek, OpenAI, Ollama, vLLM, llama.cpp) built on openai-go."))
+
+func apply(c *core.Context, cfg Config) error {
+	a, err := New(cfg, nil)
+	if err != nil {
+		return fmt.Errorf("llm-openai: %w", err)
+	}
+	if err := c.Effect("llm-openai idle connections", func() (func(), error) { return a.Close, nil }); err != nil {
+		return err
+	}
+	return llm.Register(c, a)
+}
+
+// Module contributes Plugin to the fx plugin catalog.
+var Module = fx.Module("llm-openai",
+	fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))

@@ -1,0 +1,97 @@
+package llmopenai
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/dshgo/harness/services/llm"
+)
+
+// buildParams translates a provider-neutral request into chat-completions
+// parameters. opts are the effective options (see llm.EffectiveOptions).
+func buildParams(model string, req llm.Request, opts llm.Options) (openai.ChatCompletionNewParams, error) {
+	p := openai.ChatCompletionNewParams{
+		Model:         shared.ChatModel(model),
+		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+	}
+	for i, m := range req.Messages {
+		wm, err := wireMessage(m)
+		if err != nil {
+			return p, fmt.Errorf("messages[%d]: %w", i, err)
+		}
+		p.Messages = append(p.Messages, wm)
+	}
+	for i, t := range req.Tools {
+		params := openai.FunctionParameters{"type": "object", "properties": map[string]any{}}
+		if len(t.Parameters) > 0 {
+			params = openai.FunctionParameters{}
+			if err := json.Unmarshal(t.Parameters, &params); err != nil {
+				return p, fmt.Errorf("tools[%d] (%s).parameters: not a JSON object: %w", i, t.Name, err)
+			}
+		}
+		def := shared.FunctionDefinitionParam{Name: t.Name, Parameters: params}
+		if t.Description != "" {
+			def.Description = openai.String(t.Description)
+		}
+		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(def))
+	}
+	if opts.MaxOutputTokens > 0 {
+		p.MaxTokens = openai.Int(opts.MaxOutputTokens)
+	}
+	if opts.ReasoningEffort != "" {
+		p.ReasoningEffort = shared.ReasoningEffort(opts.ReasoningEffort)
+	}
+	if opts.Thinking != llm.ThinkingDefault {
+		p.SetExtraFields(map[string]any{"thinking": map[string]any{"type": string(opts.Thinking)}})
+	}
+	return p, nil
+}
+
+func wireMessage(m llm.Message) (openai.ChatCompletionMessageParamUnion, error) {
+	switch m.Role {
+	case llm.RoleSystem:
+		return openai.SystemMessage(m.Content), nil
+	case llm.RoleUser:
+		return openai.UserMessage(m.Content), nil
+	case llm.RoleTool:
+		if m.ToolCallID == "" {
+			return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("tool message: toolCallId is required")
+		}
+		return openai.ToolMessage(m.Content, m.ToolCallID), nil
+	case llm.RoleAssistant:
+		a := openai.ChatCompletionAssistantMessageParam{}
+		if m.Content != "" {
+			a.Content.OfString = openai.String(m.Content)
+		}
+		for _, tc := range m.ToolCalls {
+			args := tc.Arguments
+			if args == "" {
+				args = "{}"
+			}
+			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+					ID:       tc.ID,
+					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: args},
+				},
+			})
+		}
+		extra := map[string]any{}
+		if m.Content == "" {
+			extra["content"] = nil
+		}
+		// DeepSeek thinking mode requires the reasoning of turns that made
+		// tool calls to be sent back (bug case B14); turns without tool
+		// calls may leave it out, which keeps requests small.
+		if len(m.ToolCalls) > 0 && m.Reasoning != "" {
+			extra["reasoning_content"] = m.Reasoning
+		}
+		if len(extra) > 0 {
+			a.SetExtraFields(extra)
+		}
+		return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
+	}
+	return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("role %q: must be system, user, assistant or tool", m.Role)
+}

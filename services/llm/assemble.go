@@ -1,0 +1,144 @@
+package llm
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+)
+
+// Response is a stream folded into one assistant message.
+type Response struct {
+	// Message is the assistant message (Role assistant) with Content,
+	// Reasoning and ToolCalls in stable-index order, arguments normalised.
+	Message Message
+	// Finish is the finish reason; FinishError or FinishAborted come with Err.
+	Finish FinishReason
+	// Err is the failure, for FinishError and FinishAborted.
+	Err *Error
+	// Usage is the last usage report; meaningful only when UsageReported.
+	Usage Usage
+	// UsageReported is false when the stream carried no usage: the caller
+	// must estimate, never count the request as zero tokens (bug case B23).
+	UsageReported bool
+}
+
+// Assembler folds chunks into a [Response] while the caller also forwards
+// them elsewhere (a UI, a log). The zero value is ready to use. Not safe for
+// concurrent use.
+//
+// Chunks after the finish are ignored. If the stream ended without a finish
+// (the consumer stopped early), Response reports FinishAborted.
+type Assembler struct {
+	text, reasoning strings.Builder
+	calls           []ToolCall
+	args            []strings.Builder
+	usage           *Usage
+	finish          FinishReason
+	err             *Error
+}
+
+// Add folds one chunk.
+func (a *Assembler) Add(c Chunk) {
+	if a.finish != "" {
+		return
+	}
+	switch c.Kind {
+	case ChunkText:
+		a.text.WriteString(c.Text)
+	case ChunkReasoning:
+		a.reasoning.WriteString(c.Text)
+	case ChunkToolCallStart:
+		for len(a.calls) <= c.Index {
+			a.calls = append(a.calls, ToolCall{})
+			a.args = append(a.args, strings.Builder{})
+		}
+		a.calls[c.Index].ID = c.ToolCallID
+		a.calls[c.Index].Name = c.ToolName
+	case ChunkToolCallDelta:
+		if c.Index >= 0 && c.Index < len(a.args) {
+			a.args[c.Index].WriteString(c.Text)
+		}
+	case ChunkUsage:
+		if c.Usage != nil {
+			u := *c.Usage
+			a.usage = &u
+		}
+	case ChunkFinish:
+		a.finish, a.err = c.Finish, c.Err
+	}
+}
+
+// Response returns the folded result. It may be called more than once.
+func (a *Assembler) Response() Response {
+	r := Response{
+		Message: Message{Role: RoleAssistant, Content: a.text.String(), Reasoning: a.reasoning.String()},
+		Finish:  a.finish,
+		Err:     a.err,
+	}
+	if r.Finish == "" {
+		r.Finish = FinishAborted
+		r.Err = Errorf(CodeAborted, "stream ended without a finish")
+	}
+	for i, c := range a.calls {
+		c.Arguments, c.ArgumentsError = NormalizeArguments(a.args[i].String())
+		r.Message.ToolCalls = append(r.Message.ToolCalls, c)
+	}
+	if a.usage != nil {
+		r.Usage, r.UsageReported = *a.usage, true
+	}
+	return r
+}
+
+// Collect ranges over s and folds it. Use it when nothing needs the chunks
+// as they arrive.
+func Collect(s Stream) Response {
+	var a Assembler
+	for c := range s {
+		a.Add(c)
+	}
+	return a.Response()
+}
+
+// NormalizeArguments turns a model's raw argument text into the text to keep
+// in history. Empty, whitespace-only and `null` become `{}`. A JSON object is
+// returned unchanged. Anything else is returned unchanged with a reason:
+// "truncated JSON: ...", "invalid JSON: ..." or "arguments must be a JSON
+// object, got array". The reason is what the agent reports back to the model
+// as an error tool result.
+func NormalizeArguments(raw string) (args string, reason string) {
+	trimmed := strings.TrimSpace(raw)
+	if trimmed == "" || trimmed == "null" {
+		return "{}", ""
+	}
+	dec := json.NewDecoder(strings.NewReader(trimmed))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return raw, "truncated JSON: the arguments end before the object is complete"
+		}
+		return raw, "invalid JSON: " + err.Error()
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return raw, "invalid JSON: unexpected data after the arguments object"
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return raw, "arguments must be a JSON object, got " + jsonKind(v)
+	}
+	return raw, ""
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case []any:
+		return "array"
+	case string:
+		return "string"
+	case json.Number:
+		return "number"
+	case bool:
+		return "boolean"
+	}
+	return "null"
+}
