@@ -103,7 +103,8 @@ func (r cgroupRange) members() []int {
 func (r cgroupRange) release() { _ = os.Remove(r.dir) }
 
 // cgroupParent is the runtime's private cgroup v2 directory under its own
-// cgroup; each child gets a numbered leaf inside it.
+// cgroup, named harness-subprocess-<pid namespace>-<pid>-<12 hex>; each child
+// gets a numbered leaf inside it.
 type cgroupParent struct{ dir string }
 
 // probeCgroup creates the runtime's private cgroup directory when cgroup v2
@@ -122,7 +123,7 @@ func probeCgroup() (*cgroupParent, error) {
 	sweepStale(parent)
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
-	dir := filepath.Join(parent, fmt.Sprintf("harness-subprocess-%d-%s", os.Getpid(), hex.EncodeToString(rnd[:])))
+	dir := filepath.Join(parent, fmt.Sprintf("harness-subprocess-%s-%d-%s", pidNamespace(), os.Getpid(), hex.EncodeToString(rnd[:])))
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("subprocess: cgroup: %w", err)
 	}
@@ -193,6 +194,16 @@ func ownCgroup() (string, error) {
 	return "", errors.New("subprocess: no cgroup v2 membership")
 }
 
+// pidNamespace names this process's pid namespace (its inode number), so
+// that a runtime only judges the liveness of hosts whose pids it can see.
+func pidNamespace() string {
+	l, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		return "0"
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(l, "pid:["), "]")
+}
+
 // sweepStale kills and removes the cgroup directories of runtimes whose
 // host process no longer exists (a harness that was SIGKILLed cannot clean
 // up; the next one does). A directory whose pid is alive is left alone,
@@ -203,9 +214,9 @@ func sweepStale(parent string) {
 		return
 	}
 	for _, e := range ents {
-		rest, ok := strings.CutPrefix(e.Name(), "harness-subprocess-")
+		rest, ok := strings.CutPrefix(e.Name(), "harness-subprocess-"+pidNamespace()+"-")
 		if !ok || !e.IsDir() {
-			continue
+			continue // another pid namespace's pids mean nothing here
 		}
 		pidText, _, _ := strings.Cut(rest, "-")
 		pid, err := strconv.Atoi(pidText)

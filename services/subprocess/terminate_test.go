@@ -293,7 +293,7 @@ func TestStaleCgroupSwept(t *testing.T) {
 		t.Skip("no cgroup v2")
 	}
 	// A fake dead host: pid 2^22-1 is above any pid this machine hands out.
-	stale := filepath.Join(filepath.Dir(rt.cg.dir), "harness-subprocess-4194303-000000000000")
+	stale := filepath.Join(filepath.Dir(rt.cg.dir), "harness-subprocess-"+pidNamespace()+"-4194303-000000000000")
 	leaf := filepath.Join(stale, "c1")
 	if err := os.MkdirAll(leaf, 0o700); err != nil {
 		t.Fatal(err)

@@ -57,3 +57,36 @@ func BenchmarkValidate10Fields(b *testing.B) {
 		}
 	})
 }
+
+// FuzzCheck: validation is total — any argument text yields either valid
+// normalized JSON or violations, never a panic.
+func FuzzCheck(f *testing.F) {
+	params, err := schemaOf(reflect.TypeFor[tenFields]())
+	if err != nil {
+		f.Fatal(err)
+	}
+	v, err := compileSchema(params)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, seed := range []string{tenArgs, "", "{}", "[1,2]", `{"path":"a","limit":"5"}`, `{"path":1,"tags":[1,"x"]}`, `{"mode":"files","offset":"-0"}`, "nul", `{"a":`} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		normalized, coerced, violations := v.check(raw)
+		if violations != nil {
+			for _, vi := range violations {
+				if vi.Rule == "" || vi.Message == "" {
+					t.Fatalf("empty violation %+v for %q", vi, raw)
+				}
+			}
+			return
+		}
+		if !json.Valid([]byte(normalized)) {
+			t.Fatalf("valid arguments %q normalized to invalid JSON %q", raw, normalized)
+		}
+		if len(coerced) > 0 && normalized == raw {
+			t.Fatalf("coerced %v but normalized text unchanged", coerced)
+		}
+	})
+}

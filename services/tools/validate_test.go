@@ -50,6 +50,8 @@ func TestB15QuotedNumbersUnknownKeysMissingRequired(t *testing.T) {
 		{`{"path":123}`, `invalid arguments: /path: type: must be a string, got number 123`},
 		{`[1,2]`, `invalid arguments: (root): type: must be an object, got array`},
 		{`{"path":`, `invalid arguments: (root): json: arguments are not valid JSON: unexpected EOF`},
+		{`{"path":"a"}}`, `invalid arguments: (root): json: arguments are not valid JSON: unexpected data after the JSON value`},
+		{`{"path":"a"} {}`, `invalid arguments: (root): json: arguments are not valid JSON: unexpected data after the JSON value`},
 	}
 	for _, tool := range []string{"raw_read", "typed_read"} {
 		for _, tc := range cases {
