@@ -78,6 +78,7 @@ func (r *Registry) prepare(ctx context.Context, call Call) (e *Execution) {
 		}
 	}
 	switch d.Kind {
+	case DecisionAsk, DecisionDeny:
 	case DecisionCancel:
 		return e.post(abortedBeforeDispatch())
 	case DecisionAllow:
@@ -88,8 +89,13 @@ func (r *Registry) prepare(ctx context.Context, call Call) (e *Execution) {
 		if reason != "" {
 			d = Deny(reason)
 		}
+	default: // fail closed on a decision this registry does not know
+		return e.final(Failure(fmt.Sprintf("tools/pre-execute returned an invalid decision kind %v", d.Kind), nil))
 	}
 	if d.Kind == DecisionDeny {
+		if d.Reason == "" {
+			d.Reason = fmt.Sprintf("tool %q was denied by policy", call.Name)
+		}
 		return e.post(Failure(d.Reason, d.Info))
 	}
 	if ctx.Err() != nil {

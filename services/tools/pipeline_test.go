@@ -40,6 +40,8 @@ func TestPreExecuteDecisions(t *testing.T) {
 	}{
 		{"allow", tools.Allow(), nil, "hi", "", true},
 		{"deny", tools.Deny("not here"), nil, "Error: not here", "", false},
+		{"deny without reason", tools.Deny(""), nil, `Error: tool "echo" was denied by policy`, "", false},
+		{"unknown kind fails closed", tools.Decision{Kind: 42}, nil, "Error: tools/pre-execute returned an invalid decision kind DecisionKind(42)", "", false},
 		{"deny with info", tools.DenyWith("policy says no", &tools.ErrorInfo{Name: "PolicyError", Code: "DENIED"}), nil, "Error: policy says no", "DENIED", false},
 		{"cancel", tools.Cancel(), nil, "Error: tool call aborted before dispatch", tools.CodeAbortedBeforeDispatch, false},
 		{"ask without approval service", tools.Ask(""), nil, `Error: tool "echo" requires approval (not yet supported)`, "", false},
@@ -75,7 +77,7 @@ func TestPreExecuteDecisions(t *testing.T) {
 				t.Errorf("IsError %v", o.IsError)
 			}
 			wantPost := int64(1)
-			if tc.name == "ask fails" {
+			if tc.name == "ask fails" || tc.name == "unknown kind fails closed" {
 				wantPost = 0 // a failure inside policy is final
 			}
 			if post.Load() != wantPost {
