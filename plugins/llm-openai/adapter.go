@@ -80,10 +80,22 @@ func (a *Adapter) Models() []llm.Model {
 	return out
 }
 
+// ResolveModel finds a listed model or alias; with AnyModel, any other
+// non-empty name resolves to a bare model of that name.
+func (a *Adapter) ResolveModel(name string) (llm.Model, bool) {
+	if m, ok := llm.ResolveModel(a.models, name); ok {
+		return m, true
+	}
+	if a.cfg.AnyModel && name != "" {
+		return llm.Model{Provider: a.cfg.Provider, Name: name}, true
+	}
+	return llm.Model{}, false
+}
+
 // Stream performs req (req.Model is a model name or alias of this route).
 // See the package doc for the wire contract.
 func (a *Adapter) Stream(ctx context.Context, req llm.Request) llm.Stream {
-	m, ok := llm.ResolveModel(a.models, req.Model)
+	m, ok := a.ResolveModel(req.Model)
 	if !ok {
 		return llm.FinishWith(llm.Errorf(llm.CodeNoAdapter, "provider %q has no model %q", a.cfg.Provider, req.Model))
 	}

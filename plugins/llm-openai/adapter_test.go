@@ -622,3 +622,24 @@ func TestConfigValidateNamesFields(t *testing.T) {
 		}
 	}
 }
+
+func TestAnyModelPassesUnlistedNamesThrough(t *testing.T) {
+	srv := llmtest.New(t, []llmtest.Turn{llmtest.Stream(llmtest.TextDelta("hi"), llmtest.Finish("stop"))})
+	cfg := testConfig(srv.URL)
+	cfg.Provider, cfg.Models = "local", []ModelConfig{{Name: "qwen3"}}
+	a := newAdapter(t, cfg)
+	if _, ok := a.ResolveModel("llama3.2:1b"); ok {
+		t.Fatal("unlisted model resolved without anyModel")
+	}
+	cfg.AnyModel = true
+	a = newAdapter(t, cfg)
+	svc := llm.NewService()
+	if _, err := svc.Register(a); err != nil {
+		t.Fatal(err)
+	}
+	_, r := collect(t, svc.Stream(t.Context(), llm.Request{Model: "local/llama3.2:1b", Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}}))
+	w, _ := srv.Requests()[0].Wire()
+	if r.Err != nil || w.Model != "llama3.2:1b" {
+		t.Fatalf("err=%v model=%q", r.Err, w.Model)
+	}
+}

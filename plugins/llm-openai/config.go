@@ -56,6 +56,10 @@ type Config struct {
 	// Models lists the route's models; the first with default: true (or the
 	// first) serves requests naming only the provider.
 	Models []ModelConfig `yaml:"models" json:"models" jsonschema:"minItems=1"`
+	// AnyModel passes model names that are not listed through to the
+	// endpoint unchanged (no thinking switch, unknown limits): useful for a
+	// local server serving whatever models it has.
+	AnyModel bool `yaml:"anyModel" json:"anyModel,omitempty"`
 }
 
 // ModelConfig describes one model of the route.

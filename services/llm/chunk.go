@@ -107,6 +107,15 @@ type Adapter interface {
 	Stream(ctx context.Context, req Request) Stream
 }
 
+// ModelResolver is implemented by adapters that accept models beyond their
+// Models() list (e.g. a local server serving whatever it has pulled). The
+// service asks it instead of matching Models() itself.
+type ModelResolver interface {
+	// ResolveModel finds name (canonical, alias, or "" for the default),
+	// with the alias's thinking mode applied, like [ResolveModel].
+	ResolveModel(name string) (Model, bool)
+}
+
 // FinishWith returns a one-chunk stream that finishes with err (code and
 // message as given). Adapters and the service use it for failures detected
 // before any request is made.

@@ -100,7 +100,12 @@ func (s *Service) resolve(route string) (Model, Adapter, error) {
 	if !ok {
 		return Model{}, nil, fmt.Errorf("model route %q: provider %q is not registered (registered: %v): %w", route, provider, s.order, ErrNoAdapter)
 	}
-	m, ok := ResolveModel(a.Models(), model)
+	var m Model
+	if r, isResolver := a.(ModelResolver); isResolver {
+		m, ok = r.ResolveModel(model)
+	} else {
+		m, ok = ResolveModel(a.Models(), model)
+	}
 	if !ok {
 		return Model{}, nil, fmt.Errorf("model route %q: provider %q has no model %q: %w", route, provider, model, ErrNoAdapter)
 	}
