@@ -38,11 +38,11 @@ func Plugins() []core.Plugin {
 		spill.Plugin,
 		spillpolicy.Plugin,
 		tokenmeter.Plugin,
-		llm.Plugin,
-		llmopenai.Plugin,
 		toolbash.Plugin,
 		toolfs.Plugin,
 		toolsearch.Plugin,
+		llm.Plugin,
+		llmopenai.Plugin,
 		agent.Plugin,
 	}
 }
