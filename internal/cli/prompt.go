@@ -8,6 +8,9 @@ import (
 	"strings"
 
 	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/core/fxcore"
+	"github.com/dshgo/harness/core/loader"
+	"github.com/dshgo/harness/core/manifest"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tokenmeter"
 	"github.com/spf13/cobra"
@@ -28,14 +31,16 @@ func init() {
 				"that shadows a global one of the same name (for example --var cwd=/srv/app). --scope ID assembles\n" +
 				"for a fresh scope labelled ID that carries the --var values. --json prints\n" +
 				`{"sections":[{"name","order","tokens","text"}],"tools":[{"name","tokens"}],"totalTokens":N}` + "\n" +
-				"with the non-empty rendered sections; token counts appear when a token meter is mounted.",
+				"with the non-empty rendered sections; token counts appear when a token meter is mounted.\n" +
+				"A row that fails to apply (e.g. a model route without its API key) is skipped and named on\n" +
+				"stderr, as are rows left pending; stdout carries only the prompt.",
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				values, err := parseVars(vars)
 				if err != nil {
 					return UsageError(err)
 				}
-				h, err := env.Boot()
+				h, err := bootForPrompt(env)
 				if err != nil {
 					return err
 				}
@@ -61,6 +66,54 @@ func init() {
 		cmd.Flags().StringArrayVar(&vars, "var", nil, "prompt variable name=value (repeatable)")
 		return cmd
 	})
+}
+
+// bootForPrompt boots the configured harness for `harness prompt`. The
+// prompt does not need every row: a model route without its API key must
+// not hide it. A row that fails to apply is disabled and the boot retried;
+// it, and every row left failed or pending, is named on stderr. A failure of
+// the systemprompt row itself, or any other kind of error, is returned.
+func bootForPrompt(env *Env) (*fxcore.Harness, error) {
+	m, err := env.LoadManifest()
+	if err != nil {
+		return nil, err
+	}
+	m = m.Clone()
+	useManifest := func(o *fxcore.Options) { o.Manifest = m }
+	for {
+		h, err := env.Boot(SkipAudit(), useManifest)
+		if err == nil {
+			for _, r := range h.Loader.Status() {
+				switch r.State {
+				case "failed":
+					fmt.Fprintf(env.Stderr, "harness: warning: row %q (%s) failed, its prompt contributions are missing: %s\n", r.ID, r.Name, r.Error)
+				case "pending":
+					fmt.Fprintf(env.Stderr, "harness: warning: row %q (%s) is pending on %s, its prompt contributions are missing\n", r.ID, r.Name, strings.Join(r.PendingOn, ", "))
+				}
+			}
+			return h, nil
+		}
+		var ee *loader.EntryError
+		if !errors.As(err, &ee) || ee.Stage != "apply" || ee.Name == systemprompt.Plugin.Name() || !disableRow(m.Plugins, ee.ID) {
+			return nil, err
+		}
+		fmt.Fprintf(env.Stderr, "harness: warning: row %q (%s) skipped, its prompt contributions are missing: %v\n", ee.ID, ee.Name, ee.Err)
+	}
+}
+
+// disableRow marks the enabled row id (searched through groups) disabled
+// and reports whether it found one.
+func disableRow(rows []manifest.Entry, id string) bool {
+	for i := range rows {
+		if rows[i].ID == id && !rows[i].Disabled && !rows[i].Group {
+			rows[i].Disabled = true
+			return true
+		}
+		if disableRow(rows[i].Children, id) {
+			return true
+		}
+	}
+	return false
 }
 
 // promptJSON is the --json shape of `harness prompt`.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,6 +28,11 @@ var echoTool = core.Define("test-echo-tool", func(c *core.Context, _ struct{}) e
 		func(_ context.Context, _ *tools.Execution, a args) (string, error) { return a.Text, nil }))
 }, core.WithInject(tools.Key.Name()))
 
+// brokenPlugin fails to apply, like a model route without its API key.
+var brokenPlugin = core.Define("test-broken", func(*core.Context, struct{}) error {
+	return errors.New("no API key: set TEST_API_KEY")
+})
+
 // runPrompt runs `harness prompt` against a manifest text with the
 // systemprompt, tools, prompt-tools, tokenmeter and a test tool plugin in
 // the catalog.
@@ -44,7 +50,7 @@ func runPrompt(t *testing.T, manifestYAML string, args ...string) (code int, std
 		Modules: []fx.Option{
 			fxcore.ProvidePlugin(systemprompt.Plugin), fxcore.ProvidePlugin(tools.Plugin),
 			fxcore.ProvidePlugin(prompttools.Plugin), fxcore.ProvidePlugin(tokenmeter.Plugin),
-			fxcore.ProvidePlugin(echoTool),
+			fxcore.ProvidePlugin(echoTool), fxcore.ProvidePlugin(brokenPlugin),
 		},
 		LookupEnv:   func(string) (string, bool) { return "", false },
 		Ctx:         context.Background(),
@@ -154,5 +160,20 @@ func TestPromptJSONWithToolsAndTokens(t *testing.T) {
 	want := tokenmeter.PriceSystem(est, text) + tokenmeter.PriceTools(est, []tokenmeter.ToolSchema{{Name: "echo", Description: "Echo the text back.", Parameters: reg.Parameters()}})
 	if got.TotalTokens == nil || *got.TotalTokens != want {
 		t.Fatalf("totalTokens = %v, want %d (%s)", got.TotalTokens, want, out)
+	}
+}
+
+func TestPromptSurvivesRowsThatFail(t *testing.T) {
+	manifest := personaManifest + "  - id: model\n    name: test-broken\n"
+	code, out, errOut := runPrompt(t, manifest, "--var", "cwd=/w")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.HasSuffix(out, "Working directory: /w\n") {
+		t.Fatalf("stdout = %q", out)
+	}
+	want := `harness: warning: row "model" (test-broken) skipped, its prompt contributions are missing: `
+	if !strings.Contains(errOut, want) || !strings.Contains(errOut, "no API key: set TEST_API_KEY") {
+		t.Fatalf("stderr = %q", errOut)
 	}
 }

@@ -68,6 +68,11 @@
 // leftover cgroups of hosts that no longer exist. Runtime.KillNow is the
 // synchronous host-exit path (SIGKILL everything, no waiting).
 //
+// No signal is ever sent to a number that may have been reused: cgroup
+// ranges signal only the pids the cgroup lists (and use cgroup.kill), and
+// the process-group and session fallbacks check the leader's start time
+// first; the first observation that a range is empty is permanent.
+//
 // The runtime marks every inherited descriptor above 2 close-on-exec when it
 // starts, so children see only fds 0-2 (and fd 3 with Spec.Control).
 //

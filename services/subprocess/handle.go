@@ -193,10 +193,9 @@ func (r *Runtime) Spawn(spec Spec) (*Handle, error) {
 	closeAll(childEnds...)
 	h.pid = cmd.Process.Pid
 	if r.cg != nil {
-		cgRange.pgid = h.pid
 		h.rng = cgRange
 	} else {
-		h.rng = pgidRange{pgid: h.pid}
+		h.rng = newPgidRange(h.pid)
 	}
 	if spec.Context != nil {
 		h.stopCtx = context.AfterFunc(spec.Context, h.Terminate)

@@ -31,24 +31,50 @@ type managedRange interface {
 // pgidRange is the fallback range: the process group (= session, because
 // every child is started with Setsid) of the direct child. Descendants that
 // call setsid or setpgid escape it.
-type pgidRange struct{ pgid int }
+//
+// Pid reuse: the kernel keeps a pgid's number allocated while any process
+// (zombies included) is in the group, so the number can only be reused after
+// the group emptied. A process whose pid is the pgid but whose start time
+// differs from the recorded leader's is a newcomer: the group then counts as
+// gone and is never signalled again.
+type pgidRange struct {
+	pgid        int
+	leaderStart uint64
+}
+
+func newPgidRange(pid int) pgidRange {
+	st, _ := readProcStat(pid)
+	return pgidRange{pgid: pid, leaderStart: st.start}
+}
 
 func (r pgidRange) alive() (bool, error) {
 	if err := unix.Kill(-r.pgid, 0); errors.Is(err, unix.ESRCH) {
 		return false, nil
 	}
-	return len(liveMembers(func(p procStat) bool { return p.pgrp == r.pgid })) > 0, nil
+	members := liveMembers(func(p procStat) bool { return p.pgrp == r.pgid })
+	for _, p := range members {
+		if p.pid == r.pgid && p.start != r.leaderStart {
+			return false, nil
+		}
+	}
+	return len(members) > 0, nil
 }
 
-func (r pgidRange) signal(sig syscall.Signal) { _ = unix.Kill(-r.pgid, sig) }
-func (r pgidRange) release()                  {}
+func (r pgidRange) signal(sig syscall.Signal) {
+	if alive, _ := r.alive(); alive {
+		_ = unix.Kill(-r.pgid, sig)
+	}
+}
+
+func (r pgidRange) release() {}
 
 // cgroupRange is a cgroup v2 leaf created for one child (CLONE_INTO_CGROUP):
 // it holds every descendant, setsid escapees and double forks included.
 // SIGKILL goes through cgroup.kill; other signals go to each listed member.
+// It never signals by pid or pgid number alone, so pid reuse cannot
+// misdirect a signal.
 type cgroupRange struct {
-	dir  string
-	pgid int
+	dir string
 }
 
 func (r cgroupRange) alive() (bool, error) {
@@ -75,7 +101,6 @@ func (r cgroupRange) alive() (bool, error) {
 }
 
 func (r cgroupRange) signal(sig syscall.Signal) {
-	_ = unix.Kill(-r.pgid, sig)
 	if sig == unix.SIGKILL {
 		if os.WriteFile(filepath.Join(r.dir, "cgroup.kill"), []byte("1"), 0) == nil {
 			return

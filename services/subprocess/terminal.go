@@ -179,10 +179,9 @@ func (r *Runtime) SpawnTerminal(spec TerminalSpec) (*Terminal, error) {
 	}
 	t.pid = t.cmd.Process.Pid
 	if r.cg != nil {
-		cgRange.pgid = t.pid
 		t.rng = cgRange
 	} else {
-		t.rng = sessionRange{sid: t.pid}
+		t.rng = newSessionRange(t.pid)
 	}
 	// creack/pty's Open and Setsize called Fd(), which left the master in
 	// blocking mode: deadlines would not work and Close would not unblock a
@@ -652,11 +651,8 @@ func (t *Terminal) members() []int {
 		return r.members()
 	case sessionRange:
 		var out []int
-		for _, p := range descendants(r.sid, r.sid) {
+		for _, p := range r.members() {
 			out = append(out, p.pid)
-		}
-		if st, ok := readProcStat(r.sid); ok && !st.gone() {
-			out = append(out, r.sid)
 		}
 		return out
 	}
@@ -675,24 +671,41 @@ func pidList(pids []int) string {
 func (t *Terminal) kill() { t.rng.signal(unix.SIGKILL) }
 
 // sessionRange is the process-group fallback for terminals: the session
-// led by the program plus its descendants by parent link.
-type sessionRange struct{ sid int }
-
-func (r sessionRange) alive() (bool, error) {
-	if st, ok := readProcStat(r.sid); ok && !st.gone() {
-		return true, nil
-	}
-	return len(descendants(r.sid, r.sid)) > 0, nil
+// led by the program plus, while the program runs, its descendants by parent
+// link. Members are signalled one by one after an identity check, never by
+// number alone. A process that now holds the leader's pid with another start
+// time means the session ended and its number was reused: the range is then
+// gone.
+type sessionRange struct {
+	sid         int
+	leaderStart uint64
 }
 
+func newSessionRange(pid int) sessionRange {
+	st, _ := readProcStat(pid)
+	return sessionRange{sid: pid, leaderStart: st.start}
+}
+
+// members lists the live processes of the range.
+func (r sessionRange) members() []procStat {
+	leader, ok := readProcStat(r.sid)
+	if ok && leader.start != r.leaderStart {
+		return nil // reused number: the session is long gone
+	}
+	if ok && !leader.gone() {
+		return append(descendants(r.sid, r.sid), leader)
+	}
+	return liveMembers(func(p procStat) bool { return p.session == r.sid })
+}
+
+func (r sessionRange) alive() (bool, error) { return len(r.members()) > 0, nil }
+
 func (r sessionRange) signal(sig syscall.Signal) {
-	for _, p := range descendants(r.sid, r.sid) {
+	for _, p := range r.members() {
 		if sameProcess(p) {
 			_ = unix.Kill(p.pid, sig)
 		}
 	}
-	_ = unix.Kill(-r.sid, sig)
-	_ = unix.Kill(r.sid, sig)
 }
 
 func (r sessionRange) release() {}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"regexp/syntax"
 	"sort"
 	"strings"
 	"sync"
@@ -410,21 +411,44 @@ func (t *BPE) merge(p string) []int32 {
 	for i := 0; i < len(p); i++ {
 		syms = append(syms, t.byteIDs[p[i]])
 	}
-	for len(syms) > 1 {
-		best, at := mergeRule{rank: -1}, -1
-		for i := 0; i+1 < len(syms); i++ {
-			r, ok := t.merges[uint64(syms[i])<<32|uint64(uint32(syms[i+1]))]
-			if ok && (at < 0 || r.rank < best.rank) {
-				best, at = r, i
+	if len(syms) < 2 {
+		return syms
+	}
+	// rules[i] is the merge rule of the pair (syms[i], syms[i+1]); only the
+	// two pairs around a merge change, so each step costs two map lookups.
+	rules := make([]mergeRule, len(syms)-1)
+	for i := range rules {
+		rules[i] = t.rule(syms[i], syms[i+1])
+	}
+	for {
+		at := -1
+		for i, r := range rules {
+			if r.rank >= 0 && (at < 0 || r.rank < rules[at].rank) {
+				at = i
 			}
 		}
 		if at < 0 {
 			break
 		}
-		syms[at] = best.id
+		syms[at] = rules[at].id
 		syms = append(syms[:at+1], syms[at+2:]...)
+		rules = append(rules[:at], rules[at+1:]...)
+		if at > 0 {
+			rules[at-1] = t.rule(syms[at-1], syms[at])
+		}
+		if at < len(rules) {
+			rules[at] = t.rule(syms[at], syms[at+1])
+		}
 	}
 	return syms
+}
+
+// rule returns the merge rule of the pair (a, b), or rank -1 for none.
+func (t *BPE) rule(a, b int32) mergeRule {
+	if r, ok := t.merges[uint64(a)<<32|uint64(uint32(b))]; ok {
+		return r
+	}
+	return mergeRule{rank: -1}
 }
 
 // splitBehavior is HuggingFace's SplitDelimiterBehavior.
@@ -454,37 +478,149 @@ func parseBehavior(s string) (splitBehavior, error) {
 	return 0, fmt.Errorf("unsupported %q", s)
 }
 
-// matcher finds all non-overlapping matches as byte ranges.
-type matcher func(s string) [][2]int
+// matcher is a compiled split pattern: a repeated character class (scanned
+// directly), an RE2 regexp, or a regexp2 one.
+type matcher struct {
+	class    []rune // sorted inclusive ranges lo, hi, lo, hi…; nil if not a class run
+	min, max int    // repetition bounds of class (max -1: unbounded)
+	re2      *regexp.Regexp
+	re       *regexp2.Regexp
+}
 
-// compileMatcher prefers RE2 (linear time, faster) and falls back to regexp2
-// for patterns RE2 rejects, such as lookaheads.
-func compileMatcher(expr string) (matcher, error) {
+// compileMatcher picks the fastest engine that gives the backtracking
+// semantics of the HuggingFace tokenizers: a direct scanner for a repeated
+// character class such as `\p{N}{1,3}` or `[一-龥]+`, RE2 for other patterns
+// it accepts, regexp2 for the rest (lookaheads).
+func compileMatcher(expr string) (*matcher, error) {
+	if m := classRun(expr); m != nil {
+		return m, nil
+	}
 	if re, err := regexp.Compile(expr); err == nil && re2Equivalent(expr) {
-		return func(s string) [][2]int {
-			idx := re.FindAllStringIndex(s, -1)
-			out := make([][2]int, len(idx))
-			for i, m := range idx {
-				out[i] = [2]int{m[0], m[1]}
-			}
-			return out
-		}, nil
+		return &matcher{re2: re}, nil
 	}
 	re, err := regexp2.Compile(expr)
 	if err != nil {
 		return nil, err
 	}
-	return func(s string) [][2]int {
-		idx, err := re.FindAllStringIndex(s, -1)
-		if err != nil {
-			return nil // only a match timeout errs, and none is set
+	return &matcher{re: re}, nil
+}
+
+// each feeds the byte range of every non-overlapping match in p to sp, in
+// order. runes is a reusable buffer; the grown buffer is returned.
+func (m *matcher) each(p string, sp *splitter, runes []rune) []rune {
+	if m.class != nil {
+		m.eachClassRun(p, sp)
+		return runes
+	}
+	if m.re2 != nil {
+		for _, x := range m.re2.FindAllStringIndex(p, -1) {
+			sp.match(x[0], x[1])
 		}
-		out := make([][2]int, len(idx))
-		for i, m := range idx {
-			out[i] = [2]int{m[0], m[1]}
+		return runes
+	}
+	runes = runes[:0]
+	for _, r := range p {
+		runes = append(runes, r)
+	}
+	// Matches arrive in order: walk a rune cursor and its byte offset.
+	ri, bi := 0, 0
+	toByte := func(r int) int {
+		for ri < r {
+			_, size := utf8.DecodeRuneInString(p[bi:])
+			bi += size
+			ri++
 		}
-		return out
-	}, nil
+		return bi
+	}
+	_ = m.re.FindRunesMatches(runes, 0, func(v regexp2.MatchView) bool {
+		if idx, n, ok := v.GroupRange(0); ok {
+			start := toByte(idx)
+			sp.match(start, toByte(idx+n))
+		}
+		return true
+	}) // only a match timeout errs, and none is set
+	return runes
+}
+
+// classRun recognises X+, X* and X{min,max} where X is one character class
+// or literal rune, and no \s-like escape is involved (see re2Equivalent).
+func classRun(expr string) *matcher {
+	if !re2Equivalent(expr) {
+		return nil
+	}
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	m := &matcher{}
+	switch re.Op {
+	case syntax.OpPlus:
+		m.min, m.max = 1, -1
+	case syntax.OpRepeat:
+		m.min, m.max = re.Min, re.Max
+	default:
+		return nil
+	}
+	if len(re.Sub) != 1 || m.min < 1 || re.Flags&syntax.NonGreedy != 0 {
+		return nil
+	}
+	sub := re.Sub[0]
+	switch sub.Op {
+	case syntax.OpCharClass:
+		m.class = sub.Rune
+	case syntax.OpLiteral:
+		if len(sub.Rune) != 1 || sub.Flags&syntax.FoldCase != 0 {
+			return nil
+		}
+		m.class = []rune{sub.Rune[0], sub.Rune[0]}
+	default:
+		return nil
+	}
+	return m
+}
+
+func (m *matcher) inClass(r rune) bool {
+	c := m.class
+	// Binary search over the range pairs.
+	lo, hi := 0, len(c)/2
+	for lo < hi {
+		mid := (lo + hi) / 2
+		switch {
+		case r < c[2*mid]:
+			hi = mid
+		case r > c[2*mid+1]:
+			lo = mid + 1
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// eachClassRun finds greedy runs of class members of length min..max.
+func (m *matcher) eachClassRun(p string, sp *splitter) {
+	for i := 0; i < len(p); {
+		r, size := utf8.DecodeRuneInString(p[i:])
+		if !m.inClass(r) {
+			i += size
+			continue
+		}
+		start, n, j := i, 0, i
+		for j < len(p) && (m.max < 0 || n < m.max) {
+			r, size := utf8.DecodeRuneInString(p[j:])
+			if !m.inClass(r) {
+				break
+			}
+			j += size
+			n++
+		}
+		if n >= m.min {
+			sp.match(start, j)
+			i = j
+			continue
+		}
+		i += size
+	}
 }
 
 // re2Equivalent reports whether RE2's leftmost-first semantics give the same
@@ -504,7 +640,7 @@ func re2Equivalent(expr string) bool {
 
 // splitStep is one Split (or ByteLevel) pre-tokenizer stage.
 type splitStep struct {
-	match       matcher // nil: no split (ByteLevel without regex)
+	match       *matcher // nil: no split (ByteLevel without regex)
 	behavior    splitBehavior
 	invert      bool
 	prefixSpace bool // ByteLevel add_prefix_space: prepend " " to each piece
@@ -512,6 +648,7 @@ type splitStep struct {
 
 func (s *splitStep) apply(pieces []string) []string {
 	out := make([]string, 0, len(pieces)*2)
+	var runes []rune
 	for _, p := range pieces {
 		if s.prefixSpace && !strings.HasPrefix(p, " ") {
 			p = " " + p
@@ -520,78 +657,74 @@ func (s *splitStep) apply(pieces []string) []string {
 			out = append(out, p)
 			continue
 		}
-		out = s.split(p, out)
+		sp := splitter{step: s, p: p, out: out, first: len(out)}
+		runes = s.match.each(p, &sp, runes)
+		sp.part(len(p), s.invert)
+		if sp.pending != "" {
+			sp.out = append(sp.out, sp.pending)
+		}
+		out = sp.out
 	}
 	return out
 }
 
-// split appends p's parts to out per the HuggingFace delimiter behavior.
-func (s *splitStep) split(p string, out []string) []string {
-	type part struct {
-		text  string
-		delim bool
+// splitter appends the parts of one piece to out per the HuggingFace
+// delimiter behavior, as matches arrive.
+type splitter struct {
+	step      *splitStep
+	p         string
+	out       []string
+	first     int    // index in out of this piece's first part
+	prev      int    // end of the previous match
+	pending   string // MergedWithNext: delimiters waiting for the next part
+	lastDelim bool   // Contiguous: the last part was a delimiter
+}
+
+// match records the match [start, end): the gap before it, then the match.
+func (sp *splitter) match(start, end int) {
+	if start == end {
+		return
 	}
-	var parts []part
-	prev := 0
-	for _, m := range s.match(p) {
-		if m[0] == m[1] {
-			continue
-		}
-		if m[0] > prev {
-			parts = append(parts, part{p[prev:m[0]], s.invert})
-		}
-		parts = append(parts, part{p[m[0]:m[1]], !s.invert})
-		prev = m[1]
+	sp.part(start, sp.step.invert)
+	sp.prev = start
+	sp.part(end, !sp.step.invert)
+}
+
+// part emits p[sp.prev:end] (if non-empty) as a delimiter or not.
+func (sp *splitter) part(end int, delim bool) {
+	if end <= sp.prev {
+		return
 	}
-	if prev < len(p) {
-		parts = append(parts, part{p[prev:], s.invert})
-	}
-	switch s.behavior {
+	text := sp.p[sp.prev:end]
+	sp.prev = end
+	switch sp.step.behavior {
 	case isolated:
-		for _, pt := range parts {
-			out = append(out, pt.text)
-		}
+		sp.out = append(sp.out, text)
 	case removed:
-		for _, pt := range parts {
-			if !pt.delim {
-				out = append(out, pt.text)
-			}
+		if !delim {
+			sp.out = append(sp.out, text)
 		}
 	case mergedWithPrevious:
-		start := len(out)
-		for _, pt := range parts {
-			if pt.delim && len(out) > start {
-				out[len(out)-1] += pt.text
-			} else {
-				out = append(out, pt.text)
-			}
+		if delim && len(sp.out) > sp.first {
+			sp.out[len(sp.out)-1] += text
+		} else {
+			sp.out = append(sp.out, text)
 		}
 	case mergedWithNext:
-		pending := ""
-		for _, pt := range parts {
-			if pt.delim {
-				pending += pt.text
-				continue
-			}
-			out = append(out, pending+pt.text)
-			pending = ""
+		if delim {
+			sp.pending += text
+			return
 		}
-		if pending != "" {
-			out = append(out, pending)
-		}
+		sp.out = append(sp.out, sp.pending+text)
+		sp.pending = ""
 	case contiguous:
-		lastDelim := false
-		start := len(out)
-		for _, pt := range parts {
-			if pt.delim && lastDelim && len(out) > start {
-				out[len(out)-1] += pt.text
-			} else {
-				out = append(out, pt.text)
-			}
-			lastDelim = pt.delim
+		if delim && sp.lastDelim && len(sp.out) > sp.first {
+			sp.out[len(sp.out)-1] += text
+		} else {
+			sp.out = append(sp.out, text)
 		}
+		sp.lastDelim = delim
 	}
-	return out
 }
 
 // addedIndex finds added tokens in text: candidates are grouped by their first

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -306,5 +307,42 @@ func TestSplitBehaviors(t *testing.T) {
 		if got := s.apply([]string{"a-b--c"}); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("behavior %d invert %v: %q, want %q", tc.b, tc.invert, got, tc.want)
 		}
+	}
+}
+
+func TestClassRunMatcherAgreesWithRE2(t *testing.T) {
+	inputs := []string{"", "12345 a1b22c333d4444", "中文テキスト and 日本語12", "٣٤٥ ½ 7", "x\u3040\u309f\u30a0\u30ff y"}
+	for _, expr := range []string{`\p{N}{1,3}`, `[\x{4e00}-\x{9fa5}\x{3040}-\x{309f}\x{30a0}-\x{30ff}]+`, `a+`, `[0-9]{2,3}`} {
+		m, err := compileMatcher(expr)
+		if err != nil || m.class == nil {
+			t.Fatalf("%s: not compiled as a class run (%v)", expr, err)
+		}
+		re := regexp.MustCompile(expr)
+		for _, in := range inputs {
+			collect := &splitter{step: &splitStep{behavior: isolated}, p: in}
+			m.each(in, collect, nil)
+			collect.part(len(in), false)
+			var want []string
+			prev := 0
+			for _, x := range re.FindAllStringIndex(in, -1) {
+				if x[0] > prev {
+					want = append(want, in[prev:x[0]])
+				}
+				want = append(want, in[x[0]:x[1]])
+				prev = x[1]
+			}
+			if prev < len(in) {
+				want = append(want, in[prev:])
+			}
+			if !reflect.DeepEqual(collect.out, want) {
+				t.Errorf("%s on %q: %q, want %q", expr, in, collect.out, want)
+			}
+		}
+	}
+	if m, _ := compileMatcher(`\s+(?!\S)|\s+`); m.re == nil {
+		t.Error("lookahead pattern not on regexp2")
+	}
+	if m, _ := compileMatcher(`ab|cd`); m.re2 == nil {
+		t.Error("plain alternation not on RE2")
 	}
 }

@@ -100,6 +100,46 @@ func punctCost(n int) int {
 	return n * 450
 }
 
+// Run weights: how much a byte adds to the current run of a class (a lead
+// byte counts one rune, a continuation byte nothing, a non-ASCII letter two),
+// or runStop when the byte ends the run.
+const runStop = 0xFF
+
+var letterWeight, punctWeight, cjkWeight = runTables()
+
+func runTables() (letter, punct, cjk [256]uint8) {
+	for c := range 256 {
+		letter[c], punct[c], cjk[c] = runStop, runStop, runStop
+		switch byteClass[c] {
+		case clsLetter:
+			letter[c] = 1
+			if c >= 0x80 {
+				letter[c] = 2 // non-ASCII letters split into more tokens
+			}
+		case clsPunct:
+			punct[c] = 1
+		case clsCJK:
+			cjk[c] = 1
+		case clsCont:
+			letter[c], punct[c], cjk[c] = 0, 0, 0
+		}
+	}
+	return
+}
+
+// run returns the end of the run starting at i and its weight under w.
+func run(text string, i int, w *[256]uint8) (int, int) {
+	n := 0
+	for ; i < len(text); i++ {
+		x := w[text[i]]
+		if x == runStop {
+			break
+		}
+		n += int(x)
+	}
+	return i, n
+}
+
 // Count estimates the DeepSeek-V3 token count of text. "" is 0; any other
 // text is at least 1.
 func (Heuristic) Count(text string) int {
@@ -108,47 +148,47 @@ func (Heuristic) Count(text string) int {
 	for i := 0; i < n; {
 		switch byteClass[text[i]] {
 		case clsLetter:
-			milli += scanWord(text, &i, wordCost)
+			for {
+				var w int
+				i, w = run(text, i, &letterWeight)
+				milli += wordCost(w)
+				// Prose fast path: " word" continues without another dispatch.
+				if i+1 >= n || text[i] != ' ' || letterWeight[text[i+1]] != 1 {
+					break
+				}
+				i++
+			}
 		case clsDigit:
-			j := i
+			j := i + 1
 			for j < n && byteClass[text[j]] == clsDigit {
 				j++
 			}
 			milli += (j - i + 2) / 3 * 1000
 			i = j
 		case clsCJK:
-			runes := 0
-			for i < n {
-				c := byteClass[text[i]]
-				if c == clsCJK {
-					runes++
-				} else if c != clsCont {
-					break
-				}
-				i++
-			}
-			milli += cjkCost(runes)
+			var w int
+			i, w = run(text, i, &cjkWeight)
+			milli += cjkCost(w)
 		case clsPunct:
-			runes := 0
-			for i < n {
-				c := byteClass[text[i]]
-				if c == clsPunct {
-					runes++
-				} else if c != clsCont {
-					break
-				}
-				i++
-			}
-			if runes == 1 && i < n && byteClass[text[i]] == clsLetter && text[i] < 0x80 {
+			var w int
+			i, w = run(text, i, &punctWeight)
+			if w == 1 && i < n && text[i] < 0x80 && byteClass[text[i]] == clsLetter {
 				// A single mark joins the word after it (".Println").
-				milli += scanWord(text, &i, markedWordCost)
+				i, w = run(text, i, &letterWeight)
+				milli += markedWordCost(w)
 				continue
 			}
-			milli += punctCost(runes)
-			for i < n && byteClass[text[i]] == clsNewline {
+			milli += punctCost(w)
+			for i < n && (text[i] == '\n' || text[i] == '\r') {
 				i++ // trailing newlines join the punctuation run
 			}
 		case clsSpace, clsNewline:
+			if text[i] == ' ' && i+1 < n {
+				if c := byteClass[text[i+1]]; c == clsLetter || c == clsPunct {
+					i++ // a single space joins the next word or mark: free
+					continue
+				}
+			}
 			i, milli = scanSpace(text, i, milli)
 		default:
 			milli += 1000
@@ -162,26 +202,6 @@ func (Heuristic) Count(text string) int {
 		return 0
 	}
 	return max(1, (milli+500)/1000)
-}
-
-// scanWord consumes the letter run at *i and prices it with cost; a
-// non-ASCII letter counts twice, since such words split into more tokens.
-func scanWord(text string, i *int, cost func(int) int) int {
-	runes, j, n := 0, *i, len(text)
-	for j < n {
-		c := byteClass[text[j]]
-		if c == clsLetter {
-			runes++
-			if text[j] >= 0x80 {
-				runes++
-			}
-		} else if c != clsCont {
-			break
-		}
-		j++
-	}
-	*i = j
-	return cost(runes)
 }
 
 // scanSpace prices a whitespace run starting at i: everything up to its last

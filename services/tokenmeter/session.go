@@ -2,6 +2,7 @@ package tokenmeter
 
 import (
 	"sync"
+	"unsafe"
 )
 
 // Request is what one chat request sends: the envelope (model, system prompt,
@@ -80,6 +81,7 @@ type Session struct {
 
 	mu            sync.Mutex
 	prices        map[uint64]int // message hash → price, for the current history
+	seen          []seenMessage  // the last history, by position, to skip rehashing
 	env           envelopePrice
 	anchor        *anchor
 	contextWindow int
@@ -157,14 +159,47 @@ func (s *Session) window(model string) int {
 	return md.ContextWindow
 }
 
+// seenMessage remembers a message of the last history by the identity of its
+// strings: Go strings are immutable, so the same data pointer and length
+// means the same bytes, and the hash need not be recomputed.
+type seenMessage struct {
+	msg  Message
+	hash uint64
+}
+
+func sameString(a, b string) bool {
+	return len(a) == len(b) && (len(a) == 0 || unsafe.StringData(a) == unsafe.StringData(b))
+}
+
+func sameMessage(a, b Message) bool {
+	if a.Role != b.Role || !sameString(a.Content, b.Content) || !sameString(a.Reasoning, b.Reasoning) ||
+		a.ToolCallID != b.ToolCallID || len(a.ToolCalls) != len(b.ToolCalls) {
+		return false
+	}
+	for i, c := range a.ToolCalls {
+		d := b.ToolCalls[i]
+		if c.ID != d.ID || c.Name != d.Name || !sameString(c.Arguments, d.Arguments) {
+			return false
+		}
+	}
+	return true
+}
+
 // priceMessages hashes and prices msgs, reusing the price of every message
 // already seen in this session's current history.
 func (s *Session) priceMessages(msgs []Message) ([]uint64, []int) {
 	hashes := make([]uint64, len(msgs))
 	prices := make([]int, len(msgs))
 	next := make(map[uint64]int, len(msgs))
+	seen := make([]seenMessage, len(msgs))
 	for i, msg := range msgs {
-		h := hashMessage(msg)
+		var h uint64
+		if i < len(s.seen) && sameMessage(s.seen[i].msg, msg) {
+			h = s.seen[i].hash
+		} else {
+			h = hashMessage(msg)
+		}
+		seen[i] = seenMessage{msg: msg, hash: h}
 		n, ok := next[h]
 		if !ok {
 			if n, ok = s.prices[h]; !ok {
@@ -174,7 +209,7 @@ func (s *Session) priceMessages(msgs []Message) ([]uint64, []int) {
 		}
 		hashes[i], prices[i] = h, n
 	}
-	s.prices = next
+	s.prices, s.seen = next, seen
 	return hashes, prices
 }
 
