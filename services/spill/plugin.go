@@ -3,6 +3,8 @@ package spill
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"time"
 
 	"go.uber.org/fx"
@@ -19,7 +21,8 @@ var Key = core.NewKey[Store]("spillStore")
 type Config struct {
 	// Root is the spill directory; relative paths resolve against the working
 	// directory. Empty means $XDG_STATE_HOME/harness/spill (or
-	// ~/.local/state/harness/spill).
+	// ~/.local/state/harness/spill; without a home directory, a private
+	// temporary directory).
 	Root string `yaml:"root" json:"root,omitempty" jsonschema:"description=Spill directory (default $XDG_STATE_HOME/harness/spill)"`
 	// MaxAge is the retention age: spill files older than this are deleted at
 	// start and every CleanupInterval. 0 keeps them forever.
@@ -65,11 +68,17 @@ var Plugin = core.Define("spill-local", apply,
 var Module = fx.Module("spill", fxcore.ProvidePlugin(Plugin))
 
 func apply(c *core.Context, cfg Config) error {
-	root := cfg.Root
+	root, tempRoot := cfg.Root, false
 	if root == "" {
 		var err error
 		if root, err = DefaultRoot(); err != nil {
-			return err
+			// No state directory (no $HOME): a private 0700 directory under
+			// $TMPDIR, with an unpredictable name.
+			if root, err = os.MkdirTemp("", "harness-spill-"); err != nil {
+				return fmt.Errorf("spill-local: root: %w", err)
+			}
+			tempRoot = true
+			c.Logger().Info("spill-local: no state directory; spilling under a private temporary directory", "root", root)
 		}
 	}
 	store, err := NewLocalStore(LocalOptions{Root: root, MaxAge: cfg.MaxAge, Keep: cfg.Keep})
@@ -81,6 +90,9 @@ func apply(c *core.Context, cfg Config) error {
 		return func() {
 			if err := store.Close(); err != nil {
 				log.Warn("spill-local: closing the store", "err", err)
+			}
+			if tempRoot && !cfg.Keep {
+				_ = os.Remove(root) // only if empty: other runs' spills stay
 			}
 		}, nil
 	}); err != nil {

@@ -123,3 +123,29 @@ func TestDefaultRoot(t *testing.T) {
 		t.Errorf("DefaultRoot = %q", r)
 	}
 }
+
+func TestPluginWithoutHomeUsesAPrivateTempRoot(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("HOME", "")
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	root := newRoot(t)
+	_, s := mountLocal(t, root, Config{})
+	ref, err := s.SaveText(context.Background(), toolReq("s", "x.txt", "y"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(tmp, string(ref.Locator))
+	if err != nil || !strings.HasPrefix(rel, "harness-spill-") {
+		t.Fatalf("locator %s not under a private temp root in %s", ref.Locator, tmp)
+	}
+	dir := filepath.Join(tmp, strings.Split(rel, string(os.PathSeparator))[0])
+	fi, _ := os.Stat(dir)
+	if fi.Mode().Perm() != 0o700 {
+		t.Errorf("temp root mode %v", fi.Mode().Perm())
+	}
+	root.Dispose(context.Background())
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Error("the temporary root survived disposal")
+	}
+}

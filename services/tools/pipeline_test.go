@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -543,4 +544,50 @@ func TestExecutionIdentity(t *testing.T) {
 		seen[1].CallID() != "b" || seen[1].Name() != "echo" || seen[1].Arguments() != `{"text":"2"}` || seen[1].Args().(echoArgs).Text != "2" {
 		t.Errorf("identity wrong: %+v", seen)
 	}
+}
+
+// B22: a panicking body is an error result naming the tool, with the stack in
+// the log, and the next call works.
+func TestPanickingBodyIsLoggedWithItsStack(t *testing.T) {
+	var log syncBuffer
+	root := core.NewRoot(core.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	t.Cleanup(func() { _ = root.Dispose(context.Background()) })
+	if err := root.Context().Plugin(tools.Plugin, nil).Await(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	reg, _ := core.Lookup(root.Context(), tools.Key)
+	p := core.Define("boom-plugin", func(c *core.Context, _ struct{}) error {
+		return tools.Register(c, tools.Define("boom", "panics", func(context.Context, *tools.Execution, struct{}) (string, error) {
+			var m map[string]int
+			m["x"]++
+			return "", nil
+		}))
+	}, core.WithInject(tools.Key.Name()))
+	if err := root.Context().Plugin(p, nil).Await(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	o := reg.Execute(context.Background(), tools.Call{Name: "boom"})
+	if !o.IsError || text(o) != `Error: tool "boom" panicked: assignment to entry in nil map` {
+		t.Errorf("got %q", text(o))
+	}
+	if s := log.String(); !strings.Contains(s, "panic contained") || !strings.Contains(s, "goroutine") || !strings.Contains(s, "pipeline_test.go") {
+		t.Errorf("log lacks the stack:\n%s", s)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
