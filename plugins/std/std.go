@@ -11,6 +11,9 @@ import (
 	"github.com/dshgo/harness/plugins/permission"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
 	spillpolicy "github.com/dshgo/harness/plugins/spill-policy"
+	toolbash "github.com/dshgo/harness/plugins/tool-bash"
+	toolfs "github.com/dshgo/harness/plugins/tool-fs"
+	toolsearch "github.com/dshgo/harness/plugins/tool-search"
 	tooltimeout "github.com/dshgo/harness/plugins/tool-timeout"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/spill"
@@ -34,6 +37,9 @@ func Plugins() []core.Plugin {
 		spill.Plugin,
 		spillpolicy.Plugin,
 		tokenmeter.Plugin,
+		toolbash.Plugin,
+		toolfs.Plugin,
+		toolsearch.Plugin,
 		llm.Plugin,
 		llmopenai.Plugin,
 	}

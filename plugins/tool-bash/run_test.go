@@ -270,10 +270,28 @@ func TestBashTenMegabytes(t *testing.T) {
 	}
 }
 
+// vmHWM is this process's peak resident set size, in bytes.
+func vmHWM(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skip("no /proc/self/status")
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	t.Skip("no VmHWM")
+	return 0
+}
+
 // B05: a runaway writer is stopped by its deadline; memory stays bounded
-// and the spill file stops at its cap.
+// and the spill file stops at its cap; a 1 GiB single line is never held.
 func TestBashRunawayOutput(t *testing.T) {
 	x := newExecutor(t)
+	before := vmHWM(t)
 	start := time.Now()
 	v, err := x.Run(context.Background(), Args{Command: "yes 0123456789abcdef0123456789abcdef", Description: "flood stdout", TimeoutMs: ms(2000)})
 	if err != nil {
@@ -289,6 +307,19 @@ func TestBashRunawayOutput(t *testing.T) {
 		if info, err := os.Stat(v.Stdout.SpillPath); err != nil || info.Size() > DefaultMaxSpillBytes {
 			t.Fatalf("spill file over its cap: %v %v", info, err)
 		}
+	}
+	v, err = x.Run(context.Background(), Args{Command: "head -c 1073741824 /dev/zero | tr '\\0' x", Description: "print one 1 GiB line", TimeoutMs: ms(60000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.TimedOut || !v.Stdout.Truncated || !v.Stdout.SpillCapped || v.Stdout.SpillPath != "" || len(v.Stdout.Text) > DefaultMaxOutputBytes {
+		t.Fatalf("1 GiB line: timedOut=%v truncated=%v capped=%v spill=%q kept=%d", v.TimedOut, v.Stdout.Truncated, v.Stdout.SpillCapped, v.Stdout.SpillPath, len(v.Stdout.Text))
+	}
+	if text := Render(v); !strings.Contains(text, "[… 1073677824 bytes omitted; the output exceeded the spill cap and was not saved …]") || !strings.HasSuffix(text, "[output truncated; full output: (unavailable)]") {
+		t.Fatalf("markers: %q", text[:200])
+	}
+	if grew := vmHWM(t) - before; grew > 64<<20 {
+		t.Fatalf("peak RSS grew by %d MiB", grew>>20)
 	}
 }
 

@@ -14,7 +14,8 @@
 // Read-before-write: per owner (the calling agent's scope), FS remembers the
 // version of every file it read, wrote or edited. Overwriting or editing a file
 // the owner never read is refused with FS_NOT_OBSERVED; a file that changed since
-// is refused with FS_STALE_VERSION. Relative paths resolve against the session
+// is refused with FS_STALE_VERSION. Unscoped calls (the `harness tool` CLI) are
+// not subject to the policy. Relative paths resolve against the session
 // working directory. read is parallel-safe; write and edit are exclusive and
 // serialized inside FS as well.
 package toolfs

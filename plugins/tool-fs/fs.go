@@ -45,8 +45,9 @@ func DefaultCaps() Caps {
 
 // FS executes the read, write and edit tools against the local filesystem.
 // Mutations are serialized; reads run concurrently. With a non-nil Observations
-// the read-before-write policy applies per owner; with nil, writes and edits are
-// unconditional (still atomic).
+// the read-before-write policy applies per non-nil owner (an agent session);
+// with a nil policy or a nil owner (an unscoped call such as `harness tool`),
+// writes and edits are unconditional (still atomic).
 type FS struct {
 	caps   Caps
 	policy *Observations
@@ -155,7 +156,7 @@ func (f *FS) Read(ctx context.Context, owner any, cwd string, args ReadArgs) (Re
 	if err != nil {
 		return ReadValue{}, err
 	}
-	if f.policy != nil {
+	if f.guarded(owner) {
 		f.policy.Record(owner, key, Observation{Present: true, Version: versionOf(info)})
 	}
 	lines := res.Lines
@@ -168,7 +169,7 @@ func (f *FS) Read(ctx context.Context, owner any, cwd string, args ReadArgs) (Re
 func (f *FS) readOpenError(owner any, key, path string, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if f.policy != nil {
+		if f.guarded(owner) {
 			f.policy.Record(owner, key, Observation{Present: false})
 		}
 		return fsErrorf(CodeNotFound, "cannot read %q: not found", path)
@@ -237,7 +238,7 @@ func (f *FS) Write(ctx context.Context, owner any, cwd string, args WriteArgs) (
 		return WriteValue{}, fsErrorf(CodeNotRegularFile, "cannot write %q: not a regular file", path)
 	}
 	createOnly := false
-	if f.policy != nil {
+	if f.guarded(owner) {
 		obs, seen := f.policy.Get(owner, key)
 		switch {
 		case seen && obs.Present && !exists:
@@ -274,8 +275,11 @@ func notObservedWrite(path string) error {
 	return fsErrorf(CodeNotObserved, "cannot overwrite existing %q without reading it first"+remedyNotObserved, path)
 }
 
+// guarded reports whether the read-before-write policy applies to owner.
+func (f *FS) guarded(owner any) bool { return f.policy != nil && owner != nil }
+
 func (f *FS) observeAfter(owner any, key string) {
-	if f.policy == nil {
+	if !f.guarded(owner) {
 		return
 	}
 	if info, err := os.Stat(key); err == nil {
@@ -345,7 +349,8 @@ func (f *FS) Edit(ctx context.Context, owner any, cwd string, args EditArgs) (Ed
 	}
 	key := targetKey(path)
 	var obs Observation
-	if f.policy != nil {
+	guarded := f.guarded(owner)
+	if guarded {
 		var seen bool
 		obs, seen = f.policy.Get(owner, key)
 		if !seen {
@@ -357,7 +362,7 @@ func (f *FS) Edit(ctx context.Context, owner any, cwd string, args EditArgs) (Ed
 	}
 	info, err := os.Stat(key)
 	switch {
-	case errors.Is(err, fs.ErrNotExist) && f.policy != nil:
+	case errors.Is(err, fs.ErrNotExist) && guarded:
 		return EditValue{}, fsErrorf(CodeStaleVersion, "cannot edit %q: file changed since it was read"+remedyStale, path)
 	case errors.Is(err, fs.ErrNotExist):
 		return EditValue{}, fsErrorf(CodeNotFound, "cannot edit %q: not found", path)
@@ -365,7 +370,7 @@ func (f *FS) Edit(ctx context.Context, owner any, cwd string, args EditArgs) (Ed
 		return EditValue{}, &Error{Code: CodeIO, Message: fmt.Sprintf("cannot edit %q: %v", path, err), Err: err}
 	case !info.Mode().IsRegular():
 		return EditValue{}, fsErrorf(CodeNotRegularFile, "cannot edit %q: not a regular file", path)
-	case f.policy != nil && versionOf(info) != obs.Version:
+	case guarded && versionOf(info) != obs.Version:
 		return EditValue{}, fsErrorf(CodeStaleVersion, "cannot edit %q: file changed since it was read"+remedyStale, path)
 	}
 	raw, err := os.ReadFile(key)

@@ -401,3 +401,15 @@ func TestBuildWindowCountsLinesPastAFullWindow(t *testing.T) {
 type oneByteReader struct{ r *strings.Reader }
 
 func (o oneByteReader) Read(p []byte) (int, error) { return o.r.Read(p[:1]) }
+
+func TestUnscopedCallsAreNotGuarded(t *testing.T) {
+	dir := t.TempDir()
+	p := writeFile(t, dir, "a.txt", "hello\n")
+	f := New(DefaultCaps(), NewObservations())
+	if _, err := f.Edit(context.Background(), nil, dir, EditArgs{FilePath: p, OldString: "hello", NewString: "bye"}); err != nil {
+		t.Fatalf("edit: %v", err)
+	}
+	if _, err := f.Write(context.Background(), nil, dir, WriteArgs{FilePath: p, Content: "x"}); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+}

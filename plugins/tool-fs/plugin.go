@@ -134,7 +134,8 @@ func Tools(f *FS, cwd string) []*tools.Tool {
 }
 
 // owner keys read-before-write observations: the call's scope (one agent
-// session), or nil for unscoped calls.
+// session), or nil for unscoped calls (`harness tool`, ad-hoc calls), to which
+// the policy does not apply: it guards what a model does in a session.
 func owner(e *tools.Execution) any {
 	if s := e.Scope(); s != nil {
 		return s

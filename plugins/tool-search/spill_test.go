@@ -1,5 +1,3 @@
-//go:build pending
-
 package toolsearch
 
 import (
