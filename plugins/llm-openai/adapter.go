@@ -61,7 +61,10 @@ func New(cfg Config, httpClient *http.Client) (*Adapter, error) {
 		cfg:    cfg,
 		http:   httpClient,
 		models: cfg.models(),
-		client: openai.NewClient(opts...),
+		// Not openai.NewClient: it folds OPENAI_API_KEY, OPENAI_ORG_ID,
+		// OPENAI_CUSTOM_HEADERS, ... from the environment into every request,
+		// which would hand one provider's credentials to another route.
+		client: openai.Client{Options: opts},
 		sleep:  sleepCtx,
 	}, nil
 }

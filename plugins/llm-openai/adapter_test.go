@@ -643,3 +643,54 @@ func TestAnyModelPassesUnlistedNamesThrough(t *testing.T) {
 		t.Fatalf("err=%v model=%q", r.Err, w.Model)
 	}
 }
+
+func TestOpenAIEnvironmentVariablesNeverReachTheEndpoint(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-openai-leak")
+	t.Setenv("OPENAI_ORG_ID", "org-leak")
+	t.Setenv("OPENAI_PROJECT_ID", "proj-leak")
+	t.Setenv("OPENAI_CUSTOM_HEADERS", "X-Leak: yes")
+	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
+	srv := llmtest.New(t, []llmtest.Turn{llmtest.Stream(llmtest.Finish("stop")), llmtest.Stream(llmtest.Finish("stop"))})
+	cfg := testConfig(srv.URL)
+	_, r := collect(t, newAdapter(t, cfg).Stream(t.Context(), userRequest("q")))
+	cfg.Provider, cfg.APIKey = "local", ""
+	_, r2 := collect(t, newAdapter(t, cfg).Stream(t.Context(), userRequest("q")))
+	if r.Err != nil || r2.Err != nil {
+		t.Fatalf("errors: %v, %v", r.Err, r2.Err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("requests = %d (OPENAI_BASE_URL must not redirect)", len(reqs))
+	}
+	for i, want := range []string{"Bearer sk-test", ""} {
+		h := reqs[i].Header
+		if h.Get("Authorization") != want || h.Get("OpenAI-Organization") != "" || h.Get("OpenAI-Project") != "" || h.Get("X-Leak") != "" {
+			t.Errorf("request %d headers leak the environment: %v", i+1, h)
+		}
+	}
+}
+
+func TestLLMTestTurnBuilders(t *testing.T) {
+	srv := llmtest.New(t, []llmtest.Turn{
+		llmtest.Calls(
+			llmtest.Call{ID: "c1", Name: "grep", Args: `{"pattern":"func main","path":"."}`},
+			llmtest.Call{ID: "c2", Name: "current_time"},
+			llmtest.Call{ID: "c3", Name: "read", Args: `{"path":"héllo wörld.txt"}`},
+		).WithReasoning("Search first, then read.").WithUsage(llmtest.Usage{PromptTokens: 50, CompletionTokens: 5, TotalTokens: 55}),
+		llmtest.Reply("All done: the answer is 42, naïvely."),
+	})
+	a := newAdapter(t, testConfig(srv.URL))
+	_, r := collect(t, a.Stream(t.Context(), userRequest("q")))
+	want := []llm.ToolCall{
+		{ID: "c1", Name: "grep", Arguments: `{"pattern":"func main","path":"."}`},
+		{ID: "c2", Name: "current_time", Arguments: "{}"},
+		{ID: "c3", Name: "read", Arguments: `{"path":"héllo wörld.txt"}`},
+	}
+	if !reflect.DeepEqual(r.Message.ToolCalls, want) || r.Message.Reasoning != "Search first, then read." || r.Usage.TotalTokens != 55 {
+		t.Fatalf("got %+v", r)
+	}
+	_, r = collect(t, a.Stream(t.Context(), userRequest("q")))
+	if r.Message.Content != "All done: the answer is 42, naïvely." || r.Finish != llm.FinishStop {
+		t.Fatalf("got %+v", r)
+	}
+}

@@ -1,6 +1,9 @@
 package llmtest
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"unicode/utf8"
+)
 
 // chunk marshals one chat.completion.chunk with a single choice.
 func chunk(delta map[string]any, finish any, usage any) string {
@@ -95,4 +98,78 @@ type Usage struct {
 type TokenDetails struct {
 	CachedTokens    int64 `json:"cached_tokens,omitempty"`
 	ReasoningTokens int64 `json:"reasoning_tokens,omitempty"`
+}
+
+// Reply is a turn that streams text in fragments of at most 16 bytes and
+// finishes with "stop".
+func Reply(text string) Turn {
+	var ev []string
+	for _, part := range fragments(text, 16) {
+		ev = append(ev, TextDelta(part))
+	}
+	return Stream(append(ev, Finish("stop"))...)
+}
+
+// Call is one tool call of a [Calls] turn. Args is the complete raw
+// arguments text (it may be "" or deliberately invalid).
+type Call struct {
+	ID, Name, Args string
+}
+
+// Calls is a turn that opens every call, then streams their arguments in
+// fragments of at most 8 bytes, interleaved across calls (call 0's first
+// fragment, call 1's first, ...), and finishes with "tool_calls".
+func Calls(calls ...Call) Turn {
+	var ev []string
+	parts := make([][]string, len(calls))
+	for i, c := range calls {
+		ev = append(ev, ToolCallStart(i, c.ID, c.Name, ""))
+		parts[i] = fragments(c.Args, 8)
+	}
+	for more := true; more; {
+		more = false
+		for i := range parts {
+			if len(parts[i]) > 0 {
+				ev = append(ev, ToolCallArgs(i, parts[i][0]))
+				parts[i] = parts[i][1:]
+				more = true
+			}
+		}
+	}
+	return Stream(append(ev, Finish("tool_calls"))...)
+}
+
+// WithReasoning returns t with reasoning_content deltas (fragments of at
+// most 16 bytes) streamed before its other events.
+func (t Turn) WithReasoning(text string) Turn {
+	var ev []string
+	for _, part := range fragments(text, 16) {
+		ev = append(ev, ReasoningDelta(part))
+	}
+	t.Events = append(ev, t.Events...)
+	return t
+}
+
+// WithUsage returns t with a usage-only chunk after its other events.
+func (t Turn) WithUsage(u Usage) Turn {
+	t.Events = append(append([]string(nil), t.Events...), UsageOnly(u))
+	return t
+}
+
+// fragments splits s into pieces of at most n bytes without splitting a
+// UTF-8 sequence; "" gives no pieces.
+func fragments(s string, n int) []string {
+	var out []string
+	for len(s) > 0 {
+		cut := min(n, len(s))
+		for cut < len(s) && cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		if cut == 0 {
+			cut = len(s)
+		}
+		out = append(out, s[:cut])
+		s = s[cut:]
+	}
+	return out
 }
