@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"weak"
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/tools"
@@ -112,8 +113,10 @@ type Service struct {
 	nextID   int
 }
 
+// grantKey identifies an "always" answer. The scope is held weakly, so a
+// session's answers go when its scope is collected.
 type grantKey struct {
-	scope           *core.ScopeID
+	scope           weak.Pointer[core.ScopeID] // zero for unscoped calls
 	tool, arguments string
 }
 
@@ -157,7 +160,7 @@ func (s *Service) Ask(ctx context.Context, req tools.ApprovalRequest) (tools.App
 	if s.never {
 		return tools.ApprovalRejected, nil
 	}
-	key := grantKey{req.Scope, req.Tool, req.Arguments}
+	key := grantKey{weak.Make(req.Scope), req.Tool, req.Arguments}
 	s.mu.Lock()
 	granted := s.always[key]
 	s.mu.Unlock()
@@ -184,6 +187,11 @@ func (s *Service) Ask(ctx context.Context, req tools.ApprovalRequest) (tools.App
 // remember records an "always" grant and tells the listeners.
 func (s *Service) remember(key grantKey, req tools.ApprovalRequest) {
 	s.mu.Lock()
+	for k := range s.always {
+		if k.scope != (weak.Pointer[core.ScopeID]{}) && k.scope.Value() == nil {
+			delete(s.always, k)
+		}
+	}
 	s.always[key] = true
 	fns := make([]func(tools.ApprovalRequest), 0, len(s.onAlways))
 	for _, fn := range s.onAlways {

@@ -263,3 +263,21 @@ func TestProvidedAnswererTakesOver(t *testing.T) {
 		t.Fatalf("after the answerer left: %v", o)
 	}
 }
+
+func TestServiceAlwaysIsPerScope(t *testing.T) {
+	a := &scripted{answers: []tools.ApprovalOutcome{tools.ApprovalAllowedAlways, tools.ApprovalRejected}}
+	s := approval.New(a, false)
+	one, two := core.NewScopeID("session-1", nil), core.NewScopeID("session-2", nil)
+	r1, r2 := req, req
+	r1.Scope, r2.Scope = one, two
+	ctx := context.Background()
+	if o, _ := s.Ask(ctx, r1); o != tools.ApprovalAllowedAlways {
+		t.Fatalf("session 1: %v", o)
+	}
+	if o, _ := s.Ask(ctx, r1); o != tools.ApprovalAllowedAlways || a.asked != 1 {
+		t.Fatalf("session 1 again: %v after %d questions", o, a.asked)
+	}
+	if o, _ := s.Ask(ctx, r2); o != tools.ApprovalRejected || a.asked != 2 {
+		t.Fatalf("session 2: %v after %d questions", o, a.asked)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"weak"
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/tools"
@@ -86,7 +87,7 @@ func apply(c *core.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	p := &plugin{c: c, policy: pol, grants: map[*core.ScopeID]*Policy{}}
+	p := &plugin{c: c, policy: pol, grants: map[weak.Pointer[core.ScopeID]]*Policy{}}
 	reg := core.Use(c, tools.Key)
 	if err := reg.Guard(c, p.guard); err != nil {
 		return fmt.Errorf("permission: register guard: %w", err)
@@ -99,10 +100,36 @@ type plugin struct {
 	c      *core.Context
 	policy *Policy
 
-	mu     sync.Mutex
-	grants map[*core.ScopeID]*Policy // per-scope rules granted by "always" answers
-	hooked tools.Approver            // approval service whose "always" answers we hear
-	remove func()
+	mu sync.Mutex
+	// grants are the rules granted by "always" answers, per scope. Scopes are
+	// held weakly: a session's grants go when its scope is collected.
+	grants       map[weak.Pointer[core.ScopeID]]*Policy
+	globalGrants *Policy        // unscoped calls
+	hooked       tools.Approver // approval service whose "always" answers we hear
+	remove       func()
+}
+
+// grantsFor returns the grants of scope (nil: none). Callers hold p.mu.
+func (p *plugin) grantsFor(scope *core.ScopeID) *Policy {
+	if scope == nil {
+		return p.globalGrants
+	}
+	return p.grants[weak.Make(scope)]
+}
+
+// setGrants replaces the grants of scope and drops those of collected
+// scopes. Callers hold p.mu.
+func (p *plugin) setGrants(scope *core.ScopeID, g *Policy) {
+	if scope == nil {
+		p.globalGrants = g
+		return
+	}
+	for k := range p.grants {
+		if k.Value() == nil {
+			delete(p.grants, k)
+		}
+	}
+	p.grants[weak.Make(scope)] = g
 }
 
 func callOf(e *tools.Execution) Call {
@@ -157,7 +184,7 @@ func denialFor(v Verdict, tool, why string) string {
 // granted reports whether an "always" answer in this scope covers the call.
 func (p *plugin) granted(scope *core.ScopeID, call Call) bool {
 	p.mu.Lock()
-	g := p.grants[scope]
+	g := p.grantsFor(scope)
 	p.mu.Unlock()
 	return g != nil && g.Evaluate(call).Decision == Allow
 }
@@ -190,13 +217,13 @@ func (p *plugin) rememberAlways(req tools.ApprovalRequest) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var allow []string
-	if g := p.grants[req.Scope]; g != nil {
+	if g := p.grantsFor(req.Scope); g != nil {
 		allow = g.allowSources()
 	}
 	spec := p.policy.spec
 	spec.Allow, spec.Ask, spec.Deny, spec.Mode = append(allow, v.Suggestion), nil, nil, ModeDefault
 	spec.ReadOnly = nil
 	if g, err := New(spec); err == nil {
-		p.grants[req.Scope] = g
+		p.setGrants(req.Scope, g)
 	}
 }

@@ -414,6 +414,17 @@ func (t *BPE) merge(p string) []int32 {
 	if len(syms) < 2 {
 		return syms
 	}
+	if len(syms) > maxLinearMerge {
+		return t.mergeHeap(syms)
+	}
+	return t.mergeLinear(syms)
+}
+
+// mergeLinear is merge for short pieces: rescan every pair per step.
+func (t *BPE) mergeLinear(syms []int32) []int32 {
+	if len(syms) < 2 {
+		return syms
+	}
 	// rules[i] is the merge rule of the pair (syms[i], syms[i+1]); only the
 	// two pairs around a merge change, so each step costs two map lookups.
 	rules := make([]mergeRule, len(syms)-1)
@@ -441,6 +452,106 @@ func (t *BPE) merge(p string) []int32 {
 		}
 	}
 	return syms
+}
+
+// maxLinearMerge is the longest piece (in bytes) merged by rescanning all
+// pairs per step (fast for words); longer pieces use a heap, O(n log n).
+const maxLinearMerge = 128
+
+// pairEntry is a candidate merge of the symbol at pos with its successor.
+type pairEntry struct {
+	rank, pos   int32
+	left, right int32 // the ids when the entry was pushed, to detect staleness
+}
+
+type pairHeap []pairEntry
+
+func (h pairHeap) less(i, j int) bool {
+	return h[i].rank < h[j].rank || h[i].rank == h[j].rank && h[i].pos < h[j].pos
+}
+
+func (h *pairHeap) push(e pairEntry) {
+	*h = append(*h, e)
+	a := *h
+	for i := len(a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !a.less(i, p) {
+			break
+		}
+		a[i], a[p] = a[p], a[i]
+		i = p
+	}
+}
+
+func (h *pairHeap) pop() pairEntry {
+	a := *h
+	top := a[0]
+	last := len(a) - 1
+	a[0] = a[last]
+	a = a[:last]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(a) && a.less(l, m) {
+			m = l
+		}
+		if r < len(a) && a.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		a[i], a[m] = a[m], a[i]
+		i = m
+	}
+	*h = a
+	return top
+}
+
+// mergeHeap is merge for long pieces: the symbols form a linked list and the
+// candidate pairs a heap ordered by (rank, position), which is the order the
+// linear scan merges in (lowest rank, leftmost first).
+func (t *BPE) mergeHeap(syms []int32) []int32 {
+	n := len(syms)
+	next := make([]int32, n)
+	prev := make([]int32, n)
+	for i := range n {
+		next[i], prev[i] = int32(i+1), int32(i-1)
+	}
+	next[n-1] = -1
+	var h pairHeap
+	pushPair := func(i int32) {
+		if i < 0 || next[i] < 0 {
+			return
+		}
+		j := next[i]
+		if r := t.rule(syms[i], syms[j]); r.rank >= 0 {
+			h.push(pairEntry{rank: r.rank, pos: i, left: syms[i], right: syms[j]})
+		}
+	}
+	for i := range int32(n - 1) {
+		pushPair(i)
+	}
+	for len(h) > 0 {
+		e := h.pop()
+		i := e.pos
+		j := next[i]
+		if syms[i] != e.left || j < 0 || syms[j] != e.right {
+			continue // stale: one side was merged since
+		}
+		syms[i] = t.rule(e.left, e.right).id
+		syms[j] = -1
+		next[i] = next[j]
+		if next[j] >= 0 {
+			prev[next[j]] = i
+		}
+		pushPair(prev[i])
+		pushPair(i)
+	}
+	out := syms[:0]
+	for i := int32(0); i >= 0 && int(i) < n; i = next[i] {
+		out = append(out, syms[i])
+	}
+	return out
 }
 
 // rule returns the merge rule of the pair (a, b), or rank -1 for none.

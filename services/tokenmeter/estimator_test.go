@@ -3,6 +3,7 @@ package tokenmeter
 import (
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -344,5 +345,38 @@ func TestClassRunMatcherAgreesWithRE2(t *testing.T) {
 	}
 	if m, _ := compileMatcher(`ab|cd`); m.re2 == nil {
 		t.Error("plain alternation not on RE2")
+	}
+}
+
+func TestHeapMergeAgreesWithLinearMerge(t *testing.T) {
+	tk, err := ParseTokenizerJSON(testTokenizerJSON(t, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte("thelowrd ")
+	for range 300 {
+		n := 2 + r.IntN(300)
+		piece := make([]byte, n)
+		for i := range piece {
+			piece[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		syms := func() []int32 {
+			out := make([]int32, n)
+			for i, b := range piece {
+				out[i] = tk.byteIDs[b]
+			}
+			return out
+		}
+		lin, heap := tk.mergeLinear(syms()), tk.mergeHeap(syms())
+		if !reflect.DeepEqual(lin, heap) {
+			t.Fatalf("%q: linear %v, heap %v", piece, lin, heap)
+		}
+	}
+	// A long single piece is merged in O(n log n): 1 MB of "wor ld"-free
+	// letters must come back, not hang.
+	long := strings.Repeat("hello", 200_000)
+	if got := tk.Count(long); got != 600_000 { // he + ll + o per "hello"
+		t.Errorf("Count(long) = %d, want 600000", got)
 	}
 }
