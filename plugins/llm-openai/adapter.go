@@ -3,6 +3,8 @@ package llmopenai
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -25,6 +27,8 @@ type Adapter struct {
 	http   *http.Client
 	// sleep waits between retries; tests may shorten it.
 	sleep func(ctx context.Context, d time.Duration) error
+	// logger receives one warning per retry; the plugin sets its own.
+	logger *slog.Logger
 }
 
 // New validates cfg, reads the API key (APIKey, else $APIKeyEnv) and builds
@@ -66,6 +70,7 @@ func New(cfg Config, httpClient *http.Client) (*Adapter, error) {
 		// which would hand one provider's credentials to another route.
 		client: openai.Client{Options: opts},
 		sleep:  sleepCtx,
+		logger: slog.New(slog.DiscardHandler),
 	}, nil
 }
 
@@ -119,12 +124,18 @@ func (a *Adapter) Stream(ctx context.Context, req llm.Request) llm.Stream {
 			}
 			if lerr != nil && !t.emitted && lerr.Retryable() && attempt < a.cfg.maxRetries() {
 				if delay, ok := a.backoff(attempt, lerr); ok {
+					a.logger.Warn("model request failed before any output; retrying",
+						"provider", a.cfg.Provider, "model", m.Name, "code", string(lerr.Code), "status", lerr.Status,
+						"attempt", attempt+1, "delay", delay, "error", lerr.Message)
 					if a.sleep(ctx, delay) != nil {
 						t.end(llm.Aborted(ctx))
 						return
 					}
 					continue
 				}
+			}
+			if lerr != nil && lerr.Code == llm.CodeAuth {
+				lerr.Message += a.keyHint()
 			}
 			t.end(lerr)
 			return
@@ -166,6 +177,17 @@ func (a *Adapter) attempt(parent context.Context, params openai.ChatCompletionNe
 		return llm.Aborted(parent)
 	}
 	return nil
+}
+
+// keyHint says where the rejected key came from, for AUTH errors.
+func (a *Adapter) keyHint() string {
+	switch {
+	case a.cfg.APIKey != "":
+		return fmt.Sprintf(" (the key is config field apiKey of the llm-openai row for provider %q)", a.cfg.Provider)
+	case a.cfg.APIKeyEnv != "":
+		return fmt.Sprintf(" (the key is read from the environment variable %s)", a.cfg.APIKeyEnv)
+	}
+	return fmt.Sprintf(" (no key configured: set apiKey or apiKeyEnv of the llm-openai row for provider %q)", a.cfg.Provider)
 }
 
 func isStreamError(err error) bool {

@@ -22,6 +22,7 @@ func apply(c *core.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("llm-openai: %w", err)
 	}
+	a.logger = c.Logger()
 	if err := c.Effect("llm-openai idle connections", func() (func(), error) { return a.Close, nil }); err != nil {
 		return err
 	}

@@ -76,6 +76,12 @@ func TestPluginRegistersRoutesFromTheManifest(t *testing.T) {
 	if w.Model != "deepseek-v4-flash" || w.Thinking == nil || w.Thinking.Type != "disabled" {
 		t.Fatalf("deepseek-chat request: model %s thinking %+v", w.Model, w.Thinking)
 	}
+	// A rejected key says where it came from.
+	srv.Enqueue(llmtest.Error(401, "Authentication Fails"))
+	r := llm.Collect(svc.Stream(t.Context(), llm.Request{Model: "deepseek", Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}))
+	if r.Err == nil || r.Err.Code != llm.CodeAuth || !strings.HasSuffix(r.Err.Message, "(the key is read from the environment variable HARNESS_TEST_DEEPSEEK_KEY)") {
+		t.Fatalf("401: %v", r.Err)
+	}
 }
 
 func TestPluginWithoutKeyFailsActivationNamingTheVariable(t *testing.T) {

@@ -5,6 +5,7 @@ package std
 
 import (
 	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/plugins/agent"
 	"github.com/dshgo/harness/plugins/approval"
 	"github.com/dshgo/harness/plugins/hooks"
 	llmopenai "github.com/dshgo/harness/plugins/llm-openai"
@@ -42,5 +43,6 @@ func Plugins() []core.Plugin {
 		toolsearch.Plugin,
 		llm.Plugin,
 		llmopenai.Plugin,
+		agent.Plugin,
 	}
 }

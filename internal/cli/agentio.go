@@ -1,0 +1,316 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/core/fxcore"
+	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/services/llm"
+)
+
+// Output formats of `harness run`.
+const (
+	OutputText       = "text"
+	OutputJSON       = "json"
+	OutputStreamJSON = "stream-json"
+)
+
+// agentFlags are the session flags shared by `run` and `chat`.
+type agentFlags struct {
+	model          string
+	thinking       bool
+	noThinking     bool
+	maxSteps       int
+	cwd            string
+	cont           bool
+	session        string
+	appendSystem   string
+	yes            bool
+	reasoningLevel string
+}
+
+func (f *agentFlags) options() (agent.Options, error) {
+	o := agent.Options{Model: f.model, MaxSteps: f.maxSteps, AppendSystemPrompt: f.appendSystem, ReasoningEffort: f.reasoningLevel}
+	switch {
+	case f.thinking && f.noThinking:
+		return o, errors.New("--thinking and --no-thinking are mutually exclusive")
+	case f.thinking:
+		o.Thinking = llm.ThinkingEnabled
+	case f.noThinking:
+		o.Thinking = llm.ThinkingDisabled
+	}
+	if f.maxSteps < 0 {
+		return o, fmt.Errorf("--max-steps %d: must be at least 1", f.maxSteps)
+	}
+	if f.cont && f.session != "" {
+		return o, errors.New("--continue and --session are mutually exclusive")
+	}
+	if f.session != "" && !agent.ValidSessionID(f.session) {
+		return o, fmt.Errorf("--session %q: not a session id (see `harness sessions`)", f.session)
+	}
+	return o, nil
+}
+
+// agentHost is a booted harness with its agent service.
+type agentHost struct {
+	h     *fxcore.Harness
+	agent *agent.Service
+	wd    string // the working directory to restore, when --cwd changed it
+}
+
+// bootAgent changes to --cwd, boots the configured harness and finds the
+// agent service. Close it with stop.
+func bootAgent(env *Env, f *agentFlags) (*agentHost, error) {
+	host := &agentHost{}
+	if f.cwd != "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, Failure(err)
+		}
+		if err := os.Chdir(f.cwd); err != nil {
+			return nil, UsageError(fmt.Errorf("--cwd: %w", err))
+		}
+		host.wd = wd
+	}
+	var opts []BootOption
+	if f.yes {
+		opts = append(opts, withApproveAll())
+	}
+	h, err := env.Boot(opts...)
+	if err != nil {
+		host.restore()
+		return nil, err
+	}
+	host.h = h
+	svc, ok := core.Lookup(h.Root.Context(), agent.Key)
+	if !ok {
+		host.stop()
+		return nil, UsageError(errors.New("the agent plugin is not active: add a row `name: agent` to harness.yml (with llm, tools and systemprompt rows); `harness plugins` shows what it waits for"))
+	}
+	host.agent = svc
+	return host, nil
+}
+
+func (a *agentHost) restore() {
+	if a.wd != "" {
+		_ = os.Chdir(a.wd)
+		a.wd = ""
+	}
+}
+
+// stop stops the harness (terminating every child process) and restores
+// the working directory.
+func (a *agentHost) stop() error {
+	defer a.restore()
+	if a.h == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return a.h.Stop(ctx)
+}
+
+// open opens the session selected by the flags.
+func (a *agentHost) open(ctx context.Context, f *agentFlags, o agent.Options) (*agent.Session, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, Failure(err)
+	}
+	o.Cwd = wd
+	o.ID = f.session
+	if f.cont {
+		list, err := agent.ListSessions(a.agent.StateDir())
+		if err != nil {
+			return nil, Failure(err)
+		}
+		for _, s := range list {
+			if s.Cwd == wd {
+				o.ID = s.ID
+				break
+			}
+		}
+		if o.ID == "" {
+			return nil, UsageError(fmt.Errorf("--continue: no session for %s in %s", wd, agent.SessionsDir(a.agent.StateDir())))
+		}
+	}
+	ss, err := a.agent.Open(ctx, o)
+	if err != nil {
+		return nil, classify(err)
+	}
+	return ss, nil
+}
+
+// classify maps agent and model errors to exit codes: configuration and
+// usage problems exit 2, everything else 1.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	var xe *ExitError
+	if errors.As(err, &xe) {
+		return err
+	}
+	if errors.Is(err, llm.ErrNoAdapter) || errors.Is(err, agent.ErrSessionNotFound) {
+		return UsageError(err)
+	}
+	if le, ok := llm.AsError(err); ok {
+		switch le.Code {
+		case llm.CodeNoAdapter, llm.CodeUnsupportedOption:
+			return UsageError(fmt.Errorf("model: %w", err))
+		case llm.CodeAuth:
+			return Failure(fmt.Errorf("model request failed: %w (check the API key of the route, e.g. DEEPSEEK_API_KEY)", err))
+		}
+		return Failure(fmt.Errorf("model request failed: %w", err))
+	}
+	return Failure(err)
+}
+
+// printer renders session events in one output format. Text: assistant
+// text to stdout as it streams, one compact line per tool call and result
+// to stderr, and a status line on stderr when it is a terminal.
+// stream-json: every event as one versioned JSON line on stdout. json:
+// nothing until the end (see final).
+type printer struct {
+	format string
+	out    io.Writer
+	errw   io.Writer
+	tty    bool
+	start  time.Time
+
+	mu       sync.Mutex
+	lastByte byte
+	wrote    bool
+	status   bool // a status line is displayed
+	step     int
+	tokens   int64
+	enc      *json.Encoder
+}
+
+func newPrinter(format string, out, errw io.Writer) *printer {
+	p := &printer{format: format, out: out, errw: errw, tty: isTerminal(errw), start: time.Now()}
+	if format == OutputStreamJSON {
+		p.enc = json.NewEncoder(out)
+		p.enc.SetEscapeHTML(false)
+	}
+	return p
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// streamEvent is the stream-json line: the event with its version.
+type streamEvent struct {
+	V int `json:"v"`
+	agent.Event
+}
+
+// observe is the session observer.
+func (p *printer) observe(e agent.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch p.format {
+	case OutputStreamJSON:
+		_ = p.enc.Encode(streamEvent{V: agent.EventVersion, Event: e})
+		return
+	case OutputJSON:
+		return
+	}
+	switch e.Type {
+	case agent.EventStep:
+		p.step = e.Step
+		p.showStatus()
+	case agent.EventText:
+		p.clearStatus()
+		if e.Text != "" {
+			_, _ = io.WriteString(p.out, e.Text)
+			p.lastByte, p.wrote = e.Text[len(e.Text)-1], true
+		}
+	case agent.EventToolCall:
+		p.endText()
+		p.clearStatus()
+		fmt.Fprintf(p.errw, "→ %s %s\n", e.ToolCall.Name, clip(oneLine(e.ToolCall.Arguments), 160))
+		// No status line now: an approval question may follow on the terminal.
+	case agent.EventToolResult:
+		p.clearStatus()
+		r := e.ToolResult
+		if r.IsError {
+			fmt.Fprintf(p.errw, "  ✗ %s: %s\n", r.Name, clip(oneLine(r.Content), 200))
+		} else {
+			lines := strings.Count(r.Content, "\n") + 1
+			if r.Content == "" {
+				lines = 0
+			}
+			fmt.Fprintf(p.errw, "  ✓ %s: %d lines, %d ms\n", r.Name, lines, r.DurationMs)
+		}
+		p.showStatus()
+	case agent.EventUsage:
+		if e.Total != nil {
+			p.tokens = e.Total.TotalTokens
+		}
+	case agent.EventNotice:
+		p.clearStatus()
+		fmt.Fprintf(p.errw, "harness: %s\n", e.Text)
+	case agent.EventResult:
+		p.clearStatus()
+		p.endText()
+	}
+}
+
+// endText terminates streamed assistant text with a newline.
+func (p *printer) endText() {
+	if p.wrote && p.lastByte != '\n' {
+		_, _ = io.WriteString(p.out, "\n")
+		p.lastByte = '\n'
+	}
+}
+
+func (p *printer) showStatus() {
+	if !p.tty {
+		return
+	}
+	fmt.Fprintf(p.errw, "\r\x1b[2K[step %d · %d tokens · %.1fs]", p.step, p.tokens, time.Since(p.start).Seconds())
+	p.status = true
+}
+
+func (p *printer) clearStatus() {
+	if p.status {
+		_, _ = io.WriteString(p.errw, "\r\x1b[2K")
+		p.status = false
+	}
+}
+
+// final writes the json output's one object.
+func (p *printer) final(r *agent.Result) {
+	if p.format != OutputJSON || r == nil {
+		return
+	}
+	enc := json.NewEncoder(p.out)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(r)
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

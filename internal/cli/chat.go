@@ -1,0 +1,195 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/services/tokenmeter"
+)
+
+func init() {
+	Register(func(env *Env) *cobra.Command {
+		var f agentFlags
+		cmd := &cobra.Command{
+			Use:   "chat [flags]",
+			Short: "Talk to the agent interactively in one session",
+			Long: "chat boots the configured harness and runs one session interactively: each line you type is a\n" +
+				"turn (the answer streams to stdout, tool calls and results to stderr). Commands: /context shows the\n" +
+				"token meter's figures for the session, /tools lists the tools the model sees, /exit (or end of\n" +
+				"input) leaves. Ctrl-C cancels the running turn (its tools are stopped); a second Ctrl-C exits\n" +
+				"with status 130. --continue and --session ID resume a stored session.",
+			Args: cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				opts, err := f.options()
+				if err != nil {
+					return UsageError(err)
+				}
+				host, err := bootAgent(env, &f)
+				if err != nil {
+					return err
+				}
+				err = chat(env, host, &f, opts)
+				if serr := host.stop(); serr != nil && err == nil {
+					err = Failure(fmt.Errorf("stopping: %w", serr))
+				}
+				return err
+			},
+		}
+		fl := cmd.Flags()
+		fl.StringVarP(&f.model, "model", "m", "", "model route provider/model (default: the agent's configured model)")
+		fl.BoolVar(&f.thinking, "thinking", false, "enable the model's thinking mode")
+		fl.BoolVar(&f.noThinking, "no-thinking", false, "disable the model's thinking mode")
+		fl.StringVar(&f.reasoningLevel, "reasoning-effort", "", "reasoning effort for thinking models (e.g. high, max)")
+		fl.IntVar(&f.maxSteps, "max-steps", 0, "maximum model calls per turn (default: agent maxSteps, 50)")
+		fl.StringVar(&f.cwd, "cwd", "", "working directory of the session (default: the current directory)")
+		fl.BoolVar(&f.cont, "continue", false, "continue the most recent session of the working directory")
+		fl.StringVar(&f.session, "session", "", "resume the session with this id (see `harness sessions`)")
+		fl.StringVar(&f.appendSystem, "append-system-prompt", "", "text appended to the system prompt")
+		fl.BoolVarP(&f.yes, "yes", "y", false, "approve every tool call a policy asks about (deny rules still apply)")
+		return cmd
+	})
+}
+
+// chat runs the interactive loop. Signals: the first SIGINT cancels the
+// running turn; a second one (or one while idle) exits with 130.
+func chat(env *Env, host *agentHost, f *agentFlags, opts agent.Options) error {
+	p := newPrinter(OutputText, env.Stdout, env.Stderr)
+	opts.Observer = p.observe
+	ss, err := host.open(context.Background(), f, opts)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = ss.Close(context.Background()) }()
+	fmt.Fprintf(env.Stderr, "session %s · %s · /exit to leave\n", ss.ID(), ss.Model().Route())
+
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt)
+	defer signal.Stop(sig)
+
+	lines := make(chan string)
+	done := make(chan struct{})
+	defer close(done)
+	go readLines(env.Stdin, lines, done)
+
+	for {
+		fmt.Fprint(env.Stderr, "> ")
+		var line string
+		select {
+		case <-sig:
+			fmt.Fprintln(env.Stderr)
+			return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted")}
+		case l, ok := <-lines:
+			if !ok {
+				fmt.Fprintln(env.Stderr)
+				return nil
+			}
+			line = strings.TrimSpace(l)
+		}
+		switch {
+		case line == "":
+			continue
+		case line == "/exit" || line == "/quit":
+			return nil
+		case line == "/tools":
+			for _, t := range host.agent.Tools().Tools(ss.Scope()) {
+				fmt.Fprintf(env.Stdout, "%s\t%s\n", t.Name(), firstLine(t.Description()))
+			}
+			continue
+		case line == "/context":
+			printContext(env.Stdout, host, ss)
+			continue
+		case strings.HasPrefix(line, "/") && !strings.Contains(line, " "):
+			fmt.Fprintf(env.Stderr, "unknown command %s (known: /context, /tools, /exit)\n", line)
+			continue
+		}
+		if interrupted := runTurn(env.Stderr, ss, line, sig); interrupted {
+			return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted")}
+		}
+	}
+}
+
+// runTurn runs one turn, cancelling it on the first SIGINT; it reports
+// whether a second SIGINT asked to exit.
+func runTurn(errw io.Writer, ss *agent.Session, line string, sig <-chan os.Signal) (exit bool) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type out struct {
+		res *agent.Result
+		err error
+	}
+	ch := make(chan out, 1)
+	go func() {
+		res, err := ss.Run(ctx, line)
+		ch <- out{res, err}
+	}()
+	cancelled := false
+	for {
+		select {
+		case <-sig:
+			if cancelled {
+				exit = true
+				continue
+			}
+			cancelled = true
+			cancel()
+		case o := <-ch:
+			if o.err != nil {
+				if errors.Is(o.err, context.Canceled) {
+					fmt.Fprintln(errw, "(turn cancelled)")
+				} else {
+					fmt.Fprintf(errw, "harness: %v\n", classify(o.err))
+				}
+			}
+			return exit
+		}
+	}
+}
+
+func readLines(r io.Reader, out chan<- string, done <-chan struct{}) {
+	defer close(out)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		select {
+		case out <- sc.Text():
+		case <-done:
+			return
+		}
+	}
+}
+
+// printContext prints the token meter's figures for the session, or the
+// provider-reported totals when no meter is mounted.
+func printContext(w io.Writer, host *agentHost, ss *agent.Session) {
+	u := ss.Usage()
+	m := ss.Model()
+	if meter, ok := core.Lookup(host.h.Root.Context(), tokenmeter.Key); ok {
+		st := meter.Session(ss.ID()).Stats()
+		fmt.Fprintf(w, "requests: %d (%d estimated)\n", st.Requests, st.EstimatedRequests)
+		fmt.Fprintf(w, "prompt tokens: %d  completion: %d  cache hits: %d\n", st.Totals.PromptTokens, st.Totals.CompletionTokens, st.Totals.CacheHitTokens)
+		if st.Last != nil {
+			fmt.Fprintf(w, "context used by the last request: %d tokens", st.Last.PromptTokens)
+			if m.ContextWindow > 0 {
+				fmt.Fprintf(w, " of %d (%.1f%%)", m.ContextWindow, 100*float64(st.Last.PromptTokens)/float64(m.ContextWindow))
+			}
+			fmt.Fprintln(w)
+		}
+		return
+	}
+	fmt.Fprintf(w, "prompt tokens: %d  completion: %d  cache hits: %d  (no token meter mounted)\n", u.PromptTokens, u.CompletionTokens, u.CacheHitTokens)
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}

@@ -1,0 +1,195 @@
+package cli_test
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/services/llm/llmtest"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// harnessBinary builds the e2e harness binary once per test run.
+func harnessBinary(t testing.TB) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "harness-e2e-bin")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "harness")
+		out, err := exec.Command("go", "build", "-o", binPath, "./testdata/e2ebin").CombinedOutput()
+		if err != nil {
+			binErr = err
+			binPath = string(out)
+		}
+	})
+	if binErr != nil {
+		t.Fatalf("building the harness binary: %v\n%s", binErr, binPath)
+	}
+	return binPath
+}
+
+// processCommand prepares `harness --config CFG args...` in dir with env.
+func processCommand(t *testing.T, dir, manifest string, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	cfg := filepath.Join(t.TempDir(), "harness.yml")
+	if err := os.WriteFile(cfg, []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(harnessBinary(t), append([]string{"--config", cfg}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = env
+	return cmd
+}
+
+func baseEnv() []string {
+	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "LANG=C.UTF-8", "TERM=dumb"}
+}
+
+// processesWith lists pids whose command line contains s.
+func processesWith(s string) []string {
+	var pids []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), s) {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
+}
+
+// Ctrl-C during a long bash call: the process group is terminated, the
+// aborted result is logged, and harness exits 130 after cleanup.
+func TestRunInterruptDuringBashExits130(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	const marker = "sleep 41.37"
+	srv := llmtest.New(t, []llmtest.Turn{toolCall("c1", "bash", `{"command":"`+marker+`; echo never","description":"wait a while"}`)})
+	state := t.TempDir()
+	cmd := processCommand(t, repo, agentManifest(srv.URL, state, ""), baseEnv(), "run", "-o", "stream-json", "wait")
+	stdout, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sawCall := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		once := sync.Once{}
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), `"type":"tool_call"`) {
+				once.Do(func() { close(sawCall) })
+			}
+		}
+	}()
+	select {
+	case <-sawCall:
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("no tool call; stderr: %s", stderr.String())
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(processesWith(marker)) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(processesWith(marker)) == 0 {
+		_ = cmd.Process.Kill()
+		t.Fatal("the bash command never started")
+	}
+	start := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("harness did not exit after SIGINT")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit %d, want 130; stderr: %s", code, stderr.String())
+	}
+	if left := processesWith(marker); len(left) != 0 {
+		t.Fatalf("processes left: %v", left)
+	}
+	t.Logf("exited %v after SIGINT", time.Since(start))
+	list, _ := agent.ListSessions(state)
+	if len(list) != 1 {
+		t.Fatalf("sessions: %+v", list)
+	}
+	recs, _ := agent.ReadJournal(list[0].Path)
+	var result *agent.Record
+	for i := range recs {
+		if recs[i].Type == agent.RecordToolResult {
+			result = &recs[i]
+		}
+	}
+	if result == nil || !result.IsError || result.Error == nil || result.Error.Code != "ABORTED" {
+		t.Fatalf("tool result = %+v", result)
+	}
+}
+
+// B10: provider keys never reach commands the model runs, while the
+// adapter still authenticates with the key it read.
+func TestB10CredentialsNotVisibleToModelCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	srv := llmtest.New(t, []llmtest.Turn{toolCall("c1", "bash", `{"command":"env | sort","description":"print the environment"}`), text("done")})
+	m := strings.Replace(agentManifest(srv.URL, t.TempDir(), ""), "apiKey: sk-test", "apiKeyEnv: DEEPSEEK_API_KEY", 1)
+	env := append(baseEnv(), "DEEPSEEK_API_KEY=sk-b10-fake-0001", "OPENAI_API_KEY=sk-b10-fake-0002", "AWS_SECRET_ACCESS_KEY=b10fake",
+		"GITHUB_TOKEN=ghp_b10fake", "MY_DB_PASSWORD=b10fake", "SAFE_VALUE=keepme")
+	cmd := processCommand(t, repo, m, env, "run", "show me the environment")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	if auth := reqs[0].Header.Get("Authorization"); auth != "Bearer sk-b10-fake-0001" {
+		t.Fatalf("Authorization = %q", auth)
+	}
+	w, _ := reqs[1].Wire()
+	var out string
+	for _, msg := range w.Messages {
+		if msg.Role == "tool" {
+			out = msg.Text()
+		}
+	}
+	for _, want := range []string{"PATH=", "HOME=", "LANG=", "TERM="} {
+		if !strings.Contains(out, want) {
+			t.Errorf("env output lacks %s:\n%s", want, out)
+		}
+	}
+	for _, bad := range []string{"b10fake", "sk-b10"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("env output leaks %s:\n%s", bad, out)
+		}
+	}
+	t.Logf("SAFE_VALUE visible to the model: %v", strings.Contains(out, "SAFE_VALUE=keepme"))
+}

@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dshgo/harness/plugins/agent"
+)
+
+func init() {
+	Register(func(env *Env) *cobra.Command {
+		var (
+			f      agentFlags
+			output string
+		)
+		cmd := &cobra.Command{
+			Use:   "run [flags] PROMPT",
+			Short: "Run the agent on one prompt and exit",
+			Long: "run boots the configured harness, opens a session (new, --continue or --session ID) and runs one\n" +
+				"turn: the model works with its tools until it answers, --max-steps model calls were made, or Ctrl-C.\n" +
+				"PROMPT is the arguments joined by spaces, or `-` to read it from stdin.\n\n" +
+				"Output (--output): text streams the answer to stdout and one line per tool call and result to\n" +
+				"stderr; stream-json writes one JSON event per line ({\"v\":1,\"type\":...}); json writes one object\n" +
+				"at the end: {result, sessionId, isError, steps, usage, ...}.\n\n" +
+				"Exit status: 0 the model finished; 1 runtime failure (model error, max steps); 2 usage or\n" +
+				"configuration error (e.g. no API key); 130 interrupted (after running tools were stopped).",
+			Args: cobra.ArbitraryArgs,
+			RunE: func(cmd *cobra.Command, args []string) error {
+				prompt, err := readPrompt(env.Stdin, args)
+				if err != nil {
+					return UsageError(err)
+				}
+				switch output {
+				case OutputText, OutputJSON, OutputStreamJSON:
+				default:
+					return UsageError(fmt.Errorf("--output %q: want text, json or stream-json", output))
+				}
+				opts, err := f.options()
+				if err != nil {
+					return UsageError(err)
+				}
+				host, err := bootAgent(env, &f)
+				if err != nil {
+					return err
+				}
+				p := newPrinter(output, env.Stdout, env.Stderr)
+				opts.Observer = p.observe
+				res, runErr := runOnce(env.Ctx, host, &f, opts, prompt)
+				if serr := host.stop(); serr != nil && runErr == nil {
+					runErr = Failure(fmt.Errorf("stopping: %w", serr))
+				}
+				p.final(res)
+				if runErr != nil && env.Ctx.Err() != nil && errors.Is(runErr, context.Canceled) {
+					return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted")}
+				}
+				return runErr
+			},
+		}
+		fl := cmd.Flags()
+		fl.StringVarP(&f.model, "model", "m", "", "model route provider/model (default: the agent's configured model)")
+		fl.BoolVar(&f.thinking, "thinking", false, "enable the model's thinking mode")
+		fl.BoolVar(&f.noThinking, "no-thinking", false, "disable the model's thinking mode")
+		fl.StringVar(&f.reasoningLevel, "reasoning-effort", "", "reasoning effort for thinking models (e.g. high, max)")
+		fl.IntVar(&f.maxSteps, "max-steps", 0, "maximum model calls for this prompt (default: agent maxSteps, 50)")
+		fl.StringVarP(&output, "output", "o", OutputText, "output format: text, json or stream-json")
+		fl.StringVar(&f.cwd, "cwd", "", "working directory of the session (default: the current directory)")
+		fl.BoolVar(&f.cont, "continue", false, "continue the most recent session of the working directory")
+		fl.StringVar(&f.session, "session", "", "resume the session with this id (see `harness sessions`)")
+		fl.StringVar(&f.appendSystem, "append-system-prompt", "", "text appended to the system prompt")
+		fl.BoolVarP(&f.yes, "yes", "y", false, "approve every tool call a policy asks about (deny rules still apply)")
+		return cmd
+	})
+}
+
+// runOnce opens the session and runs one turn.
+func runOnce(ctx context.Context, host *agentHost, f *agentFlags, opts agent.Options, prompt string) (*agent.Result, error) {
+	ss, err := host.open(ctx, f, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = ss.Close(context.Background()) }()
+	res, err := ss.Run(ctx, prompt)
+	if err != nil {
+		return res, classify(err)
+	}
+	return res, nil
+}
+
+// readPrompt joins args, or reads stdin for a single "-".
+func readPrompt(stdin io.Reader, args []string) (string, error) {
+	if len(args) == 1 && args[0] == "-" {
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			return "", fmt.Errorf("reading the prompt from stdin: %w", err)
+		}
+		args = []string{string(b)}
+	}
+	prompt := strings.TrimSpace(strings.Join(args, " "))
+	if prompt == "" {
+		return "", errors.New("no prompt: give it as arguments, or `-` to read it from stdin")
+	}
+	return prompt, nil
+}

@@ -1,0 +1,373 @@
+package cli_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/fx"
+
+	"github.com/dshgo/harness/core/fxcore"
+	"github.com/dshgo/harness/internal/cli"
+	"github.com/dshgo/harness/internal/cli/agente2e"
+	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/services/llm"
+	"github.com/dshgo/harness/services/llm/llmtest"
+)
+
+// agentManifest is a full agent harness whose "test" route points at the
+// scripted model url (model m1) and whose sessions live in state.
+func agentManifest(url, state, extra string) string {
+	return fmt.Sprintf(`plugins:
+  - name: subprocess-local
+  - name: systemprompt
+    config:
+      personaSuffix: "Working directory: {{cwd}}"
+  - name: tools
+  - name: prompt-tools
+  - name: tokenmeter
+  - name: llm
+  - id: test
+    name: llm-openai
+    config:
+      provider: test
+      baseURL: %s
+      apiKey: sk-test
+      maxRetries: 2
+      retryBaseDelay: 1ms
+      models:
+        - {name: m1, default: true, contextWindow: 1000000}
+  - name: agent
+    config:
+      stateDir: %s
+  - name: tool-bash
+  - name: tool-fs
+  - name: tool-search
+%s`, url, state, extra)
+}
+
+// gitRepo makes a temporary git repository with one commit.
+func gitRepo(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{
+		{"init", "-q"}, {"add", "-A"},
+		{"-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-q", "-m", "init"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	return dir
+}
+
+type runOut struct {
+	stdout, stderr string
+	code           int
+}
+
+// runAgent runs `harness --config CFG ARGS...` in-process in dir.
+func runAgent(t *testing.T, dir, manifest string, stdin string, args ...string) runOut {
+	t.Helper()
+	cfg := filepath.Join(t.TempDir(), "harness.yml")
+	if err := os.WriteFile(cfg, []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var mods []fx.Option
+	for _, p := range agente2e.Needed() { // in-process: no std catalog registered
+		mods = append(mods, fxcore.ProvidePlugin(p))
+	}
+	var out, errb bytes.Buffer
+	env := &cli.Env{
+		Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(stdin),
+		Modules:   mods,
+		LookupEnv: func(string) (string, bool) { return "", false },
+		Ctx:       context.Background(),
+	}
+	wd, _ := os.Getwd()
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	code := cli.Run(append([]string{"--config", cfg}, args...), env)
+	return runOut{out.String(), errb.String(), code}
+}
+
+func toolCall(id, name, args string) llmtest.Turn {
+	return llmtest.Stream(llmtest.ToolCallStart(0, id, name, args), llmtest.Finish("tool_calls"))
+}
+
+func text(s string) llmtest.Turn {
+	return llmtest.Stream(llmtest.TextDelta(s), llmtest.FinishWithUsage("stop", llmtest.Usage{PromptTokens: 900, CompletionTokens: 12, TotalTokens: 912}))
+}
+
+// The end-to-end run: on a real git repository the scripted model greps,
+// reads, edits a file, runs git through bash and answers. The file changes
+// on disk, stdout has the answer, the log replays to the conversation the
+// model saw, exit 0.
+func TestRunEndToEndOnGitRepository(t *testing.T) {
+	repo := gitRepo(t, map[string]string{
+		"main.go": "package main\n\nfunc main() {\n\tprintln(\"helo\") // TODO: fix spelling\n}\n",
+		"README":  "demo\n",
+	})
+	srv := llmtest.New(t, []llmtest.Turn{
+		toolCall("c1", "grep", `{"pattern":"TODO"}`),
+		toolCall("c2", "read", `{"file_path":"main.go"}`),
+		toolCall("c3", "edit", `{"file_path":"main.go","old_string":"println(\"helo\") // TODO: fix spelling","new_string":"println(\"hello\")"}`),
+		toolCall("c4", "bash", `{"command":"git diff --stat","description":"show what changed"}`),
+		text("Fixed the spelling in main.go."),
+	})
+	state := t.TempDir()
+	r := runAgent(t, repo, agentManifest(srv.URL, state, ""), "", "run", "fix the TODO in this repo")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	if r.stdout != "Fixed the spelling in main.go.\n" {
+		t.Fatalf("stdout = %q", r.stdout)
+	}
+	b, _ := os.ReadFile(filepath.Join(repo, "main.go"))
+	if !strings.Contains(string(b), `println("hello")`) || strings.Contains(string(b), "TODO") {
+		t.Fatalf("main.go = %s", b)
+	}
+	for _, want := range []string{"→ grep", "→ read", "→ edit", "→ bash", "✓ bash"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 5 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	last, _ := reqs[4].Wire()
+	if sys := last.Messages[0]; sys.Role != "system" || !strings.Contains(sys.Text(), "Working directory: "+repo) {
+		t.Fatalf("system prompt = %q", sys.Text())
+	}
+	toolsSeen := map[string]bool{}
+	for _, tl := range last.Tools {
+		toolsSeen[tl.Function.Name] = true
+	}
+	for _, n := range []string{"bash", "read", "write", "edit", "grep", "glob"} {
+		if !toolsSeen[n] {
+			t.Errorf("tool %s not offered (%v)", n, toolsSeen)
+		}
+	}
+	var bashOut string
+	for _, m := range last.Messages {
+		if m.Role == "tool" && m.ToolCallID == "c4" {
+			bashOut = m.Text()
+		}
+		if m.Role == "tool" && strings.HasPrefix(m.Text(), "Error:") {
+			t.Errorf("tool %s failed: %s", m.ToolCallID, m.Text())
+		}
+	}
+	if !strings.Contains(bashOut, "1 file changed") {
+		t.Fatalf("bash result = %q", bashOut)
+	}
+	// The session log replays to exactly what the model saw, plus its answer.
+	list, err := agent.ListSessions(state)
+	if err != nil || len(list) != 1 || list[0].Cwd != repo {
+		t.Fatalf("sessions: %+v %v", list, err)
+	}
+	recs, err := agent.ReadJournal(list[0].Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay := agent.Replay(recs)
+	sent := last.Messages[1:]
+	if len(replay) != len(sent)+1 {
+		t.Fatalf("replay has %d messages, request had %d", len(replay), len(sent))
+	}
+	for i, m := range sent {
+		got := replay[i]
+		if string(got.Role) != m.Role || got.Content != m.Text() || got.ToolCallID != m.ToolCallID || len(got.ToolCalls) != len(m.ToolCalls) {
+			t.Fatalf("message %d: replay %+v, sent %+v", i, got, m)
+		}
+	}
+	if a := replay[len(replay)-1]; a.Role != llm.RoleAssistant || a.Content != "Fixed the spelling in main.go." {
+		t.Fatalf("last = %+v", a)
+	}
+	// `harness sessions` lists it.
+	s := runAgent(t, repo, agentManifest(srv.URL, state, ""), "", "sessions")
+	if s.code != 0 || !strings.Contains(s.stdout, list[0].ID) || !strings.Contains(s.stdout, "fix the TODO in this repo") {
+		t.Fatalf("sessions: %d %s %s", s.code, s.stdout, s.stderr)
+	}
+}
+
+func TestRunOutputFormats(t *testing.T) {
+	repo := gitRepo(t, map[string]string{"a.txt": "alpha\n"})
+	t.Run("stream-json", func(t *testing.T) {
+		srv := llmtest.New(t, []llmtest.Turn{toolCall("c1", "read", `{"file_path":"a.txt"}`), text("alpha it is")})
+		r := runAgent(t, repo, agentManifest(srv.URL, t.TempDir(), ""), "", "run", "-o", "stream-json", "read a.txt")
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		var types []string
+		sc := bufio.NewScanner(strings.NewReader(r.stdout))
+		var sid string
+		for sc.Scan() {
+			var e struct {
+				V         int    `json:"v"`
+				Type      string `json:"type"`
+				SessionID string `json:"sessionId"`
+				Result    *struct {
+					Text string `json:"result"`
+				} `json:"result"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &e); err != nil || e.V != 1 || e.SessionID == "" {
+				t.Fatalf("line %q: %v", sc.Text(), err)
+			}
+			if sid == "" {
+				sid = e.SessionID
+			}
+			if e.Type != "text" {
+				types = append(types, e.Type)
+			}
+			if e.Type == "result" && e.Result.Text != "alpha it is" {
+				t.Fatalf("result = %+v", e.Result)
+			}
+		}
+		want := "session,user,step,usage,assistant,tool_call,tool_result,step,usage,assistant,result"
+		if strings.Join(types, ",") != want {
+			t.Fatalf("events = %s", strings.Join(types, ","))
+		}
+	})
+	t.Run("json", func(t *testing.T) {
+		srv := llmtest.New(t, []llmtest.Turn{text("just this")})
+		r := runAgent(t, repo, agentManifest(srv.URL, t.TempDir(), ""), "the prompt from stdin", "run", "--output", "json", "-")
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		var res struct {
+			Result    string    `json:"result"`
+			SessionID string    `json:"sessionId"`
+			IsError   bool      `json:"isError"`
+			Steps     int       `json:"steps"`
+			Usage     llm.Usage `json:"usage"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || res.Result != "just this" || res.IsError || res.Steps != 1 || res.Usage.PromptTokens != 900 || res.SessionID == "" {
+			t.Fatalf("json = %s (%v)", r.stdout, err)
+		}
+		w, _ := srv.Requests()[0].Wire()
+		if w.Messages[len(w.Messages)-1].Text() != "the prompt from stdin" {
+			t.Fatalf("prompt = %q", w.Messages[len(w.Messages)-1].Text())
+		}
+	})
+}
+
+func TestRunFailuresExitCodes(t *testing.T) {
+	repo := gitRepo(t, map[string]string{"a.txt": "alpha\n"})
+	cases := []struct {
+		name   string
+		turns  []llmtest.Turn
+		args   []string
+		code   int
+		stderr []string
+		stdout string
+	}{
+		{"401", []llmtest.Turn{llmtest.Error(401, "Authentication Fails, Your api key: ****abcd is invalid")}, nil, 1,
+			[]string{"AUTH", "401", "Authentication Fails", "API key"}, ""},
+		{"429 then success", []llmtest.Turn{llmtest.Error(429, "rate limited").RetryAfter("0"), text("ok")}, nil, 0, nil, "ok\n"},
+		{"stream cut mid-way", []llmtest.Turn{{Events: []string{llmtest.TextDelta("partial ")}, Drop: true}}, nil, 1,
+			[]string{"model request failed"}, "partial \n"},
+		{"max steps", []llmtest.Turn{toolCall("c1", "read", `{"file_path":"a.txt"}`), toolCall("c2", "read", `{"file_path":"a.txt"}`)},
+			[]string{"--max-steps", "2"}, 1, []string{"maximum number of steps reached: 2"}, ""},
+		{"unknown model", nil, []string{"--model", "nope/x"}, 2, []string{"nope"}, ""},
+		{"no prompt", nil, []string{""}, 2, []string{"no prompt"}, ""},
+		{"bad output", nil, []string{"-o", "yaml"}, 2, []string{"--output"}, ""},
+		{"unknown session", nil, []string{"--session", "20990101T000000-deadbeef"}, 2, []string{"session not found"}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := llmtest.New(t, tc.turns)
+			args := append([]string{"run"}, tc.args...)
+			if tc.name != "no prompt" {
+				args = append(args, "do it")
+			}
+			r := runAgent(t, repo, agentManifest(srv.URL, t.TempDir(), ""), "", args...)
+			if r.code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", r.code, tc.code, r.stdout, r.stderr)
+			}
+			for _, s := range tc.stderr {
+				if !strings.Contains(r.stderr, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, r.stderr)
+				}
+			}
+			if r.stdout != tc.stdout {
+				t.Errorf("stdout = %q, want %q", r.stdout, tc.stdout)
+			}
+		})
+	}
+}
+
+// A missing API key is a configuration error naming the variable.
+func TestRunMissingAPIKey(t *testing.T) {
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	t.Setenv("HARNESS_E2E_UNSET_KEY", "")
+	os.Unsetenv("HARNESS_E2E_UNSET_KEY")
+	m := strings.Replace(agentManifest("https://api.deepseek.com", t.TempDir(), ""), "apiKey: sk-test", "apiKeyEnv: HARNESS_E2E_UNSET_KEY", 1)
+	r := runAgent(t, repo, m, "", "run", "hi")
+	if r.code != 2 || !strings.Contains(r.stderr, "HARNESS_E2E_UNSET_KEY") {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// --continue resumes the working directory's latest session.
+func TestRunContinue(t *testing.T) {
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	state := t.TempDir()
+	srv := llmtest.New(t, []llmtest.Turn{text("first"), text("second")})
+	m := agentManifest(srv.URL, state, "")
+	if r := runAgent(t, repo, m, "", "run", "one"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	r := runAgent(t, repo, m, "", "run", "--continue", "-o", "json", "two")
+	if r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	w, _ := srv.Requests()[1].Wire()
+	var texts []string
+	for _, msg := range w.Messages[1:] {
+		texts = append(texts, msg.Role+":"+msg.Text())
+	}
+	if got := strings.Join(texts, "|"); got != "user:one|assistant:first|user:two" {
+		t.Fatalf("history = %s", got)
+	}
+	list, _ := agent.ListSessions(state)
+	if len(list) != 1 || list[0].Turns != 2 {
+		t.Fatalf("sessions = %+v", list)
+	}
+}
+
+func TestChatScripted(t *testing.T) {
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	srv := llmtest.New(t, []llmtest.Turn{text("hello there"), text("bye")})
+	r := runAgent(t, repo, agentManifest(srv.URL, t.TempDir(), ""), "hi\n/tools\n/context\n/bogus\nsecond\n/exit\n", "chat")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"hello there\n", "bash\t", "read\t", "prompt tokens: 900", "bye\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stderr, "unknown command /bogus") {
+		t.Errorf("stderr: %s", r.stderr)
+	}
+	if len(srv.Requests()) != 2 {
+		t.Fatalf("%d requests", len(srv.Requests()))
+	}
+}

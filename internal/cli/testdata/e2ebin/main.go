@@ -1,0 +1,16 @@
+// Command e2ebin is the harness binary for the end-to-end tests: the
+// standard catalog plus every plugin the default agent needs that the
+// standard catalog does not list (yet).
+package main
+
+import (
+	"github.com/dshgo/harness"
+	"github.com/dshgo/harness/internal/cli/agente2e"
+)
+
+func main() {
+	for _, p := range agente2e.Missing() {
+		harness.Register(p)
+	}
+	harness.Main()
+}

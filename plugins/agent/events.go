@@ -1,0 +1,103 @@
+package agent
+
+import (
+	"encoding/json"
+
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/services/llm"
+	"github.com/dshgo/harness/services/tools"
+)
+
+// EventVersion is the version carried by every stream-json event ("v").
+const EventVersion = 1
+
+// EventType names what an [Event] reports.
+type EventType string
+
+// Event types, in the order a turn produces them: session (once per
+// session open), user, then per step: step, reasoning/text deltas,
+// assistant, tool_call and tool_result per call, usage; finally result.
+const (
+	EventSession    EventType = "session"     // SessionID, Cwd, Model, Resumed
+	EventUser       EventType = "user"        // Text: the prompt (Source set for plugin-sourced context)
+	EventStep       EventType = "step"        // Step started (Turn, Step)
+	EventReasoning  EventType = "reasoning"   // Text: a reasoning delta
+	EventText       EventType = "text"        // Text: an assistant text delta
+	EventAssistant  EventType = "assistant"   // Message: the complete assistant message of the step
+	EventToolCall   EventType = "tool_call"   // ToolCall: about to run
+	EventToolResult EventType = "tool_result" // ToolResult: in model order
+	EventUsage      EventType = "usage"       // Usage of the step (Estimated when the stream had none), Total of the session
+	EventNotice     EventType = "notice"      // Text: a warning worth showing (e.g. output cut by the length limit)
+	EventResult     EventType = "result"      // Result: the end of the turn
+)
+
+// Event is one observable moment of a session, delivered in order to the
+// session's observer and emitted as [Observed] to the session scope. The
+// JSON form is the `harness run --output stream-json` line (plus "v").
+type Event struct {
+	Type      EventType `json:"type"`
+	SessionID string    `json:"sessionId,omitempty"`
+	Turn      int       `json:"turn,omitempty"`
+	Step      int       `json:"step,omitempty"`
+
+	Text    string       `json:"text,omitempty"`
+	Source  string       `json:"source,omitempty"`
+	Message *llm.Message `json:"message,omitempty"`
+
+	Cwd     string `json:"cwd,omitempty"`
+	Model   string `json:"model,omitempty"`
+	Resumed bool   `json:"resumed,omitempty"`
+
+	ToolCall   *ToolCallEvent   `json:"toolCall,omitempty"`
+	ToolResult *ToolResultEvent `json:"toolResult,omitempty"`
+
+	Usage     *llm.Usage `json:"usage,omitempty"`
+	Total     *llm.Usage `json:"total,omitempty"`
+	Estimated bool       `json:"estimated,omitempty"`
+
+	Result *Result `json:"result,omitempty"`
+}
+
+// ToolCallEvent describes a tool call about to run.
+type ToolCallEvent struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ToolResultEvent is the final result of one tool call.
+type ToolResultEvent struct {
+	CallID     string           `json:"callId"`
+	Name       string           `json:"name"`
+	Content    string           `json:"content"`
+	IsError    bool             `json:"isError"`
+	Error      *tools.ErrorInfo `json:"error,omitempty"`
+	Meta       json.RawMessage  `json:"meta,omitempty"`
+	DurationMs int64            `json:"durationMs"`
+}
+
+// Result is the outcome of one user turn.
+type Result struct {
+	// Text is the final assistant text of the turn.
+	Text string `json:"result"`
+	// SessionID names the session (resume with it).
+	SessionID string `json:"sessionId"`
+	// IsError is true when the turn ended by a failure, max steps or
+	// cancellation; Error then says why.
+	IsError bool   `json:"isError"`
+	Error   string `json:"error,omitempty"`
+	// Reason is why the turn ended: "stop", "max_steps", "aborted",
+	// "error", "length" or "concluded".
+	Reason string `json:"reason"`
+	// Steps counts the model calls of the turn.
+	Steps int `json:"steps"`
+	// Usage sums the provider-reported usage of the turn's model calls.
+	Usage llm.Usage `json:"usage"`
+	// DurationMs is the wall time of the turn.
+	DurationMs int64 `json:"durationMs"`
+}
+
+// Observed is emitted (to the session scope) for every [Event] of a
+// session, after the session's own observer saw it. Listeners must be
+// quick: they run on the loop's goroutine.
+var Observed = core.NewEmitEvent[Event]("agent/event")

@@ -1,0 +1,68 @@
+package agent
+
+import (
+	"context"
+
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/plugins/hooks/lifecycle"
+)
+
+// Sources of user messages added by lifecycle listeners.
+const (
+	SourceSessionStart     = "hooks:SessionStart"
+	SourceUserPromptSubmit = "hooks:UserPromptSubmit"
+	SourceStop             = "hooks:Stop"
+)
+
+func (ss *Session) lifecycleSession() lifecycle.Session {
+	return lifecycle.Session{ID: ss.id, Cwd: ss.opts.Cwd, TranscriptPath: ss.journal.Path()}
+}
+
+// sessionStart fires SessionStart; its contexts are added before the next
+// prompt. A failing listener is logged and ignored (SessionStart cannot
+// block).
+func (ss *Session) sessionStart(ctx context.Context, source string) []sourced {
+	d, err := core.Waterfall(ctx, ss.svc.c, lifecycle.SessionStart, core.To(ss.scope.ID()),
+		lifecycle.Start{Session: ss.lifecycleSession(), Source: source}, lifecycle.Pass[lifecycle.Start])
+	if err != nil {
+		ss.svc.c.Logger().Warn("SessionStart listener failed", "session", ss.id, "err", err)
+		return nil
+	}
+	return contexts(SourceSessionStart, d.AdditionalContext)
+}
+
+// promptSubmit fires UserPromptSubmit: a block or a failed listener
+// rejects the prompt (fail closed).
+func (ss *Session) promptSubmit(ctx context.Context, prompt string) (blocked bool, reason string, added []sourced) {
+	d, err := core.Waterfall(ctx, ss.svc.c, lifecycle.UserPromptSubmit, core.To(ss.scope.ID()),
+		lifecycle.Prompt{Session: ss.lifecycleSession(), Prompt: prompt}, lifecycle.Pass[lifecycle.Prompt])
+	if err != nil {
+		return true, err.Error(), nil
+	}
+	if d.Block {
+		return true, d.Reason, nil
+	}
+	return false, "", contexts(SourceUserPromptSubmit, d.AdditionalContext)
+}
+
+// stop fires Stop: a block keeps the turn going with the reason as the
+// next user message (once per turn: StopHookActive tells listeners).
+func (ss *Session) stop(ctx context.Context, active bool) (cont bool, reason string, added []sourced) {
+	d, err := core.Waterfall(ctx, ss.svc.c, lifecycle.Stop, core.To(ss.scope.ID()),
+		lifecycle.Stopping{Session: ss.lifecycleSession(), StopHookActive: active}, lifecycle.Pass[lifecycle.Stopping])
+	if err != nil {
+		ss.svc.c.Logger().Warn("Stop listener failed", "session", ss.id, "err", err)
+		return false, "", nil
+	}
+	return d.Block && d.Reason != "", d.Reason, contexts(SourceStop, d.AdditionalContext)
+}
+
+func contexts(source string, texts []string) []sourced {
+	var out []sourced
+	for _, t := range texts {
+		if t != "" {
+			out = append(out, sourced{source, t})
+		}
+	}
+	return out
+}

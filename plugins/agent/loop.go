@@ -1,0 +1,361 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dshgo/harness/services/llm"
+	"github.com/dshgo/harness/services/systemprompt"
+	"github.com/dshgo/harness/services/tools"
+)
+
+// Run runs one user turn: the prompt, then steps until the model stops,
+// MaxSteps is reached, or ctx is cancelled (dsh C11). Each step assembles
+// and renders the system prompt for the session scope, sends the history
+// and the assembled tools, streams the reply, and runs its tool calls
+// through the tools Scheduler (policy and results in model order,
+// parallel-safe bodies overlapped). Everything is logged as it happens.
+//
+// The returned Result is never nil. The error is nil when the model
+// finished; otherwise it is ErrMaxSteps, ErrPromptBlocked, the model's
+// *llm.Error, a prompt assembly or rendering error, or ctx's error (the
+// stream was stopped, running tools were cancelled and aborted results
+// were recorded).
+func (ss *Session) Run(ctx context.Context, prompt string) (*Result, error) {
+	ss.turnMu.Lock()
+	if ss.running {
+		ss.turnMu.Unlock()
+		return &Result{SessionID: ss.id, IsError: true, Error: ErrBusy.Error(), Reason: "error"}, ErrBusy
+	}
+	ss.running = true
+	ss.turnMu.Unlock()
+	defer func() { ss.turnMu.Lock(); ss.running = false; ss.turnMu.Unlock() }()
+
+	t := &turn{ss: ss, start: time.Now(), res: &Result{SessionID: ss.id}}
+	ss.mu.Lock()
+	ss.turn++
+	t.n = ss.turn
+	pending := ss.pending
+	ss.pending = nil
+	ss.mu.Unlock()
+	err := t.run(ctx, prompt, pending)
+	return t.finish(err)
+}
+
+// turn is the state of one Run.
+type turn struct {
+	ss    *Session
+	n     int
+	step  int
+	start time.Time
+	res   *Result
+}
+
+func (t *turn) run(ctx context.Context, prompt string, pending []sourced) error {
+	ss := t.ss
+	if blocked, reason, added := ss.promptSubmit(ctx, prompt); blocked {
+		if reason == "" {
+			reason = "a UserPromptSubmit hook rejected it"
+		}
+		return fmt.Errorf("%w: %s", ErrPromptBlocked, reason)
+	} else {
+		pending = append(pending, added...)
+	}
+	if err := t.user(prompt, ""); err != nil {
+		return err
+	}
+	for _, p := range pending {
+		if err := t.user(p.text, p.source); err != nil {
+			return err
+		}
+	}
+	stopActive := false
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if t.step >= ss.opts.MaxSteps {
+			return fmt.Errorf("%w: %d (raise it with --max-steps)", ErrMaxSteps, ss.opts.MaxSteps)
+		}
+		t.step++
+		msg, done, err := t.doStep(ctx)
+		if err != nil {
+			return err
+		}
+		if !done {
+			continue
+		}
+		t.res.Text = msg.Content
+		cont, reason, added := ss.stop(ctx, stopActive)
+		for _, p := range added {
+			if err := t.user(p.text, p.source); err != nil {
+				return err
+			}
+		}
+		if !cont || stopActive {
+			return nil
+		}
+		stopActive = true
+		if err := t.user(reason, SourceStop); err != nil {
+			return err
+		}
+	}
+}
+
+// user appends a user message (source "" for the user's own prompt).
+func (t *turn) user(text, source string) error {
+	m := &llm.Message{Role: llm.RoleUser, Content: text}
+	if err := t.ss.append(Record{Type: RecordUser, Turn: t.n, Step: t.step, Message: m, Source: source}); err != nil {
+		return err
+	}
+	t.ss.observe(Event{Type: EventUser, Turn: t.n, Step: t.step, Text: text, Source: source})
+	return nil
+}
+
+// doStep makes one model call and runs its tool calls. done is true when
+// the turn is over (no tool calls, or a tool concluded the turn).
+func (t *turn) doStep(ctx context.Context) (msg llm.Message, done bool, err error) {
+	ss := t.ss
+	ss.observe(Event{Type: EventStep, Turn: t.n, Step: t.step})
+	req, err := t.request(ctx)
+	if err != nil {
+		return msg, false, err
+	}
+	var asm llm.Assembler
+	for c := range ss.svc.llm.Stream(ctx, req) {
+		asm.Add(c)
+		switch c.Kind {
+		case llm.ChunkText:
+			ss.observe(Event{Type: EventText, Turn: t.n, Step: t.step, Text: c.Text})
+		case llm.ChunkReasoning:
+			ss.observe(Event{Type: EventReasoning, Turn: t.n, Step: t.step, Text: c.Text})
+		}
+	}
+	resp := asm.Response()
+	t.usage(req, resp)
+	msg = resp.Message
+	switch resp.Finish {
+	case llm.FinishAborted, llm.FinishError:
+		if resp.Finish == llm.FinishAborted || ctx.Err() != nil {
+			if msg.Content != "" || msg.Reasoning != "" {
+				partial := llm.Message{Role: llm.RoleAssistant, Content: msg.Content, Reasoning: msg.Reasoning}
+				_ = ss.append(Record{Type: RecordAssistant, Turn: t.n, Step: t.step, Message: &partial, Aborted: true})
+			}
+			if err := ctx.Err(); err != nil {
+				return msg, false, err
+			}
+			return msg, false, context.Canceled
+		}
+		return msg, false, resp.Err
+	}
+	if err := ss.append(Record{Type: RecordAssistant, Turn: t.n, Step: t.step, Message: &msg}); err != nil {
+		return msg, false, err
+	}
+	ss.observe(Event{Type: EventAssistant, Turn: t.n, Step: t.step, Message: &msg})
+	if len(msg.ToolCalls) == 0 {
+		if resp.Finish == llm.FinishLength {
+			t.res.Reason = "length"
+			ss.observe(Event{Type: EventNotice, Turn: t.n, Step: t.step, Text: "the reply was cut by the model's output token limit"})
+		}
+		return msg, true, nil
+	}
+	concluded, err := t.runTools(ctx, msg.ToolCalls)
+	if err != nil {
+		return msg, false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return msg, false, err
+	}
+	if concluded {
+		t.res.Reason = "concluded"
+		return msg, true, nil
+	}
+	return msg, false, nil
+}
+
+// request assembles and renders the system prompt for the session scope,
+// projects a changed runtime-context snapshot into the history (C10) and
+// builds the model request.
+func (t *turn) request(ctx context.Context) (llm.Request, error) {
+	ss := t.ss
+	a, err := ss.svc.prompt.Assemble(ctx, systemprompt.AssembleContext{Scope: ss.scope.ID(), Agent: ss})
+	if err != nil {
+		return llm.Request{}, fmt.Errorf("assembling the system prompt: %w", err)
+	}
+	system, err := systemprompt.Render(a)
+	if err != nil {
+		return llm.Request{}, fmt.Errorf("rendering the system prompt: %w", err)
+	}
+	snapshot, err := systemprompt.RenderContextSnapshot(a)
+	if err != nil {
+		return llm.Request{}, fmt.Errorf("rendering the runtime context: %w", err)
+	}
+	ss.mu.Lock()
+	last := ss.lastSnapshot
+	ss.mu.Unlock()
+	if snapshot != last {
+		text := snapshot
+		if text == "" {
+			text = systemprompt.ContextSnapshotCleared
+		}
+		if err := t.user(text, SourceRuntimeContext); err != nil {
+			return llm.Request{}, err
+		}
+		ss.mu.Lock()
+		ss.lastSnapshot = snapshot
+		ss.mu.Unlock()
+	}
+	seen := make(map[string]bool, len(a.Tools))
+	toolList := make([]llm.ToolSchema, 0, len(a.Tools))
+	for _, ts := range a.Tools {
+		if seen[ts.Name] {
+			continue // two providers projecting the same registry
+		}
+		seen[ts.Name] = true
+		toolList = append(toolList, llm.ToolSchema{Name: ts.Name, Description: ts.Description, Parameters: ts.Parameters})
+	}
+	ss.mu.Lock()
+	msgs := make([]llm.Message, 0, len(ss.history)+1)
+	if system != "" {
+		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: system})
+	}
+	msgs = append(msgs, ss.history...)
+	ss.mu.Unlock()
+	return llm.Request{
+		Model:    ss.route,
+		Messages: msgs,
+		Tools:    toolList,
+		Options:  llm.Options{Thinking: ss.opts.Thinking, ReasoningEffort: ss.opts.ReasoningEffort},
+	}, nil
+}
+
+// usage records the step's usage: summed into the turn and the session
+// when the provider reported it, otherwise marked estimated (never zero).
+func (t *turn) usage(req llm.Request, resp llm.Response) {
+	ss := t.ss
+	t.res.Steps = t.step
+	if resp.Finish == llm.FinishError && !resp.UsageReported {
+		return
+	}
+	rec := t.meterRecord(req, resp)
+	if !resp.UsageReported {
+		// Estimated figures come from the token meter when one is mounted.
+		var est *llm.Usage
+		if rec != nil {
+			est = &llm.Usage{PromptTokens: int64(rec.PromptTokens), CompletionTokens: int64(rec.CompletionTokens),
+				TotalTokens: int64(rec.PromptTokens + rec.CompletionTokens), CacheMissTokens: int64(rec.CacheMissTokens), ReasoningTokens: int64(rec.ReasoningTokens)}
+		}
+		_ = ss.journal.Append(Record{Type: RecordUsage, Turn: t.n, Step: t.step, Usage: est, Estimated: true})
+		ss.observe(Event{Type: EventUsage, Turn: t.n, Step: t.step, Usage: est, Estimated: true, Total: ptr(ss.Usage())})
+		return
+	}
+	u := resp.Usage
+	t.res.Usage = t.res.Usage.Add(u)
+	ss.mu.Lock()
+	ss.total = ss.total.Add(u)
+	total := ss.total
+	ss.mu.Unlock()
+	_ = ss.journal.Append(Record{Type: RecordUsage, Turn: t.n, Step: t.step, Usage: &u})
+	ss.observe(Event{Type: EventUsage, Turn: t.n, Step: t.step, Usage: &u, Total: &total})
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// runTools logs every call, runs the valid ones through the Scheduler and
+// appends one result per call in model order; calls whose arguments are
+// not a JSON object get an INVALID_ARGS result without running (B12).
+// Additional contexts follow the whole batch (dsh A13).
+func (t *turn) runTools(ctx context.Context, calls []llm.ToolCall) (concluded bool, err error) {
+	ss := t.ss
+	var (
+		valid   []tools.Call
+		index   []int // index[i] = position in calls of valid[i]
+		results = make([]*tools.Outcome, len(calls))
+	)
+	for i, tc := range calls {
+		if err := ss.journal.Append(Record{Type: RecordToolCall, Turn: t.n, Step: t.step, CallID: tc.ID, Name: tc.Name, Arguments: tc.Arguments}); err != nil {
+			return false, err
+		}
+		ss.observe(Event{Type: EventToolCall, Turn: t.n, Step: t.step, ToolCall: &ToolCallEvent{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments}})
+		if tc.ArgumentsError != "" {
+			results[i] = tools.Failure("invalid arguments: "+tc.ArgumentsError, &tools.ErrorInfo{Name: tools.NameToolArgs, Code: tools.CodeInvalidArgs})
+			continue
+		}
+		valid = append(valid, tools.Call{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments, Scope: ss.scope.ID()})
+		index = append(index, i)
+	}
+	start := time.Now()
+	next := 0 // first call whose result is not yet recorded
+	var werr error
+	emitUpTo := func(n int) {
+		for ; next < n; next++ {
+			if results[next] == nil {
+				return
+			}
+			if err := t.result(calls[next], results[next], time.Since(start)); err != nil && werr == nil {
+				werr = err
+			}
+		}
+	}
+	sched := tools.Scheduler{Registry: ss.svc.tools, Limit: ss.svc.cfg.MaxParallelToolCalls, OnResult: func(i int, o *tools.Outcome) {
+		results[index[i]] = o
+		emitUpTo(len(calls))
+	}}
+	outs := sched.Run(ctx, valid)
+	for i, o := range outs {
+		if results[index[i]] == nil {
+			results[index[i]] = o
+		}
+	}
+	emitUpTo(len(calls))
+	if werr != nil {
+		return false, werr
+	}
+	for _, o := range results {
+		concluded = concluded || o.ConcludesTurn
+		for _, text := range o.AdditionalContexts {
+			if err := t.user(text, SourceToolContext); err != nil {
+				return false, err
+			}
+		}
+	}
+	return concluded, nil
+}
+
+// result records one final tool result.
+func (t *turn) result(tc llm.ToolCall, o *tools.Outcome, took time.Duration) error {
+	ss := t.ss
+	text := tools.TextOf(o.Content)
+	m := &llm.Message{Role: llm.RoleTool, ToolCallID: tc.ID, Name: tc.Name, Content: text}
+	err := ss.append(Record{Type: RecordToolResult, Turn: t.n, Step: t.step, Message: m, CallID: tc.ID, Name: tc.Name,
+		Content: o.Content, IsError: o.IsError, Error: o.Error, Meta: o.Meta})
+	ss.observe(Event{Type: EventToolResult, Turn: t.n, Step: t.step, ToolResult: &ToolResultEvent{
+		CallID: tc.ID, Name: tc.Name, Content: text, IsError: o.IsError, Error: o.Error, Meta: o.Meta, DurationMs: took.Milliseconds()}})
+	return err
+}
+
+// finish completes the Result from err and emits the result event.
+func (t *turn) finish(err error) (*Result, error) {
+	r := t.res
+	r.Steps = t.step
+	r.DurationMs = time.Since(t.start).Milliseconds()
+	switch {
+	case err == nil:
+		if r.Reason == "" {
+			r.Reason = "stop"
+		}
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		r.IsError, r.Reason = true, "aborted"
+	case errors.Is(err, ErrMaxSteps):
+		r.IsError, r.Reason = true, "max_steps"
+	default:
+		r.IsError, r.Reason = true, "error"
+	}
+	if err != nil {
+		r.Error = err.Error()
+	}
+	t.ss.observe(Event{Type: EventResult, Turn: t.n, Step: t.step, Result: r})
+	return r, err
+}

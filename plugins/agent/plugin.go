@@ -1,0 +1,96 @@
+package agent
+
+import (
+	"context"
+	"runtime"
+	"time"
+
+	"go.uber.org/fx"
+
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/services/llm"
+	"github.com/dshgo/harness/services/systemprompt"
+	"github.com/dshgo/harness/services/tools"
+)
+
+// Key is the agent service.
+var Key = core.NewKey[*Service]("agent")
+
+// Plugin provides the agent service (the loop and its sessions). It waits
+// for the llm, tools and systemPrompt services.
+var Plugin = core.Define("agent", apply,
+	core.WithInject(llm.Key.Name(), tools.Key.Name(), systemprompt.Key.Name()),
+	core.WithProvides(Key.Name()),
+	core.WithDescription("the agent loop: sessions that stream the model and run its tool calls"))
+
+// Module contributes Plugin to the harness catalog.
+var Module = fx.Module("agent", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
+
+// Service opens sessions. Safe for concurrent use; each [Session] runs one
+// turn at a time.
+type Service struct {
+	c        *core.Context
+	cfg      Config
+	stateDir string
+	llm      *llm.Service
+	tools    *tools.Registry
+	prompt   *systemprompt.Service
+}
+
+func apply(c *core.Context, cfg Config) error {
+	s := &Service{
+		c:        c,
+		cfg:      cfg,
+		stateDir: cfg.StateDir,
+		llm:      core.Use(c, llm.Key),
+		tools:    core.Use(c, tools.Key),
+		prompt:   core.Use(c, systemprompt.Key),
+	}
+	if s.stateDir == "" {
+		s.stateDir = DefaultStateDir(nil)
+	}
+	if err := s.registerPromptFacts(c); err != nil {
+		return err
+	}
+	return core.Provide(c, Key, s)
+}
+
+// StateDir returns the directory holding the session logs.
+func (s *Service) StateDir() string { return s.stateDir }
+
+// Config returns the plugin's configuration.
+func (s *Service) Config() Config { return s.cfg }
+
+// LLM returns the model service the sessions use.
+func (s *Service) LLM() *llm.Service { return s.llm }
+
+// Tools returns the tool registry the sessions dispatch through.
+func (s *Service) Tools() *tools.Registry { return s.tools }
+
+// registerPromptFacts registers the global prompt variables (provider,
+// model, cwd, date, os) with process-wide values, so `harness prompt` can
+// render templates that name them; each session shadows them in its scope.
+// The model's tool list is Assembly.Tools: mount the prompt-tools plugin
+// to project the tool registry into it.
+func (s *Service) registerPromptFacts(c *core.Context) error {
+	facts := map[string]func() (string, bool){
+		"provider": func() (string, bool) {
+			m, err := s.llm.Resolve(s.cfg.Model)
+			return m.Provider, err == nil
+		},
+		"model": func() (string, bool) {
+			m, err := s.llm.Resolve(s.cfg.Model)
+			return m.Name, err == nil
+		},
+		"cwd":  func() (string, bool) { wd, err := osGetwd(); return wd, err == nil },
+		"date": func() (string, bool) { return time.Now().Format(time.DateOnly), true },
+		"os":   func() (string, bool) { return runtime.GOOS, true },
+	}
+	for _, name := range []string{"provider", "model", "cwd", "date", "os"} {
+		fn := facts[name]
+		if _, err := s.prompt.Variable(c, name, func(context.Context, systemprompt.AssembleContext) (string, bool) { return fn() }); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,262 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/services/llm"
+	"github.com/dshgo/harness/services/systemprompt"
+)
+
+// Errors a turn can end with (besides *llm.Error from the model and the
+// context's error on cancellation).
+var (
+	// ErrMaxSteps: the turn made MaxSteps model calls without finishing.
+	ErrMaxSteps = errors.New("maximum number of steps reached")
+	// ErrPromptBlocked: a UserPromptSubmit listener rejected the prompt.
+	ErrPromptBlocked = errors.New("prompt blocked")
+	// ErrBusy: a turn is already running in this session.
+	ErrBusy = errors.New("a turn is already running in this session")
+)
+
+// Sources of plugin-authored user messages.
+const (
+	SourceRuntimeContext = "systemprompt:runtime-context"
+	SourceToolContext    = "tools:additional-context"
+)
+
+// AppendSystemPromptSection is the name of the section carrying
+// Options.AppendSystemPrompt (order 10300, after the persona suffix).
+const AppendSystemPromptSection = "agent:append-system-prompt"
+
+// Options open a session.
+type Options struct {
+	// ID resumes the stored session with this id; empty starts a new one.
+	ID string
+	// Cwd is the working directory the session reports to the model
+	// (default: the process working directory). Tools resolve paths
+	// against the directory they were configured with.
+	Cwd string
+	// Model is the route; empty uses the plugin's configured model (or,
+	// when resuming, the session's stored model).
+	Model string
+	// Thinking and ReasoningEffort override the configured defaults.
+	Thinking        llm.Thinking
+	ReasoningEffort string
+	// MaxSteps bounds model calls per turn; 0 uses the configured value.
+	MaxSteps int
+	// AppendSystemPrompt is appended to the system prompt of this session.
+	AppendSystemPrompt string
+	// Observer receives every event in order on the loop's goroutine
+	// (optional). It must not block for long.
+	Observer func(Event)
+}
+
+// Session is one conversation: a core scope (tools, prompt sections and
+// listeners registered through [Session.Context] apply to it alone), a
+// history, and its JSONL log. Turns run one at a time.
+type Session struct {
+	svc     *Service
+	id      string
+	scope   *core.Scope
+	journal *Journal
+	opts    Options
+	model   llm.Model
+	route   string
+
+	turnMu  sync.Mutex
+	running bool
+
+	mu           sync.Mutex
+	history      []llm.Message
+	lastSnapshot string
+	turn         int
+	total        llm.Usage
+	pending      []sourced // contexts to add before the next prompt (SessionStart)
+	closed       bool
+}
+
+type sourced struct{ source, text string }
+
+// Open starts a new session or resumes a stored one (Options.ID). The
+// returned session must be closed.
+func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
+	if o.Cwd == "" {
+		wd, err := osGetwd()
+		if err != nil {
+			return nil, fmt.Errorf("working directory: %w", err)
+		}
+		o.Cwd = wd
+	}
+	if o.MaxSteps <= 0 {
+		o.MaxSteps = s.cfg.MaxSteps
+	}
+	if o.Thinking == llm.ThinkingDefault {
+		o.Thinking = s.cfg.Thinking
+	}
+	if o.ReasoningEffort == "" {
+		o.ReasoningEffort = s.cfg.ReasoningEffort
+	}
+	var (
+		journal *Journal
+		recs    []Record
+		err     error
+		resumed = o.ID != ""
+	)
+	if resumed {
+		journal, recs, err = OpenJournal(s.stateDir, o.ID)
+		if err != nil {
+			return nil, err
+		}
+		if o.Model == "" && len(recs) > 0 {
+			o.Model = recs[0].Model
+		}
+	}
+	route := o.Model
+	if route == "" {
+		route = s.cfg.Model
+	}
+	model, err := s.llm.Resolve(route)
+	if err != nil {
+		if journal != nil {
+			_ = journal.Close()
+		}
+		return nil, err
+	}
+	if !resumed {
+		o.ID = NewSessionID(time.Now())
+		journal, err = CreateJournal(s.stateDir, Record{ID: o.ID, Cwd: o.Cwd, Model: model.Route()})
+		if err != nil {
+			return nil, err
+		}
+	}
+	sc, err := core.NewScope(s.c, core.NewScopeID("session:"+o.ID, nil))
+	if err != nil {
+		_ = journal.Close()
+		return nil, err
+	}
+	ss := &Session{svc: s, id: o.ID, scope: sc, journal: journal, opts: o, model: model, route: model.Route()}
+	ss.history = Replay(recs)
+	for _, r := range recs {
+		if r.Type == RecordUser && r.Source == SourceRuntimeContext && r.Message != nil {
+			ss.lastSnapshot = r.Message.Content
+		}
+		if r.Type == RecordUser && r.Source == "" {
+			ss.turn = max(ss.turn, r.Turn)
+		}
+		if r.Type == RecordUsage && r.Usage != nil && !r.Estimated {
+			ss.total = ss.total.Add(*r.Usage)
+		}
+	}
+	if err := ss.registerScoped(); err != nil {
+		_ = ss.Close(context.Background())
+		return nil, err
+	}
+	source := "startup"
+	if resumed {
+		source = "resume"
+	}
+	ss.observe(Event{Type: EventSession, Cwd: o.Cwd, Model: ss.route, Resumed: resumed})
+	ss.pending = ss.sessionStart(ctx, source)
+	return ss, nil
+}
+
+// registerScoped registers the session's prompt variables and the
+// appended system prompt in its scope.
+func (ss *Session) registerScoped() error {
+	p := ss.svc.prompt
+	c := ss.scope.Context()
+	vals := map[string]string{"provider": ss.model.Provider, "model": ss.model.Name, "cwd": ss.opts.Cwd, "os": runtime.GOOS}
+	for _, name := range []string{"provider", "model", "cwd", "os"} {
+		v := vals[name]
+		if _, err := p.Variable(c, name, func(context.Context, systemprompt.AssembleContext) (string, bool) { return v, true }); err != nil {
+			return err
+		}
+	}
+	if _, err := p.Variable(c, "date", func(context.Context, systemprompt.AssembleContext) (string, bool) {
+		return time.Now().Format(time.DateOnly), true
+	}); err != nil {
+		return err
+	}
+	if ss.opts.AppendSystemPrompt != "" {
+		if _, err := p.Section(c, systemprompt.Section{Name: AppendSystemPromptSection, Order: 10300, Text: ss.opts.AppendSystemPrompt, Interpolate: systemprompt.InterpolateOff}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ID returns the session id.
+func (ss *Session) ID() string { return ss.id }
+
+// Scope returns the session's scope id (the target of its events).
+func (ss *Session) Scope() *core.ScopeID { return ss.scope.ID() }
+
+// Context returns the session's scoped context: what is registered
+// through it (tools, prompt sections, listeners) applies to this session
+// only and is undone when the session closes.
+func (ss *Session) Context() *core.Context { return ss.scope.Context() }
+
+// Model returns the resolved model.
+func (ss *Session) Model() llm.Model { return ss.model }
+
+// Cwd returns the session's working directory.
+func (ss *Session) Cwd() string { return ss.opts.Cwd }
+
+// LogPath returns the path of the session's JSONL log.
+func (ss *Session) LogPath() string { return ss.journal.Path() }
+
+// History returns a copy of the conversation so far.
+func (ss *Session) History() []llm.Message {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return append([]llm.Message(nil), ss.history...)
+}
+
+// Usage returns the session's summed provider-reported usage.
+func (ss *Session) Usage() llm.Usage {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.total
+}
+
+// Close disposes the session's scope (everything registered through it)
+// and closes its log. Idempotent.
+func (ss *Session) Close(ctx context.Context) error {
+	ss.mu.Lock()
+	if ss.closed {
+		ss.mu.Unlock()
+		return nil
+	}
+	ss.closed = true
+	ss.mu.Unlock()
+	err := ss.scope.Dispose(ctx)
+	return errors.Join(err, ss.journal.Close())
+}
+
+// observe delivers e to the observer and the session scope.
+func (ss *Session) observe(e Event) {
+	e.SessionID = ss.id
+	if ss.opts.Observer != nil {
+		ss.opts.Observer(e)
+	}
+	core.Emit(context.Background(), ss.svc.c, Observed, core.To(ss.scope.ID()), e)
+}
+
+// append adds m to the history and the log.
+func (ss *Session) append(rec Record) error {
+	if rec.Message != nil {
+		ss.mu.Lock()
+		ss.history = append(ss.history, *rec.Message)
+		ss.mu.Unlock()
+	}
+	return ss.journal.Append(rec)
+}
+
+func osGetwd() (string, error) { return os.Getwd() }
