@@ -29,6 +29,11 @@ type Config struct {
 	Cwd string `yaml:"cwd" json:"cwd,omitempty"`
 	// SessionID is the `session_id` sent when the caller supplies none.
 	SessionID string `yaml:"sessionId" json:"sessionId,omitempty"`
+	// ToolNames renames tools in the `tool_name` hooks read, for scripts that
+	// test Claude Code's names: {bash: Bash, read: Read, write: Write, edit:
+	// Edit, grep: Grep, glob: Glob}. Matchers see the harness's names
+	// (case-insensitively) either way.
+	ToolNames map[string]string `yaml:"toolNames" json:"toolNames,omitempty"`
 }
 
 // Events holds the matcher groups of each supported event. Claude Code events

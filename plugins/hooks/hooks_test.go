@@ -267,3 +267,23 @@ func TestPreToolUseOrderDoesNotMatter(t *testing.T) {
 		}
 	}
 }
+
+// TestToolNamesForClaudeScripts: a script testing Claude Code's tool name.
+func TestToolNamesForClaudeScripts(t *testing.T) {
+	dir := t.TempDir()
+	cmd := script(t, dir, "claude.sh", `input=$(cat)
+case "$input" in
+  *'"tool_name":"Bash"'*) echo "Bash is blocked by this Claude Code script" >&2; exit 2 ;;
+esac
+`)
+	cfg := hooksConfig(dir, []hooks.MatcherGroup{group("Bash", cmd)}, nil)
+	reg := harness(t, mount{Plugin: hooks.Plugin, Config: cfg}, headless)
+	if o := run(t, reg, "c1", "echo ok"); text(o) != "ok\n" {
+		t.Fatalf("without toolNames the script sees bash: %q", text(o))
+	}
+	cfg.ToolNames = map[string]string{"bash": "Bash"}
+	reg = harness(t, mount{Plugin: hooks.Plugin, Config: cfg}, headless)
+	if o := run(t, reg, "c1", "echo ok"); text(o) != "Error: Bash is blocked by this Claude Code script" {
+		t.Fatalf("with toolNames: %q", text(o))
+	}
+}

@@ -72,6 +72,7 @@ type runner struct {
 	events    map[string][]compiledGroup
 	cwd       string
 	sessionID string
+	toolNames map[string]string
 	run       runFunc
 	log       *slog.Logger
 	approver  func() (tools.Approver, bool) // the approval service, looked up per call
@@ -93,7 +94,7 @@ func newRunner(cfg Config, run runFunc, log *slog.Logger) (*runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cwd: %w", err)
 	}
-	h := &runner{events: map[string][]compiledGroup{}, cwd: abs, sessionID: cfg.SessionID, run: run, log: log}
+	h := &runner{events: map[string][]compiledGroup{}, cwd: abs, sessionID: cfg.SessionID, toolNames: cfg.ToolNames, run: run, log: log}
 	for _, ev := range cfg.Hooks.all() {
 		for _, g := range ev.groups {
 			m, _ := compileMatcher(g.Matcher) // validated above
@@ -204,6 +205,14 @@ func encodePayload(p Payload) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
+// toolName is the tool_name hooks read for the harness tool name.
+func (h *runner) toolName(name string) string {
+	if n, ok := h.toolNames[name]; ok && n != "" {
+		return n
+	}
+	return name
+}
+
 // sessionOf names the session of a tool call: its scope's label, if any.
 func sessionOf(scope *core.ScopeID) string {
 	if scope == nil {
@@ -221,7 +230,7 @@ func (h *runner) preToolUse(ctx context.Context, e *tools.Execution) (tools.Deci
 	}
 	outs := h.dispatch(ctx, sel, Payload{
 		SessionID: sessionOf(e.Scope()), HookEventName: EventPreToolUse,
-		ToolName: e.Name(), ToolInput: json.RawMessage(e.Arguments()), ToolUseID: e.CallID(),
+		ToolName: h.toolName(e.Name()), ToolInput: json.RawMessage(e.Arguments()), ToolUseID: e.CallID(),
 	})
 	m := merge(outs, true)
 	h.report(EventPreToolUse, m)
@@ -277,7 +286,7 @@ func (h *runner) postToolUse(ctx context.Context, e *tools.Execution, next core.
 	}
 	outs := h.dispatch(ctx, sel, Payload{
 		SessionID: sessionOf(e.Scope()), HookEventName: EventPostToolUse,
-		ToolName: e.Name(), ToolInput: json.RawMessage(e.Arguments()), ToolUseID: e.CallID(),
+		ToolName: h.toolName(e.Name()), ToolInput: json.RawMessage(e.Arguments()), ToolUseID: e.CallID(),
 		ToolResponse: responseOf(e.Outcome(), d),
 	})
 	m := merge(outs, false)

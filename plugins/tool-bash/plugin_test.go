@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/plugins/workdir"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tools"
@@ -95,5 +96,18 @@ func TestConfigValidation(t *testing.T) {
 	c.MaxOutputBytes = 0
 	if err := c.Validate(); err == nil || !strings.HasPrefix(err.Error(), "maxOutputBytes:") {
 		t.Fatal(err)
+	}
+}
+
+func TestPluginBashCallWorkdir(t *testing.T) {
+	var cfg Config
+	cfg.SetDefaults()
+	cfg.Cwd = t.TempDir()
+	reg, _ := mountBash(t, cfg)
+	other := t.TempDir()
+	ctx := workdir.With(context.Background(), other)
+	o := reg.Execute(ctx, tools.Call{ID: "1", Name: "bash", Arguments: `{"command":"pwd","description":"print dir"}`})
+	if got := tools.TextOf(o.Content); got != other+"\n" {
+		t.Fatalf("got %q, want %q", got, other)
 	}
 }
