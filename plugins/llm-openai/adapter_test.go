@@ -695,3 +695,30 @@ func TestLLMTestTurnBuilders(t *testing.T) {
 		t.Fatalf("got %+v", r)
 	}
 }
+
+func TestUsageNormalisation(t *testing.T) {
+	tests := []struct {
+		name, raw string
+		want      llm.Usage
+	}{
+		{"deepseek B23", `{"prompt_tokens":98716,"completion_tokens":78,"total_tokens":98794,"prompt_cache_hit_tokens":98432,"prompt_cache_miss_tokens":284,"completion_tokens_details":{"reasoning_tokens":40}}`,
+			llm.Usage{PromptTokens: 98716, CompletionTokens: 78, TotalTokens: 98794, CacheHitTokens: 98432, CacheMissTokens: 284, ReasoningTokens: 40}},
+		{"openai cached_tokens wins over prompt_cache_hit_tokens", `{"prompt_tokens":100,"completion_tokens":1,"total_tokens":101,"prompt_cache_hit_tokens":10,"prompt_tokens_details":{"cached_tokens":64}}`,
+			llm.Usage{PromptTokens: 100, CompletionTokens: 1, TotalTokens: 101, CacheHitTokens: 64, CacheMissTokens: 36}},
+		{"details without cached_tokens fall back", `{"prompt_tokens":100,"completion_tokens":1,"prompt_cache_hit_tokens":10,"prompt_tokens_details":{}}`,
+			llm.Usage{PromptTokens: 100, CompletionTokens: 1, TotalTokens: 101, CacheHitTokens: 10, CacheMissTokens: 90}},
+		{"hits clamped to prompt", `{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6,"prompt_cache_hit_tokens":9}`,
+			llm.Usage{PromptTokens: 5, CompletionTokens: 1, TotalTokens: 6, CacheHitTokens: 5}},
+		{"no cache figures", `{"prompt_tokens":7,"completion_tokens":2,"total_tokens":9}`,
+			llm.Usage{PromptTokens: 7, CompletionTokens: 2, TotalTokens: 9, CacheMissTokens: 7}},
+	}
+	for _, tt := range tests {
+		var w wireUsage
+		if err := json.Unmarshal([]byte(tt.raw), &w); err != nil {
+			t.Fatal(err)
+		}
+		if got := w.usage(); got != tt.want {
+			t.Errorf("%s: got %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+}

@@ -33,31 +33,33 @@ type wireToolCallDelta struct {
 }
 
 type wireUsage struct {
-	PromptTokens          int64 `json:"prompt_tokens"`
-	CompletionTokens      int64 `json:"completion_tokens"`
-	TotalTokens           int64 `json:"total_tokens"`
-	PromptCacheHitTokens  int64 `json:"prompt_cache_hit_tokens"`
-	PromptCacheMissTokens int64 `json:"prompt_cache_miss_tokens"`
-	PromptTokensDetails   *struct {
-		CachedTokens int64 `json:"cached_tokens"`
+	PromptTokens         int64  `json:"prompt_tokens"`
+	CompletionTokens     int64  `json:"completion_tokens"`
+	TotalTokens          int64  `json:"total_tokens"`
+	PromptCacheHitTokens *int64 `json:"prompt_cache_hit_tokens"`
+	PromptTokensDetails  *struct {
+		CachedTokens *int64 `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
 	CompletionTokensDetails *struct {
 		ReasoningTokens int64 `json:"reasoning_tokens"`
 	} `json:"completion_tokens_details"`
 }
 
-// usage normalises both DeepSeek's and OpenAI's cache accounting.
+// usage normalises DeepSeek's and OpenAI's cache accounting the way the
+// token meter does: hits from prompt_tokens_details.cached_tokens (which
+// wins when both are present) or prompt_cache_hit_tokens, clamped to
+// [0, prompt_tokens]; misses = prompt_tokens - hits.
 func (w wireUsage) usage() llm.Usage {
-	u := llm.Usage{
-		PromptTokens: w.PromptTokens, CompletionTokens: w.CompletionTokens, TotalTokens: w.TotalTokens,
-		CacheHitTokens: w.PromptCacheHitTokens, CacheMissTokens: w.PromptCacheMissTokens,
+	u := llm.Usage{PromptTokens: max(w.PromptTokens, 0), CompletionTokens: max(w.CompletionTokens, 0), TotalTokens: w.TotalTokens}
+	var hit int64
+	switch {
+	case w.PromptTokensDetails != nil && w.PromptTokensDetails.CachedTokens != nil:
+		hit = *w.PromptTokensDetails.CachedTokens
+	case w.PromptCacheHitTokens != nil:
+		hit = *w.PromptCacheHitTokens
 	}
-	if u.CacheHitTokens == 0 && w.PromptTokensDetails != nil {
-		u.CacheHitTokens = w.PromptTokensDetails.CachedTokens
-	}
-	if u.CacheMissTokens == 0 && u.PromptTokens >= u.CacheHitTokens {
-		u.CacheMissTokens = u.PromptTokens - u.CacheHitTokens
-	}
+	u.CacheHitTokens = min(max(hit, 0), u.PromptTokens)
+	u.CacheMissTokens = u.PromptTokens - u.CacheHitTokens
 	if w.CompletionTokensDetails != nil {
 		u.ReasoningTokens = w.CompletionTokensDetails.ReasoningTokens
 	}

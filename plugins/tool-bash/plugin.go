@@ -11,6 +11,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/plugins/workdir"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tools"
@@ -111,8 +112,8 @@ func apply(c *core.Context, cfg Config) error {
 // deadline is the executor's.
 func Tool(x *Executor) *tools.Tool {
 	return tools.Define("bash", strings.TrimSpace(description),
-		func(ctx context.Context, _ *tools.Execution, args Args) (Value, error) {
-			return x.Run(ctx, args)
+		func(ctx context.Context, e *tools.Execution, args Args) (Value, error) {
+			return x.Run(workdir.With(ctx, workdir.Of(ctx, e.Context(), "")), args)
 		},
 		tools.WithRender(func(_ Args, v Value) []tools.Content { return []tools.Content{tools.Text(Render(v))} }))
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/dshgo/harness/plugins/workdir"
 	"github.com/dshgo/harness/services/subprocess"
 )
 
@@ -65,9 +66,10 @@ func (a Args) Validate() error {
 	return nil
 }
 
-// Run executes one foreground command. It returns an error only when the
-// command could not be started (or its process group could not be emptied); a
-// non-zero exit, a signal and a timeout are results.
+// Run executes one foreground command in args.Workdir, resolved against the
+// working directory carried by ctx (package workdir), else x.Cwd. It returns
+// an error only when the command could not be started (or its process group
+// could not be emptied); a non-zero exit, a signal and a timeout are results.
 func (x *Executor) Run(ctx context.Context, args Args) (Value, error) {
 	if err := args.Validate(); err != nil {
 		return Value{}, err
@@ -77,11 +79,12 @@ func (x *Executor) Run(ctx context.Context, args Args) (Value, error) {
 		timeout = time.Duration(*args.TimeoutMs * float64(time.Millisecond))
 	}
 	timeout = min(timeout, x.MaxTimeout)
-	dir := x.Cwd
+	base := workdir.Or(ctx, x.Cwd)
+	dir := base
 	if args.Workdir != nil && *args.Workdir != "" {
 		dir = *args.Workdir
 		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(x.Cwd, dir)
+			dir = filepath.Join(base, dir)
 		}
 	}
 	runCtx, cancel := context.WithTimeoutCause(ctx, timeout, errTimeout)

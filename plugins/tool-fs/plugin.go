@@ -11,6 +11,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/plugins/workdir"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tools"
 )
@@ -75,7 +76,7 @@ var Plugin = core.Define("tool-fs", apply,
 // Module contributes Plugin to the harness catalog.
 var Module = fx.Module("tool-fs", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
 
-func workdir(cfg string) (string, error) {
+func configuredDir(cfg string) (string, error) {
 	if cfg == "" {
 		return os.Getwd()
 	}
@@ -83,7 +84,7 @@ func workdir(cfg string) (string, error) {
 }
 
 func apply(c *core.Context, cfg Config) error {
-	cwd, err := workdir(cfg.Cwd)
+	cwd, err := configuredDir(cfg.Cwd)
 	if err != nil {
 		return fmt.Errorf("cwd: %w", err)
 	}
@@ -99,11 +100,11 @@ func apply(c *core.Context, cfg Config) error {
 }
 
 // Tools defines the read, write and edit tools over f, resolving relative
-// paths against cwd. The read-before-write owner of a call is its scope.
+// paths against the call's working directory (package workdir), else cwd. The read-before-write owner of a call is its scope.
 func Tools(f *FS, cwd string) []*tools.Tool {
 	read := tools.Define("read", readDescription,
 		func(ctx context.Context, e *tools.Execution, args ReadArgs) (ReadValue, error) {
-			v, err := f.Read(ctx, owner(e), cwd, args)
+			v, err := f.Read(ctx, owner(e), workdir.Of(ctx, e.Context(), cwd), args)
 			return v, toolError(err)
 		},
 		tools.WithRender(func(args ReadArgs, v ReadValue) []tools.Content {
@@ -116,7 +117,7 @@ func Tools(f *FS, cwd string) []*tools.Tool {
 		tools.WithConcurrencySafe(func(ReadArgs) bool { return true }))
 	write := tools.Define("write", writeDescription,
 		func(ctx context.Context, e *tools.Execution, args WriteArgs) (WriteValue, error) {
-			v, err := f.Write(ctx, owner(e), cwd, args)
+			v, err := f.Write(ctx, owner(e), workdir.Of(ctx, e.Context(), cwd), args)
 			return v, toolError(err)
 		},
 		tools.WithRender(func(_ WriteArgs, v WriteValue) []tools.Content {
@@ -124,7 +125,7 @@ func Tools(f *FS, cwd string) []*tools.Tool {
 		}))
 	edit := tools.Define("edit", editDescription,
 		func(ctx context.Context, e *tools.Execution, args EditArgs) (EditValue, error) {
-			v, err := f.Edit(ctx, owner(e), cwd, args)
+			v, err := f.Edit(ctx, owner(e), workdir.Of(ctx, e.Context(), cwd), args)
 			return v, toolError(err)
 		},
 		tools.WithRender(func(args EditArgs, v EditValue) []tools.Content {

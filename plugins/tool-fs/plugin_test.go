@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/plugins/workdir"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tools"
 )
@@ -141,5 +142,18 @@ func TestConfigValidation(t *testing.T) {
 	c.ReadLimit = 0
 	if err := c.Validate(); err == nil || !strings.HasPrefix(err.Error(), "readLimit:") {
 		t.Fatal(err)
+	}
+}
+
+func TestPluginCallWorkdir(t *testing.T) {
+	m := mount(t, testConfig(t.TempDir()), false)
+	other := t.TempDir()
+	ctx := workdir.With(context.Background(), other)
+	o := m.reg.Execute(ctx, tools.Call{ID: "1", Name: "write", Arguments: `{"file_path":"here.txt","content":"x"}`})
+	if o.IsError {
+		t.Fatal(tools.TextOf(o.Content))
+	}
+	if _, err := os.Stat(filepath.Join(other, "here.txt")); err != nil {
+		t.Fatalf("relative path did not resolve against the call's workdir: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/plugins/workdir"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tools"
@@ -123,12 +124,13 @@ func apply(c *core.Context, cfg Config) error {
 	return addGuidance(c)
 }
 
-// Tools defines grep and glob over s, resolving relative paths against cwd.
+// Tools defines grep and glob over s, resolving relative paths against the
+// call's working directory (package workdir), else cwd.
 // Over-cap results are saved to the spill store when c can look one up.
 func Tools(c *core.Context, s *Searcher, cwd string) []*tools.Tool {
 	grep := tools.Define("grep", strings.TrimSpace(grepDescription),
 		func(ctx context.Context, e *tools.Execution, args GrepArgs) (GrepValue, error) {
-			v, err := s.Grep(ctx, cwd, args)
+			v, err := s.Grep(ctx, workdir.Of(ctx, e.Context(), cwd), args)
 			if err != nil {
 				return v, toolError(err)
 			}
@@ -143,7 +145,7 @@ func Tools(c *core.Context, s *Searcher, cwd string) []*tools.Tool {
 		tools.WithConcurrencySafe(func(GrepArgs) bool { return true }))
 	glob := tools.Define("glob", strings.TrimSpace(globDescription),
 		func(ctx context.Context, e *tools.Execution, args GlobArgs) (GlobValue, error) {
-			v, err := s.Glob(ctx, cwd, args)
+			v, err := s.Glob(ctx, workdir.Of(ctx, e.Context(), cwd), args)
 			if err != nil {
 				return v, toolError(err)
 			}

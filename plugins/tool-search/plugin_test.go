@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/plugins/workdir"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/tools"
 )
@@ -102,5 +103,15 @@ func TestConfigValidation(t *testing.T) {
 	c := configFor("", "fast")
 	if err := c.Validate(); err == nil || !strings.HasPrefix(err.Error(), "backend:") {
 		t.Fatal(err)
+	}
+}
+
+func TestPluginCallWorkdir(t *testing.T) {
+	root := fixture(t)
+	reg := mountSearch(t, configFor(t.TempDir(), "auto"))
+	ctx := workdir.With(context.Background(), root)
+	o := reg.Execute(ctx, tools.Call{ID: "1", Name: "glob", Arguments: `{"pattern":"src/*.go"}`})
+	if got := tools.TextOf(o.Content); got != "src/b.go\nsrc/a.go" {
+		t.Fatalf("got %q", got)
 	}
 }

@@ -354,3 +354,34 @@ func BenchmarkGrep(b *testing.B) {
 		})
 	}
 }
+
+func TestRipgrepRawOutputOverflow(t *testing.T) {
+	s, ok := searchers(t)["rg"]
+	if !ok {
+		t.Skip("rg not on PATH")
+	}
+	caps := s.Caps
+	caps.RawOutputMaxBytes = 100
+	small := &Searcher{Runner: s.Runner, RG: s.RG, Caps: caps}
+	_, err := small.Grep(context.Background(), fixture(t), GrepArgs{Pattern: "TODO"})
+	var se *Error
+	if !errors.As(err, &se) || se.Code != CodeRawOutputOverflow || !strings.Contains(err.Error(), "narrow pattern, path, or include and retry") {
+		t.Fatalf("%v", err)
+	}
+}
+
+func TestSearchTimeoutIsAborted(t *testing.T) {
+	root := fixture(t)
+	for name, s := range searchers(t) {
+		t.Run(name, func(t *testing.T) {
+			caps := s.Caps
+			caps.Timeout = time.Nanosecond
+			slow := &Searcher{Runner: s.Runner, RG: s.RG, Caps: caps}
+			_, err := slow.Grep(context.Background(), root, GrepArgs{Pattern: "TODO"})
+			var se *Error
+			if !errors.As(err, &se) || se.Code != CodeAborted {
+				t.Fatalf("%v", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package toolbash
+
+const raceEnabled = false

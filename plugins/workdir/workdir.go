@@ -1,0 +1,60 @@
+// Package workdir carries the working directory of a tool call in its
+// context.Context, so that one harness can serve sessions rooted in different
+// directories.
+//
+// The agent loop (or any caller of the tool registry) wraps the context it
+// passes to Registry.Execute or the Scheduler with With(ctx, session cwd); the
+// coding tools (tool-bash, tool-fs, tool-search) resolve relative paths and
+// their default directory with Or(ctx, configured), falling back to their
+// configured directory (default: the process working directory) when the
+// context carries none.
+package workdir
+
+import (
+	"context"
+	"path/filepath"
+)
+
+type key struct{}
+
+// With returns a copy of ctx that carries dir (made absolute and cleaned) as
+// the working directory of the tool calls run under it. An empty dir leaves
+// ctx unchanged.
+func With(ctx context.Context, dir string) context.Context {
+	if dir == "" {
+		return ctx
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return context.WithValue(ctx, key{}, filepath.Clean(dir))
+}
+
+// From returns the working directory carried by ctx, if any.
+func From(ctx context.Context) (string, bool) {
+	dir, ok := ctx.Value(key{}).(string)
+	return dir, ok
+}
+
+// Or returns the working directory carried by ctx, or fallback.
+func Or(ctx context.Context, fallback string) string {
+	if dir, ok := From(ctx); ok {
+		return dir
+	}
+	return fallback
+}
+
+// Of returns the working directory of a tool call: the one carried by the
+// body's ctx, else by the caller's context (callerCtx, may be nil), else
+// fallback.
+func Of(ctx, callerCtx context.Context, fallback string) string {
+	if dir, ok := From(ctx); ok {
+		return dir
+	}
+	if callerCtx != nil {
+		if dir, ok := From(callerCtx); ok {
+			return dir
+		}
+	}
+	return fallback
+}
