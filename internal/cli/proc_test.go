@@ -193,3 +193,98 @@ func TestB10CredentialsNotVisibleToModelCommands(t *testing.T) {
 	}
 	t.Logf("SAFE_VALUE visible to the model: %v", strings.Contains(out, "SAFE_VALUE=keepme"))
 }
+
+// harness chat: the first Ctrl-C cancels the running turn (its process is
+// stopped) and the session goes on; Ctrl-C at the prompt exits 130.
+func TestChatInterruptCancelsTurnThenExits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	const marker = "sleep 43.21"
+	srv := llmtest.New(t, []llmtest.Turn{
+		toolCall("c1", "bash", `{"command":"`+marker+`","description":"wait a while"}`),
+		text("still here"),
+	})
+	cmd := processCommand(t, repo, agentManifest(srv.URL, t.TempDir(), ""), baseEnv(), "chat")
+	stdin, _ := cmd.StdinPipe()
+	stderr, _ := cmd.StderrPipe()
+	stdout := &syncBuffer{}
+	cmd.Stdout = stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	waitFor := func(what string) {
+		t.Helper()
+		timeout := time.After(30 * time.Second)
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("stderr closed before %q", what)
+				}
+				if strings.Contains(l, what) {
+					return
+				}
+			case <-timeout:
+				_ = cmd.Process.Kill()
+				t.Fatalf("no %q on stderr", what)
+			}
+		}
+	}
+	_, _ = stdin.Write([]byte("wait for it\n"))
+	waitFor("→ bash")
+	deadline := time.Now().Add(10 * time.Second)
+	for len(processesWith(marker)) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	waitFor("(turn cancelled)")
+	if left := processesWith(marker); len(left) != 0 {
+		t.Fatalf("processes left after the cancelled turn: %v", left)
+	}
+	_, _ = stdin.Write([]byte("are you there?\n"))
+	deadline = time.Now().Add(20 * time.Second)
+	for !strings.Contains(stdout.String(), "still here") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // back at the prompt
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("chat did not exit")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(stdout.String(), "still here") {
+		t.Fatalf("exit %d, stdout %q", code, stdout.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -371,3 +371,29 @@ func TestChatScripted(t *testing.T) {
 		t.Fatalf("%d requests", len(srv.Requests()))
 	}
 }
+
+// Session flags reach the request: --append-system-prompt, --cwd, and
+// --thinking on a model without a thinking switch is a usage error.
+func TestRunSessionFlags(t *testing.T) {
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	other := t.TempDir()
+	srv := llmtest.New(t, []llmtest.Turn{text("ok")})
+	r := runAgent(t, other, agentManifest(srv.URL, t.TempDir(), ""), "", "run", "--cwd", repo, "--append-system-prompt", "Answer in {{French}}.", "hi")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	w, _ := srv.Requests()[0].Wire()
+	sys := w.Messages[0].Text()
+	if !strings.HasSuffix(sys, "Answer in {{French}}.") || !strings.Contains(sys, "Working directory: "+repo) {
+		t.Fatalf("system prompt:\n%s", sys)
+	}
+	srv2 := llmtest.New(t, nil)
+	r = runAgent(t, repo, agentManifest(srv2.URL, t.TempDir(), ""), "", "run", "--thinking", "hi")
+	if r.code != 2 || !strings.Contains(r.stderr, "UNSUPPORTED_OPTION") {
+		t.Fatalf("--thinking: exit %d: %s", r.code, r.stderr)
+	}
+	r = runAgent(t, repo, agentManifest(srv2.URL, t.TempDir(), ""), "", "run", "--thinking", "--no-thinking", "hi")
+	if r.code != 2 || !strings.Contains(r.stderr, "mutually exclusive") {
+		t.Fatalf("both: exit %d: %s", r.code, r.stderr)
+	}
+}

@@ -37,10 +37,8 @@ func (ss *Session) Run(ctx context.Context, prompt string) (*Result, error) {
 	ss.mu.Lock()
 	ss.turn++
 	t.n = ss.turn
-	pending := ss.pending
-	ss.pending = nil
 	ss.mu.Unlock()
-	err := t.run(ctx, prompt, pending)
+	err := t.run(ctx, prompt)
 	return t.finish(err)
 }
 
@@ -53,16 +51,20 @@ type turn struct {
 	res   *Result
 }
 
-func (t *turn) run(ctx context.Context, prompt string, pending []sourced) error {
+func (t *turn) run(ctx context.Context, prompt string) error {
 	ss := t.ss
-	if blocked, reason, added := ss.promptSubmit(ctx, prompt); blocked {
+	blocked, reason, added := ss.promptSubmit(ctx, prompt)
+	if blocked {
 		if reason == "" {
 			reason = "a UserPromptSubmit hook rejected it"
 		}
 		return fmt.Errorf("%w: %s", ErrPromptBlocked, reason)
-	} else {
-		pending = append(pending, added...)
 	}
+	// SessionStart contexts wait for the first accepted prompt.
+	ss.mu.Lock()
+	pending := append(ss.pending, added...)
+	ss.pending = nil
+	ss.mu.Unlock()
 	if err := t.user(prompt, ""); err != nil {
 		return err
 	}

@@ -2,6 +2,8 @@ package toolbash
 
 import (
 	"context"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -109,5 +111,44 @@ func TestPluginBashCallWorkdir(t *testing.T) {
 	o := reg.Execute(ctx, tools.Call{ID: "1", Name: "bash", Arguments: `{"command":"pwd","description":"print dir"}`})
 	if got := tools.TextOf(o.Content); got != other+"\n" {
 		t.Fatalf("got %q, want %q", got, other)
+	}
+}
+
+// B02: disposing the harness (session end, Ctrl-C) in the middle of a call
+// kills the command's background jobs too.
+func TestPluginDisposeKillsRunningCommand(t *testing.T) {
+	var cfg Config
+	cfg.SetDefaults()
+	cfg.Cwd = t.TempDir()
+	root := core.NewRoot()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for _, p := range []core.Plugin{tools.Plugin, subprocess.Plugin} {
+		if err := root.Context().Plugin(p, nil).Await(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := root.Context().Plugin(Plugin, &cfg).Await(ctx); err != nil {
+		t.Fatal(err)
+	}
+	reg, _ := core.Lookup(root.Context(), tools.Key)
+	tag := strconv.Itoa(os.Getpid())
+	cmd := ": B02-dispose-" + tag + "; sleep 3603." + tag + " & yes " + tag + "-dispose > /dev/null & sleep 3603." + tag
+	done := make(chan *tools.Outcome, 1)
+	go func() {
+		done <- reg.Execute(ctx, tools.Call{ID: "1", Name: "bash", Arguments: `{"command":"` + cmd + `","description":"spawn jobs"}`})
+	}()
+	for len(alive(t, "sleep 3603."+tag)) < 2 {
+		if ctx.Err() != nil {
+			t.Fatal("the command never started")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := root.Dispose(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if left := append(append(alive(t, "B02-dispose-"+tag), alive(t, "sleep 3603."+tag)...), alive(t, tag+"-dispose")...); len(left) > 0 {
+		t.Fatalf("still running after dispose: %v", left)
 	}
 }

@@ -23,6 +23,9 @@ type Caps struct {
 	Timeout time.Duration
 	// Grace is the SIGTERM→SIGKILL grace of a ripgrep process (3 s).
 	Grace time.Duration
+	// SampleOverCapGlob shows an over-cap glob page as a round-robin sample
+	// across the root's top-level entries instead of the newest paths.
+	SampleOverCapGlob bool
 }
 
 // DefaultCaps are dsh's search caps.
@@ -148,8 +151,10 @@ func FormatGrep(v GrepValue, caps Caps) string {
 func FullGlobText(paths []string) string { return strings.Join(paths, "\n") }
 
 // FormatGlob renders a glob value (B6): "No files found"; or one path per line;
-// or, over the cap, the newest MaxResults paths and a line with the count and
-// where the complete sorted list was saved (or that it could not be saved).
+// or, over the cap, a page of MaxResults paths (the newest, or with
+// SampleOverCapGlob a round-robin sample across the root's top-level entries)
+// and a line with the count and where the complete sorted list was saved (or
+// that it could not be saved).
 func FormatGlob(v GlobValue, caps Caps) string {
 	n := len(v.Paths)
 	switch {
@@ -162,5 +167,61 @@ func FormatGlob(v GlobValue, caps Caps) string {
 	if v.Spill != nil {
 		recovery = "Full sorted result stored at: " + v.Spill.Locator + ". " + v.Spill.Hint
 	}
-	return strings.Join(v.Paths[:caps.MaxResults], "\n") + "\n\n(Showing " + strconv.Itoa(caps.MaxResults) + " of " + strconv.Itoa(n) + " paths. " + recovery + ")"
+	page, basis := v.Paths[:caps.MaxResults], "."
+	if caps.SampleOverCapGlob {
+		var shown, total int
+		page, shown, total = SampleAcrossTopLevel(v.Paths, caps.MaxResults, v.Root)
+		if total != n {
+			basis = ", sampled across " + strconv.Itoa(shown) + " of the " + strconv.Itoa(total) +
+				" top-level entries this pattern matched instead of taken in modification-time order."
+			if shown < total {
+				basis += " Narrow path to inspect a specific subtree."
+			}
+		}
+	}
+	return strings.Join(page, "\n") + "\n\n(Showing " + strconv.Itoa(len(page)) + " of " + strconv.Itoa(n) + " paths" + basis + " " + recovery + ")"
+}
+
+// SampleAcrossTopLevel picks at most max paths round-robin across the
+// top-level entries of root (the first path segment below it), keeping each
+// entry's paths in their given order and the entries in first-seen order. It
+// returns the sample and how many entries it shows out of how many matched.
+func SampleAcrossTopLevel(paths []string, max int, root string) (sample []string, shown, total int) {
+	var keys []string
+	groups := map[string][]string{}
+	for _, p := range paths {
+		rel := p
+		if root != "." && root != "" {
+			rel = strings.TrimPrefix(strings.TrimPrefix(p, strings.TrimSuffix(root, "/")), "/")
+		}
+		key, _, _ := strings.Cut(rel, "/")
+		if _, ok := groups[key]; !ok {
+			keys = append(keys, key)
+		}
+		groups[key] = append(groups[key], p)
+	}
+	taken := map[string][]string{}
+	for round, count := 0, 0; count < max; round++ {
+		progressed := false
+		for _, k := range keys {
+			if count >= max {
+				break
+			}
+			if round < len(groups[k]) {
+				taken[k] = append(taken[k], groups[k][round])
+				count++
+				progressed = true
+			}
+		}
+		if !progressed {
+			break
+		}
+	}
+	for _, k := range keys {
+		sample = append(sample, taken[k]...)
+		if len(taken[k]) > 0 {
+			shown++
+		}
+	}
+	return sample, shown, len(keys)
 }

@@ -68,8 +68,9 @@ func nativeGrep(ctx context.Context, root, file string, re *regexp.Regexp, inclu
 		return nil, invalidGlob("grep", include)
 	}
 	var out []found
+	bufs := &scanBuffers{chunk: make([]byte, searchBlockBytes), buf: make([]byte, 0, searchBlockBytes)}
 	if file != "" {
-		return searchFile(ctx, filepath.Join(root, file), file, re, pre, out)
+		return searchFile(ctx, bufs, filepath.Join(root, file), file, re, pre, out)
 	}
 	var walk func(dir, relDir string, chain ignoreChain) error
 	walk = func(dir, relDir string, chain ignoreChain) error {
@@ -106,7 +107,7 @@ func nativeGrep(ctx context.Context, root, file string, re *regexp.Regexp, inclu
 				if include != "" && !whitelisted {
 					continue
 				}
-				if out, err = searchFile(ctx, abs, rel, re, pre, out); err != nil {
+				if out, err = searchFile(ctx, bufs, abs, rel, re, pre, out); err != nil {
 					return err
 				}
 			}
@@ -119,16 +120,19 @@ func nativeGrep(ctx context.Context, root, file string, re *regexp.Regexp, inclu
 	return out, nil
 }
 
+// scanBuffers are the read buffers of one grep, reused from file to file.
+type scanBuffers struct{ chunk, buf []byte }
+
 // searchFile appends the matching lines of one file. A NUL byte in the first
 // block marks the file binary and skips it; a later NUL stops the search there.
-func searchFile(ctx context.Context, abs, rel string, re, pre *regexp.Regexp, out []found) ([]found, error) {
+func searchFile(ctx context.Context, bufs *scanBuffers, abs, rel string, re, pre *regexp.Regexp, out []found) ([]found, error) {
 	f, err := os.Open(abs)
 	if err != nil {
 		return out, nil
 	}
 	defer f.Close()
-	buf := make([]byte, 0, searchBlockBytes)
-	chunk := make([]byte, searchBlockBytes)
+	buf, chunk := bufs.buf[:0], bufs.chunk
+	defer func() { bufs.buf = buf[:0] }() // keep a buffer that grew for a long line
 	lineNo := 0
 	first := true
 	for {

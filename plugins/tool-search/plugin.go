@@ -46,6 +46,9 @@ type Config struct {
 	GrepMaxLineBytes int `yaml:"grepMaxLineBytes" json:"grepMaxLineBytes,omitempty" jsonschema:"minimum=1,default=2000"`
 	// GlobMaxResults is how many glob paths are shown inline (100).
 	GlobMaxResults int `yaml:"globMaxResults" json:"globMaxResults,omitempty" jsonschema:"minimum=1,default=100"`
+	// SampleOverCapGlobResults shows an over-cap glob page sampled round-robin
+	// across the search root's top-level entries instead of the newest paths.
+	SampleOverCapGlobResults bool `yaml:"sampleOverCapGlobResults" json:"sampleOverCapGlobResults,omitempty" jsonschema:"description=Over-cap glob pages sample across top-level entries instead of keeping the newest paths"`
 	// TimeoutMs bounds one search, in milliseconds (30000).
 	TimeoutMs int `yaml:"timeoutMs" json:"timeoutMs,omitempty" jsonschema:"minimum=1,default=30000"`
 }
@@ -99,6 +102,7 @@ func apply(c *core.Context, cfg Config) error {
 	caps := DefaultCaps()
 	caps.MaxMatches, caps.MaxLineBytes, caps.MaxResults = cfg.GrepMaxMatches, cfg.GrepMaxLineBytes, cfg.GlobMaxResults
 	caps.Timeout = time.Duration(cfg.TimeoutMs) * time.Millisecond
+	caps.SampleOverCapGlob = cfg.SampleOverCapGlobResults
 	s := &Searcher{Caps: caps}
 	if cfg.Backend != "go" {
 		rt, hasRuntime := core.Lookup(c, subprocess.Key)

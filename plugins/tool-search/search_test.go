@@ -385,3 +385,21 @@ func TestSearchTimeoutIsAborted(t *testing.T) {
 		})
 	}
 }
+
+func TestFormatGlobSampled(t *testing.T) {
+	caps := DefaultCaps()
+	caps.MaxResults, caps.SampleOverCapGlob = 3, true
+	v := GlobValue{Root: ".", Paths: []string{"a/1", "a/2", "a/3", "b/1", "c/1", "c/2"}}
+	got := FormatGlob(v, caps)
+	if got != "a/1\nb/1\nc/1\n\n(Showing 3 of 6 paths, sampled across 3 of the 3 top-level entries this pattern matched instead of taken in modification-time order. The complete result could not be saved; narrow pattern or path to see more.)" {
+		t.Fatalf("%q", got)
+	}
+	caps.MaxResults = 2
+	if got := FormatGlob(v, caps); !strings.HasPrefix(got, "a/1\nb/1\n\n(Showing 2 of 6 paths, sampled across 2 of the 3 top-level entries this pattern matched instead of taken in modification-time order. Narrow path to inspect a specific subtree. ") {
+		t.Fatalf("%q", got)
+	}
+	sample, shown, total := SampleAcrossTopLevel([]string{"src/x/1", "src/y/2", "src/x/3"}, 2, "src")
+	if !reflect.DeepEqual(sample, []string{"src/x/1", "src/x/3"}) && !reflect.DeepEqual(sample, []string{"src/x/1", "src/y/2"}) || shown != 2 || total != 2 {
+		t.Fatalf("%v %d %d", sample, shown, total)
+	}
+}

@@ -331,3 +331,19 @@ func TestRealCompactionPromptTokens(t *testing.T) {
 		t.Errorf("real prompt tokens = %d, constant says %d", got, realCompactionPromptTokens)
 	}
 }
+
+func TestFiguresJSONIncludesTheCacheHitRatio(t *testing.T) {
+	rec := RequestRecord{Model: "m", Figures: Figures{PromptTokens: 100, CacheHitTokens: 75, CacheMissTokens: 25, CompletionTokens: 5}}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"model":"m","estimated":false,"promptTokens":100,"cacheHitTokens":75,"cacheMissTokens":25,"completionTokens":5,"reasoningTokens":0,"cacheHitRatio":0.75}`
+	if string(b) != want {
+		t.Errorf("JSON = %s\nwant   %s", b, want)
+	}
+	st, _ := json.Marshal(Stats{Requests: 1, Totals: rec.Figures, Last: &rec})
+	if !strings.Contains(string(st), `"totals":{"promptTokens":100,`) || strings.Count(string(st), `"cacheHitRatio":0.75`) != 2 {
+		t.Errorf("Stats JSON = %s", st)
+	}
+}

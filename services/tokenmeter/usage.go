@@ -1,6 +1,7 @@
 package tokenmeter
 
 import (
+	"encoding/json"
 	"fmt"
 )
 
@@ -99,6 +100,15 @@ func (f Figures) CacheHitRatio() float64 {
 	return float64(f.CacheHitTokens) / float64(f.CacheHitTokens+f.CacheMissTokens)
 }
 
+// MarshalJSON adds the derived "cacheHitRatio" (0..1) to the fields.
+func (f Figures) MarshalJSON() ([]byte, error) {
+	type plain Figures
+	return json.Marshal(struct {
+		plain
+		CacheHitRatio float64 `json:"cacheHitRatio"`
+	}{plain(f), f.CacheHitRatio()})
+}
+
 func (f *Figures) add(g Figures) {
 	f.PromptTokens += g.PromptTokens
 	f.CacheHitTokens += g.CacheHitTokens
@@ -117,4 +127,21 @@ type RequestRecord struct {
 	// never zeros.
 	Estimated bool `json:"estimated"`
 	Figures
+}
+
+// MarshalJSON writes the model, the Estimated flag and the figures (with
+// their cacheHitRatio) as one flat object.
+func (r RequestRecord) MarshalJSON() ([]byte, error) {
+	head, err := json.Marshal(struct {
+		Model     string `json:"model"`
+		Estimated bool   `json:"estimated"`
+	}{r.Model, r.Estimated})
+	if err != nil {
+		return nil, err
+	}
+	fig, err := json.Marshal(r.Figures)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(head[:len(head)-1], ','), fig[1:]...), nil
 }

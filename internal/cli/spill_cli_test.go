@@ -1,0 +1,118 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/core/fxcore"
+	"github.com/dshgo/harness/internal/cli"
+	spillpolicy "github.com/dshgo/harness/plugins/spill-policy"
+	"github.com/dshgo/harness/services/spill"
+	"github.com/dshgo/harness/services/tools"
+	"go.uber.org/fx"
+)
+
+type bigArgs struct {
+	Bytes int `json:"bytes"`
+}
+
+var (
+	noticeRE = regexp.MustCompile(`\(Omitted (\d+) bytes\. Full result saved to (\S+)\. Use read with offset/limit`)
+	// observed holds the spill file's and directory's modes, seen by a result
+	// observer while the harness runs.
+	observed []os.FileMode
+)
+
+// bigTool registers "big", whose result is the given number of bytes of
+// numbered lines (like `seq`), and a result observer that records the modes
+// of the spill file the model is shown.
+var bigTool = core.Define("test-big-tool", func(c *core.Context, _ struct{}) error {
+	if err := core.On(c, tools.Result, func(_ context.Context, e *tools.Execution) error {
+		if m := noticeRE.FindStringSubmatch(tools.TextOf(e.Outcome().Content)); m != nil {
+			for _, p := range []string{m[2], filepath.Dir(m[2])} {
+				if fi, err := os.Lstat(p); err == nil {
+					observed = append(observed, fi.Mode())
+				}
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return tools.Register(c, tools.Define("big", "prints numbered lines", func(_ context.Context, _ *tools.Execution, a bigArgs) (string, error) {
+		return seqText(a.Bytes), nil
+	}))
+}, core.WithInject(tools.Key.Name()))
+
+func seqText(n int) string {
+	var b strings.Builder
+	for i := 1; b.Len() < n; i++ {
+		b.WriteString(itoa(i))
+		b.WriteByte('\n')
+	}
+	return b.String()[:n]
+}
+
+// The issue's done-when and B25 through the real CLI: under umask 000, a 2 MB
+// result reaches the caller as a preview plus a locator; the spill file is
+// private (0600 in a 0700 directory) while the harness runs and deleted on a
+// normal exit.
+func TestToolCommandSpillsAndCleansUp(t *testing.T) {
+	old := syscall.Umask(0)
+	defer syscall.Umask(old)
+	dir := t.TempDir()
+	spillRoot := filepath.Join(dir, "state", "spill")
+	write(t, dir, "harness.yml", "plugins:\n"+
+		"  - name: tools\n"+
+		"  - name: spill-local\n    config: { root: "+spillRoot+" }\n"+
+		"  - name: spill-policy\n    config: { maxInlineBytes: 4000 }\n"+
+		"  - name: test-big-tool\n")
+	var out, errb bytes.Buffer
+	env := &cli.Env{
+		Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(""),
+		Modules: []fx.Option{fxcore.ProvidePlugin(tools.Plugin), fxcore.ProvidePlugin(spill.Plugin),
+			fxcore.ProvidePlugin(spillpolicy.Plugin), fxcore.ProvidePlugin(bigTool)},
+		LookupEnv: func(string) (string, bool) { return "", false },
+		Ctx:       context.Background(),
+	}
+	wd, _ := os.Getwd()
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	observed = nil
+	code := cli.Run([]string{"tool", "big", `{"bytes":2097152}`}, env)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	text := strings.TrimSuffix(out.String(), "\n")
+	if len(text) > 4000 {
+		t.Errorf("preview is %d bytes, over the 4000-byte cap", len(text))
+	}
+	m := noticeRE.FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("no spill notice in %q", text)
+	}
+	if !strings.HasPrefix(text, "1\n2\n3\n") || !strings.HasSuffix(text, seqText(2097152)[2097152-1000:]) {
+		t.Error("preview lost the head or the tail")
+	}
+	if !strings.HasPrefix(m[2], spillRoot+string(os.PathSeparator)) {
+		t.Errorf("locator %s outside the spill root", m[2])
+	}
+	if len(observed) != 2 || observed[0] != 0o600 || observed[1] != os.ModeDir|0o700 {
+		t.Errorf("modes while running = %v, want [-rw------- drwx------]", observed)
+	}
+	if _, err := os.Stat(m[2]); !os.IsNotExist(err) {
+		t.Errorf("spill file survived a normal exit: %v", err)
+	}
+	if entries, _ := os.ReadDir(spillRoot); len(entries) != 0 {
+		t.Errorf("session directories left after exit: %d", len(entries))
+	}
+}
