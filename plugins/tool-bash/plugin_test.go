@@ -117,12 +117,6 @@ func TestPluginBashCallWorkdir(t *testing.T) {
 // B02: disposing the harness (session end, Ctrl-C) in the middle of a call
 // kills the command's background jobs too.
 func TestPluginDisposeKillsRunningCommand(t *testing.T) {
-	if raceEnabled {
-		// services/subprocess writes Handle.rng and Handle.pid after tracking the
-		// handle without holding its mutex, and Runtime.Close reads them in
-		// Terminate: the race detector flags any dispose during a running call.
-		t.Skip("skipped under -race until services/subprocess publishes Handle.rng under its mutex")
-	}
 	var cfg Config
 	cfg.SetDefaults()
 	cfg.Cwd = t.TempDir()

@@ -181,7 +181,11 @@ func (r *Runtime) Spawn(spec Spec) (*Handle, error) {
 		cgRange.release()
 		return fail(err)
 	}
+	// Hold h.mu until the range is known: a concurrent Terminate (from
+	// Runtime.Close) must not observe a half-started handle.
+	h.mu.Lock()
 	if err := cmd.Start(); err != nil {
+		h.mu.Unlock()
 		r.untrack(h)
 		r.wg.Done()
 		if r.cg != nil {
@@ -197,6 +201,7 @@ func (r *Runtime) Spawn(spec Spec) (*Handle, error) {
 	} else {
 		h.rng = newPgidRange(h.pid)
 	}
+	h.mu.Unlock()
 	if spec.Context != nil {
 		h.stopCtx = context.AfterFunc(spec.Context, h.Terminate)
 	}

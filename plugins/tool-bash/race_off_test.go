@@ -1,5 +1,0 @@
-//go:build !race
-
-package toolbash
-
-const raceEnabled = false
