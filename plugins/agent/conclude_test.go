@@ -8,6 +8,7 @@ import (
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/plugins/agent"
+	toolfs "github.com/dshgo/harness/plugins/tool-fs"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/llm/llmtest"
 	"github.com/dshgo/harness/services/tools"
@@ -86,5 +87,27 @@ func TestCancelDuringStream(t *testing.T) {
 	}
 	if asst == nil || !asst.Aborted || !strings.HasPrefix(asst.Message.Content, "partial ") || strings.Count(asst.Message.Content, "more") == 200 {
 		t.Fatalf("assistant record = %+v", asst)
+	}
+}
+
+// The session's working directory reaches the coding tools through the
+// call context (plugins/workdir), whatever the process directory.
+func TestSessionCwdReachesTools(t *testing.T) {
+	f := newFixture(t, []llmtest.Turn{
+		llmtest.Stream(llmtest.ToolCallStart(0, "c1", "read", `{"file_path":"notes.txt"}`), llmtest.Finish("tool_calls")),
+		llmtest.Stream(llmtest.TextDelta("ok"), llmtest.Finish("stop")),
+	})
+	fb := f.rc.Plugin(toolfs.Plugin, nil)
+	if err := fb.Await(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.write("notes.txt", "from the session directory\n")
+	ss := f.open(agent.Options{Cwd: f.dir})
+	if _, err := ss.Run(context.Background(), "read notes"); err != nil {
+		t.Fatal(err)
+	}
+	w := f.wire(1)
+	if got := w.Messages[len(w.Messages)-1].Text(); !strings.Contains(got, "from the session directory") {
+		t.Fatalf("read result = %q", got)
 	}
 }
