@@ -57,16 +57,7 @@ func TestTranslatorReassemblesRandomInterleavings(t *testing.T) {
 				d.Function.Arguments = &text
 			}
 			var c wireChunk
-			c.Choices = make([]struct {
-				Index int `json:"index"`
-				Delta struct {
-					Content          *string             `json:"content"`
-					ReasoningContent *string             `json:"reasoning_content"`
-					Reasoning        *string             `json:"reasoning"`
-					ToolCalls        []wireToolCallDelta `json:"tool_calls"`
-				} `json:"delta"`
-				FinishReason *string `json:"finish_reason"`
-			}, 1)
+			c.Choices = make([]wireChoice, 1)
 			c.Choices[0].Delta.ToolCalls = []wireToolCallDelta{d}
 			tr.add(&c)
 		}
