@@ -193,6 +193,8 @@ type printer struct {
 	step     int
 	tokens   int64
 	enc      *json.Encoder
+	stop     chan struct{} // closed by close; nil when no ticker runs
+	ticker   sync.WaitGroup
 }
 
 func newPrinter(format string, out, errw io.Writer) *printer {
@@ -201,7 +203,41 @@ func newPrinter(format string, out, errw io.Writer) *printer {
 		p.enc = json.NewEncoder(out)
 		p.enc.SetEscapeHTML(false)
 	}
+	if format == OutputText && p.tty {
+		// Keep the status line's elapsed time live while a step runs.
+		p.stop = make(chan struct{})
+		p.ticker.Add(1)
+		go func() {
+			defer p.ticker.Done()
+			t := time.NewTicker(250 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-p.stop:
+					return
+				case <-t.C:
+					p.mu.Lock()
+					if p.status {
+						p.showStatus()
+					}
+					p.mu.Unlock()
+				}
+			}
+		}()
+	}
 	return p
+}
+
+// close stops the status ticker and clears the status line.
+func (p *printer) close() {
+	if p.stop != nil {
+		close(p.stop)
+		p.ticker.Wait()
+		p.stop = nil
+	}
+	p.mu.Lock()
+	p.clearStatus()
+	p.mu.Unlock()
 }
 
 func isTerminal(w io.Writer) bool {

@@ -64,6 +64,7 @@ func init() {
 // running turn; a second one (or one while idle) exits with 130.
 func chat(env *Env, host *agentHost, f *agentFlags, opts agent.Options) error {
 	p := newPrinter(OutputText, env.Stdout, env.Stderr)
+	defer p.close()
 	opts.Observer = p.observe
 	ss, err := host.open(context.Background(), f, opts)
 	if err != nil {

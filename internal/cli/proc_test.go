@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bufio"
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/creack/pty"
 
 	"github.com/dshgo/harness/plugins/agent"
 	"github.com/dshgo/harness/services/llm/llmtest"
@@ -287,4 +290,33 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// On a terminal, text output shows a live status line on stderr and still
+// streams the answer; the line is cleared at the end.
+func TestRunOnTerminalShowsStatusLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	repo := gitRepo(t, map[string]string{"a.txt": "alpha\n"})
+	srv := llmtest.New(t, []llmtest.Turn{toolCall("c1", "read", `{"file_path":"a.txt"}`), text("it says alpha")})
+	cmd := processCommand(t, repo, agentManifest(srv.URL, t.TempDir(), ""), baseEnv(), "run", "what does a.txt say?")
+	f, err := pty.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out bytes.Buffer
+	done := make(chan struct{})
+	go func() { _, _ = io.Copy(&out, f); close(done) }()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	<-done
+	s := out.String()
+	for _, want := range []string{"[step 1 ·", "→ read", "it says alpha", "\x1b[2K"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("terminal output lacks %q:\n%q", want, s)
+		}
+	}
 }

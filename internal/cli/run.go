@@ -51,6 +51,7 @@ func init() {
 				p := newPrinter(output, env.Stdout, env.Stderr)
 				opts.Observer = p.observe
 				res, runErr := runOnce(env.Ctx, host, &f, opts, prompt)
+				p.close()
 				if serr := host.stop(); serr != nil && runErr == nil {
 					runErr = Failure(fmt.Errorf("stopping: %w", serr))
 				}

@@ -350,6 +350,15 @@ func TestRunContinue(t *testing.T) {
 	if len(list) != 1 || list[0].Turns != 2 {
 		t.Fatalf("sessions = %+v", list)
 	}
+	s := runAgent(t, repo, m, "", "sessions", "--json", "--here")
+	var got []agent.SessionInfo
+	if err := json.Unmarshal([]byte(s.stdout), &got); err != nil || s.code != 0 || len(got) != 1 || got[0].ID != list[0].ID || got[0].Title != "one" || got[0].Messages != 4 {
+		t.Fatalf("sessions --json: %d %s %v", s.code, s.stdout, err)
+	}
+	s = runAgent(t, t.TempDir(), m, "", "sessions", "--json", "--here")
+	if s.code != 0 || strings.TrimSpace(s.stdout) != "[]" {
+		t.Fatalf("sessions --here elsewhere: %s", s.stdout)
+	}
 }
 
 func TestChatScripted(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dshgo/harness/plugins/workdir"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tools"
@@ -305,7 +306,8 @@ func (t *turn) runTools(ctx context.Context, calls []llm.ToolCall) (concluded bo
 		results[index[i]] = o
 		emitUpTo(len(calls))
 	}}
-	outs := sched.Run(ctx, valid)
+	// Tools resolve relative paths against the session's directory (workdir).
+	outs := sched.Run(workdir.With(ctx, ss.opts.Cwd), valid)
 	for i, o := range outs {
 		if results[index[i]] == nil {
 			results[index[i]] = o

@@ -2,10 +2,13 @@ package llmopenai
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
+	"mime"
 	"net/http"
 	"strings"
 	"sync"
@@ -156,6 +159,11 @@ func (a *Adapter) attempt(parent context.Context, params openai.ChatCompletionNe
 	if err != nil {
 		return classify(parent, ctx, err)
 	}
+	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == "application/json" {
+		// A server (or proxy) that ignored stream=true: one whole completion.
+		defer res.Body.Close()
+		return a.whole(parent, ctx, res, t)
+	}
 	stream := ssestream.NewStream[wireChunk](ssestream.NewDecoder(res), nil)
 	defer stream.Close()
 	for stream.Next() {
@@ -188,6 +196,41 @@ func (a *Adapter) keyHint() string {
 		return fmt.Sprintf(" (the key is read from the environment variable %s)", a.cfg.APIKeyEnv)
 	}
 	return fmt.Sprintf(" (no key configured: set apiKey or apiKeyEnv of the llm-openai row for provider %q)", a.cfg.Provider)
+}
+
+// maxWholeBody bounds a non-streamed response body (bytes).
+const maxWholeBody = 64 << 20
+
+// whole translates a non-streamed chat.completion response: its message is
+// fed to t as a single delta, so the chunk contract is the same.
+func (a *Adapter) whole(parent, ctx context.Context, res *http.Response, t *translator) *llm.Error {
+	body, err := io.ReadAll(io.LimitReader(res.Body, maxWholeBody))
+	if err != nil {
+		return classify(parent, ctx, err)
+	}
+	var w struct {
+		Choices []struct {
+			Index        int             `json:"index"`
+			Message      json.RawMessage `json:"message"`
+			FinishReason *string         `json:"finish_reason"`
+		} `json:"choices"`
+		Usage *wireUsage `json:"usage"`
+	}
+	if err := json.Unmarshal(body, &w); err != nil {
+		return &llm.Error{Code: llm.CodeProtocol, Message: "malformed JSON response: " + err.Error(), Err: err}
+	}
+	c := wireChunk{Usage: w.Usage}
+	c.Choices = make([]wireChoice, len(w.Choices))
+	for i, ch := range w.Choices {
+		c.Choices[i].Index, c.Choices[i].FinishReason = ch.Index, ch.FinishReason
+		if len(ch.Message) > 0 {
+			if err := json.Unmarshal(ch.Message, &c.Choices[i].Delta); err != nil {
+				return &llm.Error{Code: llm.CodeProtocol, Message: "malformed message in JSON response: " + err.Error(), Err: err}
+			}
+		}
+	}
+	t.add(&c)
+	return nil
 }
 
 func isStreamError(err error) bool {

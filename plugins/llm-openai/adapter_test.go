@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
@@ -721,4 +722,29 @@ func TestUsageNormalisation(t *testing.T) {
 			t.Errorf("%s: got %+v, want %+v", tt.name, got, tt.want)
 		}
 	}
+}
+
+// A server that ignores stream=true answers with one chat.completion; the
+// chunk contract is the same.
+func TestNonStreamedJSONResponseIsTranslated(t *testing.T) {
+	srv := httptestJSON(t, `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Reading.","reasoning_content":"need it","tool_calls":[`+
+		`{"id":"c1","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"a\"}"}},`+
+		`{"id":"c2","type":"function","function":{"name":"current_time","arguments":""}}]},"finish_reason":"tool_calls"}],`+
+		`"usage":{"prompt_tokens":10,"completion_tokens":3,"total_tokens":13}}`)
+	chunks, r := collect(t, newAdapter(t, testConfig(srv)).Stream(t.Context(), userRequest("q")))
+	want := []llm.ToolCall{{ID: "c1", Name: "read_file", Arguments: `{"path":"a"}`}, {ID: "c2", Name: "current_time", Arguments: "{}"}}
+	if r.Err != nil || r.Message.Content != "Reading." || r.Message.Reasoning != "need it" || !reflect.DeepEqual(r.Message.ToolCalls, want) ||
+		r.Finish != llm.FinishToolCalls || r.Usage.TotalTokens != 13 {
+		t.Fatalf("got %+v (%v)", r, kinds(chunks))
+	}
+}
+
+func httptestJSON(t *testing.T, body string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		_, _ = w.Write([]byte(body))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1"
 }

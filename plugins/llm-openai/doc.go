@@ -22,6 +22,9 @@
 // the model's thinking mode goes out as `thinking: {type: enabled|disabled}`
 // and `reasoning_effort` when the model config has a thinking switch.
 //
+// A server that ignores stream=true and answers application/json with one
+// chat.completion is translated into the same chunks.
+//
 // Failures: HTTP 401/402/403 → AUTH, 429 → RATE_LIMIT, 5xx/408 → SERVER,
 // context-window wording → CONTEXT_LENGTH, other 4xx and malformed events →
 // PROTOCOL, resets, timeouts and cut streams → NETWORK, cancellation →

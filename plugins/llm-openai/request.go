@@ -1,6 +1,7 @@
 package llmopenai
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -25,16 +26,20 @@ func buildParams(model string, req llm.Request, opts llm.Options) (openai.ChatCo
 		p.Messages = append(p.Messages, wm)
 	}
 	for i, t := range req.Tools {
-		params := openai.FunctionParameters{"type": "object", "properties": map[string]any{}}
-		if len(t.Parameters) > 0 {
-			params = openai.FunctionParameters{}
-			if err := json.Unmarshal(t.Parameters, &params); err != nil {
-				return p, fmt.Errorf("tools[%d] (%s).parameters: not a JSON object: %w", i, t.Name, err)
-			}
-		}
-		def := shared.FunctionDefinitionParam{Name: t.Name, Parameters: params}
+		def := shared.FunctionDefinitionParam{Name: t.Name}
 		if t.Description != "" {
 			def.Description = openai.String(t.Description)
+		}
+		if len(t.Parameters) == 0 {
+			def.Parameters = openai.FunctionParameters{"type": "object", "properties": map[string]any{}}
+		} else {
+			// Sent verbatim: decoding the schema into a map only to encode
+			// it again costs more than the rest of the request together.
+			raw := bytes.TrimSpace(t.Parameters)
+			if len(raw) == 0 || raw[0] != '{' || !json.Valid(raw) {
+				return p, fmt.Errorf("tools[%d] (%s).parameters: not a JSON object", i, t.Name)
+			}
+			def.SetExtraFields(map[string]any{"parameters": json.RawMessage(raw)})
 		}
 		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(def))
 	}

@@ -10,17 +10,22 @@ import (
 // wireChunk is the part of a chat.completion.chunk the adapter reads.
 // Pointers distinguish absent and null from empty.
 type wireChunk struct {
-	Choices []struct {
-		Index int `json:"index"`
-		Delta struct {
-			Content          *string             `json:"content"`
-			ReasoningContent *string             `json:"reasoning_content"`
-			Reasoning        *string             `json:"reasoning"`
-			ToolCalls        []wireToolCallDelta `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason *string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *wireUsage `json:"usage"`
+	Choices []wireChoice `json:"choices"`
+	Usage   *wireUsage   `json:"usage"`
+}
+
+type wireChoice struct {
+	Index        int       `json:"index"`
+	Delta        wireDelta `json:"delta"`
+	FinishReason *string   `json:"finish_reason"`
+}
+
+// wireDelta is a streamed delta; a non-streamed message has the same shape.
+type wireDelta struct {
+	Content          *string             `json:"content"`
+	ReasoningContent *string             `json:"reasoning_content"`
+	Reasoning        *string             `json:"reasoning"`
+	ToolCalls        []wireToolCallDelta `json:"tool_calls"`
 }
 
 type wireToolCallDelta struct {

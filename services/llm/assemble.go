@@ -32,7 +32,7 @@ type Response struct {
 type Assembler struct {
 	text, reasoning strings.Builder
 	calls           []ToolCall
-	args            []strings.Builder
+	args            []*strings.Builder // pointers: a grown slice must not copy a used Builder
 	usage           *Usage
 	finish          FinishReason
 	err             *Error
@@ -51,7 +51,7 @@ func (a *Assembler) Add(c Chunk) {
 	case ChunkToolCallStart:
 		for len(a.calls) <= c.Index {
 			a.calls = append(a.calls, ToolCall{})
-			a.args = append(a.args, strings.Builder{})
+			a.args = append(a.args, &strings.Builder{})
 		}
 		a.calls[c.Index].ID = c.ToolCallID
 		a.calls[c.Index].Name = c.ToolName

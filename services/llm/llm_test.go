@@ -286,3 +286,21 @@ func TestErrorRetryableAndFormat(t *testing.T) {
 		t.Errorf("AsError did not find the *Error")
 	}
 }
+
+// A call that starts after another call's arguments began must not disturb
+// them (the builders are not copied when the call list grows).
+func TestCollectCallStartingAfterArgumentsOfAnother(t *testing.T) {
+	r := llm.Collect(seq(
+		llm.Chunk{Kind: llm.ChunkToolCallStart, Index: 0, ToolCallID: "a", ToolName: "read"},
+		llm.Chunk{Kind: llm.ChunkToolCallDelta, Index: 0, Text: `{"path":`},
+		llm.Chunk{Kind: llm.ChunkToolCallStart, Index: 1, ToolCallID: "b", ToolName: "glob"},
+		llm.Chunk{Kind: llm.ChunkToolCallDelta, Index: 0, Text: `"a"}`},
+		llm.Chunk{Kind: llm.ChunkToolCallStart, Index: 2, ToolCallID: "c", ToolName: "grep"},
+		llm.Chunk{Kind: llm.ChunkToolCallDelta, Index: 1, Text: `{"pattern":"*"}`},
+		llm.Chunk{Kind: llm.ChunkFinish, Finish: llm.FinishToolCalls},
+	))
+	got := []string{r.Message.ToolCalls[0].Arguments, r.Message.ToolCalls[1].Arguments, r.Message.ToolCalls[2].Arguments}
+	if want := []string{`{"path":"a"}`, `{"pattern":"*"}`, `{}`}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("args = %q, want %q", got, want)
+	}
+}
