@@ -3,6 +3,7 @@ package manifest
 import (
 	"bytes"
 	"reflect"
+	"strings"
 
 	"github.com/dshgo/harness/core"
 	"gopkg.in/yaml.v3"
@@ -13,8 +14,10 @@ const Redacted = "<redacted>"
 
 // Dump renders m as harness.yml text, each row preceded by a comment naming
 // the file that defined or last patched it. Config values of fields tagged
-// `harness:"secret"` (for plugins found in cat) are replaced by <redacted>
-// unless they are !env references, which show only the variable name.
+// `harness:"secret"` (for plugins found in cat), and scalar values of map
+// entries whose key names a credential (Authorization, X-Api-Key,
+// GITHUB_TOKEN, …), are replaced by <redacted> unless they are !env
+// references, which show only the variable name.
 func Dump(m *Manifest, cat *core.Catalog) ([]byte, error) {
 	root := &yaml.Node{Kind: yaml.MappingNode}
 	if m.StartTimeout > 0 {
@@ -103,7 +106,24 @@ func redact(n *yaml.Node, t reflect.Type) {
 		}
 	case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
 		for i := 1; i < len(n.Content); i += 2 {
+			if v := n.Content[i]; v.Kind == yaml.ScalarNode && v.Tag != "!env" && credentialName(n.Content[i-1].Value) {
+				*v = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: Redacted}
+				continue
+			}
 			redact(n.Content[i], t.Elem())
 		}
 	}
+}
+
+// credentialName reports whether a map key names a credential (an HTTP
+// header such as Authorization or X-Api-Key, an environment variable such
+// as GITHUB_TOKEN): map values are user data that no field tag can mark.
+func credentialName(key string) bool {
+	k := strings.ToUpper(key)
+	for _, w := range []string{"AUTH", "KEY", "TOKEN", "SECRET", "PASSWORD", "PASSPHRASE", "CREDENTIAL", "COOKIE"} {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
 }

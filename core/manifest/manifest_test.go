@@ -296,3 +296,33 @@ func TestParseTabsAndBytes(t *testing.T) {
 		t.Fatalf("patch: %v", err)
 	}
 }
+
+// Secrets never printed (kind: credentials in user-keyed maps, such as extra
+// HTTP headers or environment variables, which no field tag can mark).
+func TestDumpRedactsCredentialMapEntries(t *testing.T) {
+	type cfg struct {
+		Headers map[string]string `yaml:"headers"`
+		Env     map[string]string `yaml:"env"`
+	}
+	p := core.Define("maps", func(*core.Context, cfg) error { return nil })
+	m, err := manifest.Parse("harness.yml", []byte("plugins:\n  - id: a\n    name: maps\n    config:\n      headers: {Authorization: Bearer sk-hdr-1, X-Api-Key: k-2, Accept: text/plain}\n      env: {GITHUB_TOKEN: ghp_3, FROM_ENV_KEY: !env SOME_KEY, LANG: C}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, _ := core.NewCatalog(p)
+	out, err := manifest.Dump(m, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(out)
+	for _, leak := range []string{"sk-hdr-1", "k-2", "ghp_3"} {
+		if strings.Contains(s, leak) {
+			t.Fatalf("dump prints %q:\n%s", leak, s)
+		}
+	}
+	for _, keep := range []string{"Accept: text/plain", "LANG: C", "FROM_ENV_KEY: !env SOME_KEY", "Authorization: <redacted>"} {
+		if !strings.Contains(s, keep) {
+			t.Fatalf("dump lacks %q:\n%s", keep, s)
+		}
+	}
+}
