@@ -108,6 +108,13 @@ func NewRoot(env *Env) *cobra.Command {
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return UsageError(err) })
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		var lvl slog.Level
+		if err := lvl.UnmarshalText([]byte(env.LogLevel)); err != nil {
+			return UsageError(fmt.Errorf("--log-level %q: want debug, info, warn or error", env.LogLevel))
+		}
+		return nil
+	}
 	regMu.Lock()
 	bs := slices.Clone(builders)
 	regMu.Unlock()

@@ -152,3 +152,22 @@ func TestSchemaAndUsageErrors(t *testing.T) {
 		t.Fatalf("version: %d %q", code, out)
 	}
 }
+
+// Every problem is reported once, as the "harness: FILE:LINE:COL: …" line
+// (fx's own error records are not repeated on stderr), and a bad --log-level
+// is a usage error rather than a silent fallback.
+func TestBootErrorsAreReportedOnceAndLogLevelIsChecked(t *testing.T) {
+	dir := t.TempDir()
+	p := write(t, dir, "bad.yml", "plugins:\n  - name: hello\n    config: {greeting: !env NOPE_UNSET}\n")
+	_, errOut, code := run(t, "", "check", "--config", p)
+	if code != 2 || strings.Count(errOut, "NOPE_UNSET is not set") != 1 || !strings.HasPrefix(errOut, "harness: "+p+":3:") {
+		t.Fatalf("code %d stderr:\n%s", code, errOut)
+	}
+	_, errOut, code = run(t, t.TempDir(), "--log-level", "loud", "check")
+	if code != 2 || !strings.Contains(errOut, `--log-level "loud"`) {
+		t.Fatalf("code %d stderr %q", code, errOut)
+	}
+	if _, _, code = run(t, t.TempDir(), "--log-level", "ERROR", "check"); code != 0 {
+		t.Fatalf("--log-level ERROR: code %d", code)
+	}
+}
