@@ -18,6 +18,7 @@ var approveAllPlugin = core.Define("approve-all", func(c *core.Context, _ struct
 
 type approveAll struct{}
 
+// Ask allows every request once.
 func (approveAll) Ask(context.Context, tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
 	return tools.ApprovalAllowedOnce, nil
 }

@@ -100,3 +100,58 @@ func TestB17DenyWinsThroughHarnessRun(t *testing.T) {
 		t.Errorf("SessionStart context missing from request 1: %+v", w.Messages)
 	}
 }
+
+// --yes answers approval questions with "allow once"; deny rules still win.
+func TestRunYesApprovesAsksButNotDenies(t *testing.T) {
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	extra := `  - name: approval
+    config: {answerer: headless}
+  - name: permission
+    config:
+      deny: ["bash(rm *)"]
+`
+	script := func() []llmtest.Turn {
+		return []llmtest.Turn{
+			llmtest.Stream(
+				llmtest.ToolCallStart(0, "c1", "bash", `{"command":"touch made-by-bash","description":"make a file"}`),
+				llmtest.ToolCallStart(1, "c2", "bash", `{"command":"rm a.txt","description":"remove a file"}`),
+				llmtest.Finish("tool_calls")),
+			text("done"),
+		}
+	}
+	results := func(srv *llmtest.Server) map[string]string {
+		w, _ := srv.Requests()[1].Wire()
+		out := map[string]string{}
+		for _, m := range w.Messages {
+			if m.Role == "tool" {
+				out[m.ToolCallID] = m.Text()
+			}
+		}
+		return out
+	}
+	srv := llmtest.New(t, script())
+	if r := runAgent(t, repo, agentManifest(srv.URL, t.TempDir(), extra), "", "run", "go"); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	res := results(srv)
+	if !strings.HasPrefix(res["c1"], "Error:") || !strings.Contains(res["c1"], "approval") {
+		t.Fatalf("without --yes the ask must be refused headless: %q", res["c1"])
+	}
+	srv = llmtest.New(t, script())
+	if r := runAgent(t, repo, agentManifest(srv.URL, t.TempDir(), extra), "", "run", "--yes", "go"); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	res = results(srv)
+	if strings.HasPrefix(res["c1"], "Error:") {
+		t.Fatalf("--yes: %q", res["c1"])
+	}
+	if !strings.HasPrefix(res["c2"], "Error:") {
+		t.Fatalf("--yes must not override a deny: %q", res["c2"])
+	}
+	if _, err := os.Stat(filepath.Join(repo, "made-by-bash")); err != nil {
+		t.Fatal("the approved command did not run")
+	}
+	if _, err := os.Stat(filepath.Join(repo, "a.txt")); err != nil {
+		t.Fatal("the denied command ran")
+	}
+}
