@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 )
 
 // Context is what a plugin's Apply receives: its handle on the runtime. Each
@@ -139,7 +140,10 @@ func (c *Context) Plugin(p Plugin, cfg any) *Fiber {
 // running. Plugins must start goroutines this way, never with a raw `go`
 // statement, so that no goroutine outlives its owner and no panic crashes
 // the host. If the fiber is inactive, fn is not started and ErrInactive is
-// returned.
+// returned. A lifecycle call made by fn (Await, Update, Dispose) that would
+// wait for its own fiber's unload returns once the activation ends instead
+// of deadlocking: Dispose has then been scheduled and returns nil; Await and
+// Update return ErrInTransition.
 func Go(c *Context, fn func(ctx context.Context) error) error {
 	f := c.fiber
 	r := c.root
@@ -149,16 +153,31 @@ func Go(c *Context, fn func(ctx context.Context) error) error {
 	r.mu.Unlock()
 	var wg sync.WaitGroup
 	wg.Add(1)
-	err := c.addEffect(&effect{label: "goroutine", dispose: wg.Wait}, func() {}, f)
+	var gid atomic.Int64
+	await := func() {
+		if gid.Load() == goid() {
+			return // fn itself drives this unload (it called Dispose or Update): it cannot wait for itself
+		}
+		wg.Wait()
+	}
+	err := c.addEffect(&effect{label: "goroutine", dispose: await}, func() {}, f)
 	if err != nil {
 		return err
 	}
 	go func() {
+		id := goid()
+		gid.Store(id)
+		r.mu.Lock()
+		r.owned[id] = ctx
+		r.mu.Unlock()
 		var err error
 		defer func() {
 			if v := recover(); v != nil {
 				err = recovered(v)
 			}
+			r.mu.Lock()
+			delete(r.owned, id)
+			r.mu.Unlock()
 			wg.Done()
 			if err != nil && (ctx.Err() == nil || !errors.Is(err, context.Canceled)) {
 				r.failFiber(f, gen, err)

@@ -168,8 +168,9 @@ func (f *Fiber) Update(ctx context.Context, cfg any) error {
 // dependents unload first), then its effects are undone one at a time in
 // reverse order, each exactly once; child fibers are disposed at their slot.
 // Errors from disposers are logged and joined; disposal never stops half
-// way. Dispose is idempotent. Called from inside Apply or a disposer it only
-// schedules the disposal, which runs when the current transition returns.
+// way. Dispose is idempotent. Called from inside Apply or a disposer, or from
+// a goroutine started by [Go] whose activation is ending, it only schedules
+// the disposal, which runs when the current transition returns.
 func (f *Fiber) Dispose(ctx context.Context) error {
 	r := f.root
 	r.mu.Lock()
@@ -187,6 +188,9 @@ func (f *Fiber) Dispose(ctx context.Context) error {
 	r.drain()
 	var errs error
 	err := r.waitFor(ctx, func() bool { return f.state == StateDisposed })
+	if errors.Is(err, ErrInTransition) {
+		return nil // scheduled; a goroutine of an ending activation cannot wait for it
+	}
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,8 @@ type Root struct {
 	applier  int64         // goroutine id running Apply for the drainer
 	aborted  chan struct{} // closed by Abort
 	abortOne sync.Once
-	settled  chan struct{} // closed and replaced at the end of each drain
+	settled  chan struct{}             // closed and replaced at the end of each drain
+	owned    map[int64]context.Context // goroutine id of a core.Go body → its activation context
 
 	events sync.Map // event id → *listenerList[H]
 }
@@ -50,6 +51,7 @@ func NewRoot(opts ...RootOption) *Root {
 		waiters:  map[string]map[*Fiber]struct{}{},
 		settled:  make(chan struct{}),
 		aborted:  make(chan struct{}),
+		owned:    map[int64]context.Context{},
 	}
 	for _, o := range opts {
 		o(r)
@@ -175,7 +177,9 @@ func (r *Root) Loading() []*Fiber {
 
 // waitFor blocks until cond (evaluated under r.mu) holds, driving the queue
 // when nobody else does. It fails with ErrInTransition when called from the
-// drainer itself while cond is false, since waiting would deadlock.
+// drainer itself while cond is false, or from a goroutine started by [Go]
+// once its activation has ended (the drainer then waits for that goroutine
+// to return), since waiting would deadlock.
 func (r *Root) waitFor(ctx context.Context, cond func() bool) error {
 	for {
 		r.mu.Lock()
@@ -202,14 +206,21 @@ func (r *Root) waitFor(ctx context.Context, cond func() bool) error {
 			}
 			continue
 		}
-		if id := goid(); id == r.drainer || id == r.applier {
+		id := goid()
+		if id == r.drainer || id == r.applier {
 			r.mu.Unlock()
 			return ErrInTransition
+		}
+		var ownerDone <-chan struct{}
+		if octx := r.owned[id]; octx != nil {
+			ownerDone = octx.Done()
 		}
 		ch := r.settled
 		r.mu.Unlock()
 		select {
 		case <-ch:
+		case <-ownerDone:
+			return ErrInTransition
 		case <-ctx.Done():
 			return ctx.Err()
 		}

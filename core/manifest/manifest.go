@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -147,14 +148,21 @@ func ReadFile(path string) (*Manifest, error) {
 
 // decodeDocument reads exactly one YAML document from data into a node.
 func decodeDocument(file string, data []byte) (*yaml.Node, error) {
-	if err := checkTabs(file, data); err != nil {
-		return nil, err
-	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, nil // empty file
+		}
+		// Tabs are legal inside block scalars, quoted strings and flow
+		// collections, so they are only blamed once yaml.v3 has failed.
+		if tabErr := checkTabs(file, data, yamlLine(err)); tabErr != nil {
+			return nil, tabErr
+		}
+		if msg := err.Error(); strings.Contains(msg, "UTF-8") || strings.Contains(msg, "control characters") {
+			if textErr := checkText(file, data); textErr != nil {
+				return nil, textErr
+			}
 		}
 		return nil, yamlError(file, err)
 	}
@@ -176,17 +184,48 @@ func decodeDocument(file string, data []byte) (*yaml.Node, error) {
 	return root, nil
 }
 
-// checkTabs rejects tab indentation with a message that says so (yaml.v3
-// only says "found character that cannot start any token").
-func checkTabs(file string, data []byte) error {
-	for i, line := range strings.Split(string(data), "\n") {
-		trimmed := strings.TrimLeft(line, " ")
-		if strings.HasPrefix(trimmed, "\t") {
-			return &Error{Pos: Pos{File: file, Line: i + 1, Col: len(line) - len(trimmed) + 1},
-				Msg: "tab character used for indentation; YAML indentation must use spaces"}
+// checkText locates what yaml.v3's reader rejects without a line (invalid
+// UTF-8, control characters other than tab, LF, CR and NEL) and names its
+// line and column (in bytes).
+func checkText(file string, data []byte) error {
+	line, col := 1, 1
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			return &Error{Pos: Pos{File: file, Line: line, Col: col}, Msg: "invalid UTF-8 (the file must be UTF-8 text)"}
+		case r == '\n':
+			line, col = line+1, 0
+		case r == '\t' || r == '\r' || r == 0x85:
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == 0xfffe || r == 0xffff:
+			return &Error{Pos: Pos{File: file, Line: line, Col: col}, Msg: fmt.Sprintf("control character %U is not allowed", r)}
 		}
+		i += size
+		col += size
 	}
 	return nil
+}
+
+// checkTabs names the tab indentation that made yaml.v3 fail at errLine
+// (yaml.v3 only says "found character that cannot start any token"): the
+// last tab-indented line at or before it (yaml.v3 sometimes reports the line
+// before the offending one), or the first anywhere when errLine is 0.
+func checkTabs(file string, data []byte, errLine int) *Error {
+	var found *Error
+	for i, line := range strings.Split(string(data), "\n") {
+		if errLine > 0 && i+1 > errLine+1 {
+			break
+		}
+		trimmed := strings.TrimLeft(line, " ")
+		if strings.HasPrefix(trimmed, "\t") {
+			found = &Error{Pos: Pos{File: file, Line: i + 1, Col: len(line) - len(trimmed) + 1},
+				Msg: "tab character used for indentation; YAML indentation must use spaces"}
+			if errLine == 0 {
+				break
+			}
+		}
+	}
+	return found
 }
 
 func yamlLine(err error) int {

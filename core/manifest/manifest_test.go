@@ -261,3 +261,38 @@ func FuzzParse(f *testing.F) {
 		_, _ = manifest.ParsePatch("f.yml", data)
 	})
 }
+
+// B19 (kind: tabs and bytes yaml.v3 reports without a line): tabs inside
+// block scalars, quoted strings and flow collections are content, not
+// indentation; tab indentation, invalid UTF-8 and control characters are
+// errors naming FILE:LINE:COL.
+func TestParseTabsAndBytes(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"tab in literal block", "plugins:\n  - name: a\n    config:\n      text: |\n        one\n        \tindented\n", ""},
+		{"tab in quoted string", "plugins:\n  - name: a\n    config:\n      text: \"one\n        \ttwo\"\n", ""},
+		{"tab in flow list", "plugins:\n  - name: a\n    config:\n      list: [x,\n\ty]\n", ""},
+		{"tab indentation after a tab in a block", "plugins:\n  - name: a\n    config:\n      text: |\n        one\n        \tok\n  - name: b\n    config:\n\tx: 1\n", "harness.yml:9:1: tab character used for indentation"},
+		{"tab before comment", "plugins: ~\n\t# comment\n", "harness.yml:2:1: tab character used for indentation"},
+		{"NUL byte", "plugins: ~\n# x\x00\n", "harness.yml:2:4: control character U+0000 is not allowed"},
+		{"invalid UTF-8", "plugins:\n  - id: \xff\xfe\n    name: a\n", "harness.yml:2:9: invalid UTF-8"},
+		{"C1 control", "plugins:\n  - name: \u0090a\n", "harness.yml:2:11: control character U+0090 is not allowed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := manifest.Parse("harness.yml", []byte(tc.in))
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("valid YAML rejected: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Fatalf("err = %v\nwant prefix %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := manifest.ParsePatch("p.yml", []byte("- id: a\n  config: {x: \"\x01\"}\n")); err == nil || !strings.HasPrefix(err.Error(), "p.yml:2:16: control character U+0001") {
+		t.Fatalf("patch: %v", err)
+	}
+}
