@@ -282,7 +282,7 @@ func TestB14CheckRejectsHistoryWithoutReasoning(t *testing.T) {
 		{Role: llm.RoleUser, Content: "x"},
 		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c", Name: "read_file", Arguments: "{}"}}},
 		{Role: llm.RoleTool, ToolCallID: "c", Content: "hello"},
-	}}))
+	}, Options: llm.Options{Thinking: llm.ThinkingDisabled}})) // no reasoning and no thinking: the field is left out
 	if r.Err == nil || r.Err.Status != 400 || r.Err.Code != llm.CodeProtocol ||
 		!strings.Contains(r.Err.Message, "Missing `reasoning_content` field in the assistant message at message index 1") {
 		t.Fatalf("err = %v", r.Err)
@@ -747,4 +747,28 @@ func httptestJSON(t *testing.T, body string) string {
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL + "/v1"
+}
+
+// In thinking mode a tool-call turn whose reasoning was empty still carries
+// the field (DeepSeek checks presence); without thinking it is left out.
+func TestEmptyReasoningOnToolCallTurns(t *testing.T) {
+	srv := llmtest.New(t, []llmtest.Turn{llmtest.Reply("ok"), llmtest.Reply("ok")})
+	a := newAdapter(t, testConfig(srv.URL))
+	history := []llm.Message{{Role: llm.RoleUser, Content: "x"},
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c", Name: "current_time", Arguments: "{}"}}},
+		{Role: llm.RoleTool, ToolCallID: "c", Content: "noon"}}
+	for _, thinking := range []llm.Thinking{llm.ThinkingEnabled, llm.ThinkingDisabled} {
+		_, r := collect(t, a.Stream(t.Context(), llm.Request{Model: "deepseek-v4-flash", Messages: history, Options: llm.Options{Thinking: thinking}}))
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	w1, _ := srv.Requests()[0].Wire()
+	w2, _ := srv.Requests()[1].Wire()
+	if rc := w1.Messages[1].ReasoningContent; rc == nil || *rc != "" {
+		t.Errorf("thinking: reasoning_content = %v, want present and empty", rc)
+	}
+	if rc := w2.Messages[1].ReasoningContent; rc != nil {
+		t.Errorf("no thinking: reasoning_content = %q, want absent", *rc)
+	}
 }

@@ -19,7 +19,7 @@ func buildParams(model string, req llm.Request, opts llm.Options) (openai.ChatCo
 		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
 	}
 	for i, m := range req.Messages {
-		wm, err := wireMessage(m)
+		wm, err := wireMessage(m, opts.Thinking == llm.ThinkingEnabled)
 		if err != nil {
 			return p, fmt.Errorf("messages[%d]: %w", i, err)
 		}
@@ -55,7 +55,9 @@ func buildParams(model string, req llm.Request, opts llm.Options) (openai.ChatCo
 	return p, nil
 }
 
-func wireMessage(m llm.Message) (openai.ChatCompletionMessageParamUnion, error) {
+// wireMessage translates one message. thinking reports whether the request
+// runs in thinking mode.
+func wireMessage(m llm.Message, thinking bool) (openai.ChatCompletionMessageParamUnion, error) {
 	switch m.Role {
 	case llm.RoleSystem:
 		return openai.SystemMessage(m.Content), nil
@@ -88,9 +90,10 @@ func wireMessage(m llm.Message) (openai.ChatCompletionMessageParamUnion, error) 
 			extra["content"] = nil
 		}
 		// DeepSeek thinking mode requires the reasoning of turns that made
-		// tool calls to be sent back (bug case B14); turns without tool
-		// calls may leave it out, which keeps requests small.
-		if len(m.ToolCalls) > 0 && m.Reasoning != "" {
+		// tool calls to be sent back (bug case B14), and rejects such a turn
+		// without the field even when its reasoning was empty; turns without
+		// tool calls may leave it out, which keeps requests small.
+		if len(m.ToolCalls) > 0 && (m.Reasoning != "" || thinking) {
 			extra["reasoning_content"] = m.Reasoning
 		}
 		if len(extra) > 0 {
