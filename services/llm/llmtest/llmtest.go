@@ -32,6 +32,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Turn is the scripted answer to one request.
@@ -42,6 +43,9 @@ type Turn struct {
 	OmitDone bool
 	// Drop cuts the connection after Events (no [DONE], no body terminator).
 	Drop bool
+	// Delay pauses before each event (a model producing tokens over time);
+	// the pause ends early when the client goes away.
+	Delay time.Duration
 	// Stall keeps the connection open and silent after Events until the
 	// client goes away or the server closes (an endpoint that hangs).
 	Stall bool
@@ -323,6 +327,18 @@ func (s *Server) writeTurn(w http.ResponseWriter, r *http.Request, t Turn) {
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	for _, e := range t.Events {
+		if t.Delay > 0 {
+			timer := time.NewTimer(t.Delay)
+			select {
+			case <-timer.C:
+			case <-r.Context().Done():
+				timer.Stop()
+				return
+			case <-s.closed:
+				timer.Stop()
+				return
+			}
+		}
 		if _, err := fmt.Fprintf(w, "data: %s\n\n", e); err != nil {
 			return
 		}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -87,5 +88,19 @@ func TestDeepSeekReasoningCheck(t *testing.T) {
 	res, _ = post(t, srv.URL, `{"messages":[{"role":"assistant","content":null,"reasoning_content":"r","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}]}`)
 	if res.StatusCode != 200 || srv.Remaining() != 0 {
 		t.Fatalf("with reasoning_content: status %d", res.StatusCode)
+	}
+}
+
+func TestServerDelayPacesEventsAndStopsWhenTheClientLeaves(t *testing.T) {
+	turn := llmtest.Reply("a reply long enough for several fragments")
+	turn.Delay = 20 * time.Millisecond
+	srv := llmtest.New(t, []llmtest.Turn{turn})
+	start := time.Now()
+	res, body := post(t, srv.URL, `{}`)
+	if res.StatusCode != 200 || !strings.Contains(body, "[DONE]") {
+		t.Fatalf("status %d body %s", res.StatusCode, body)
+	}
+	if el := time.Since(start); el < 60*time.Millisecond {
+		t.Fatalf("elapsed %v: events were not paced", el)
 	}
 }
