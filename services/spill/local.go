@@ -42,9 +42,10 @@ type LocalOptions struct {
 	// directories) whose modification time is older than now-MaxAge. Zero
 	// disables age-based cleanup.
 	MaxAge time.Duration
-	// Keep leaves the owner directories written by this store in place on
-	// Close; they are then aged out by MaxAge at a later start. When false,
-	// Close deletes them.
+	// Keep leaves the files written by this store in place on Close; they
+	// are then aged out by MaxAge at a later start. When false, Close deletes
+	// them (and their owner directories once empty), never files written by
+	// another store or process that shares an owner directory.
 	Keep bool
 }
 
@@ -58,6 +59,7 @@ type LocalStore struct {
 	mu     sync.RWMutex // SaveText holds R; Close holds W
 	closed bool
 	owned  map[string]struct{} // owner directories written through this store
+	files  map[string]struct{} // spill files written through this store
 	ownMu  sync.Mutex
 }
 
@@ -78,7 +80,7 @@ func NewLocalStore(opts LocalOptions) (*LocalStore, error) {
 	if err := os.MkdirAll(root, DirMode); err != nil {
 		return nil, fmt.Errorf("spill-local: root: %w", err)
 	}
-	return &LocalStore{root: root, maxAge: opts.MaxAge, keep: opts.Keep, owned: map[string]struct{}{}}, nil
+	return &LocalStore{root: root, maxAge: opts.MaxAge, keep: opts.Keep, owned: map[string]struct{}{}, files: map[string]struct{}{}}, nil
 }
 
 // DefaultRoot is the default spill root: $XDG_STATE_HOME/harness/spill, or
@@ -145,6 +147,9 @@ func (s *LocalStore) SaveText(ctx context.Context, req SaveRequest) (Ref, error)
 		_ = unix.Unlinkat(dirFD, name, 0)
 		return Ref{}, fmt.Errorf("spill-local: write %s: %w", f.Name(), werr)
 	}
+	s.ownMu.Lock()
+	s.files[f.Name()] = struct{}{}
+	s.ownMu.Unlock()
 	return Ref{Locator: Locator(f.Name()), Hint: Hint, Bytes: int64(len(req.Content))}, nil
 }
 
@@ -258,8 +263,10 @@ func cleanupOwnerDir(dir string, cutoff time.Time) (int, error) {
 }
 
 // Close stops the store: later SaveText calls fail with [ErrClosed]. It waits
-// for saves in flight and, unless Keep was set, deletes every owner directory
-// this store wrote to. It is idempotent.
+// for saves in flight and, unless Keep was set, deletes every file this store
+// wrote, then each owner directory it wrote to if that is now empty (another
+// process with the same owner, such as a concurrent `harness tool`, may
+// still be using it). It is idempotent.
 func (s *LocalStore) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -273,11 +280,15 @@ func (s *LocalStore) Close() error {
 	s.ownMu.Lock()
 	defer s.ownMu.Unlock()
 	var errs []error
-	for dir := range s.owned {
-		if err := os.RemoveAll(dir); err != nil {
-			errs = append(errs, fmt.Errorf("spill-local: remove %s: %w", dir, err))
+	for file := range s.files {
+		if err := os.Remove(file); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("spill-local: remove %s: %w", file, err))
 		}
 	}
+	for dir := range s.owned {
+		_ = os.Remove(dir) // fails while another store's files remain: keep it
+	}
+	clear(s.files)
 	clear(s.owned)
 	return errors.Join(errs...)
 }

@@ -413,3 +413,35 @@ func processCPU() time.Duration {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// Two stores (two harness processes) with the same owner share its
+// directory: closing one must not delete the other's files, and the last
+// one to close leaves no empty directory behind.
+func TestCloseSparesFilesOfAnotherStoreWithTheSameOwner(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "spill")
+	a := newStore(t, LocalOptions{Root: root})
+	b := newStore(t, LocalOptions{Root: root})
+	refA, err := a.SaveText(context.Background(), toolReq("default", "x", "from a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refB, err := b.SaveText(context.Background(), toolReq("default", "x", "from b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(string(refA.Locator)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a's file survived a.Close: %v", err)
+	}
+	if got, err := os.ReadFile(string(refB.Locator)); err != nil || string(got) != "from b" {
+		t.Fatalf("a.Close deleted b's spill: %q %v", got, err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Dir(string(refB.Locator))); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("empty owner directory left: %v", err)
+	}
+}
