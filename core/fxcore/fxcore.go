@@ -108,6 +108,9 @@ func New(opts Options, modules ...fx.Option) (*Harness, error) {
 		fx.WithLogger(func() fxevent.Logger {
 			l := &fxevent.SlogLogger{Logger: logger}
 			l.UseLogLevel(slog.LevelDebug)
+			// fx's own failure records repeat the error the host returns
+			// (and core already logged the failing plugin once).
+			l.UseErrorLevel(slog.LevelDebug)
 			// Every error fx logs (a failed hook, the rollback) is also
 			// returned by New or Start, and the caller reports it once.
 			l.UseErrorLevel(slog.LevelDebug)
