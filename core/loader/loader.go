@@ -142,6 +142,24 @@ func (l *Loader) Reconcile(ctx context.Context, m *manifest.Manifest) error {
 	}
 	var failed []error
 	rc := l.root.Context()
+	// Remove what is no longer wanted first, newest first, so that a new or
+	// re-enabled row may provide a service that a removed or disabled row
+	// provided (swapping providers in one reload). Undone by re-mounting.
+	for i := len(l.order) - 1; i >= 0; i-- {
+		id := l.order[i]
+		if _, ok := want[id]; ok {
+			continue
+		}
+		old := l.rows[id]
+		_ = old.fiber.Dispose(ctx)
+		delete(l.rows, id)
+		l.order = slices.Delete(l.order, i, i+1)
+		undos = append(undos, func() {
+			old.fiber = rc.Plugin(old.plugin, old.cfg)
+			l.rows[id] = old
+			l.order = slices.Insert(l.order, i, id)
+		})
+	}
 	for _, r := range resolved {
 		id := r.Entry.ID
 		old := l.rows[id]
@@ -193,16 +211,6 @@ func (l *Loader) Reconcile(ctx context.Context, m *manifest.Manifest) error {
 	if len(failed) > 0 {
 		_ = rollback()
 		return errors.Join(failed...)
-	}
-	// Remove what is no longer wanted, newest first.
-	for i := len(l.order) - 1; i >= 0; i-- {
-		id := l.order[i]
-		if _, ok := want[id]; ok {
-			continue
-		}
-		_ = l.rows[id].fiber.Dispose(ctx)
-		delete(l.rows, id)
-		l.order = slices.Delete(l.order, i, i+1)
 	}
 	l.current = m
 	return nil

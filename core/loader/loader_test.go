@@ -161,3 +161,42 @@ func TestAuditNamesPendingAndFailedRows(t *testing.T) {
 		t.Fatalf("audit = %v", err)
 	}
 }
+
+// A reload that swaps one provider of a service for another (disable one
+// row, enable or add the other; or rename a row's id) must succeed: rows
+// that go away are disposed before new rows are mounted.
+func TestReconcileSwapsProviders(t *testing.T) {
+	l, _, _ := fixture(t)
+	ctx := context.Background()
+	if err := l.Apply(ctx, parse(t, "plugins:\n  - {id: p1, name: prov, config: {n: 1}}\n  - {id: p2, name: prov, config: {n: 2}, disabled: true}\n  - {id: c, name: cons}\n")); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{
+		"plugins:\n  - {id: p1, name: prov, config: {n: 1}, disabled: true}\n  - {id: p2, name: prov, config: {n: 2}}\n  - {id: c, name: cons}\n",
+		"plugins:\n  - {id: p3, name: prov, config: {n: 2}}\n  - {id: c, name: cons}\n",
+	} {
+		if err := l.Reconcile(ctx, parse(t, m)); err != nil {
+			t.Fatalf("swap %q: %v", m, err)
+		}
+		if err := l.Audit(); err != nil {
+			t.Fatal(err)
+		}
+	}	// A failing reload restores the removed rows too.
+	fc := l.Fiber("c")
+	err := l.Reconcile(ctx, parse(t, "plugins:\n  - {id: p4, name: prov}\n  - {id: c, name: cons}\n  - {id: x, name: plain, config: {fail: true}}\n"))
+	if err == nil {
+		t.Fatal("failing reload succeeded")
+	}
+	if l.Fiber("p4") != nil || l.Fiber("p3") == nil || l.Fiber("c") != fc {
+		t.Fatalf("not rolled back: p3=%v p4=%v", l.Fiber("p3"), l.Fiber("p4"))
+	}
+	if err := l.Fiber("p3").Await(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Audit(); err != nil {
+		t.Fatalf("after rollback: %v", err)
+	}
+	if st := l.Status(); len(st) != 2 || st[0].ID != "p3" {
+		t.Fatalf("status %+v", st)
+	}
+}

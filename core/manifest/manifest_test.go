@@ -204,6 +204,9 @@ func TestComposeAppliesPatchesOnCopies(t *testing.T) {
 		{"- {id: web, insert: [{name: x}]}\n", `p.yml:1:3: patch insert: row "web" is not a group`},
 		{"- {disabled: true}\n", "p.yml:1:3: a patch row needs an id"},
 		{"[]\n- id: shell\n", "p.yml:1: manifest must contain exactly one YAML document"},
+		{"- id: web\n  name: [x]\n", "p.yml:2:9: name must be a non-empty string"},
+		{"- id: web\n  name: ~\n", "p.yml:2:9: name must be a non-empty string"},
+		{"- id: [web]\n  disabled: true\n", "p.yml:1:7: id must be a non-empty string"},
 	} {
 		p, err := manifest.ParsePatch("p.yml", []byte(bad.in))
 		if err == nil {
@@ -324,5 +327,25 @@ func TestDumpRedactsCredentialMapEntries(t *testing.T) {
 		if !strings.Contains(s, keep) {
 			t.Fatalf("dump lacks %q:\n%s", keep, s)
 		}
+	}
+}
+
+// A row whose plugin name comes from a patch is placed at that patch row, so
+// an unknown name is reported where it was written.
+func TestPatchedNameTakesThePatchPosition(t *testing.T) {
+	base, err := manifest.Parse("harness.yml", []byte("plugins:\n  - {id: a, name: x}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := manifest.ParsePatch("p.yml", []byte("- id: a\n  name: y\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := manifest.Compose(base, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Plugins[0].Pos.String(); got != "p.yml:1:3" {
+		t.Fatalf("pos = %s", got)
 	}
 }

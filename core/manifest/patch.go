@@ -61,6 +61,9 @@ func ParsePatch(file string, data []byte) (*Patch, error) {
 					return nil, err
 				}
 			}
+			if (k.Value == "id" || k.Value == "name") && (v.Kind != yaml.ScalarNode || v.Tag != "!!str" || v.Value == "") {
+				return nil, errAt(file, v, "%s must be a non-empty string", k.Value)
+			}
 			switch k.Value {
 			case "id":
 				row.ID = v.Value
@@ -148,6 +151,7 @@ func applyRow(m *Manifest, file string, row PatchRow) error {
 			return &Error{Pos: row.Pos, Msg: fmt.Sprintf("patch: row %q is a group and has no name", row.ID)}
 		}
 		e.Name = *row.Name
+		e.Pos = row.Pos // errors about the plugin name point at the patch that set it
 	}
 	if row.ConfigSet {
 		if e.Group {
