@@ -48,8 +48,8 @@ type Options struct {
 	Plugins []core.Plugin
 	// StartTimeout and StopTimeout override the manifest's and the defaults.
 	StartTimeout, StopTimeout time.Duration
-	// SkipAudit lets a boot succeed with pending or failed rows (used by
-	// `harness plugins` to show them).
+	// SkipAudit lets a boot succeed with pending or failed rows: they stay
+	// mounted (see loader.Mount) so `harness plugins` can show them.
 	SkipAudit bool
 }
 
@@ -170,8 +170,10 @@ func (e *StartTimeoutError) Error() string {
 func (h *Harness) start(ctx context.Context) error {
 	done := make(chan error, 1)
 	go func() {
-		err := h.Loader.Apply(context.Background(), h.opts.Manifest)
-		if err == nil && !h.opts.SkipAudit {
+		var err error
+		if h.opts.SkipAudit {
+			err = h.Loader.Mount(context.Background(), h.opts.Manifest)
+		} else if err = h.Loader.Apply(context.Background(), h.opts.Manifest); err == nil {
 			err = h.Loader.Audit()
 		}
 		done <- err
