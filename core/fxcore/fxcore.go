@@ -48,8 +48,8 @@ type Options struct {
 	Plugins []core.Plugin
 	// StartTimeout and StopTimeout override the manifest's and the defaults.
 	StartTimeout, StopTimeout time.Duration
-	// SkipAudit lets a boot succeed with pending or failed rows (used by
-	// `harness plugins` to show them).
+	// SkipAudit lets a boot succeed with pending or failed rows: they stay
+	// mounted (see loader.Mount) so `harness plugins` can show them.
 	SkipAudit bool
 }
 
@@ -108,6 +108,9 @@ func New(opts Options, modules ...fx.Option) (*Harness, error) {
 		fx.WithLogger(func() fxevent.Logger {
 			l := &fxevent.SlogLogger{Logger: logger}
 			l.UseLogLevel(slog.LevelDebug)
+			// fx's own failure records repeat the error the host returns
+			// (and core already logged the failing plugin once).
+			l.UseErrorLevel(slog.LevelDebug)
 			// Every error fx logs (a failed hook, the rollback) is also
 			// returned by New or Start, and the caller reports it once.
 			l.UseErrorLevel(slog.LevelDebug)
@@ -167,8 +170,10 @@ func (e *StartTimeoutError) Error() string {
 func (h *Harness) start(ctx context.Context) error {
 	done := make(chan error, 1)
 	go func() {
-		err := h.Loader.Apply(context.Background(), h.opts.Manifest)
-		if err == nil && !h.opts.SkipAudit {
+		var err error
+		if h.opts.SkipAudit {
+			err = h.Loader.Mount(context.Background(), h.opts.Manifest)
+		} else if err = h.Loader.Apply(context.Background(), h.opts.Manifest); err == nil {
 			err = h.Loader.Audit()
 		}
 		done <- err

@@ -110,6 +110,32 @@ func Resolve(m *manifest.Manifest, cat *core.Catalog, env manifest.LookupEnv) ([
 // Apply mounts m on a loader that has nothing mounted yet; it is Reconcile.
 func (l *Loader) Apply(ctx context.Context, m *manifest.Manifest) error { return l.Reconcile(ctx, m) }
 
+// Mount mounts every enabled row of m on a loader that has nothing mounted
+// yet, without the all-or-nothing rule: rows that fail or stay pending are
+// kept, so [Loader.Status] can show them (`harness plugins`). Only rows that
+// cannot be resolved (unknown plugin, bad config) make it fail, before
+// anything is mounted.
+func (l *Loader) Mount(ctx context.Context, m *manifest.Manifest) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	resolved, err := Resolve(m, l.cat, l.env)
+	if err != nil {
+		return err
+	}
+	rc := l.root.Context()
+	for _, r := range resolved {
+		nr := &row{entry: r.Entry, plugin: r.Plugin, cfg: r.Config}
+		nr.fiber = rc.Plugin(r.Plugin, r.Config)
+		l.rows[r.Entry.ID] = nr
+		l.order = append(l.order, r.Entry.ID)
+	}
+	for _, r := range resolved {
+		_ = l.rows[r.Entry.ID].fiber.Await(ctx)
+	}
+	l.current = m
+	return nil
+}
+
 // Current returns the manifest last reconciled successfully.
 func (l *Loader) Current() *manifest.Manifest {
 	l.mu.Lock()

@@ -200,3 +200,15 @@ func TestReconcileSwapsProviders(t *testing.T) {
 		t.Fatalf("status %+v", st)
 	}
 }
+
+func TestMountKeepsFailedAndPendingRows(t *testing.T) {
+	l, _, _ := fixture(t)
+	err := l.Mount(context.Background(), parse(t, "plugins:\n  - {id: a, name: plain}\n  - {id: x, name: plain, config: {fail: true}}\n  - {id: c, name: cons}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := l.Status()
+	if len(st) != 3 || st[0].State != "active" || st[1].State != "failed" || st[1].Error != "configured to fail" || st[2].State != "pending" {
+		t.Fatalf("status %+v", st)
+	}
+}

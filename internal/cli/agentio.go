@@ -159,6 +159,9 @@ func classify(err error) error {
 	if errors.As(err, &xe) {
 		return err
 	}
+	if errors.Is(err, llm.ErrMissingAPIKey) {
+		return UsageError(fmt.Errorf("model: %w", err))
+	}
 	if errors.Is(err, llm.ErrNoAdapter) || errors.Is(err, agent.ErrSessionNotFound) {
 		return UsageError(err)
 	}

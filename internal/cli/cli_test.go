@@ -171,3 +171,19 @@ func TestBootErrorsAreReportedOnceAndLogLevelIsChecked(t *testing.T) {
 		t.Fatalf("--log-level ERROR: code %d", code)
 	}
 }
+
+func TestPluginsShowsFailedRowsInsteadOfFailing(t *testing.T) {
+	dir := t.TempDir()
+	p := write(t, dir, "h.yml", "plugins:\n  - {id: one, name: hello}\n  - {id: two, name: hello}\n")
+	out, errOut, code := run(t, "", "plugins", "--json", "-c", p)
+	if code != 0 {
+		t.Fatalf("code %d %s", code, errOut)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatal(err, out)
+	}
+	if rows[0]["state"] != "active" || rows[1]["state"] != "failed" || !strings.Contains(rows[1]["error"].(string), "already provided") {
+		t.Fatalf("rows %v", rows)
+	}
+}

@@ -71,7 +71,7 @@ func init() {
 		fl.StringVarP(&output, "output", "o", OutputText, "output format: text, json or stream-json")
 		fl.StringVar(&f.cwd, "cwd", "", "working directory of the session (default: the current directory)")
 		fl.BoolVar(&f.cont, "continue", false, "continue the most recent session of the working directory")
-		fl.StringVar(&f.session, "session", "", "resume the session with this id (see `harness sessions`)")
+		fl.StringVar(&f.session, "session", "", "resume the `ID` session (list them with harness sessions)")
 		fl.StringVar(&f.appendSystem, "append-system-prompt", "", "text appended to the system prompt")
 		fl.BoolVarP(&f.yes, "yes", "y", false, "approve every tool call a policy asks about (deny rules still apply)")
 		return cmd

@@ -32,18 +32,33 @@ type Adapter struct {
 	sleep func(ctx context.Context, d time.Duration) error
 	// logger receives one warning per retry; the plugin sets its own.
 	logger *slog.Logger
+	// keyErr is set when the route needs a key and has none: every request
+	// fails with it (CodeAuth wrapping llm.ErrMissingAPIKey).
+	keyErr *llm.Error
+}
+
+// KeyError returns the error every request of this route fails with because
+// no API key is configured, or nil when the route is usable.
+func (a *Adapter) KeyError() error {
+	if a.keyErr == nil {
+		return nil
+	}
+	return a.keyErr
 }
 
 // New validates cfg, reads the API key (APIKey, else $APIKeyEnv) and builds
-// the adapter. A missing required key is an error naming the variable and
-// the config field. httpClient may be nil (http.DefaultClient's transport).
+// the adapter. A missing required key does not fail New: the adapter is
+// built and every Stream finishes at once with a CodeAuth error wrapping
+// llm.ErrMissingAPIKey that names the variable and the config field (see
+// KeyError). httpClient may be nil (http.DefaultClient's transport).
 func New(cfg Config, httpClient *http.Client) (*Adapter, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	key, err := cfg.apiKey()
+	var keyErr *llm.Error
 	if err != nil {
-		return nil, err
+		keyErr = &llm.Error{Code: llm.CodeAuth, Message: err.Error(), Err: llm.ErrMissingAPIKey}
 	}
 	if httpClient == nil {
 		// A transport of its own, so Close can drop this route's idle
@@ -65,6 +80,7 @@ func New(cfg Config, httpClient *http.Client) (*Adapter, error) {
 		opts = append(opts, option.WithHeader(k, v))
 	}
 	return &Adapter{
+		keyErr: keyErr,
 		cfg:    cfg,
 		http:   httpClient,
 		models: cfg.models(),
@@ -106,6 +122,9 @@ func (a *Adapter) ResolveModel(name string) (llm.Model, bool) {
 // Stream performs req (req.Model is a model name or alias of this route).
 // See the package doc for the wire contract.
 func (a *Adapter) Stream(ctx context.Context, req llm.Request) llm.Stream {
+	if a.keyErr != nil {
+		return llm.FinishWith(a.keyErr)
+	}
 	m, ok := a.ResolveModel(req.Model)
 	if !ok {
 		return llm.FinishWith(llm.Errorf(llm.CodeNoAdapter, "provider %q has no model %q", a.cfg.Provider, req.Model))

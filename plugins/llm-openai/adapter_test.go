@@ -584,13 +584,19 @@ func TestMissingAPIKeyNamesTheVariable(t *testing.T) {
 	cfg.APIKey = ""
 	cfg.APIKeyEnv = "HARNESS_TEST_NO_SUCH_KEY"
 	t.Setenv("HARNESS_TEST_NO_SUCH_KEY", "")
-	_, err := New(cfg, nil)
-	if err == nil || !strings.Contains(err.Error(), "set the environment variable HARNESS_TEST_NO_SUCH_KEY") || !strings.Contains(err.Error(), "apiKey") {
-		t.Fatalf("err = %v", err)
+	a, err := New(cfg, nil)
+	if err != nil {
+		t.Fatalf("New without a key must build the adapter: %v", err)
+	}
+	_, r := collect(t, a.Stream(t.Context(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}}))
+	le, ok := llm.AsError(r.Err)
+	if !ok || le.Code != llm.CodeAuth || !errors.Is(r.Err, llm.ErrMissingAPIKey) ||
+		!strings.Contains(r.Err.Error(), "set the environment variable HARNESS_TEST_NO_SUCH_KEY") || !strings.Contains(r.Err.Error(), "apiKey") {
+		t.Fatalf("stream error = %v", r.Err)
 	}
 	t.Setenv("HARNESS_TEST_NO_SUCH_KEY", "sk-from-env")
-	if _, err := New(cfg, nil); err != nil {
-		t.Fatalf("with the variable set: %v", err)
+	if a, err := New(cfg, nil); err != nil || a.KeyError() != nil {
+		t.Fatalf("with the variable set: %v %v", err, a.KeyError())
 	}
 }
 

@@ -84,21 +84,20 @@ func TestPluginRegistersRoutesFromTheManifest(t *testing.T) {
 	}
 }
 
-func TestPluginWithoutKeyFailsActivationNamingTheVariable(t *testing.T) {
+// A route without its key still activates (the harness boots and its tools
+// work); every request on it fails with AUTH wrapping ErrMissingAPIKey,
+// naming the variable, and never leaking a key.
+func TestPluginWithoutKeyActivatesAndRequestsNameTheVariable(t *testing.T) {
 	t.Setenv("HARNESS_TEST_DEEPSEEK_KEY", "")
 	m := strings.Replace(manifest("https://api.deepseek.com"), "  - id: local", "  - id: local\n    disabled: true", 1)
-	h, err := harness.New(harness.WithManifest([]byte(m)), harness.WithPlugins(llm.Plugin, llmopenai.Plugin),
-		harness.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	if err != nil {
-		t.Fatal(err)
+	h := harnesstest.Start(t, m, harness.WithPlugins(llm.Plugin, llmopenai.Plugin))
+	svc := harnesstest.Service(t, h, llm.Key)
+	r := llm.Collect(svc.Stream(t.Context(), llm.Request{Model: "deepseek", Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}))
+	if !errors.Is(r.Err, llm.ErrMissingAPIKey) || !strings.Contains(r.Err.Error(), "set the environment variable HARNESS_TEST_DEEPSEEK_KEY") {
+		t.Fatalf("request error = %v", r.Err)
 	}
-	err = h.Start(context.Background())
-	defer func() { _ = h.Stop(context.Background()) }()
-	if err == nil || !strings.Contains(err.Error(), "set the environment variable HARNESS_TEST_DEEPSEEK_KEY") {
-		t.Fatalf("start error = %v", err)
-	}
-	if strings.Contains(err.Error(), "sk-") {
-		t.Fatalf("error leaks a key: %v", err)
+	if strings.Contains(r.Err.Error(), "sk-") {
+		t.Fatalf("error leaks a key: %v", r.Err)
 	}
 }
 

@@ -36,6 +36,13 @@ const (
 	CodeAborted Code = "ABORTED"
 )
 
+// ErrMissingAPIKey is wrapped by the CodeAuth error of a route that needs
+// an API key and has none configured. The route's adapter is still
+// registered (so a harness boots and its tools run without a key); every
+// request fails with a message naming the variable and the harness.yml
+// field to set. Front ends treat it as a configuration error (exit 2).
+var ErrMissingAPIKey = errors.New("missing API key")
+
 // Error is a model-call failure with a stable code.
 type Error struct {
 	// Code classifies the failure.
