@@ -192,6 +192,12 @@ func (r *Runtime) Spawn(spec Spec) (*Handle, error) {
 			cgRange.release()
 		}
 		h.sealCollected()
+		// fork/exec reports a bad Dir as if the program were missing.
+		if st, serr := os.Stat(spec.Dir); serr != nil {
+			return fail(fmt.Errorf("subprocess: start %s: working directory: %w", spec.Argv[0], serr))
+		} else if !st.IsDir() {
+			return fail(fmt.Errorf("subprocess: start %s: working directory %s: not a directory", spec.Argv[0], spec.Dir))
+		}
 		return fail(fmt.Errorf("subprocess: start %s: %w", spec.Argv[0], err))
 	}
 	closeAll(childEnds...)

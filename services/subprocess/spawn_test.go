@@ -28,6 +28,8 @@ func TestSpawnValidation(t *testing.T) {
 		{"empty argv", func(s *Spec) { s.Argv = nil }, "invalid argv: expected a non-empty program name at argv[0]"},
 		{"empty program", func(s *Spec) { s.Argv = []string{""} }, "invalid argv: expected a non-empty program name at argv[0]"},
 		{"no dir", func(s *Spec) { s.Dir = "" }, "dir: working directory is required"},
+		{"NUL in dir", func(s *Spec) { s.Dir = "/tmp\x00x" }, "dir: contains a NUL byte"},
+		{"NUL in argument", func(s *Spec) { s.Argv = []string{"echo", "a\x00b"} }, "invalid argv[1]: contains a NUL byte"},
 		{"no stdin mode", func(s *Spec) { s.Stdin = Stdin{} }, "stdin: mode is required"},
 		{"no stdout mode", func(s *Spec) { s.Stdout = Output{} }, "stdout: mode is required"},
 		{"zero collect cap", func(s *Spec) { s.Stderr = Collect(0) }, "stderr.maxBytes: must be positive"},
@@ -55,7 +57,22 @@ func TestSpawnValidation(t *testing.T) {
 	t.Run("missing dir fails before any process runs", func(t *testing.T) {
 		s := ok()
 		s.Dir = filepath.Join(t.TempDir(), "absent")
-		if _, err := rt.Spawn(s); err == nil || !errors.Is(err, os.ErrNotExist) {
+		_, err := rt.Spawn(s)
+		if err == nil || !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("Spawn = %v", err)
+		}
+		// fork/exec blames the program; the error must name the directory.
+		if !strings.Contains(err.Error(), "working directory") || !strings.Contains(err.Error(), s.Dir) {
+			t.Fatalf("error does not name the missing working directory: %v", err)
+		}
+	})
+	t.Run("dir that is a file", func(t *testing.T) {
+		s := ok()
+		s.Dir = filepath.Join(t.TempDir(), "file")
+		if err := os.WriteFile(s.Dir, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rt.Spawn(s); err == nil || !strings.Contains(err.Error(), "working directory "+s.Dir+": not a directory") {
 			t.Fatalf("Spawn = %v", err)
 		}
 	})

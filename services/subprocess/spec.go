@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -141,6 +142,11 @@ func validateArgv(argv []string) error {
 	if len(argv) == 0 || argv[0] == "" {
 		return invalid("invalid argv: expected a non-empty program name at argv[0]")
 	}
+	for i, a := range argv {
+		if strings.IndexByte(a, 0) >= 0 {
+			return invalid("invalid argv[%d]: contains a NUL byte, which no program argument can carry", i)
+		}
+	}
 	return nil
 }
 
@@ -172,6 +178,9 @@ func (s *Spec) validate() error {
 	}
 	if s.Dir == "" {
 		return invalid("dir: working directory is required")
+	}
+	if strings.IndexByte(s.Dir, 0) >= 0 {
+		return invalid("dir: contains a NUL byte")
 	}
 	switch s.Stdin.Mode {
 	case StdinIgnore, StdinPipe:
