@@ -179,7 +179,7 @@ type subject struct {
 func (p *Policy) Evaluate(c Call) Verdict {
 	sub := p.subjectOf(c)
 	for _, r := range p.deny {
-		if r.matchesTool(c.Tool) && p.anyMatch(r, sub) {
+		if p.applies(r, c.Tool) && p.anyMatch(r, sub) {
 			return Verdict{Decision: Deny, Rule: r.source,
 				Reason: fmt.Sprintf("permission denied: rule %q in the deny list matches this call", r.source)}
 		}
@@ -191,7 +191,7 @@ func (p *Policy) Evaluate(c Call) Verdict {
 	}
 	if p.mode != ModeBypass {
 		for _, r := range p.ask {
-			if r.matchesTool(c.Tool) && p.anyMatch(r, sub) {
+			if p.applies(r, c.Tool) && p.anyMatch(r, sub) {
 				return Verdict{Decision: Ask, Rule: r.source, Suggestion: p.suggest(c.Tool, sub),
 					Reason: fmt.Sprintf("tool %q requires approval: rule %q is in the ask list", c.Tool, r.source)}
 			}
@@ -206,6 +206,20 @@ func (p *Policy) Evaluate(c Call) Verdict {
 	}
 	return Verdict{Decision: Ask, Suggestion: p.suggest(c.Tool, sub),
 		Reason: fmt.Sprintf("tool %q requires approval: no allow rule covers this call (permission mode %s)", c.Tool, p.mode)}
+}
+
+// applies reports whether a deny or ask rule concerns tool. Besides its own
+// tool, a rule on the read tool also governs the other read-only file tools
+// (grep, glob) by their path, as Claude Code applies Read rules to Grep and
+// Glob: `read(~/.ssh/**)` also refuses `grep` with path `~/.ssh`. A search
+// of a directory that merely contains a denied file is not caught.
+func (p *Policy) applies(r Rule, tool string) bool {
+	if r.matchesTool(tool) {
+		return true
+	}
+	t := strings.ToLower(tool)
+	_, isFile := p.file[t]
+	return isFile && p.readOnly[t] && t != "read" && r.matchesTool("read")
 }
 
 // subjectOf extracts the matchable forms of a call.

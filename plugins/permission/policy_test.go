@@ -371,3 +371,37 @@ func TestAllowRuleMustNameARedirection(t *testing.T) {
 		}
 	}
 }
+
+// B17 kind: a read deny (or ask) must hold on every tool that reads files by
+// path. `grep` of `.env` or of `~/.ssh` would otherwise print what
+// `read(**/.env)` / `read(~/.ssh/**)` refuse.
+func TestReadRulesGovernGrepAndGlob(t *testing.T) {
+	cwd := t.TempDir()
+	home, _ := os.UserHomeDir()
+	s := defaultSpec(cwd)
+	s.Deny = []string{"read(**/.env)", "read(~/.ssh/**)"}
+	s.Ask = []string{"read(secrets/**)"}
+	p, err := New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := func(m map[string]string) json.RawMessage { b, _ := json.Marshal(m); return b }
+	for _, tt := range []struct {
+		tool string
+		args json.RawMessage
+		want Decision
+	}{
+		{"grep", args(map[string]string{"pattern": ".", "path": ".env"}), Deny},
+		{"grep", args(map[string]string{"pattern": ".", "path": "cfg/.env"}), Deny},
+		{"grep", args(map[string]string{"pattern": ".", "path": filepath.Join(home, ".ssh")}), Deny},
+		{"glob", args(map[string]string{"pattern": "*", "path": "~/.ssh"}), Deny},
+		{"grep", args(map[string]string{"pattern": ".", "path": "secrets/db"}), Ask},
+		{"grep", args(map[string]string{"pattern": "."}), Allow},
+		{"grep", args(map[string]string{"pattern": ".", "path": "src"}), Allow},
+		{"write", args(map[string]string{"file_path": ".env", "content": "x"}), Ask}, // read rules do not govern edits
+	} {
+		if v := p.Evaluate(Call{Tool: tt.tool, Args: tt.args}); v.Decision != tt.want {
+			t.Errorf("%s %s: %v (%s), want %v", tt.tool, tt.args, v.Decision, v.Reason, tt.want)
+		}
+	}
+}
