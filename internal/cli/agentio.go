@@ -162,12 +162,18 @@ func classify(err error) error {
 	if errors.Is(err, llm.ErrMissingAPIKey) {
 		return UsageError(fmt.Errorf("model: %w", err))
 	}
-	if errors.Is(err, llm.ErrNoAdapter) || errors.Is(err, agent.ErrSessionNotFound) {
+	const routeHint = " (the model route comes from --model, else the agent row's `model:` in harness.yml; `harness plugins` lists the llm-openai rows)"
+	if errors.Is(err, llm.ErrNoAdapter) {
+		return UsageError(fmt.Errorf("%w%s", err, routeHint))
+	}
+	if errors.Is(err, agent.ErrSessionNotFound) {
 		return UsageError(err)
 	}
 	if le, ok := llm.AsError(err); ok {
 		switch le.Code {
-		case llm.CodeNoAdapter, llm.CodeUnsupportedOption:
+		case llm.CodeNoAdapter:
+			return UsageError(fmt.Errorf("model: %w%s", err, routeHint))
+		case llm.CodeUnsupportedOption:
 			return UsageError(fmt.Errorf("model: %w", err))
 		case llm.CodeAuth:
 			return Failure(fmt.Errorf("model request failed: %w (check the API key of the route, e.g. DEEPSEEK_API_KEY)", err))

@@ -86,6 +86,10 @@ func bootForPrompt(env *Env) (*fxcore.Harness, error) {
 			for _, r := range h.Loader.Status() {
 				switch r.State {
 				case "failed":
+					if r.Name == systemprompt.Plugin.Name() {
+						_ = h.Stop(context.Background())
+						return nil, UsageError(fmt.Errorf("row %q (%s) failed: %s", r.ID, r.Name, r.Error))
+					}
 					fmt.Fprintf(env.Stderr, "harness: warning: row %q (%s) failed, its prompt contributions are missing: %s\n", r.ID, r.Name, r.Error)
 				case "pending":
 					fmt.Fprintf(env.Stderr, "harness: warning: row %q (%s) is pending on %s, its prompt contributions are missing\n", r.ID, r.Name, strings.Join(r.PendingOn, ", "))

@@ -172,7 +172,7 @@ func TestPromptSurvivesRowsThatFail(t *testing.T) {
 	if !strings.HasSuffix(out, "Working directory: /w\n") {
 		t.Fatalf("stdout = %q", out)
 	}
-	want := `harness: warning: row "model" (test-broken) skipped, its prompt contributions are missing: `
+	want := `harness: warning: row "model" (test-broken) failed, its prompt contributions are missing: `
 	if !strings.Contains(errOut, want) || !strings.Contains(errOut, "no API key: set TEST_API_KEY") {
 		t.Fatalf("stderr = %q", errOut)
 	}
