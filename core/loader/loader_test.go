@@ -181,7 +181,8 @@ func TestReconcileSwapsProviders(t *testing.T) {
 		if err := l.Audit(); err != nil {
 			t.Fatal(err)
 		}
-	} // A failing reload restores the removed rows too.
+	}
+	// A failing reload restores the removed rows too.
 	fc := l.Fiber("c")
 	err := l.Reconcile(ctx, parse(t, "plugins:\n  - {id: p4, name: prov}\n  - {id: c, name: cons}\n  - {id: x, name: plain, config: {fail: true}}\n"))
 	if err == nil {
