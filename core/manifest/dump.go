@@ -93,9 +93,7 @@ func redact(n *yaml.Node, t reflect.Type) {
 			}
 			v := n.Content[i+1]
 			if isSecret(f) {
-				if v.Tag != "!env" {
-					*v = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: Redacted}
-				}
+				redactValue(v)
 				continue
 			}
 			redact(v, f.Type)
@@ -106,12 +104,25 @@ func redact(n *yaml.Node, t reflect.Type) {
 		}
 	case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
 		for i := 1; i < len(n.Content); i += 2 {
-			if v := n.Content[i]; v.Kind == yaml.ScalarNode && v.Tag != "!env" && credentialName(n.Content[i-1].Value) {
-				*v = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: Redacted}
+			if v := n.Content[i]; (v.Kind == yaml.ScalarNode || v.Tag == "!env") && credentialName(n.Content[i-1].Value) {
+				redactValue(v)
 				continue
 			}
 			redact(n.Content[i], t.Elem())
 		}
+	}
+}
+
+// redactValue replaces a secret value by <redacted>. An `!env NAME`
+// reference stays as written; in `!env [NAME, default]` only the literal
+// default is replaced.
+func redactValue(v *yaml.Node) {
+	if v.Tag != "!env" {
+		*v = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: Redacted}
+		return
+	}
+	if v.Kind == yaml.SequenceNode && len(v.Content) == 2 {
+		v.Content[1] = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: Redacted}
 	}
 }
 

@@ -219,7 +219,7 @@ func TestComposeAppliesPatchesOnCopies(t *testing.T) {
 }
 
 func TestDumpRedactsSecretsAndNamesSources(t *testing.T) {
-	m, err := manifest.Parse("harness.yml", []byte("plugins:\n  - id: a\n    name: tool-test\n    config: {apiKey: sk-live-123, locale: en}\n  - id: b\n    name: tool-test\n    config: {apiKey: !env KEY}\n"))
+	m, err := manifest.Parse("harness.yml", []byte("plugins:\n  - id: a\n    name: tool-test\n    config: {apiKey: sk-live-123, locale: en}\n  - id: b\n    name: tool-test\n    config: {apiKey: !env KEY}\n  - id: c\n    name: tool-test\n    config: {apiKey: !env [NOPE, sk-default-9]}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func TestDumpRedactsSecretsAndNamesSources(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := string(out)
-	if strings.Contains(s, "sk-live-123") || !strings.Contains(s, "apiKey: <redacted>") || !strings.Contains(s, "apiKey: !env KEY") || !strings.Contains(s, "# source: harness.yml") {
+	if strings.Contains(s, "sk-live-123") || strings.Contains(s, "sk-default-9") || !strings.Contains(s, "apiKey: <redacted>") || !strings.Contains(s, "apiKey: !env KEY") || !strings.Contains(s, "# source: harness.yml") {
 		t.Fatalf("dump:\n%s", s)
 	}
 	if _, err := manifest.Parse("dump.yml", out); err != nil {
@@ -308,7 +308,7 @@ func TestDumpRedactsCredentialMapEntries(t *testing.T) {
 		Env     map[string]string `yaml:"env"`
 	}
 	p := core.Define("maps", func(*core.Context, cfg) error { return nil })
-	m, err := manifest.Parse("harness.yml", []byte("plugins:\n  - id: a\n    name: maps\n    config:\n      headers: {Authorization: Bearer sk-hdr-1, X-Api-Key: k-2, Accept: text/plain}\n      env: {GITHUB_TOKEN: ghp_3, FROM_ENV_KEY: !env SOME_KEY, LANG: C}\n"))
+	m, err := manifest.Parse("harness.yml", []byte("plugins:\n  - id: a\n    name: maps\n    config:\n      headers: {Authorization: Bearer sk-hdr-1, X-Api-Key: k-2, Accept: text/plain}\n      env: {GITHUB_TOKEN: ghp_3, FROM_ENV_KEY: !env SOME_KEY, LANG: C, DEFAULT_TOKEN: !env [NOPE, dflt-4]}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +318,7 @@ func TestDumpRedactsCredentialMapEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := string(out)
-	for _, leak := range []string{"sk-hdr-1", "k-2", "ghp_3"} {
+	for _, leak := range []string{"sk-hdr-1", "k-2", "ghp_3", "dflt-4"} {
 		if strings.Contains(s, leak) {
 			t.Fatalf("dump prints %q:\n%s", leak, s)
 		}
