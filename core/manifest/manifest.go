@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -139,11 +140,41 @@ func (m *Manifest) Flatten() []Entry {
 
 // ReadFile parses the manifest at path.
 func ReadFile(path string) (*Manifest, error) {
-	data, err := os.ReadFile(path)
+	data, err := readBounded(path)
 	if err != nil {
 		return nil, err
 	}
 	return Parse(path, data)
+}
+
+// MaxFileBytes bounds a manifest or patch file (8 MiB); a larger file, or a
+// device such as /dev/zero, is an error rather than an unbounded read.
+const MaxFileBytes = 8 << 20
+
+// readBounded reads a manifest or patch file of at most MaxFileBytes bytes.
+// Devices, sockets and directories are refused before they are opened;
+// pipes (e.g. /dev/stdin) are read up to the bound.
+func readBounded(path string) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if st.Mode()&(fs.ModeDevice|fs.ModeCharDevice|fs.ModeSocket|fs.ModeDir) != 0 {
+		return nil, &Error{Pos: Pos{File: path}, Msg: "not a regular file"}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileBytes {
+		return nil, &Error{Pos: Pos{File: path}, Msg: fmt.Sprintf("file is larger than %d MiB", MaxFileBytes>>20)}
+	}
+	return data, nil
 }
 
 // decodeDocument reads exactly one YAML document from data into a node.

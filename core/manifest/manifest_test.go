@@ -2,6 +2,8 @@ package manifest_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -347,5 +349,33 @@ func TestPatchedNameTakesThePatchPosition(t *testing.T) {
 	}
 	if got := m.Plugins[0].Pos.String(); got != "p.yml:1:3" {
 		t.Fatalf("pos = %s", got)
+	}
+}
+
+// Huge inputs: a device or an oversized file is an error naming the file,
+// never an unbounded read.
+func TestReadFileRefusesDevicesAndHugeFiles(t *testing.T) {
+	for _, path := range []string{"/dev/zero", "/dev/urandom"} {
+		if _, err := manifest.ReadFile(path); err == nil || err.Error() != path+": not a regular file" {
+			t.Errorf("ReadFile(%s) = %v", path, err)
+		}
+		if _, err := manifest.ReadPatchFile(path); err == nil || err.Error() != path+": not a regular file" {
+			t.Errorf("ReadPatchFile(%s) = %v", path, err)
+		}
+	}
+	big := filepath.Join(t.TempDir(), "big.yml")
+	data := []byte("plugins: ~\n# " + strings.Repeat("x", manifest.MaxFileBytes) + "\n")
+	if err := os.WriteFile(big, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := manifest.ReadFile(big); err == nil || err.Error() != big+": file is larger than 8 MiB" {
+		t.Errorf("ReadFile(big) = %v", err)
+	}
+	ok := filepath.Join(t.TempDir(), "ok.yml")
+	if err := os.WriteFile(ok, []byte("plugins: ~\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := manifest.ReadFile(ok); err != nil {
+		t.Errorf("ReadFile(ok) = %v", err)
 	}
 }

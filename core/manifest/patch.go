@@ -2,7 +2,6 @@ package manifest
 
 import (
 	"fmt"
-	"os"
 
 	"gopkg.in/yaml.v3"
 )
@@ -29,7 +28,7 @@ type PatchRow struct {
 
 // ReadPatchFile parses the patch file at path.
 func ReadPatchFile(path string) (*Patch, error) {
-	data, err := os.ReadFile(path)
+	data, err := readBounded(path)
 	if err != nil {
 		return nil, err
 	}
