@@ -32,8 +32,8 @@ type Root struct {
 	abortOne sync.Once
 	// abortable: Apply runs on its own goroutine so Abort can abandon it.
 	abortable bool
-	settled  chan struct{}             // closed and replaced at the end of each drain
-	owned    map[int64]context.Context // goroutine id of a core.Go body → its activation context
+	settled   chan struct{}             // closed and replaced at the end of each drain
+	owned     map[int64]context.Context // goroutine id of a core.Go body → its activation context
 
 	events sync.Map // event id → *listenerList[H]
 }
