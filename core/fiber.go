@@ -343,11 +343,16 @@ func (r *Root) load(f *Fiber, deps map[string]*serviceEntry) {
 	r.logger.Debug("plugin active", "plugin", f.plugin.Name(), "fiber", f.id, since(start))
 }
 
-// runApply calls Apply on its own goroutine and waits for it, unless the
-// root is aborted first (a start timeout): then the fiber is abandoned as
-// failed and the drain goes on, so teardown is not held hostage by an Apply
-// that ignores its context.
+// runApply calls Apply. On a root created WithAbortableApply it runs Apply
+// on its own goroutine and waits for it, unless the root is aborted first (a
+// start timeout): then the fiber is abandoned as failed and the drain goes
+// on, so teardown is not held hostage by an Apply that ignores its context.
+// Otherwise Apply runs inline on the drainer (cheaper: no goroutine and no
+// stack growth per activation).
 func (r *Root) runApply(f *Fiber, cfg any) error {
+	if !r.abortable {
+		return callSafe(func() error { return f.plugin.apply(f.ctx, cfg) })
+	}
 	done := make(chan error, 1)
 	go func() {
 		id := goid()

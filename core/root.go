@@ -30,8 +30,10 @@ type Root struct {
 	applier  int64         // goroutine id running Apply for the drainer
 	aborted  chan struct{} // closed by Abort
 	abortOne sync.Once
-	settled  chan struct{}             // closed and replaced at the end of each drain
-	owned    map[int64]context.Context // goroutine id of a core.Go body → its activation context
+	// abortable: Apply runs on its own goroutine so Abort can abandon it.
+	abortable bool
+	settled   chan struct{}             // closed and replaced at the end of each drain
+	owned     map[int64]context.Context // goroutine id of a core.Go body → its activation context
 
 	events sync.Map // event id → *listenerList[H]
 }
@@ -42,6 +44,12 @@ type RootOption func(*Root)
 // WithLogger sets the logger for lifecycle records and contained errors
 // (default slog.Default()).
 func WithLogger(l *slog.Logger) RootOption { return func(r *Root) { r.logger = l } }
+
+// WithAbortableApply runs each Apply on its own goroutine so that
+// [Root.Abort] can abandon an Apply that ignores its context (a start
+// timeout). Hosts with a start deadline use it (core/fxcore does); it costs
+// a goroutine per activation.
+func WithAbortableApply() RootOption { return func(r *Root) { r.abortable = true } }
 
 // NewRoot creates a runtime whose root fiber is active.
 func NewRoot(opts ...RootOption) *Root {
@@ -149,9 +157,10 @@ func (r *Root) onDrainerLocked() bool {
 	return id == r.drainer || id == r.applier
 }
 
-// Abort stops waiting for Apply calls in progress: each is abandoned (its
-// fiber fails with ErrAbandoned; effects it registers later are refused and
-// undone) and queued fibers that were about to load stay pending. Use it
+// Abort stops waiting for Apply calls in progress on a root created
+// [WithAbortableApply]: each is abandoned (its fiber fails with
+// ErrAbandoned; effects it registers later are refused and undone). On any
+// root, queued fibers that were about to load stay pending. Use it
 // when start-up exceeded its deadline, before Dispose, so teardown is not
 // blocked by an Apply that ignores its context. Abort is idempotent.
 func (r *Root) Abort() { r.abortOne.Do(func() { close(r.aborted) }) }

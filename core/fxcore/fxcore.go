@@ -120,7 +120,7 @@ func New(opts Options, modules ...fx.Option) (*Harness, error) {
 		fx.Supply(logger),
 		fx.Provide(
 			func(in PluginsIn) (*core.Catalog, error) { return NewCatalog(in, opts.Plugins) },
-			func(l *slog.Logger) *core.Root { return core.NewRoot(core.WithLogger(l)) },
+			func(l *slog.Logger) *core.Root { return core.NewRoot(core.WithLogger(l), core.WithAbortableApply()) },
 			func(r *core.Root, c *core.Catalog) *loader.Loader { return loader.New(r, c, opts.Env) },
 		),
 		fx.Invoke(func(lc fx.Lifecycle, r *core.Root, l *loader.Loader) {

@@ -4,8 +4,6 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"go.uber.org/fx"
@@ -74,15 +72,9 @@ var Plugin = core.Define("tool-bash", apply,
 var Module = fx.Module("tool-bash", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
 
 func apply(c *core.Context, cfg Config) error {
-	cwd := cfg.Cwd
-	if cwd == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return fmt.Errorf("cwd: %w", err)
-		}
-		cwd = wd
-	} else if abs, err := filepath.Abs(cwd); err == nil {
-		cwd = abs
+	cwd, err := workdir.Default(cfg.Cwd)
+	if err != nil {
+		return err
 	}
 	x := &Executor{
 		Runtime:        core.Use(c, subprocess.Key),

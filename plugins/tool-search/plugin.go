@@ -4,9 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -89,15 +87,9 @@ var Plugin = core.Define("tool-search", apply,
 var Module = fx.Module("tool-search", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
 
 func apply(c *core.Context, cfg Config) error {
-	cwd := cfg.Cwd
-	if cwd == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return fmt.Errorf("cwd: %w", err)
-		}
-		cwd = wd
-	} else if abs, err := filepath.Abs(cwd); err == nil {
-		cwd = abs
+	cwd, err := workdir.Default(cfg.Cwd)
+	if err != nil {
+		return err
 	}
 	caps := DefaultCaps()
 	caps.MaxMatches, caps.MaxLineBytes, caps.MaxResults = cfg.GrepMaxMatches, cfg.GrepMaxLineBytes, cfg.GlobMaxResults

@@ -3,6 +3,7 @@ package toolsearch
 import (
 	"context"
 	"errors"
+	"github.com/dshgo/harness/plugins/workdir"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -30,12 +31,9 @@ func (s *Searcher) UsesRipgrep() bool { return s.Runner != nil && s.RG != "" }
 
 // resolveRoot makes p absolute against cwd ("" means cwd itself).
 func resolveRoot(cwd string, p *string) (string, error) {
-	if cwd == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return "", err
-		}
-		cwd = wd
+	cwd, err := workdir.Default(cwd)
+	if err != nil {
+		return "", err
 	}
 	if p == nil {
 		return filepath.Clean(cwd), nil
@@ -74,12 +72,9 @@ func (s *Searcher) Grep(ctx context.Context, cwd string, args GrepArgs) (GrepVal
 	if err := ValidateGrep(args); err != nil {
 		return GrepValue{}, err
 	}
-	if cwd == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return GrepValue{}, err
-		}
-		cwd = wd
+	cwd, err := workdir.Default(cwd)
+	if err != nil {
+		return GrepValue{}, err
 	}
 	target, err := resolveRoot(cwd, args.Path)
 	if err != nil {
@@ -141,12 +136,9 @@ func (s *Searcher) Glob(ctx context.Context, cwd string, args GlobArgs) (GlobVal
 	if err := ValidateGlob(args); err != nil {
 		return GlobValue{}, err
 	}
-	if cwd == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return GlobValue{}, err
-		}
-		cwd = wd
+	cwd, err := workdir.Default(cwd)
+	if err != nil {
+		return GlobValue{}, err
 	}
 	root, err := resolveRoot(cwd, args.Path)
 	if err != nil {

@@ -12,6 +12,8 @@ package workdir
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 )
 
@@ -57,4 +59,21 @@ func Of(ctx, callerCtx context.Context, fallback string) string {
 		}
 	}
 	return fallback
+}
+
+// Default returns the working directory a plugin uses when a call carries
+// none: configured made absolute, or the process's working directory when
+// configured is empty.
+func Default(configured string) (string, error) {
+	if configured == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("cwd: %w", err)
+		}
+		return wd, nil
+	}
+	if abs, err := filepath.Abs(configured); err == nil {
+		return abs, nil
+	}
+	return configured, nil
 }

@@ -27,3 +27,16 @@ func TestWithAndOr(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+func TestDefault(t *testing.T) {
+	wd, _ := os.Getwd()
+	if got, err := Default(""); err != nil || got != wd {
+		t.Fatalf("Default(\"\") = %q, %v", got, err)
+	}
+	if got, _ := Default("sub"); got != filepath.Join(wd, "sub") {
+		t.Fatalf("Default(sub) = %q", got)
+	}
+	if got, _ := Default("/abs/dir"); got != "/abs/dir" {
+		t.Fatalf("Default(/abs/dir) = %q", got)
+	}
+}
