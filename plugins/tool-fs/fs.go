@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"unicode/utf8"
 )
 
@@ -140,7 +141,9 @@ func (f *FS) Read(ctx context.Context, owner any, cwd string, args ReadArgs) (Re
 		return ReadValue{}, err
 	}
 	key := targetKey(path)
-	file, err := os.Open(path)
+	// O_NONBLOCK: opening a FIFO with no writer must not hang the call
+	// (the Stat below then refuses it); regular files are unaffected.
+	file, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return ReadValue{}, f.readOpenError(owner, key, path, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -119,6 +120,10 @@ func TestReadRefusals(t *testing.T) {
 	bin := writeFile(t, dir, "bin.dat", "text\x00more")
 	bad := writeFile(t, dir, "bad.txt", "ok\n\xff\xfe\n")
 	small := writeFile(t, dir, "small.txt", "a\nb\n")
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	f := New(DefaultCaps(), nil)
 	tests := []struct {
 		name string
@@ -129,6 +134,7 @@ func TestReadRefusals(t *testing.T) {
 		{"binary", ReadArgs{FilePath: bin}, CodeNotText, `cannot read "` + bin + `": binary file`},
 		{"invalid utf-8", ReadArgs{FilePath: bad}, CodeNotText, `cannot read "` + bad + `": invalid UTF-8 text`},
 		{"directory", ReadArgs{FilePath: dir}, CodeNotRegularFile, `cannot read "` + dir + `": not a regular file`},
+		{"fifo without writer (must not hang)", ReadArgs{FilePath: fifo}, CodeNotRegularFile, `cannot read "` + fifo + `": not a regular file`},
 		{"missing", ReadArgs{FilePath: "nope.txt"}, CodeNotFound, `cannot read "` + filepath.Join(dir, "nope.txt") + `": not found`},
 		{"offset past end", ReadArgs{FilePath: small, Offset: intp(5)}, CodeNotFound, `offset 5 is out of range for "` + small + `" (2 lines)`},
 		{"blank path", ReadArgs{FilePath: "  "}, "", "file_path must be a non-empty string"},
