@@ -14,6 +14,7 @@ import (
 type Event[H any] interface {
 	// EventName returns the event's name, for logs.
 	EventName() string
+	eventID() uint64
 	listen(c *Context, h H, o listenOptions) error
 }
 
@@ -123,16 +124,7 @@ func register[H any](c *Context, id uint64, name string, h H, o listenOptions) e
 // Listeners returns how many listeners e currently has in c's runtime
 // (diagnostics and tests).
 func Listeners[H any](c *Context, e Event[H]) int {
-	id := eventID(e)
-	return len(snapshot[H](c.root, id))
-}
-
-func eventID[H any](e Event[H]) uint64 {
-	switch x := any(e).(type) {
-	case interface{ eventID() uint64 }:
-		return x.eventID()
-	}
-	return 0
+	return len(snapshot[H](c.root, e.eventID()))
 }
 
 // ---- Emit ----

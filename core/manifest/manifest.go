@@ -361,7 +361,7 @@ func Parse(file string, data []byte) (*Manifest, error) {
 			return nil, errAt(file, k, "unknown key %q (known keys: plugins, startTimeout, stopTimeout)", k.Value)
 		}
 	}
-	if err := checkIDs(file, m.Plugins, map[string]Pos{}); err != nil {
+	if err := checkIDs(m.Plugins, map[string]Pos{}); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -479,13 +479,13 @@ func noEnv(file string, n *yaml.Node) error {
 	return nil
 }
 
-func checkIDs(file string, es []Entry, seen map[string]Pos) error {
+func checkIDs(es []Entry, seen map[string]Pos) error {
 	for _, e := range es {
 		if prev, ok := seen[e.ID]; ok {
 			return &Error{Pos: e.Pos, Msg: fmt.Sprintf("duplicate id %q (first used at %s)", e.ID, prev)}
 		}
 		seen[e.ID] = e.Pos
-		if err := checkIDs(file, e.Children, seen); err != nil {
+		if err := checkIDs(e.Children, seen); err != nil {
 			return err
 		}
 	}

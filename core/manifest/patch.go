@@ -114,7 +114,7 @@ func Compose(m *Manifest, patches ...*Patch) (*Manifest, error) {
 			}
 		}
 	}
-	if err := checkIDs(out.File, out.Plugins, map[string]Pos{}); err != nil {
+	if err := checkIDs(out.Plugins, map[string]Pos{}); err != nil {
 		return nil, err
 	}
 	return out, nil

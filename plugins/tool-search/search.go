@@ -29,19 +29,25 @@ type Searcher struct {
 // UsesRipgrep reports whether s runs ripgrep.
 func (s *Searcher) UsesRipgrep() bool { return s.Runner != nil && s.RG != "" }
 
-// resolveRoot makes p absolute against cwd ("" means cwd itself).
-func resolveRoot(cwd string, p *string) (string, error) {
-	cwd, err := workdir.Default(cwd)
-	if err != nil {
-		return "", err
+// searchRoot resolves a search's working directory (workdir.Default of cwd)
+// and its path argument against it ("" means the directory itself), and
+// stats the result; a missing path is the tool's missingPath error.
+func searchRoot(tool, cwd string, p *string) (dir, target string, info os.FileInfo, err error) {
+	if dir, err = workdir.Default(cwd); err != nil {
+		return "", "", nil, err
 	}
-	if p == nil {
-		return filepath.Clean(cwd), nil
+	switch {
+	case p == nil:
+		target = filepath.Clean(dir)
+	case filepath.IsAbs(*p):
+		target = filepath.Clean(*p)
+	default:
+		target = filepath.Join(dir, *p)
 	}
-	if filepath.IsAbs(*p) {
-		return filepath.Clean(*p), nil
+	if info, err = os.Stat(target); err != nil {
+		return "", "", nil, missingPath(tool, target, err)
 	}
-	return filepath.Join(cwd, *p), nil
+	return dir, target, info, nil
 }
 
 // display renders abs relative to the working directory when inside it.
@@ -72,17 +78,9 @@ func (s *Searcher) Grep(ctx context.Context, cwd string, args GrepArgs) (GrepVal
 	if err := ValidateGrep(args); err != nil {
 		return GrepValue{}, err
 	}
-	cwd, err := workdir.Default(cwd)
+	cwd, target, info, err := searchRoot("grep", cwd, args.Path)
 	if err != nil {
 		return GrepValue{}, err
-	}
-	target, err := resolveRoot(cwd, args.Path)
-	if err != nil {
-		return GrepValue{}, err
-	}
-	info, err := os.Stat(target)
-	if err != nil {
-		return GrepValue{}, missingPath("grep", target, err)
 	}
 	root, file := target, ""
 	if !info.IsDir() {
@@ -136,17 +134,9 @@ func (s *Searcher) Glob(ctx context.Context, cwd string, args GlobArgs) (GlobVal
 	if err := ValidateGlob(args); err != nil {
 		return GlobValue{}, err
 	}
-	cwd, err := workdir.Default(cwd)
+	cwd, root, info, err := searchRoot("glob", cwd, args.Path)
 	if err != nil {
 		return GlobValue{}, err
-	}
-	root, err := resolveRoot(cwd, args.Path)
-	if err != nil {
-		return GlobValue{}, err
-	}
-	info, err := os.Stat(root)
-	if err != nil {
-		return GlobValue{}, missingPath("glob", root, err)
 	}
 	if !info.IsDir() {
 		return GlobValue{}, &Error{Code: CodeFailed, Message: "glob search failed: " + strconvQuote(root) + " is not a directory"}

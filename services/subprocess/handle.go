@@ -86,17 +86,10 @@ func (r *Runtime) Spawn(spec Spec) (*Handle, error) {
 	if err := spec.validate(); err != nil {
 		return nil, err
 	}
-	if r.isClosed() {
-		return nil, ErrClosed
+	ctx, env, err := r.prepare(spec.Context, spec.Env, spec.UnsetEnv)
+	if err != nil {
+		return nil, err
 	}
-	ctx := spec.Context
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("aborted before spawn: %w", context.Cause(ctx))
-	}
-	env := r.childEnv(spec.Env, spec.UnsetEnv)
 	if spec.Control {
 		env = append(env, ControlEnv+"=3")
 	}

@@ -127,6 +127,22 @@ func (r *Runtime) Isolation() Isolation {
 func (r *Runtime) Policy() EnvPolicy { return r.policy }
 
 // childEnv is the scrubbed parent environment with the explicit entries on
+// prepare is what Spawn and SpawnTerminal check before starting anything:
+// the runtime is open and the spec's context (nil means Background) is not
+// done. It returns that context and the child's environment.
+func (r *Runtime) prepare(ctx context.Context, set map[string]string, unset []string) (context.Context, []string, error) {
+	if r.isClosed() {
+		return nil, nil, ErrClosed
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if ctx.Err() != nil {
+		return nil, nil, fmt.Errorf("aborted before spawn: %w", context.Cause(ctx))
+	}
+	return ctx, r.childEnv(set, unset), nil
+}
+
 // top.
 func (r *Runtime) childEnv(set map[string]string, unset []string) []string {
 	return mergeEnv(r.policy.Scrub(os.Environ()), set, unset)

@@ -122,17 +122,10 @@ func (r *Runtime) SpawnTerminal(spec TerminalSpec) (*Terminal, error) {
 	if err := spec.validate(); err != nil {
 		return nil, err
 	}
-	if r.isClosed() {
-		return nil, ErrClosed
+	ctx, env, err := r.prepare(spec.Context, spec.Env, spec.UnsetEnv)
+	if err != nil {
+		return nil, err
 	}
-	ctx := spec.Context
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("aborted before spawn: %w", context.Cause(ctx))
-	}
-	env := r.childEnv(spec.Env, spec.UnsetEnv)
 	env = append(slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "TERM=") }), "TERM="+spec.TerminalType)
 	path, err := resolveExecutable(ctx, spec.Argv[0], env)
 	if err != nil {
