@@ -1,9 +1,6 @@
 package tokenmeter
 
-import (
-	"encoding/binary"
-	"math/bits"
-)
+import "math/bits"
 
 // The bit-mask engine prices ASCII text exactly as scanPieces does, but 64
 // bytes at a time and without a branch per piece. A block's bytes are
@@ -69,13 +66,14 @@ func transpose8(x uint64) uint64 {
 	return x
 }
 
-// bitPlanes turns 64 bytes (eight little-endian words) into bit planes:
-// bit k of w[b] becomes bit b of byte k, for the seven low bits (ASCII). It
-// transposes each word's 8×8 bit matrix, then the 8×8 matrix of bytes
-// across the words, all in registers.
-func bitPlanes(w *[8]uint64) (b0, b1, b2, b3, b4, b5, b6 uint64) {
-	x0, x1, x2, x3 := transpose8(w[0]), transpose8(w[1]), transpose8(w[2]), transpose8(w[3])
-	x4, x5, x6, x7 := transpose8(w[4]), transpose8(w[5]), transpose8(w[6]), transpose8(w[7])
+// bitPlanes turns the 64 bytes at s[i:] into bit planes: bit k of b is bit b
+// of byte k, for the seven low bits (ASCII). It transposes each 8-byte
+// word's 8×8 bit matrix, then the 8×8 matrix of bytes across the words, all
+// in registers.
+func bitPlanes[T string | []byte](s T, i int) (b0, b1, b2, b3, b4, b5, b6 uint64) {
+	s = s[i : i+64]
+	x0, x1, x2, x3 := transpose8(le64(s, 0)), transpose8(le64(s, 8)), transpose8(le64(s, 16)), transpose8(le64(s, 24))
+	x4, x5, x6, x7 := transpose8(le64(s, 32)), transpose8(le64(s, 40)), transpose8(le64(s, 48)), transpose8(le64(s, 56))
 	const m32, m16, m8 = 0x00000000FFFFFFFF, 0x0000FFFF0000FFFF, 0x00FF00FF00FF00FF
 	x0, x4 = x0&m32|x4<<32, x0>>32|x4&^m32
 	x1, x5 = x1&m32|x5<<32, x1>>32|x5&^m32
@@ -92,8 +90,21 @@ func bitPlanes(w *[8]uint64) (b0, b1, b2, b3, b4, b5, b6 uint64) {
 	return
 }
 
+// topRun returns the index in its run of the block's last byte, given the
+// class mask and the index of the previous block's last byte (0: the byte
+// is not in the class).
+func topRun(class uint64, prev int) int {
+	if n := bits.LeadingZeros64(^class); n < 64 {
+		return n
+	}
+	return prev + 64
+}
+
 // load64 reads s[i:i+8] little-endian.
-func load64(s string, i int) uint64 {
+func load64(s string, i int) uint64 { return le64(s, i) }
+
+// le64 reads s[i:i+8] little-endian; the compiler makes it one load.
+func le64[T string | []byte](s T, i int) uint64 {
 	s = s[i : i+8]
 	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
@@ -120,30 +131,6 @@ func asciiLen(s string) int {
 	return i
 }
 
-// nextASCIIStretch returns an index at or after from where at least
-// minASCII ASCII bytes follow (the first one found eight bytes at a time),
-// or len(text).
-func nextASCIIStretch(text string, from int) int {
-	start, j := from, from // start: just past the last non-ASCII byte seen
-	for ; j+8 <= len(text); j += 8 {
-		if h := load64(text, j) & msb; h == msb {
-			start = j + 8 // the common case in CJK text
-		} else if h != 0 {
-			start = j + 8 - bits.LeadingZeros64(h)/8
-		} else if j+8-start >= minASCII {
-			return start
-		}
-	}
-	for ; j < len(text); j++ {
-		if text[j] >= 0x80 {
-			start = j + 1
-		} else if j+1-start >= minASCII {
-			return start
-		}
-	}
-	return len(text)
-}
-
 // lastWordEnd returns the last p in (i, q] where an ASCII word ends (text[p−1]
 // is an ASCII letter and text[p] cannot continue the word), looking back at
 // most 256 bytes from q, or i when there is none. Such a p is always where
@@ -161,26 +148,20 @@ func lastWordEnd(text string, i, q int) int {
 // start a piece, as if it were the whole text.
 func asciiMilli(s string) int {
 	var e asciiEngine
-	var w [8]uint64
-	for len(s) >= 64 {
-		for j := range w {
-			w[j] = load64(s, 8*j)
-		}
-		e.block(&w, ^uint64(0))
-		s = s[64:]
+	i := 0
+	for ; i+64 <= len(s); i += 64 {
+		b0, b1, b2, b3, b4, b5, b6 := bitPlanes(s, i)
+		e.block(b0, b1, b2, b3, b4, b5, b6, ^uint64(0))
 	}
-	if len(s) > 0 {
+	if i < len(s) {
 		var buf [64]byte
-		copy(buf[:], s)
-		for j := range w {
-			w[j] = binary.LittleEndian.Uint64(buf[8*j:])
-		}
-		e.block(&w, 1<<len(s)-1)
+		copy(buf[:], s[i:])
+		b0, b1, b2, b3, b4, b5, b6 := bitPlanes(buf[:], 0)
+		e.block(b0, b1, b2, b3, b4, b5, b6, 1<<(len(s)-i)-1)
 	}
 	// One block past the end, where pieces that end with the text are
 	// priced (the byte after them is nothing, as at the end of the text).
-	clear(w[:])
-	e.block(&w, 0)
+	e.block(0, 0, 0, 0, 0, 0, 0, 0)
 	return e.milli
 }
 
@@ -189,8 +170,10 @@ type asciiEngine struct {
 	milli int
 	// The previous block's masks.
 	prevL, prevD, prevP, prevS, prevW, prevX uint64
-	// Bit k: the previous block's E_k (index k of a word or of a
-	// punctuation run) had its top bit set.
+	// The index in its run of the previous block's last byte (0: not in
+	// a run), for words and punctuation runs, and 1 shifted by it: bit k
+	// set means that byte is in E_k.
+	wordIdx, punctIdx int
 	wordTop, punctTop uint64
 	// The length so far of a long word, a marked word or a long punctuation
 	// run that reached the end of the previous block (0: none).
@@ -199,10 +182,9 @@ type asciiEngine struct {
 	nlCarry, firstCarry uint64
 }
 
-// block prices one block of 64 bytes given as eight little-endian words;
-// valid marks the bytes that are text (the rest is zero padding).
-func (e *asciiEngine) block(w *[8]uint64, valid uint64) {
-	b0, b1, b2, b3, b4, b5, b6 := bitPlanes(w)
+// block prices one block of 64 bytes given as its bit planes (see
+// bitPlanes); valid marks the bytes that are text (the rest is padding).
+func (e *asciiEngine) block(b0, b1, b2, b3, b4, b5, b6, valid uint64) {
 	low5 := b0 | b1 | b2 | b3 | b4
 	L := b6 & low5 &^ (b4 & b3 & (b2 | b1&b0)) // 0x41–0x5A, 0x61–0x7A
 	D := b5 & b4 &^ b6 &^ (b3 & (b2 | b1))     // 0x30–0x39
@@ -256,8 +238,8 @@ func (e *asciiEngine) block(w *[8]uint64, valid uint64) {
 		wordDelta[3]*bits.OnesCount64(e3) + wordDelta[4]*bits.OnesCount64(e4) +
 		wordDelta[5]*bits.OnesCount64(e5) + wordDelta[6]*bits.OnesCount64(e6) +
 		wordDelta[7]*bits.OnesCount64(e7)
-	top := e1>>63<<1 | e2>>63<<2 | e3>>63<<3 | e4>>63<<4 | e5>>63<<5 | e6>>63<<6 | e7>>63<<7
-	e.wordTop = top
+	e.wordIdx = topRun(L, e.wordIdx)
+	e.wordTop = 1 << e.wordIdx
 	if e.longLen > 0 || e.markLen > 0 {
 		c := bits.TrailingZeros64(^L) // the word continues for c letters
 		if e.longLen > 0 {
@@ -297,7 +279,8 @@ func (e *asciiEngine) block(w *[8]uint64, valid uint64) {
 	pstarts := P &^ P1
 	p2 := P & (pstarts<<1 | e.punctTop>>1&1)
 	p3 := P & (p2<<1 | e.punctTop>>2&1)
-	e.punctTop = pstarts>>63<<1 | p2>>63<<2
+	e.punctIdx = topRun(P, e.punctIdx)
+	e.punctTop = 1 << e.punctIdx
 	milli += punctCost(1)*(bits.OnesCount64(pstarts)-bits.OnesCount64(marked)) +
 		(punctCost(2)-punctCost(1))*bits.OnesCount64(p2)
 	if e.punctLen > 0 {

@@ -45,6 +45,18 @@ func TestHeuristicASCIIEngineMatchesScanner(t *testing.T) {
 			cases = append(cases, strings.Repeat(c, n), "x"+strings.Repeat(c, n)+"y", ".\n"+strings.Repeat(c, n)+" z")
 		}
 	}
+	// Seams between the engine and the scanner: ASCII stretches around the
+	// minimum length, ending in a word, a mark, digits or blanks, next to
+	// non-ASCII that does or does not continue the word.
+	prose := strings.Repeat("the quick brown fox jumps over a lazy dog. ", 8)
+	for _, sep := range []string{"é", "café", "中文", "。", "\x80", " 中", "\n中"} {
+		for _, k := range []int{10, 63, 64, 65, 100, 130, 250} {
+			for _, end := range []string{"", "x", ".", "7", "  ", "\n", ".a"} {
+				head := prose[:k] + end
+				cases = append(cases, head+sep+prose[:k], sep+head+sep+head+sep)
+			}
+		}
+	}
 	for i := range 3000 {
 		cases = append(cases, randomText(r, asciiAlphabet, r.IntN(200), i%2 == 0))
 		cases = append(cases, randomText(r, mixed, r.IntN(200), i%2 == 0))
