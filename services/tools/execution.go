@@ -46,26 +46,25 @@ const (
 // DeferContext and ConcludeTurn.
 type Execution struct {
 	reg       *Registry
-	tool      *Tool // the definition visible when the call was created
+	tool      *Tool  // the definition visible when the call was created
+	gen       uint64 // the registry generation tool was resolved in
 	call      Call
-	tok       Token
 	arguments string
 	args      any
 	coerced   []string
 	ctx       context.Context // the caller's context
-	detached  context.Context // ctx without cancellation, for post-execute and result
+	outcome   *Outcome
+	storage   Outcome // backing store of the first normalized outcome (saves an allocation)
 
-	votes   Decision // merged OnPreExecute decisions
-	route   route
-	outcome *Outcome
-	started bool // the body was invoked
+	mu       sync.Mutex
+	votes    *Decision // merged OnPreExecute decisions stronger than allow (nil: allow)
+	deferred []string
 
-	storage     Outcome // backing store of the first normalized outcome (saves an allocation)
+	tok         Token
+	route       route
+	started     bool // the body was invoked
 	storageUsed bool
-
-	mu        sync.Mutex
-	deferred  []string
-	concludes bool
+	concludes   bool
 }
 
 // CallID returns the model's tool-call id.
@@ -141,14 +140,23 @@ func (e *Execution) deferredContexts() ([]string, bool) {
 
 func (e *Execution) vote(d Decision) {
 	e.mu.Lock()
-	e.votes = Merge(e.votes, d)
+	if d.Kind > e.votesSoFarLocked().Kind { // Merge: the stronger wins, a tie keeps the first
+		e.votes = &d
+	}
 	e.mu.Unlock()
 }
 
 func (e *Execution) votesSoFar() Decision {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.votes
+	return e.votesSoFarLocked()
+}
+
+func (e *Execution) votesSoFarLocked() Decision {
+	if e.votes == nil {
+		return Decision{}
+	}
+	return *e.votes
 }
 
 // newOutcome returns a zeroed outcome owned by e: the embedded one the first
