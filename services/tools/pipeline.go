@@ -55,7 +55,7 @@ func (r *Registry) recovered(where string, v any) error {
 
 // prepare runs steps 1–8 and sets e.route.
 func (r *Registry) prepare(ctx context.Context, call Call) (e *Execution) {
-	e = &Execution{reg: r, call: call, ctx: ctx, arguments: call.Arguments}
+	e = &Execution{reg: r, call: call, ctx: ctx}
 	r.mu.RLock()
 	e.tool = r.resolve(call.Name, call.Scope)
 	e.gen = r.gen.Load()
@@ -125,7 +125,7 @@ func (e *Execution) post(o *Outcome) *Execution {
 func (e *Execution) bind(t *Tool) *Outcome {
 	raw := e.call.Arguments
 	if (raw == "" || raw == "{}") && t.zeroArgs != nil {
-		e.arguments, e.args = "{}", t.zeroArgs
+		e.args, e.coerced, e.bound = t.zeroArgs, nil, true
 		return nil
 	}
 	normalized, coerced, violations := t.args.check(raw)
@@ -136,8 +136,9 @@ func (e *Execution) bind(t *Tool) *Outcome {
 	if err != nil {
 		return argsFailure(&ArgsError{Tool: t.name, Violations: []Violation{{Rule: "decode", Message: err.Error()}}})
 	}
-	e.arguments, e.coerced, e.args = normalized, coerced, args
+	e.args, e.coerced, e.bound = args, nil, true
 	if len(coerced) > 0 {
+		e.coerced = &coercion{arguments: normalized, notes: coerced}
 		e.reg.logger().Debug("tools: arguments coerced", "tool", t.name, "call", e.call.ID, "coercions", coerced)
 	}
 	return nil
@@ -178,7 +179,7 @@ func (r *Registry) ask(ctx context.Context, e *Execution, d Decision) (out Decis
 		}
 	}()
 	answer, err := approver.Ask(ctx, ApprovalRequest{
-		Scope: e.call.Scope, Tool: name, CallID: e.call.ID, Arguments: e.arguments,
+		Scope: e.call.Scope, Tool: name, CallID: e.call.ID, Arguments: e.Arguments(),
 		Reason: d.Reason, DisplayReason: d.DisplayReason,
 	})
 	if err != nil {
