@@ -115,4 +115,29 @@ func TestToolCommandSpillsAndCleansUp(t *testing.T) {
 	if entries, _ := os.ReadDir(spillRoot); len(entries) != 0 {
 		t.Errorf("session directories left after exit: %d", len(entries))
 	}
+	if want := "harness: note: " + m[2] + " was deleted when the harness stopped; set keep: true"; !strings.Contains(errb.String(), want) {
+		t.Errorf("stderr does not tell the user the locator is gone: %q", errb.String())
+	}
+
+	// With keep: true the file stays, and nothing is said about it.
+	write(t, dir, "harness.yml", "plugins:\n"+
+		"  - name: tools\n"+
+		"  - name: spill-local\n    config: { root: "+spillRoot+", keep: true }\n"+
+		"  - name: spill-policy\n    config: { maxInlineBytes: 4000 }\n"+
+		"  - name: test-big-tool\n")
+	out.Reset()
+	errb.Reset()
+	if code := cli.Run([]string{"tool", "big", `{"bytes":100000}`}, env); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	m = noticeRE.FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no spill notice in %q", out.String())
+	}
+	if data, err := os.ReadFile(m[2]); err != nil || string(data) != seqText(100000) {
+		t.Errorf("kept spill file: %d bytes, %v", len(data), err)
+	}
+	if strings.Contains(errb.String(), "note:") {
+		t.Errorf("note printed for a kept file: %q", errb.String())
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"regexp"
 	"strings"
 
 	"github.com/dshgo/harness/services/tools"
@@ -70,6 +72,7 @@ func init() {
 					}
 					fmt.Fprint(env.Stdout, text)
 				}
+				noteDeletedSpills(env, tools.TextOf(o.Content))
 				if o.IsError {
 					return &ExitError{Code: ExitFailure, Err: errToolFailed}
 				}
@@ -79,4 +82,19 @@ func init() {
 		cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 		return cmd
 	})
+}
+
+// spillNotice matches the spill policy's notice in a result.
+var spillNotice = regexp.MustCompile(`Full result saved to (\S+?)\. `)
+
+// noteDeletedSpills tells the user on stderr when a result names a spill
+// file that no longer exists: spill-local deletes a run's files when the
+// harness stops unless its config says keep: true (bug case B25), and a
+// one-shot `harness tool` run stops right after the call.
+func noteDeletedSpills(env *Env, text string) {
+	for _, m := range spillNotice.FindAllStringSubmatch(text, -1) {
+		if _, err := os.Stat(m[1]); errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(env.Stderr, "harness: note: %s was deleted when the harness stopped; set keep: true in the spill-local row's config (or apply a --patch) to keep spill files after exit\n", m[1])
+		}
+	}
 }

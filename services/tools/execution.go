@@ -45,27 +45,32 @@ const (
 // by the registry while listeners run, except through the body-only methods
 // DeferContext and ConcludeTurn.
 type Execution struct {
-	reg       *Registry
-	tool      *Tool // the definition visible when the call was created
-	call      Call
-	tok       Token
-	arguments string
-	args      any
-	coerced   []string
-	ctx       context.Context // the caller's context
-	detached  context.Context // ctx without cancellation, for post-execute and result
-
-	votes   Decision // merged OnPreExecute decisions
-	route   route
+	reg     *Registry
+	tool    *Tool  // the definition visible when the call was created
+	gen     uint64 // the registry generation tool was resolved in
+	call    Call
+	args    any
+	coerced *coercion       // set when coercion re-encoded the arguments
+	ctx     context.Context // the caller's context
 	outcome *Outcome
-	started bool // the body was invoked
+	storage Outcome // backing store of the first normalized outcome (saves an allocation)
 
-	storage     Outcome // backing store of the first normalized outcome (saves an allocation)
+	mu       sync.Mutex
+	votes    *Decision // merged OnPreExecute decisions stronger than allow (nil: allow)
+	deferred *[]string // DeferContext messages, FIFO (nil: none)
+
+	tok         Token
+	route       route
+	bound       bool // the arguments passed validation ("" reads as "{}")
+	started     bool // the body was invoked
 	storageUsed bool
+	concludes   bool
+}
 
-	mu        sync.Mutex
-	deferred  []string
-	concludes bool
+// coercion is the result of coercing arguments: their re-encoding and the notes.
+type coercion struct {
+	arguments string
+	notes     []string
 }
 
 // CallID returns the model's tool-call id.
@@ -84,7 +89,15 @@ func (e *Execution) Name() string { return e.call.Name }
 
 // Arguments returns the validated argument JSON text: the model's text, or its
 // normalized re-encoding when a value was coerced ("{}" for empty input).
-func (e *Execution) Arguments() string { return e.arguments }
+func (e *Execution) Arguments() string {
+	switch {
+	case e.coerced != nil:
+		return e.coerced.arguments
+	case e.bound && e.call.Arguments == "":
+		return "{}"
+	}
+	return e.call.Arguments
+}
 
 // RawArguments returns the argument text exactly as the caller passed it.
 func (e *Execution) RawArguments() string { return e.call.Arguments }
@@ -96,7 +109,12 @@ func (e *Execution) Args() any { return e.args }
 
 // Coercions lists the coercions applied to the arguments (integer-valued
 // strings turned into numbers), e.g. `/limit: coerced string "5" to the number 5`.
-func (e *Execution) Coercions() []string { return append([]string(nil), e.coerced...) }
+func (e *Execution) Coercions() []string {
+	if e.coerced == nil {
+		return nil
+	}
+	return append([]string(nil), e.coerced.notes...)
+}
 
 // Scope returns the call's scope (nil: global).
 func (e *Execution) Scope() *core.ScopeID { return e.call.Scope }
@@ -122,7 +140,10 @@ func (e *Execution) Outcome() *Outcome { return e.outcome }
 // result's AdditionalContexts, FIFO, even if the body then fails. For bodies.
 func (e *Execution) DeferContext(message string) {
 	e.mu.Lock()
-	e.deferred = append(e.deferred, message)
+	if e.deferred == nil {
+		e.deferred = new([]string)
+	}
+	*e.deferred = append(*e.deferred, message)
 	e.mu.Unlock()
 }
 
@@ -136,19 +157,31 @@ func (e *Execution) ConcludeTurn() {
 func (e *Execution) deferredContexts() ([]string, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.deferred, e.concludes
+	if e.deferred == nil {
+		return nil, e.concludes
+	}
+	return *e.deferred, e.concludes
 }
 
 func (e *Execution) vote(d Decision) {
 	e.mu.Lock()
-	e.votes = Merge(e.votes, d)
+	if d.Kind > e.votesSoFarLocked().Kind { // Merge: the stronger wins, a tie keeps the first
+		e.votes = &d
+	}
 	e.mu.Unlock()
 }
 
 func (e *Execution) votesSoFar() Decision {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.votes
+	return e.votesSoFarLocked()
+}
+
+func (e *Execution) votesSoFarLocked() Decision {
+	if e.votes == nil {
+		return Decision{}
+	}
+	return *e.votes
 }
 
 // newOutcome returns a zeroed outcome owned by e: the embedded one the first

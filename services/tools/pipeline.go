@@ -55,9 +55,10 @@ func (r *Registry) recovered(where string, v any) error {
 
 // prepare runs steps 1–8 and sets e.route.
 func (r *Registry) prepare(ctx context.Context, call Call) (e *Execution) {
-	e = &Execution{reg: r, call: call, ctx: ctx, arguments: call.Arguments}
+	e = &Execution{reg: r, call: call, ctx: ctx}
 	r.mu.RLock()
 	e.tool = r.resolve(call.Name, call.Scope)
+	e.gen = r.gen.Load()
 	r.mu.RUnlock()
 	if e.tool == nil {
 		return e.post(unknownTool(call.Name))
@@ -68,11 +69,15 @@ func (r *Registry) prepare(ctx context.Context, call Call) (e *Execution) {
 	if ctx.Err() != nil {
 		return e.final(abortedBeforeDispatch())
 	}
-	d, err := r.preExecute(ctx, e)
-	if err != nil {
-		return e.final(errorOutcome(err))
+	var d Decision // allow when nobody listens
+	if core.Listeners(r.c, PreExecute) > 0 {
+		var err error
+		if d, err = r.preExecute(ctx, e); err != nil {
+			return e.final(errorOutcome(err))
+		}
 	}
 	if d.Kind == DecisionAsk {
+		var err error
 		if d, err = r.ask(ctx, e, d); err != nil {
 			return e.final(errorOutcome(err))
 		}
@@ -120,7 +125,7 @@ func (e *Execution) post(o *Outcome) *Execution {
 func (e *Execution) bind(t *Tool) *Outcome {
 	raw := e.call.Arguments
 	if (raw == "" || raw == "{}") && t.zeroArgs != nil {
-		e.arguments, e.args = "{}", t.zeroArgs
+		e.args, e.coerced, e.bound = t.zeroArgs, nil, true
 		return nil
 	}
 	normalized, coerced, violations := t.args.check(raw)
@@ -131,8 +136,9 @@ func (e *Execution) bind(t *Tool) *Outcome {
 	if err != nil {
 		return argsFailure(&ArgsError{Tool: t.name, Violations: []Violation{{Rule: "decode", Message: err.Error()}}})
 	}
-	e.arguments, e.coerced, e.args = normalized, coerced, args
+	e.args, e.coerced, e.bound = args, nil, true
 	if len(coerced) > 0 {
+		e.coerced = &coercion{arguments: normalized, notes: coerced}
 		e.reg.logger().Debug("tools: arguments coerced", "tool", t.name, "call", e.call.ID, "coercions", coerced)
 	}
 	return nil
@@ -173,7 +179,7 @@ func (r *Registry) ask(ctx context.Context, e *Execution, d Decision) (out Decis
 		}
 	}()
 	answer, err := approver.Ask(ctx, ApprovalRequest{
-		Scope: e.call.Scope, Tool: name, CallID: e.call.ID, Arguments: e.arguments,
+		Scope: e.call.Scope, Tool: name, CallID: e.call.ID, Arguments: e.Arguments(),
 		Reason: d.Reason, DisplayReason: d.DisplayReason,
 	})
 	if err != nil {
@@ -196,6 +202,9 @@ func (r *Registry) ask(ctx context.Context, e *Execution, d Decision) (out Decis
 }
 
 func (r *Registry) runGuards(e *Execution) (reason string, err error) {
+	if r.guards.Load() == 0 {
+		return "", nil
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			err = r.recovered("tool guard", v)
@@ -255,6 +264,9 @@ func (r *Registry) executeWaterfall(e *Execution) (o *Outcome, err error) {
 			err = r.recovered("tools/execute listener", v)
 		}
 	}()
+	if core.Listeners(r.c, Execute) == 0 {
+		return bodyInner(e.ctx, e)
+	}
 	return core.Waterfall(e.ctx, r.c, Execute, core.To(e.call.Scope), e, bodyInner)
 }
 
@@ -289,8 +301,12 @@ func (r *Registry) adopt(e *Execution, o *Outcome) (*Outcome, error) {
 	return n, nil
 }
 
-// current resolves the call's tool again (it may have been unregistered).
+// current resolves the call's tool again (it may have been unregistered): the
+// tool resolved when the call was created while the registry is unchanged.
 func (e *Execution) current() *Tool {
+	if e.reg.gen.Load() == e.gen {
+		return e.tool
+	}
 	e.reg.mu.RLock()
 	defer e.reg.mu.RUnlock()
 	return e.reg.resolve(e.call.Name, e.call.Scope)
@@ -422,12 +438,12 @@ func acceptInner(context.Context, *Execution) (PostDecision, error) { return Pos
 
 // finish runs steps 11–12 and returns the final outcome.
 func (r *Registry) finish(e *Execution) *Outcome {
-	e.detached = e.ctx
+	detached := e.ctx // not cancelled by the caller: post-execute and Result always run
 	if e.ctx.Done() != nil {
-		e.detached = context.WithoutCancel(e.ctx)
+		detached = context.WithoutCancel(e.ctx)
 	}
-	if e.route == routePost {
-		e.outcome = r.postExecute(e)
+	if e.route == routePost && core.Listeners(r.c, PostExecute) > 0 {
+		e.outcome = r.postExecute(detached, e)
 		if e.ctx.Err() != nil && !e.outcome.IsError {
 			e.outcome = e.cancelled()
 		}
@@ -436,7 +452,9 @@ func (r *Registry) finish(e *Execution) *Outcome {
 		r.finalize(t, e)
 	}
 	e.outcome.exec = e
-	core.Emit(e.detached, r.c, Result, core.To(e.call.Scope), e)
+	if core.Listeners(r.c, Result) > 0 {
+		core.Emit(detached, r.c, Result, core.To(e.call.Scope), e)
+	}
 	return e.outcome
 }
 
@@ -453,13 +471,13 @@ func (r *Registry) finalize(t *Tool, e *Execution) {
 	}
 }
 
-func (r *Registry) postExecute(e *Execution) (o *Outcome) {
+func (r *Registry) postExecute(ctx context.Context, e *Execution) (o *Outcome) {
 	defer func() {
 		if p := recover(); p != nil {
 			o = errorOutcome(r.recovered("tools/post-execute listener", p))
 		}
 	}()
-	d, err := core.Waterfall(e.detached, r.c, PostExecute, core.To(e.call.Scope), e, acceptInner)
+	d, err := core.Waterfall(ctx, r.c, PostExecute, core.To(e.call.Scope), e, acceptInner)
 	if err != nil {
 		return errorOutcome(err)
 	}

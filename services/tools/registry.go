@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dshgo/harness/core"
 )
@@ -79,6 +80,14 @@ type Registry struct {
 	mu     sync.RWMutex
 	global layer
 	scoped map[*core.ScopeID]*layer
+
+	// gen counts changes to tool visibility (registrations, restrictions); it is
+	// incremented under mu. An execution that saw generation g may reuse the
+	// tool it resolved then for as long as gen is still g.
+	gen atomic.Uint64
+	// guards counts registered guards of every layer, so calls skip the guard
+	// walk when there are none.
+	guards atomic.Int64
 }
 
 // New returns a registry whose events are dispatched through c (normally the
@@ -154,12 +163,14 @@ func (r *Registry) register(c *core.Context, t *Tool) error {
 			return nil, dup
 		}
 		l.tools = append(l.tools, t)
+		r.gen.Add(1)
 		r.mu.Unlock()
 		return func() {
 			r.mu.Lock()
 			if l := r.layerFor(scope, false); l != nil {
 				if i := slices.Index(l.tools, t); i >= 0 {
 					l.tools = slices.Delete(l.tools, i, i+1)
+					r.gen.Add(1)
 				}
 				r.dropIfEmpty(scope)
 			}
@@ -193,12 +204,14 @@ func (r *Registry) Guard(c *core.Context, g Guard) error {
 		r.mu.Lock()
 		l := r.layerFor(scope, true)
 		l.guards = append(l.guards, entry)
+		r.guards.Add(1)
 		r.mu.Unlock()
 		return func() {
 			r.mu.Lock()
 			if l := r.layerFor(scope, false); l != nil {
 				if i := slices.Index(l.guards, entry); i >= 0 {
 					l.guards = slices.Delete(l.guards, i, i+1)
+					r.guards.Add(-1)
 				}
 				r.dropIfEmpty(scope)
 			}
@@ -251,12 +264,14 @@ func (r *Registry) Restrict(c *core.Context, f Filter) error {
 		r.mu.Lock()
 		l := r.layerFor(scope, true)
 		l.restrictions = append(l.restrictions, res)
+		r.gen.Add(1)
 		r.mu.Unlock()
 		return func() {
 			r.mu.Lock()
 			if l := r.layerFor(scope, false); l != nil {
 				if i := slices.Index(l.restrictions, res); i >= 0 {
 					l.restrictions = slices.Delete(l.restrictions, i, i+1)
+					r.gen.Add(1)
 				}
 				r.dropIfEmpty(scope)
 			}

@@ -3,6 +3,7 @@ package tools_test
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/dshgo/harness/core"
@@ -192,4 +193,51 @@ func TestKnownNamesIgnoreRestrictions(t *testing.T) {
 	if got := strings.Join(e.reg.KnownNames(id), ","); got != "read,bash,own" {
 		t.Errorf("known %s", got)
 	}
+}
+
+func TestDispatchResolvesTheToolAgain(t *testing.T) {
+	t.Run("unregistered during pre-execute: UNKNOWN_TOOL, the body never runs", func(t *testing.T) {
+		e := newEnv(t)
+		var calls atomic.Int64
+		f := e.mount(func(c *core.Context) error { return tools.Register(c, echoTool(&calls)) })
+		e.on(core.On(e.c, tools.PreExecute, func(ctx context.Context, x *tools.Execution, next core.Next[*tools.Execution, tools.Decision]) (tools.Decision, error) {
+			if err := f.Dispose(ctx); err != nil {
+				return tools.Decision{}, err
+			}
+			return next(ctx, x)
+		}))
+		if o := e.exec("echo", `{"text":"x"}`); code(o) != tools.CodeUnknownTool || calls.Load() != 0 {
+			t.Errorf("got %q (code %q), body ran %d times", text(o), code(o), calls.Load())
+		}
+	})
+	t.Run("re-registered during pre-execute: the new definition runs", func(t *testing.T) {
+		e := newEnv(t)
+		f := e.mount(func(c *core.Context) error { return tools.Register(c, named("hello", "old")) })
+		e.on(core.On(e.c, tools.PreExecute, func(ctx context.Context, x *tools.Execution, next core.Next[*tools.Execution, tools.Decision]) (tools.Decision, error) {
+			if err := f.Dispose(ctx); err != nil {
+				return tools.Decision{}, err
+			}
+			e.register(named("hello", "new"))
+			return next(ctx, x)
+		}))
+		if o := e.exec("hello", ""); o.IsError || text(o) != "new" {
+			t.Errorf("got %q", text(o))
+		}
+	})
+	t.Run("restricted away during pre-execute: UNKNOWN_TOOL", func(t *testing.T) {
+		e := newEnv(t)
+		e.register(named("hello", "hi"))
+		s, err := core.NewScope(e.c, core.NewScopeID("agent", nil))
+		e.on(err)
+		e.on(core.On(e.c, tools.PreExecute, func(ctx context.Context, x *tools.Execution, next core.Next[*tools.Execution, tools.Decision]) (tools.Decision, error) {
+			if err := e.reg.Restrict(s.Context(), tools.Filter{Deny: []string{"hello"}}); err != nil {
+				return tools.Decision{}, err
+			}
+			return next(ctx, x)
+		}))
+		o := e.reg.Execute(context.Background(), tools.Call{ID: "c", Name: "hello", Scope: s.ID()})
+		if code(o) != tools.CodeUnknownTool {
+			t.Errorf("got %q", text(o))
+		}
+	})
 }
