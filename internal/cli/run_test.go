@@ -261,6 +261,16 @@ func TestRunOutputFormats(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || res.Result != "just this" || res.IsError || res.Steps != 1 || res.Usage.PromptTokens != 900 || res.SessionID == "" {
 			t.Fatalf("json = %s (%v)", r.stdout, err)
 		}
+		// docs/cli.md: every usage figure is present, zero or not.
+		var raw struct {
+			Usage map[string]json.RawMessage `json:"usage"`
+		}
+		_ = json.Unmarshal([]byte(r.stdout), &raw)
+		for _, k := range []string{"promptTokens", "completionTokens", "totalTokens", "cacheHitTokens", "cacheMissTokens", "reasoningTokens"} {
+			if _, ok := raw.Usage[k]; !ok {
+				t.Errorf("usage has no %q: %s", k, r.stdout)
+			}
+		}
 		w, _ := srv.Requests()[0].Wire()
 		if w.Messages[len(w.Messages)-1].Text() != "the prompt from stdin" {
 			t.Fatalf("prompt = %q", w.Messages[len(w.Messages)-1].Text())
