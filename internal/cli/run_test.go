@@ -236,6 +236,17 @@ func TestRunOutputFormats(t *testing.T) {
 			if e.Type != "text" {
 				types = append(types, e.Type)
 			}
+			// docs/cli.md: session {cwd, model, resumed}; usage {usage,
+			// total, estimated}: the booleans are there when false too.
+			var keys map[string]json.RawMessage
+			_ = json.Unmarshal(sc.Bytes(), &keys)
+			for typ, want := range map[string][]string{"session": {"cwd", "model", "resumed"}, "usage": {"usage", "total", "estimated"}} {
+				for _, k := range want {
+					if _, ok := keys[k]; e.Type == typ && !ok {
+						t.Errorf("%s event has no %q: %s", typ, k, sc.Text())
+					}
+				}
+			}
 			if e.Type == "result" && e.Result.Text != "alpha it is" {
 				t.Fatalf("result = %+v", e.Result)
 			}
