@@ -3,10 +3,11 @@ package tokenmeter
 import "math/bits"
 
 // The bit-mask engine prices ASCII text exactly as scanPieces does, but 64
-// bytes at a time and without a branch per piece. A block's bytes are
-// transposed into seven bit planes (bit k of plane b is bit b of byte k),
-// the byte classes are boolean formulas over the planes, one 64-bit mask
-// per class, and every piece price is rewritten as a sum over positions:
+// bytes at a time and without a branch per piece. A block's bytes become
+// one 64-bit mask per byte class, bit k for byte k (classifyBlocks: SSE2
+// compares on amd64; elsewhere the bytes are transposed into seven bit
+// planes and the classes are boolean formulas over the planes), and every
+// piece price is rewritten as a sum over positions:
 //
 //   - a run priced f(n) by its length n costs Σ_k (f(k)−f(k−1)) · [n ≥ k];
 //     the letters at index k of their word form E_k = L & prev(E_{k−1}),
@@ -148,21 +149,48 @@ func lastWordEnd(text string, i, q int) int {
 // start a piece, as if it were the whole text.
 func asciiMilli(s string) int {
 	var e asciiEngine
+	var masks [classBatch]classMasks
 	i := 0
-	for ; i+64 <= len(s); i += 64 {
-		b0, b1, b2, b3, b4, b5, b6 := bitPlanes(s, i)
-		e.block(b0, b1, b2, b3, b4, b5, b6, ^uint64(0))
+	for i+64 <= len(s) {
+		n := min((len(s)-i)/64, classBatch)
+		classifyBlocks(masks[:n], s[i:i+64*n])
+		for _, m := range masks[:n] {
+			e.block(m, ^uint64(0))
+		}
+		i += 64 * n
 	}
 	if i < len(s) {
 		var buf [64]byte
 		copy(buf[:], s[i:])
-		b0, b1, b2, b3, b4, b5, b6 := bitPlanes(buf[:], 0)
-		e.block(b0, b1, b2, b3, b4, b5, b6, 1<<(len(s)-i)-1)
+		e.block(classifyPlanes(buf[:], 0), 1<<(len(s)-i)-1)
 	}
 	// One block past the end, where pieces that end with the text are
 	// priced (the byte after them is nothing, as at the end of the text).
-	e.block(0, 0, 0, 0, 0, 0, 0, 0)
+	e.block(classMasks{}, 0)
 	return e.milli
+}
+
+// classBatch is how many blocks are classified per classifyBlocks call.
+const classBatch = 16
+
+// classMasks holds one block's byte classes, bit k for byte k: ASCII
+// letters, digits, blanks (space, tab, VT, FF), newlines (CR, LF) and
+// punctuation (the other printable bytes but DEL).
+type classMasks struct{ L, D, S, N, P uint64 }
+
+// classifyPlanes classifies the 64 ASCII bytes at s[i:] from their bit
+// planes; it is the portable classifyBlocks.
+func classifyPlanes[T string | []byte](s T, i int) classMasks {
+	b0, b1, b2, b3, b4, b5, b6 := bitPlanes(s, i)
+	low5 := b0 | b1 | b2 | b3 | b4
+	L := b6 & low5 &^ (b4 & b3 & (b2 | b1&b0)) // 0x41–0x5A, 0x61–0x7A
+	D := b5 & b4 &^ b6 &^ (b3 & (b2 | b1))     // 0x30–0x39
+	space := b5 &^ b6 &^ low5                  // 0x20
+	ctl := ^(b6 | b5 | b4) & b3                // 0x08–0x0F
+	N := ctl & (^b2&b1&^b0 | b2&^b1&b0)        // \n, \r
+	S := ctl&(^b2&b0|b2&^b1&^b0) | space       // \t, \v, \f, space
+	del := b6 & b5 & b4 & b3 & b2 & b1 & b0
+	return classMasks{L: L, D: D, S: S, N: N, P: (b6 | b5) &^ (space | del | L | D)}
 }
 
 // asciiEngine carries one block's state into the next.
@@ -182,18 +210,10 @@ type asciiEngine struct {
 	nlCarry, firstCarry uint64
 }
 
-// block prices one block of 64 bytes given as its bit planes (see
-// bitPlanes); valid marks the bytes that are text (the rest is padding).
-func (e *asciiEngine) block(b0, b1, b2, b3, b4, b5, b6, valid uint64) {
-	low5 := b0 | b1 | b2 | b3 | b4
-	L := b6 & low5 &^ (b4 & b3 & (b2 | b1&b0)) // 0x41–0x5A, 0x61–0x7A
-	D := b5 & b4 &^ b6 &^ (b3 & (b2 | b1))     // 0x30–0x39
-	space := b5 &^ b6 &^ low5                  // 0x20
-	ctl := ^(b6 | b5 | b4) & b3                // 0x08–0x0F
-	N := ctl & (^b2&b1&^b0 | b2&^b1&b0)        // \n, \r
-	S := ctl&(^b2&b0|b2&^b1&^b0) | space       // \t, \v, \f, space
-	del := b6 & b5 & b4 & b3 & b2 & b1 & b0
-	P := (b6 | b5) &^ (space | del | L | D)
+// block prices one block of 64 bytes given as its class masks; valid marks
+// the bytes that are text (the rest is padding).
+func (e *asciiEngine) block(cm classMasks, valid uint64) {
+	L, D, S, N, P := cm.L, cm.D, cm.S, cm.N, cm.P
 	O := valid &^ (L | D | S | N | P) // control bytes: one token each
 	milli := 1000 * bits.OnesCount64(O)
 

@@ -74,6 +74,34 @@ func TestHeuristicASCIIEngineMatchesScanner(t *testing.T) {
 	}
 }
 
+// TestClassifyBlocks holds the platform's classifyBlocks (SSE2 on amd64) to
+// the portable bit-plane classification, on every ASCII byte in every lane.
+func TestClassifyBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var b strings.Builder
+	for c := range 128 { // each byte value in each of the 64 lanes
+		for range 64 {
+			b.WriteByte(byte(c))
+		}
+	}
+	for b.Len() < 64*classBatch*40 {
+		b.WriteByte(byte(r.IntN(128)))
+	}
+	src := b.String()
+	for i := 0; i+64 <= len(src); {
+		n := min((len(src)-i)/64, 1+r.IntN(classBatch))
+		got := make([]classMasks, n)
+		classifyBlocks(got, src[i:i+64*n])
+		for k := range got {
+			if want := classifyPlanes(src, i+64*k); got[k] != want {
+				t.Fatalf("block at %d: got %+v, want %+v (bytes %q)", i+64*k, got[k], want, src[i+64*k:i+64*k+64])
+			}
+		}
+		i += 64 * n
+	}
+	classifyBlocks(nil, "") // no blocks: nothing read
+}
+
 func FuzzHeuristicASCIIEngine(f *testing.F) {
 	for _, s := range asciiAlphabet {
 		f.Add(strings.Repeat(s, 70))
