@@ -4,6 +4,7 @@ import (
 	"encoding"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"reflect"
 	"regexp"
@@ -161,6 +162,16 @@ func checkKnown(n *yaml.Node, t reflect.Type, path string) (*yaml.Node, error) {
 		return nil, nil
 	}
 	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		// yaml.v3 truncates a float into an integer field (1.5 → 1)
+		// silently; only integral values are integers here.
+		if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!float" {
+			var f float64
+			if err := n.Decode(&f); err == nil && (f != math.Trunc(f) || math.IsInf(f, 0)) {
+				return n, fmt.Errorf("%swant an integer, got %s", prefix(path), n.Value)
+			}
+		}
 	case reflect.Struct:
 		if n.Kind != yaml.MappingNode {
 			if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {

@@ -125,6 +125,14 @@ func TestDecodeConfig(t *testing.T) {
 	if err != nil || c.APIKey != "sk-1" || c.Locale != "en" || c.Limit != 42 || c.Models[0].Window != 5 {
 		t.Fatalf("env: %+v %v", c, err)
 	}
+	// A float with an integral value is an integer; an !env number too.
+	c, err = decode(t, "plugins:\n  - name: tool-test\n    config: {limit: 1e3, models: [{name: m, window: !env W}]}\n", map[string]string{"W": "7.0"})
+	if err != nil || c.Limit != 1000 || c.Models[0].Window != 7 {
+		t.Fatalf("integral floats: %+v %v", c, err)
+	}
+	if _, err := decode(t, "plugins:\n  - name: tool-test\n    config: {limit: !env L}\n", map[string]string{"L": "0.5"}); err == nil || !strings.Contains(err.Error(), "limit: want an integer, got 0.5") {
+		t.Fatalf("!env fraction: %v", err)
+	}
 	// ${...} stays literal.
 	c, err = decode(t, "plugins:\n  - name: tool-test\n    config: {locale: '${HOME}'}\n", nil)
 	if err != nil || c.Locale != "${HOME}" {
@@ -142,6 +150,10 @@ func TestDecodeConfigErrorsNamePlaceAndField(t *testing.T) {
 			`harness.yml:5:21: plugin "tool-test" (id tool-test): invalid config: models[0]: unknown key "size" (allowed: name, window)`},
 		{"wrong type", "plugins:\n  - name: tool-test\n    config:\n      limit: lots\n",
 			`plugin "tool-test" (id tool-test): invalid config: line 4: cannot unmarshal !!str `},
+		{"fraction into an int", "plugins:\n  - name: tool-test\n    config:\n      limit: 1.5\n",
+			`harness.yml:4:14: plugin "tool-test" (id tool-test): invalid config: limit: want an integer, got 1.5`},
+		{"nested fraction into an int", "plugins:\n  - name: tool-test\n    config:\n      models:\n        - {name: a, window: 2.5}\n",
+			`harness.yml:5:29: plugin "tool-test" (id tool-test): invalid config: models[0].window: want an integer, got 2.5`},
 		{"validate", "plugins:\n  - name: tool-test\n    config:\n      timeout: -1s\n",
 			`harness.yml:4:16: plugin "tool-test" (id tool-test): invalid config: timeout: must be positive`},
 		{"validate nested path", "plugins:\n  - name: tool-test\n    config:\n      models:\n        - {name: a, window: -2}\n",

@@ -24,7 +24,7 @@ type bigArgs struct {
 }
 
 var (
-	noticeRE = regexp.MustCompile(`\(Omitted (\d+) bytes\. Full result saved to (\S+)\. Use read with offset/limit`)
+	noticeRE = regexp.MustCompile(`\(Omitted (\d+) bytes\. Full formatted result stored at: (\S+)\. Use read with offset/limit`)
 	// observed holds the spill file's and directory's modes, seen by a result
 	// observer while the harness runs.
 	observed []os.FileMode
@@ -100,7 +100,8 @@ func TestToolCommandSpillsAndCleansUp(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no spill notice in %q", text)
 	}
-	if !strings.HasPrefix(text, "1\n2\n3\n") || !strings.HasSuffix(text, seqText(2097152)[2097152-1000:]) {
+	preview, notice, _ := strings.Cut(text, "\n\n(Omitted ")
+	if !strings.HasPrefix(preview, "1\n2\n3\n") || !strings.HasSuffix(preview, seqText(2097152)[2097152-1000:]) || strings.Contains(notice, "\n") {
 		t.Error("preview lost the head or the tail")
 	}
 	if !strings.HasPrefix(m[2], spillRoot+string(os.PathSeparator)) {

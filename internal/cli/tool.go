@@ -85,7 +85,7 @@ func init() {
 }
 
 // spillNotice matches the spill policy's notice in a result.
-var spillNotice = regexp.MustCompile(`Full result saved to (\S+?)\. `)
+var spillNotice = regexp.MustCompile(`Full formatted result stored at: (\S+?)\. `)
 
 // noteDeletedSpills tells the user on stderr when a result names a spill
 // file that no longer exists: spill-local deletes a run's files when the

@@ -3,10 +3,11 @@
 //
 // A prepended listener on the tools service's PostExecute waterfall calls
 // next() first, so it bounds whatever the downstream listeners accepted. When
-// an accepted top-level result's text exceeds MaxInlineBytes (default 50 000),
-// the full text goes to the spill store ("spillStore") and the content becomes
-// [Preview]: the head, the one-line [Notice]
-// "(Omitted N bytes. Full result saved to <locator>. <hint>)", and the tail,
+// an accepted top-level result's text exceeds MaxInlineBytes (no default:
+// omitted or 0 registers nothing; the default manifest sets 50 000), the full
+// text goes to the spill store ("spillStore") and the content becomes
+// [Preview]: the head and tail of the text, a blank line, and the [Notice]
+// "(Omitted N bytes. Full formatted result stored at: <locator>. <hint>)",
 // together at most MaxInlineBytes bytes.
 //
 // Skipped: the read tool (no read → spill → read loop), nested calls, value
@@ -14,7 +15,6 @@
 // a call: without an owner session or a store, on a save error, or when no
 // preview fits the cap, the original content is kept and a warning logged.
 //
-// Contract: dsh spill-policy (reference part B3). Deliberate difference: the
-// notice stands between head and tail (where the bytes are missing) instead of
-// after the tail.
+// Contract: dsh spill-policy (reference part B3), including its worked
+// example byte for byte.
 package spillpolicy

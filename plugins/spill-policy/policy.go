@@ -2,6 +2,7 @@ package spillpolicy
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"go.uber.org/fx"
@@ -12,7 +13,8 @@ import (
 	"github.com/dshgo/harness/services/tools"
 )
 
-// DefaultMaxInlineBytes is the default cap of a model-facing tool result.
+// DefaultMaxInlineBytes is the cap the shipped default manifest sets
+// (dsh's base bundle sets the same value). The plugin itself has no default.
 const DefaultMaxInlineBytes = 50_000
 
 // DefaultOwner is the spill owner of calls made outside any session scope
@@ -22,17 +24,16 @@ const DefaultOwner = "default"
 // Config is the spill-policy plugin's configuration.
 type Config struct {
 	// MaxInlineBytes caps a plain-text tool result in UTF-8 bytes; larger
-	// results are spilled and previewed within this cap. 0 disables the policy.
-	MaxInlineBytes int `yaml:"maxInlineBytes" json:"maxInlineBytes,omitempty" jsonschema:"minimum=0,default=50000,description=Largest tool result (bytes) kept inline; larger ones are spilled (0 disables)"`
+	// results are spilled and previewed within this cap. Omitted or 0: the
+	// plugin registers nothing (reference B3: a true no-op).
+	MaxInlineBytes int `yaml:"maxInlineBytes" json:"maxInlineBytes,omitempty" jsonschema:"minimum=0,description=Largest tool result (bytes) kept inline; larger ones are spilled. Omitted or 0: the policy is off (the default manifest sets 50000)"`
 }
 
-// SetDefaults sets MaxInlineBytes to 50 000.
-func (c *Config) SetDefaults() { c.MaxInlineBytes = DefaultMaxInlineBytes }
-
-// Validate rejects a negative cap.
+// Validate rejects a negative cap: `maxInlineBytes: must be a non-negative
+// integer (got N)`.
 func (c *Config) Validate() error {
 	if c.MaxInlineBytes < 0 {
-		return &core.ConfigError{Plugin: "spill-policy", Issues: []core.Issue{{Path: "maxInlineBytes", Message: "must be a non-negative integer"}}}
+		return &core.ConfigError{Plugin: "spill-policy", Issues: []core.Issue{{Path: "maxInlineBytes", Message: fmt.Sprintf("must be a non-negative integer (got %d)", c.MaxInlineBytes)}}}
 	}
 	return nil
 }

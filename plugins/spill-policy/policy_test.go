@@ -47,6 +47,12 @@ type env struct {
 // newEnv mounts tools, spill-local (unless noStore) and spill-policy with cap.
 func newEnv(t *testing.T, cap int, noStore bool) *env {
 	t.Helper()
+	return newEnvWith(t, Config{MaxInlineBytes: cap}, noStore)
+}
+
+// newEnvWith mounts spill-policy with cfg (nil: the row has no config).
+func newEnvWith(t *testing.T, cfg any, noStore bool) *env {
+	t.Helper()
 	logs := &logSink{}
 	root := core.NewRoot(core.WithLogger(slog.New(slog.NewTextHandler(io.MultiWriter(logs), nil))))
 	t.Cleanup(func() { _ = root.Dispose(context.Background()) })
@@ -55,7 +61,7 @@ func newEnv(t *testing.T, cap int, noStore bool) *env {
 	if !noStore {
 		e.mount(spill.Plugin, spill.Config{Root: e.spill, Keep: true})
 	}
-	e.mount(Plugin, Config{MaxInlineBytes: cap})
+	e.mount(Plugin, cfg)
 	e.reg, _ = core.Lookup(root.Context(), tools.Key)
 	host := core.Define("test-host", func(c *core.Context, _ struct{}) error { e.c = c; return nil }, core.WithInject(tools.Key.Name()))
 	e.mount(host, nil)
@@ -97,7 +103,7 @@ func (e *env) call(name string, n int, scope *core.ScopeID) *tools.Outcome {
 	return e.reg.Execute(context.Background(), tools.Call{ID: "call_1", Name: name, Arguments: string(args), Scope: scope})
 }
 
-var noticeRE = regexp.MustCompile(`\(Omitted (\d+) bytes\. Full result saved to (\S+)\. Use read with offset/limit, or grep this path to search within it\.\)`)
+var noticeRE = regexp.MustCompile(`\(Omitted (\d+) bytes\. Full formatted result stored at: (\S+)\. Use read with offset/limit, or grep this path to search within it\.\)`)
 
 // The issue's done-when: a 2 MB result reaches the model as a preview plus a
 // locator that opens to the complete text.
@@ -119,8 +125,8 @@ func TestTwoMegabyteResultBecomesPreviewAndLocator(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no notice in preview tail: %q", text[len(text)/2-200:len(text)/2+200])
 	}
-	head, _, _ := strings.Cut(text, "\n\n"+m[0])
-	if !strings.HasPrefix(full, head) || !strings.HasSuffix(text, full[len(full)-20_000:]) {
+	preview, _, _ := strings.Cut(text, "\n\n"+m[0])
+	if !strings.HasSuffix(text, "\n\n"+m[0]) || !strings.HasPrefix(preview, full[:20_000]) || !strings.HasSuffix(preview, full[len(full)-20_000:]) {
 		t.Error("preview does not keep the head and the tail")
 	}
 	saved, err := os.ReadFile(m[2])
@@ -240,17 +246,18 @@ func TestSpillFailureKeepsTheOriginal(t *testing.T) {
 }
 
 func TestPolicyConfig(t *testing.T) {
-	var cfg Config
-	cfg.SetDefaults()
-	if cfg.MaxInlineBytes != 50_000 {
-		t.Errorf("default = %d", cfg.MaxInlineBytes)
-	}
-	if err := (&Config{MaxInlineBytes: -1}).Validate(); err == nil || !strings.Contains(err.Error(), "maxInlineBytes: must be a non-negative integer") {
+	if err := (&Config{MaxInlineBytes: -1}).Validate(); err == nil || !strings.Contains(err.Error(), "maxInlineBytes: must be a non-negative integer (got -1)") {
 		t.Errorf("Validate = %v", err)
 	}
-	e := newEnv(t, 0, false) // 0 disables: nothing registered
-	e.reg.Register(e.c, textTool("bash", bigText))
-	if out := e.call("bash", 100_000, nil); len(tools.TextOf(out.Content)) != 100_000 {
-		t.Error("disabled policy spilled")
+	// Reference B3: maxInlineBytes omitted means the plugin registers
+	// nothing; 0 disables it too.
+	for name, cfg := range map[string]any{"omitted": nil, "zero": Config{}} {
+		e := newEnvWith(t, cfg, false)
+		if err := e.reg.Register(e.c, textTool("bash", bigText)); err != nil {
+			t.Fatal(err)
+		}
+		if out := e.call("bash", 100_000, nil); len(tools.TextOf(out.Content)) != 100_000 {
+			t.Errorf("%s: the inert policy spilled", name)
+		}
 	}
 }

@@ -6,63 +6,43 @@ import (
 	"github.com/dshgo/harness/services/spill"
 )
 
-// Notice is the one line that replaces the omitted middle of a spilled
-// result: "(Omitted <n> bytes. Full result saved to <locator>. <hint>)".
+// Notice is the line that follows the preview of a spilled result, exactly
+// as dsh's spill policy words it: "(Omitted <n> bytes. Full formatted
+// result stored at: <locator>. <hint>)".
 func Notice(omitted int, ref spill.Ref) string {
-	return fmt.Sprintf("(Omitted %d bytes. Full result saved to %s. %s)", omitted, ref.Locator, ref.Hint)
+	return fmt.Sprintf("(Omitted %d bytes. Full formatted result stored at: %s. %s)", omitted, ref.Locator, ref.Hint)
 }
 
-// separator joins the head, the notice and the tail.
+// separator stands between the preview and the notice.
 const separator = "\n\n"
 
 // Preview builds the model-facing replacement for text, which was saved in
-// full as ref: the head of text, a blank line, the [Notice], a blank line, and
-// the tail of text. The result is at most maxBytes bytes; for ASCII text it is
-// exactly maxBytes (the budget is re-spent while the notice's count shrinks),
-// and with multi-byte text it may fall short by the bytes of a rune that a cut
-// could not split. The budget is split head = ceil(b/2), tail = floor(b/2)
-// under the UTF-8 rules of [spill.HeadTail].
+// full as ref (reference B3, dsh spillReplacement): the preview (the head of
+// text directly followed by its tail), a blank line, and the [Notice]; or
+// the notice alone when the preview is empty.
+//
+// The notice is priced at the worst-case omission count (every byte of
+// text): reserve = len(Notice(len(text))) + 2, budget = max(0, maxBytes −
+// reserve), head = ceil(budget/2), tail = floor(budget/2), cut under the
+// UTF-8 rules of [spill.HeadTail]; the notice then states the bytes actually
+// omitted. The result is therefore at most maxBytes bytes (exactly maxBytes
+// when the real count has as many digits as the total and no rune was cut).
 //
 // ok is false when no replacement fits: text is not larger than maxBytes
-// (nothing to replace), or the notice alone does not fit maxBytes (a tiny cap
-// or a long locator). The caller then keeps the original text.
+// (nothing to replace), or the notice alone is larger than maxBytes (a tiny
+// cap or a long locator). The caller then keeps the original text.
 func Preview(text string, maxBytes int, ref spill.Ref) (replacement string, ok bool) {
 	if len(text) <= maxBytes {
 		return "", false
 	}
-	// Price the notice at the worst-case count (every byte omitted): the real
-	// count has no more digits, so the first layout never exceeds the cap.
-	budget := maxBytes - len(Notice(len(text), ref)) - 2*len(separator)
-	if budget < 0 {
-		budget = 0
-	}
-	best := ""
-	for range 8 {
-		out := layout(text, budget, ref)
-		if len(out) > maxBytes {
-			break
-		}
-		best = out
-		slack := maxBytes - len(out)
-		if slack == 0 {
-			break
-		}
-		budget += slack
-	}
-	if best == "" {
-		return "", false
-	}
-	return best, true
-}
-
-func layout(text string, budget int, ref spill.Ref) string {
+	budget := max(0, maxBytes-len(Notice(len(text), ref))-len(separator))
 	head, tail, omitted := spill.HeadTail(text, (budget+1)/2, budget/2)
 	out := Notice(omitted, ref)
-	if head != "" {
-		out = head + separator + out
+	if preview := head + tail; preview != "" {
+		out = preview + separator + out
 	}
-	if tail != "" {
-		out += separator + tail
+	if len(out) > maxBytes {
+		return "", false
 	}
-	return out
+	return out, true
 }

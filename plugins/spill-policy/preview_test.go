@@ -11,17 +11,18 @@ import (
 
 var stubRef = spill.Ref{Locator: "/spill/big.txt", Hint: "Use the stub retrieval path.", Bytes: 1600}
 
-func TestPreviewFitsTheCapExactlyAndKeepsHeadAndTail(t *testing.T) {
+// The worked example of reference B3 (dsh test "spills the full text…"),
+// byte for byte.
+func TestPreviewMatchesTheReferenceWorkedExample(t *testing.T) {
 	text := strings.Repeat("HEAD", 200) + strings.Repeat("TAIL", 200) // 1600 bytes
 	got, ok := Preview(text, 200, stubRef)
 	if !ok {
 		t.Fatal("no preview")
 	}
-	// notice(1600) is 87 bytes and the separators 4, so the budget is 109:
-	// head 55, tail 54, omitted 1491 (as many digits as 1600).
-	want := strings.Repeat("HEAD", 13) + "HEA" + "\n\n" +
-		"(Omitted 1491 bytes. Full result saved to /spill/big.txt. Use the stub retrieval path.)" +
-		"\n\n" + "IL" + strings.Repeat("TAIL", 13)
+	// notice(1600) is 99 bytes, so the reserve is 101 and the budget 99:
+	// head 50, tail 49, omitted 1501.
+	want := strings.Repeat("HEAD", 12) + "HE" + "L" + strings.Repeat("TAIL", 12) +
+		"\n\n(Omitted 1501 bytes. Full formatted result stored at: /spill/big.txt. Use the stub retrieval path.)"
 	if got != want {
 		t.Errorf("Preview =\n%q\nwant\n%q", got, want)
 	}
@@ -30,14 +31,15 @@ func TestPreviewFitsTheCapExactlyAndKeepsHeadAndTail(t *testing.T) {
 	}
 }
 
-func TestPreviewRespendsDigitSlack(t *testing.T) {
-	// 10 000 bytes: the worst-case notice prices 5 digits, the real omission
-	// has 4, so the spare byte goes back into the preview.
+func TestPreviewPricesTheNoticeAtTheWorstCase(t *testing.T) {
+	// 10 000 bytes: the notice is priced with 5 digits; the real omission
+	// has 4, so the replacement is one byte short of the cap (dsh does not
+	// re-spend the slack).
 	text := strings.Repeat("x", 10_000)
-	for _, cap := range []int{120, 121, 500, 4096, 9_999} {
+	for _, cap := range []int{120, 121, 500, 4096} {
 		got, ok := Preview(text, cap, stubRef)
-		if !ok || len(got) != cap {
-			t.Errorf("cap %d: len = %d ok=%v, want exactly %d", cap, len(got), ok, cap)
+		if !ok || len(got) != cap-1 {
+			t.Errorf("cap %d: len = %d ok=%v, want %d", cap, len(got), ok, cap-1)
 		}
 	}
 }
@@ -49,7 +51,7 @@ func TestPreviewMultibyteStaysValidAndWithinCap(t *testing.T) {
 		if !ok {
 			t.Fatalf("cap %d: no preview", cap)
 		}
-		if len(got) > cap || len(got) < cap-3 {
+		if len(got) > cap || len(got) < cap-6 {
 			t.Errorf("cap %d: len = %d", cap, len(got))
 		}
 		if !utf8.ValidString(got) {
@@ -85,10 +87,11 @@ func TestPreviewOfTwoMegabyteResult(t *testing.T) {
 	if !ok || len(got) != 50_000 {
 		t.Fatalf("len = %d ok=%v", len(got), ok)
 	}
-	if !strings.HasPrefix(got, text[:20_000]) || !strings.HasSuffix(got, text[len(text)-20_000:]) {
+	preview, notice, _ := strings.Cut(got, "\n\n(Omitted ")
+	if !strings.HasPrefix(preview, text[:20_000]) || !strings.HasSuffix(preview, text[len(text)-20_000:]) || strings.Contains(notice, "\n") {
 		t.Error("preview lost the head or the tail")
 	}
-	if !strings.Contains(got, "Full result saved to /spill/big.txt. Use the stub retrieval path.)") {
+	if !strings.Contains(got, "Full formatted result stored at: /spill/big.txt. Use the stub retrieval path.)") {
 		t.Error("notice missing")
 	}
 }

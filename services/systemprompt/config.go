@@ -14,9 +14,10 @@ type Config struct {
 	// deployment:persona-suffix, order 10200): the place for
 	// machine-specific text such as the working directory. A template.
 	PersonaSuffix string `yaml:"personaSuffix" json:"personaSuffix,omitempty" jsonschema:"description=Deployment text after guidance and environment facts (order 10200). Strict {{variable}} template."`
-	// IncludeIdentity registers the harness identity sentence first
-	// (section harness:identity, order -1000). Default true.
-	IncludeIdentity bool `yaml:"includeIdentity" json:"includeIdentity" jsonschema:"default=true,description=Open the prompt with the one-sentence harness identity."`
+	// IncludeHarnessIdentity registers the harness identity sentence first
+	// (section harness:identity, order -1000). Default true. The key is
+	// dsh's (reference C2).
+	IncludeHarnessIdentity bool `yaml:"includeHarnessIdentity" json:"includeHarnessIdentity" jsonschema:"default=true,description=Open the prompt with the one-sentence harness identity."`
 	// IncludeRuntimeContext delivers runtime-context snapshots; false
 	// registers a global suppressor. Default true.
 	IncludeRuntimeContext bool `yaml:"includeRuntimeContext" json:"includeRuntimeContext" jsonschema:"default=true,description=Deliver dynamic runtime-context snapshots to the model."`
@@ -34,10 +35,10 @@ func DefaultConfig() Config {
 	return c
 }
 
-// SetDefaults sets IncludeIdentity and IncludeRuntimeContext to true; it is
-// called before decoding.
+// SetDefaults sets IncludeHarnessIdentity and IncludeRuntimeContext to
+// true; it is called before decoding.
 func (c *Config) SetDefaults() {
-	c.IncludeIdentity = true
+	c.IncludeHarnessIdentity = true
 	c.IncludeRuntimeContext = true
 }
 

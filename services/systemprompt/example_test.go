@@ -49,7 +49,7 @@ func Example() {
 	}
 	fmt.Println(text)
 	// Output:
-	// You are an AI agent running on harness.
+	// You are an AI agent powered by DeepSeek Harness.
 	//
 	// You are a careful engineer.
 	//

@@ -17,7 +17,7 @@ var Key = core.NewKey[*Service]("systemPrompt")
 // Names of the sections the service itself registers.
 const (
 	// IdentitySection is the harness identity, first in every prompt unless
-	// includeIdentity is false.
+	// includeHarnessIdentity is false.
 	IdentitySection = "harness:identity"
 	// PersonaPrefixSection carries config personaPrefix at order 0, before
 	// first-party guidance. Always registered (empty text renders nothing),
@@ -28,8 +28,9 @@ const (
 	PersonaSuffixSection = "deployment:persona-suffix"
 )
 
-// IdentityText is the text of IdentitySection.
-const IdentityText = "You are an AI agent running on harness."
+// IdentityText is the text of IdentitySection, dsh's fixed sentence
+// (reference C2).
+const IdentityText = "You are an AI agent powered by DeepSeek Harness."
 
 // Service is the system-prompt registry (dsh ctx.systemPrompt): sections,
 // runtime contexts, context suppressors, tool providers and variables, each
@@ -58,7 +59,7 @@ func New(c *core.Context, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{c: c, toolOrder: cfg.ToolOrder, log: c.Logger(), ls: newLayers()}
-	if cfg.IncludeIdentity {
+	if cfg.IncludeHarnessIdentity {
 		if _, err := s.Section(c, Section{Name: IdentitySection, Order: SectionOrder(OrderIdentity), Text: IdentityText, Interpolate: InterpolateOff}); err != nil {
 			return nil, err
 		}

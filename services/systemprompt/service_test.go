@@ -122,7 +122,7 @@ func sectionNames(a *Assembly) []string {
 
 func bare() Config {
 	c := DefaultConfig()
-	c.IncludeIdentity = false
+	c.IncludeHarnessIdentity = false
 	return c
 }
 
