@@ -68,6 +68,7 @@ func (c Config) spec() Spec {
 // Plugin is the permission plugin.
 var Plugin = core.Define("permission", apply,
 	core.WithInject(tools.Key.Name()),
+	core.WithProvides(tools.ReadPolicyKey.Name()),
 	core.WithDescription("Allow, ask and deny rules over tool calls; deny rules are registry guards."))
 
 // Module contributes Plugin to the catalog.
@@ -92,7 +93,15 @@ func apply(c *core.Context, cfg Config) error {
 	if err := reg.Guard(c, p.guard); err != nil {
 		return fmt.Errorf("permission: register guard: %w", err)
 	}
-	return tools.OnPreExecute(c, p.vote)
+	if err := tools.OnPreExecute(c, p.vote); err != nil {
+		return err
+	}
+	return core.Provide[tools.ReadPolicy](c, tools.ReadPolicyKey, p)
+}
+
+// ReadDenied implements [tools.ReadPolicy] with the configured deny rules.
+func (p *plugin) ReadDenied(_ *tools.Execution, path string) (string, bool) {
+	return p.policy.ReadDenied(path)
 }
 
 // plugin is one active permission plugin.

@@ -208,11 +208,35 @@ func (p *Policy) Evaluate(c Call) Verdict {
 		Reason: fmt.Sprintf("tool %q requires approval: no allow rule covers this call (permission mode %s)", c.Tool, p.mode)}
 }
 
+// ReadDenied reports the deny rule, as written, that forbids reading the file
+// at path with the read tool, if there is one. Search tools use it, through
+// [tools.ReadPolicy], to withhold such files from a search of a directory.
+// Ask rules and the mode are not consulted: only an explicit denial hides a
+// file. Without a read tool among the file tools it denies nothing.
+func (p *Policy) ReadDenied(path string) (string, bool) {
+	key, ok := p.file["read"]
+	if !ok || len(p.deny) == 0 {
+		return "", false
+	}
+	args, err := json.Marshal(map[string]string{key: path})
+	if err != nil {
+		return "", false
+	}
+	sub := p.subjectOf(Call{Tool: "read", Args: args})
+	for _, r := range p.deny {
+		if p.applies(r, "read") && p.anyMatch(r, sub) {
+			return r.source, true
+		}
+	}
+	return "", false
+}
+
 // applies reports whether a deny or ask rule concerns tool. Besides its own
 // tool, a rule on the read tool also governs the other read-only file tools
 // (grep, glob) by their path, as Claude Code applies Read rules to Grep and
 // Glob: `read(~/.ssh/**)` also refuses `grep` with path `~/.ssh`. A search
-// of a directory that merely contains a denied file is not caught.
+// of a directory that merely contains a denied file is filtered by the
+// search tool instead (see [Policy.ReadDenied]).
 func (p *Policy) applies(r Rule, tool string) bool {
 	if r.matchesTool(tool) {
 		return true

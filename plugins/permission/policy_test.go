@@ -405,3 +405,40 @@ func TestReadRulesGovernGrepAndGlob(t *testing.T) {
 		}
 	}
 }
+
+func TestReadDenied(t *testing.T) {
+	cwd := t.TempDir()
+	home, _ := os.UserHomeDir()
+	spec := defaultSpec(cwd)
+	spec.Deny = []string{"bash(rm *)", "read(.env)", "Read(secrets/**)", "read(~/.ssh/**)", "grep(logs/**)"}
+	spec.Ask = []string{"read(notes/**)"}
+	p, err := New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path, rule string
+	}{
+		{filepath.Join(cwd, ".env"), "read(.env)"},
+		{filepath.Join(cwd, "sub", ".env"), ""}, // the pattern is relative to the working directory
+		{filepath.Join(cwd, "secrets", "a", "key.pem"), "Read(secrets/**)"},
+		{filepath.Join(home, ".ssh", "id_ed25519"), "read(~/.ssh/**)"},
+		{filepath.Join(cwd, "notes", "todo.md"), ""}, // ask is not a denial
+		{filepath.Join(cwd, "logs", "app.log"), ""},  // a grep rule is about grep's path argument
+		{filepath.Join(cwd, "src", "main.go"), ""},
+	}
+	for _, tt := range tests {
+		rule, denied := p.ReadDenied(tt.path)
+		if rule != tt.rule || denied != (tt.rule != "") {
+			t.Errorf("ReadDenied(%s) = %q, %v; want %q", tt.path, rule, denied, tt.rule)
+		}
+	}
+	spec.FileTools = map[string]string{"cat": "file"}
+	noRead, err := New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rule, denied := noRead.ReadDenied(filepath.Join(cwd, ".env")); denied {
+		t.Errorf("without a read tool: denied by %q", rule)
+	}
+}

@@ -17,7 +17,10 @@
 //	       newest first, at most 100 inline, "No files found" when empty.
 //
 // Over-cap results are saved complete to the spill store when one is mounted
-// and the rendered page says where. Paths inside the session working directory
+// and the rendered page says where. When a read policy is mounted
+// (tools.ReadPolicyKey; the permission plugin provides it), grep withholds the
+// matches in files whose reading it denies and says how many and by which
+// rules. Paths inside the session working directory
 // are shown relative to it. Both tools are parallel-safe.
 //
 // Known differences between the two paths: Go's RE2 syntax differs from Rust's

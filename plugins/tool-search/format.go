@@ -1,6 +1,8 @@
 package toolsearch
 
 import (
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -68,6 +70,19 @@ type GrepValue struct {
 	// Spill locates the complete formatted list when Matches exceeds the inline cap
 	// and a spill store saved it.
 	Spill *SpillNote `json:"spill,omitempty"`
+	// Withheld counts the matches left out because reading their files is
+	// denied (see [Withhold]); nil when none were.
+	Withheld *WithheldNote `json:"withheld,omitempty"`
+}
+
+// WithheldNote says what a grep left out under the read policy.
+type WithheldNote struct {
+	// Files and Matches count the files withheld and their matches.
+	Files   int `json:"files"`
+	Matches int `json:"matches"`
+	// Rules are the deny rules that withheld them, as written, in first-seen
+	// order.
+	Rules []string `json:"rules"`
 }
 
 // GlobValue is the canonical value of the glob tool.
@@ -130,8 +145,14 @@ func FullGrepText(matches []Match, maxLineBytes int) string {
 // FormatGrep renders a grep value (B5): "No matches found"; or "Found N
 // match(es)" and the grouped matches; or, over the cap, "Found K of N matches",
 // the first K matches, and a line saying where the complete list was saved (or
-// that it could not be saved).
+// that it could not be saved). When matches were withheld, a last line says
+// "(M matches in F files withheld: reading them is denied by permission rule
+// "r1", "r2")".
 func FormatGrep(v GrepValue, caps Caps) string {
+	return formatGrepMatches(v, caps) + withheldLine(v.Withheld)
+}
+
+func formatGrepMatches(v GrepValue, caps Caps) string {
 	n := len(v.Matches)
 	if n == 0 {
 		return "No matches found"
@@ -145,6 +166,65 @@ func FormatGrep(v GrepValue, caps Caps) string {
 	}
 	return "Found " + strconv.Itoa(caps.MaxMatches) + " of " + strconv.Itoa(n) + " matches\n\n" +
 		formatMatches(v.Matches[:caps.MaxMatches], caps.MaxLineBytes) + "\n\n(" + recovery + ")"
+}
+
+// withheldLine is the line FormatGrep adds when matches were withheld.
+func withheldLine(w *WithheldNote) string {
+	if w == nil {
+		return ""
+	}
+	files := "1 file"
+	if w.Files != 1 {
+		files = strconv.Itoa(w.Files) + " files"
+	}
+	rules := make([]string, len(w.Rules))
+	for i, r := range w.Rules {
+		rules[i] = strconv.Quote(r)
+	}
+	return "\n\n(" + strconv.Itoa(w.Matches) + " " + matchNoun(w.Matches) + " in " + files +
+		" withheld: reading them is denied by permission rule " + strings.Join(rules, ", ") + ")"
+}
+
+// Withhold removes from v the matches in files that denied says may not be
+// read, and notes what it removed in v.Withheld. Match paths are resolved
+// against cwd, the directory the search displayed them relative to. denied
+// is called once per file.
+func Withhold(v GrepValue, cwd string, denied func(path string) (rule string, ok bool)) GrepValue {
+	type verdict struct {
+		rule   string
+		denied bool
+	}
+	seen := map[string]verdict{}
+	kept := v.Matches[:0:0]
+	for _, m := range v.Matches {
+		vd, ok := seen[m.Path]
+		if !ok {
+			abs := filepath.FromSlash(m.Path)
+			if !filepath.IsAbs(abs) {
+				abs = filepath.Join(cwd, abs)
+			}
+			vd.rule, vd.denied = denied(abs)
+			seen[m.Path] = vd
+			if vd.denied {
+				if v.Withheld == nil {
+					v.Withheld = &WithheldNote{}
+				}
+				v.Withheld.Files++
+				if !slices.Contains(v.Withheld.Rules, vd.rule) {
+					v.Withheld.Rules = append(v.Withheld.Rules, vd.rule)
+				}
+			}
+		}
+		if vd.denied {
+			v.Withheld.Matches++
+			continue
+		}
+		kept = append(kept, m)
+	}
+	if v.Withheld != nil {
+		v.Matches = kept
+	}
+	return v
 }
 
 // FullGlobText is the complete path list saved to the spill store.

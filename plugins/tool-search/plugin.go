@@ -126,9 +126,13 @@ func apply(c *core.Context, cfg Config) error {
 func Tools(c *core.Context, s *Searcher, cwd string) []*tools.Tool {
 	grep := tools.Define("grep", strings.TrimSpace(grepDescription),
 		func(ctx context.Context, e *tools.Execution, args GrepArgs) (GrepValue, error) {
-			v, err := s.Grep(ctx, workdir.Of(ctx, e.Context(), cwd), args)
+			dir := workdir.Of(ctx, e.Context(), cwd)
+			v, err := s.Grep(ctx, dir, args)
 			if err != nil {
 				return v, toolError(err)
+			}
+			if policy, ok := core.Lookup(c, tools.ReadPolicyKey); ok {
+				v = Withhold(v, dir, func(path string) (string, bool) { return policy.ReadDenied(e, path) })
 			}
 			if len(v.Matches) > s.Caps.MaxMatches {
 				v.Spill = save(ctx, c, e, "grep-results.txt", FullGrepText(v.Matches, s.Caps.MaxLineBytes))
