@@ -52,7 +52,13 @@ func DecodeConfig(p core.Plugin, e Entry, env LookupEnv) (any, error) {
 	if err := core.ValidateConfig(p.Name(), cfg); err != nil {
 		var ce *core.ConfigError
 		if errors.As(err, &ce) && len(ce.Issues) > 0 {
-			return nil, where(lookupPath(node, ce.Issues[0].Path), err.Error())
+			path := ce.Issues[0].Path
+			if path == "" {
+				// A plain Validate error that starts with a field path
+				// ("timeout: must be positive") is placed at that field.
+				path = leadingPath(ce.Issues[0].Message)
+			}
+			return nil, where(lookupPath(node, path), err.Error())
 		}
 		return nil, where(node, err.Error())
 	}
@@ -60,6 +66,17 @@ func DecodeConfig(p core.Plugin, e Entry, env LookupEnv) (any, error) {
 }
 
 var lineRE = regexp.MustCompile(`line (\d+): `)
+
+// pathRE matches a leading config field path such as "models[1].name: ".
+var pathRE = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*(?:\[\d+\])*(?:\.[A-Za-z_][A-Za-z0-9_]*(?:\[\d+\])*)*): `)
+
+// leadingPath returns the field path a validation message starts with, or "".
+func leadingPath(msg string) string {
+	if m := pathRE.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	return ""
+}
 
 func decodeMessage(err error) string {
 	var te *yaml.TypeError

@@ -2,6 +2,7 @@ package manifest_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -389,5 +390,52 @@ func TestReadFileRefusesDevicesAndHugeFiles(t *testing.T) {
 	}
 	if _, err := manifest.ReadFile(ok); err != nil {
 		t.Errorf("ReadFile(ok) = %v", err)
+	}
+}
+
+type plainConfig struct {
+	Name   string      `yaml:"name"`
+	Limit  int         `yaml:"limit"`
+	Models []testModel `yaml:"models"`
+}
+
+// Validate returns plain errors that start with the field path, as most
+// plugins' Validate methods do.
+func (c plainConfig) Validate() error {
+	if c.Limit > 5 {
+		return fmt.Errorf("limit: must be at most 5, got %d", c.Limit)
+	}
+	for i, m := range c.Models {
+		if m.Window < 0 {
+			return fmt.Errorf("models[%d].window: must not be negative", i)
+		}
+	}
+	if c.Name == "x" {
+		return errors.New("name, limit: do not go together")
+	}
+	return nil
+}
+
+var plainPlugin = core.Define("plain-test", func(*core.Context, plainConfig) error { return nil })
+
+// A plain Validate error naming a field is reported at that field's line,
+// not at the start of the config mapping.
+func TestPlainValidateErrorsPointAtTheField(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"plugins:\n  - name: plain-test\n    config:\n      name: a\n      limit: 9\n",
+			`harness.yml:5:14: plugin "plain-test" (id plain-test): invalid config: limit: must be at most 5, got 9`},
+		{"plugins:\n  - name: plain-test\n    config:\n      name: a\n      models:\n        - {name: m, window: 1}\n        - {name: n, window: -1}\n",
+			`harness.yml:7:29: plugin "plain-test" (id plain-test): invalid config: models[1].window: must not be negative`},
+		{"plugins:\n  - name: plain-test\n    config:\n      limit: 1\n      name: x\n",
+			`harness.yml:4:7: plugin "plain-test" (id plain-test): invalid config: name, limit: do not go together`},
+	} {
+		m, err := manifest.Parse("harness.yml", []byte(tc.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = manifest.DecodeConfig(plainPlugin, m.Plugins[0], nil)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("err = %v\nwant %s", err, tc.want)
+		}
 	}
 }

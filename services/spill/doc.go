@@ -7,7 +7,7 @@
 //	spill-policy (tools post-execute) ──SaveText──► Store (key "spillStore")
 //	                                                  │ spill-local plugin
 //	                                                  ▼
-//	<root>/session-<sha256(owner)[:12]>/<24 hex random>-<sanitised name>   (dir 0700, file 0600)
+//	<root>/session-<sha256(owner)[:12]>/<12 hex random>-<sanitised name>   (dir 0700, file 0600)
 //
 // [Store] has one operation, SaveText. It stores the content verbatim, reports
 // the exact byte count, and returns an opaque [Locator] plus a retrieval hint

@@ -30,7 +30,7 @@ func ExampleLocalStore_SaveText() {
 	}
 	fi, _ := os.Stat(string(ref.Locator))
 	fmt.Println(ref.Bytes, fi.Mode().Perm(), filepath.Dir(string(ref.Locator)) == store.OwnerDir("session-1"))
-	fmt.Println(filepath.Base(string(ref.Locator))[25:])
+	fmt.Println(filepath.Base(string(ref.Locator))[13:])
 	fmt.Println(ref.Hint)
 	// Output:
 	// 7 -rw------- true

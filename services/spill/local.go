@@ -30,7 +30,7 @@ const (
 
 var (
 	ownerDirPattern = regexp.MustCompile(`^session-[0-9a-f]{12}$`)
-	fileNamePattern = regexp.MustCompile(`^[0-9a-f]{24}-`)
+	fileNamePattern = regexp.MustCompile(`^[0-9a-f]{12}(?:[0-9a-f]{12})?-`) // 12 hex (reference B2); 24 hex from earlier builds
 )
 
 // LocalOptions configures a [LocalStore].
@@ -129,7 +129,7 @@ func (s *LocalStore) SaveText(ctx context.Context, req SaveRequest) (Ref, error)
 	}
 	defer unix.Close(dirFD)
 
-	var random [12]byte
+	var random [6]byte // 12 hex digits, as dsh's layout (reference B2)
 	if _, err := rand.Read(random[:]); err != nil {
 		return Ref{}, fmt.Errorf("spill-local: random name: %w", err)
 	}
@@ -197,7 +197,7 @@ func (s *LocalStore) openOwnerDir(dir string) (int, error) {
 // Cleanup applies retention: it deletes spill files under the root whose
 // modification time is before now-MaxAge, then owner directories left empty
 // and equally old. Only entries shaped like spill-local's own names are
-// touched (session-<12 hex>/<24 hex>-…), and symlinks are never followed or
+// touched (session-<12 hex>/<12 hex>-…), and symlinks are never followed or
 // removed. It returns how many files it deleted. MaxAge 0 deletes nothing;
 // after Close it returns [ErrClosed].
 func (s *LocalStore) Cleanup(now time.Time) (int, error) {

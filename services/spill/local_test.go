@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -147,8 +148,9 @@ func TestSuggestedNameCannotEscape(t *testing.T) {
 				t.Fatalf("escaped the owner directory: %s", loc)
 			}
 			base := filepath.Base(loc)
-			if !fileNamePattern.MatchString(base) || base[25:] != tc.suffix {
-				t.Errorf("name = %q, want <24 hex>-%s", base, tc.suffix)
+			// Reference B2: <12 hex random>-<encodeSegment(suggestedName)>.
+			if !regexp.MustCompile(`^[0-9a-f]{12}-`).MatchString(base) || base[13:] != tc.suffix {
+				t.Errorf("name = %q, want <12 hex>-%s", base, tc.suffix)
 			}
 		})
 	}
@@ -161,7 +163,7 @@ func TestLongSuggestedNameIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := filepath.Base(string(ref.Locator))
-	if len(base) != 25+125 || !strings.HasSuffix(base, "~002F") {
+	if len(base) != 13+125 || !strings.HasSuffix(base, "~002F") {
 		t.Errorf("bounded name = %q (%d bytes)", base, len(base))
 	}
 }
