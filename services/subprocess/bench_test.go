@@ -12,15 +12,21 @@ import (
 )
 
 // Spawn + wait of /bin/true through the runtime (Run: spawn, settle, range
-// check) against bare os/exec in the same run.
+// check) against bare os/exec in the same run. service-default is what a
+// user gets (Options{}: isolation auto); its name carries the range mode
+// auto chose on this machine (cgroup or pgid). service-cgroup and
+// service-pgid force each mode.
 func BenchmarkSpawnWait(b *testing.B) {
-	for _, iso := range []Isolation{IsolationCgroup, IsolationProcessGroup} {
-		b.Run("service-"+string(iso), func(b *testing.B) {
-			rt, err := New(Options{Isolation: iso}, nil)
+	for _, iso := range []Isolation{IsolationAuto, IsolationCgroup, IsolationProcessGroup} {
+		rt, err := New(Options{Isolation: iso}, nil)
+		name := "service-" + string(iso)
+		if iso == IsolationAuto && err == nil {
+			name = "service-default=" + string(rt.Isolation())
+		}
+		b.Run(name, func(b *testing.B) {
 			if err != nil {
 				b.Skip(err)
 			}
-			defer rt.Close(context.Background())
 			spec := Spec{Argv: []string{"/bin/true"}, Dir: "/", Stdin: IgnoreStdin(),
 				Stdout: Collect(4096), Stderr: Collect(4096), Grace: time.Second}
 			b.ReportAllocs()
@@ -30,6 +36,9 @@ func BenchmarkSpawnWait(b *testing.B) {
 				}
 			}
 		})
+		if err == nil {
+			_ = rt.Close(context.Background())
+		}
 	}
 	b.Run("osexec", func(b *testing.B) {
 		b.ReportAllocs()

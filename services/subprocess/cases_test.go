@@ -250,3 +250,32 @@ func TestResolveExecutable(t *testing.T) {
 		})
 	}
 }
+
+// The scrubbed parent environment is cached per os.Environ snapshot: a
+// variable set or unset after earlier spawns reaches (or leaves) the next
+// child, and a credential set later is still scrubbed.
+func TestParentEnvChangesReachTheNextSpawn(t *testing.T) {
+	rt := newRuntime(t, Options{})
+	run := func() string {
+		t.Helper()
+		res, err := rt.Run(collectSpec(nil, "env | sort", 1<<20, time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Stdout.Text()
+	}
+	t.Setenv("SUBPROCESS_ENV_CACHE_PROBE", "one")
+	if env := run(); !strings.Contains(env, "SUBPROCESS_ENV_CACHE_PROBE=one\n") {
+		t.Fatalf("first spawn lacks the probe:\n%s", env)
+	}
+	t.Setenv("SUBPROCESS_ENV_CACHE_PROBE", "two")
+	t.Setenv("LATE_API_KEY", "late-fake-secret")
+	env := run()
+	if !strings.Contains(env, "SUBPROCESS_ENV_CACHE_PROBE=two\n") || strings.Contains(env, "late-fake-secret") {
+		t.Fatalf("second spawn saw a stale or unscrubbed environment:\n%s", env)
+	}
+	os.Unsetenv("SUBPROCESS_ENV_CACHE_PROBE")
+	if env := run(); strings.Contains(env, "SUBPROCESS_ENV_CACHE_PROBE") {
+		t.Fatalf("third spawn still has the unset probe:\n%s", env)
+	}
+}

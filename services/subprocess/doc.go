@@ -10,10 +10,11 @@
 //
 // # Picture
 //
-//	Spawn(Spec) ──► exec.Cmd{Setsid, explicit Env, WaitDelay=Grace, CLONE_INTO_CGROUP}
+//	Spawn(Spec) ──► exec.Cmd{Setsid, explicit Env, CLONE_INTO_CGROUP}
 //	                  │ stdin: ignore | pipe | data
 //	                  │ stdout/stderr: pipe | inherit | collect{maxBytes, spill{maxBytes}}
 //	                  │ fd 3: control socketpair (Spec.Control)
+//	                  │ copiers: collect and data goroutines, bounded by Grace after exit
 //	                  ▼
 //	Handle ── Done/Outcome (direct child) ── Terminate (TERM → Grace → KILL of the range)
 //	       └─ WaitForExit (managed range empty) ── Collected (tail + spill, ReadFrom offsets)
@@ -37,7 +38,10 @@
 // on top (an explicit entry always survives, credential-shaped or not), then
 // Spec.UnsetEnv removes names. The same scrub applies to terminals and to
 // ResolveExecutable. Not caught by default: PASSPHRASE, CREDENTIAL, AUTH,
-// *_PAT and URLs with inline passwords; add them to EnvPolicy.Deny.
+// *_PAT and URLs with inline passwords; add them to EnvPolicy.Deny. The
+// scrubbed parent environment is cached per os.Environ snapshot: each spawn
+// compares the snapshot (cheap while nothing changed) and scrubs again
+// after any change, so the cache never lets a new variable through.
 //
 // # Collected output
 //
@@ -60,6 +64,18 @@
 // leaf, which includes descendants that called setsid or double-forked.
 // Otherwise (IsolationProcessGroup, logged once) the range is the process
 // group, and setsid/setpgid escapees are out of reach: a documented limit.
+//
+// Leaves are pooled: creating and removing one (mkdir, open, rmdir) costs
+// about as much as the rest of a spawn, so a leaf whose range was observed
+// empty and reads "populated 0" returns to an idle list (at most 8 per
+// runtime, each holding two descriptors: the directory and its
+// cgroup.events) and is lent to a later spawn; a handle's claim on it ends
+// at release, so a stale handle never signals the next child. A leaf that
+// was ever killed through cgroup.kill is removed instead (some kernels,
+// 6.18 here, SIGKILL every later CLONE_INTO_CGROUP child of such a cgroup).
+// The cost: up to 8 empty cgroups stay under the runtime's directory until
+// Close. With the pool, the cgroup mode costs about what the process-group
+// mode costs per spawn.
 // Terminate sends SIGTERM to the range and SIGKILL (cgroup.kill) after Grace
 // if anything remains; WaitForExit polls every 15 ms until the range is
 // empty, zombies counting as gone (PID 1 on the CI machine never reaps

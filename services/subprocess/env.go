@@ -5,8 +5,10 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // SensitiveEnvPattern matches inherited environment variable names that are
@@ -107,26 +109,67 @@ func (p EnvPolicy) Scrub(environ []string) []string {
 // client, say) use it too so that no path leaks secrets.
 func ScrubbedParentEnv() []string { return EnvPolicy{}.Scrub(os.Environ()) }
 
-// mergeEnv builds a child environment: base first, then set on top (an
-// explicit entry always survives, credential-shaped or not), then unset
-// removes names (tombstones). The result is a fresh slice sorted by name.
-func mergeEnv(base []string, set map[string]string, unset []string) []string {
-	m := make(map[string]string, len(base)+len(set))
-	for _, kv := range base {
+// envCache holds the scrubbed parent environment for one snapshot of
+// os.Environ: a spawn compares the current snapshot with the cached one
+// (string headers only, in the common case that nothing changed) instead of
+// scrubbing and sorting every variable again. Any change to the process
+// environment (os.Setenv, t.Setenv) makes the snapshots differ, so the base
+// is rebuilt: the scrub is never skipped, only not repeated.
+type envCache struct {
+	mu      sync.Mutex
+	environ []string // the os.Environ snapshot base was built from
+	base    []string // its scrubbed entries, one per name (last wins), sorted
+}
+
+// get returns the scrubbed parent environment in uniqueSorted form. The
+// slice is shared: callers must not modify it (mergeEnv copies).
+func (e *envCache) get(policy EnvPolicy) []string {
+	environ := os.Environ()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.base == nil || !slices.Equal(environ, e.environ) {
+		e.environ, e.base = environ, uniqueSorted(policy.Scrub(environ))
+	}
+	return e.base
+}
+
+// uniqueSorted reduces an environment to one entry per name (the last one
+// wins, as for execve's consumers) sorted by entry: the form mergeEnv takes.
+func uniqueSorted(environ []string) []string {
+	m := make(map[string]string, len(environ))
+	for _, kv := range environ {
 		k, v, _ := strings.Cut(kv, "=")
 		m[k] = v
-	}
-	for k, v := range set {
-		m[k] = v
-	}
-	for _, k := range unset {
-		delete(m, k)
 	}
 	out := make([]string, 0, len(m))
 	for k, v := range m {
 		out = append(out, k+"="+v)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// mergeEnv builds a child environment from base (one entry per name, as
+// uniqueSorted returns): set on top (an explicit entry always survives,
+// credential-shaped or not), then unset removes names (tombstones). The
+// result is a fresh slice, sorted by entry, that the caller owns.
+func mergeEnv(base []string, set map[string]string, unset []string) []string {
+	out := make([]string, 0, len(base)+len(set))
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := set[k]; ok || slices.Contains(unset, k) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	for k, v := range set {
+		if !slices.Contains(unset, k) {
+			out = append(out, k+"="+v)
+		}
+	}
+	if len(set) > 0 {
+		sort.Strings(out)
+	}
 	return out
 }
 

@@ -65,6 +65,9 @@ type Handle struct {
 	control   net.Conn
 	collected Collected
 
+	copiers []copier      // set up by Spawn, run from Start on
+	ioDone  chan struct{} // one value per finished copier
+
 	done    chan struct{}
 	outcome Outcome
 	waitErr error
@@ -98,7 +101,7 @@ func (r *Runtime) Spawn(spec Spec) (*Handle, error) {
 		return nil, err
 	}
 	h := &Handle{rt: r, grace: spec.Grace, done: make(chan struct{})}
-	cmd := &exec.Cmd{Path: path, Args: spec.Argv, Dir: spec.Dir, Env: env, WaitDelay: spec.Grace,
+	cmd := &exec.Cmd{Path: path, Args: spec.Argv, Dir: spec.Dir, Env: env,
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
 	h.cmd = cmd
 
@@ -110,15 +113,26 @@ func (r *Runtime) Spawn(spec Spec) (*Handle, error) {
 	}
 
 	switch spec.Stdin.Mode {
-	case StdinPipe:
-		pr, pw, err := os.Pipe()
+	case StdinIgnore:
+		cmd.Stdin = r.devNull
+	case StdinPipe, StdinData:
+		parent, child, err := newPipe(false)
 		if err != nil {
 			return fail(fmt.Errorf("subprocess: stdin pipe: %w", err))
 		}
-		cmd.Stdin, h.stdin = pr, pw
-		childEnds = append(childEnds, pr)
-	case StdinData:
-		cmd.Stdin = &dataReader{b: spec.Stdin.Data}
+		cmd.Stdin = child
+		childEnds = append(childEnds, child)
+		if spec.Stdin.Mode == StdinPipe {
+			h.stdin = parent
+		} else {
+			data := spec.Stdin.Data
+			h.addCopier(parent, func() {
+				// Write errors (EPIPE from a child that stopped reading,
+				// or the forced close after Grace) are not the caller's
+				// concern: the exit status and output are authoritative.
+				_, _ = parent.Write(data)
+			})
+		}
 	}
 	for _, s := range []struct {
 		label string
@@ -131,24 +145,27 @@ func (r *Runtime) Spawn(spec Spec) (*Handle, error) {
 		{"stdout", spec.Stdout, &cmd.Stdout, &h.stdout, &h.collected.Stdout, os.Stdout},
 		{"stderr", spec.Stderr, &cmd.Stderr, &h.stderr, &h.collected.Stderr, os.Stderr},
 	} {
-		switch s.o.Mode {
-		case OutputInherit:
+		if s.o.Mode == OutputInherit {
 			*s.dst = s.self
-		case OutputPipe:
-			pr, pw, err := os.Pipe()
-			if err != nil {
-				return fail(fmt.Errorf("subprocess: %s pipe: %w", s.label, err))
-			}
-			*s.dst, *s.pipe = pw, pr
-			childEnds = append(childEnds, pw)
-		case OutputCollect:
-			var spillMax int64
-			if s.o.Spill != nil {
-				spillMax = s.o.Spill.MaxBytes
-			}
-			c := newCollectedOutput(s.label, s.o.MaxBytes, spillMax, r.openSpill)
-			*s.coll, *s.dst = c, collectWriter{c}
+			continue
 		}
+		parent, child, err := newPipe(true)
+		if err != nil {
+			return fail(fmt.Errorf("subprocess: %s pipe: %w", s.label, err))
+		}
+		*s.dst = child
+		childEnds = append(childEnds, child)
+		if s.o.Mode == OutputPipe {
+			*s.pipe = parent
+			continue
+		}
+		var spillMax int64
+		if s.o.Spill != nil {
+			spillMax = s.o.Spill.MaxBytes
+		}
+		c := newCollectedOutput(s.label, s.o.MaxBytes, spillMax, r.openSpill)
+		*s.coll = c
+		h.addCopier(parent, func() { _, _ = collectWriter{c}.ReadFrom(parent) })
 	}
 	if spec.Control {
 		parent, child, err := socketpair()
@@ -159,16 +176,14 @@ func (r *Runtime) Spawn(spec Spec) (*Handle, error) {
 		cmd.ExtraFiles = []*os.File{child}
 		childEnds = append(childEnds, child)
 	}
-	seq := r.seq.Add(1)
 	var cgRange cgroupRange
 	if r.cg != nil {
-		rng, fd, err := r.cg.leaf(seq)
+		rng, fd, err := r.cg.leaf(r.seq.Add(1))
 		if err != nil {
 			return fail(err)
 		}
 		cgRange = rng
-		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(fd.Fd())
-		childEnds = append(childEnds, fd)
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
 	}
 	if err := r.track(h); err != nil {
 		cgRange.release()
@@ -181,9 +196,7 @@ func (r *Runtime) Spawn(spec Spec) (*Handle, error) {
 		h.mu.Unlock()
 		r.untrack(h)
 		r.wg.Done()
-		if r.cg != nil {
-			cgRange.release()
-		}
+		cgRange.release()
 		h.sealCollected()
 		// fork/exec reports a bad Dir as if the program were missing.
 		if st, serr := os.Stat(spec.Dir); serr != nil {
@@ -204,21 +217,82 @@ func (r *Runtime) Spawn(spec Spec) (*Handle, error) {
 	if spec.Context != nil {
 		h.stopCtx = context.AfterFunc(spec.Context, h.Terminate)
 	}
+	h.ioDone = make(chan struct{}, len(h.copiers))
+	for _, c := range h.copiers {
+		go h.runCopier(c)
+	}
 	go h.wait()
 	return h, nil
 }
 
-// dataReader feeds StdinData; it is not an *os.File, so os/exec copies it
-// from a goroutine bounded by WaitDelay and drops EPIPE.
-type dataReader struct{ b []byte }
-
-func (d *dataReader) Read(p []byte) (int, error) {
-	if len(d.b) == 0 {
-		return 0, io.EOF
+// newPipe makes a pipe whose parent end is non-blocking and registered with
+// the runtime poller (deadlines work and Close interrupts a pending Read or
+// Write) and whose child end is a plain blocking descriptor, never touched
+// by the poller: it only crosses the fork and is closed after Start.
+// readParent says which end the parent keeps.
+func newPipe(readParent bool) (parent, child *os.File, err error) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return nil, nil, err
 	}
-	n := copy(p, d.b)
-	d.b = d.b[n:]
-	return n, nil
+	pi, ci := p[0], p[1]
+	if !readParent {
+		pi, ci = p[1], p[0]
+	}
+	if err := unix.SetNonblock(pi, true); err != nil {
+		_ = unix.Close(pi)
+		_ = unix.Close(ci)
+		return nil, nil, err
+	}
+	return os.NewFile(uintptr(pi), "|0"), os.NewFile(uintptr(ci), "|1"), nil
+}
+
+// copier is one goroutine moving bytes between a parent pipe end and the
+// handle (a collected stream, or StdinData).
+type copier struct {
+	end *os.File
+	run func()
+}
+
+func (h *Handle) addCopier(end *os.File, run func()) {
+	h.copiers = append(h.copiers, copier{end: end, run: run})
+}
+
+func (h *Handle) runCopier(c copier) {
+	defer func() { h.ioDone <- struct{}{} }()
+	c.run()
+	_ = c.end.Close()
+}
+
+// settleIO waits for the copiers after the direct child exited. Pipes kept
+// open by escaped descendants may hold them at most Grace (os/exec
+// WaitDelay semantics): their ends are then closed, which ends the pending
+// reads and writes at once, and the later output is lost by design.
+func (h *Handle) settleIO() {
+	var grace *time.Timer
+	for pending := len(h.copiers); pending > 0; pending-- {
+		select {
+		case <-h.ioDone:
+			continue
+		default:
+		}
+		if grace == nil {
+			grace = time.NewTimer(h.grace)
+			defer grace.Stop()
+		}
+		select {
+		case <-h.ioDone:
+		case <-grace.C:
+			h.rt.log.Debug("subprocess: pipes still open after grace; closing them", "pid", h.pid)
+			for _, c := range h.copiers {
+				_ = c.end.Close()
+			}
+			for ; pending > 0; pending-- {
+				<-h.ioDone
+			}
+			return
+		}
+	}
 }
 
 func socketpair() (net.Conn, *os.File, error) {
@@ -239,7 +313,11 @@ func socketpair() (net.Conn, *os.File, error) {
 // wait settles the handle: it runs for the life of the direct child.
 func (h *Handle) wait() {
 	defer h.rt.wg.Done()
+	if pg, ok := h.rng.(*pgidRange); ok {
+		pg.pinLeader() // before the reap below frees the leader's pid
+	}
 	err := h.cmd.Wait()
+	h.settleIO()
 	h.sealCollected()
 	ps := h.cmd.ProcessState
 	if ps == nil {
@@ -247,18 +325,20 @@ func (h *Handle) wait() {
 	} else {
 		h.outcome = outcomeOf(ps)
 		var ee *exec.ExitError
-		if err != nil && !errors.Is(err, exec.ErrWaitDelay) && !errors.As(err, &ee) {
+		if err != nil && !errors.As(err, &ee) {
 			h.rt.log.Debug("subprocess: wait", "pid", h.pid, "err", err)
 		}
 	}
+	// Probe the range before Done closes, so a caller woken by Done (Run)
+	// usually finds it settled without a probe of its own.
+	if !h.isGone() {
+		if alive, err := h.rng.alive(); err == nil && !alive {
+			h.markGone()
+		}
+	}
 	close(h.done)
-	h.mu.Lock()
-	gone := h.gone
-	h.mu.Unlock()
-	if gone {
-		h.rt.untrack(h)
-	} else if alive, err := h.rng.alive(); err == nil && !alive {
-		h.markGone()
+	if h.isGone() {
+		h.rt.untrack(h) // markGone untracks only once Done is closed
 	}
 }
 
@@ -280,6 +360,9 @@ func (h *Handle) sealCollected() {
 }
 
 func (h *Handle) closeParentEnds() {
+	for _, c := range h.copiers {
+		_ = c.end.Close()
+	}
 	if h.stdin != nil {
 		_ = h.stdin.Close()
 	}

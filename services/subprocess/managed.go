@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -38,16 +39,27 @@ type managedRange interface {
 // differs from the recorded leader's is a newcomer: the group then counts as
 // gone and is never signalled again.
 type pgidRange struct {
-	pgid        int
+	pgid int
+
+	pin         sync.Once
 	leaderStart uint64
 }
 
-func newPgidRange(pid int) pgidRange {
-	st, _ := readProcStat(pid)
-	return pgidRange{pgid: pid, leaderStart: st.start}
+func newPgidRange(pid int) *pgidRange { return &pgidRange{pgid: pid} }
+
+// pinLeader records the leader's start time, once. It must run while the
+// leader is not yet reaped (its pid cannot have been reused): Handle.wait
+// calls it before reaping, off the spawn's critical path, and every probe
+// calls it first in case it runs earlier.
+func (r *pgidRange) pinLeader() {
+	r.pin.Do(func() {
+		st, _ := readProcStat(r.pgid)
+		r.leaderStart = st.start
+	})
 }
 
-func (r pgidRange) alive() (bool, error) {
+func (r *pgidRange) alive() (bool, error) {
+	r.pinLeader()
 	if err := unix.Kill(-r.pgid, 0); errors.Is(err, unix.ESRCH) {
 		return false, nil
 	}
@@ -60,59 +72,135 @@ func (r pgidRange) alive() (bool, error) {
 	return len(members) > 0, nil
 }
 
-func (r pgidRange) signal(sig syscall.Signal) {
+func (r *pgidRange) signal(sig syscall.Signal) {
 	if alive, _ := r.alive(); alive {
 		_ = unix.Kill(-r.pgid, sig)
 	}
 }
 
-func (r pgidRange) release() {}
+func (r *pgidRange) release() {}
 
-// cgroupRange is a cgroup v2 leaf created for one child (CLONE_INTO_CGROUP):
+// cgroupRange is a cgroup v2 leaf lent to one child (CLONE_INTO_CGROUP):
 // it holds every descendant, setsid escapees and double forks included.
 // SIGKILL goes through cgroup.kill; other signals go to each listed member.
 // It never signals by pid or pgid number alone, so pid reuse cannot
 // misdirect a signal.
+//
+// Leaves are pooled (see cgroupParent): a range is a loan of a leaf for one
+// generation. Once released, the loan is void: alive reports false (release
+// follows an observed-empty range, which is permanent), and signal and
+// members do nothing, so a stale handle can never reach the leaf's next
+// child.
 type cgroupRange struct {
-	dir string
+	leaf *cgroupLeaf
+	gen  uint64
 }
 
+// current reports whether the loan still holds; the caller holds leaf.mu.
+func (r cgroupRange) current() bool { return r.leaf != nil && r.leaf.gen == r.gen }
+
 func (r cgroupRange) alive() (bool, error) {
-	b, err := os.ReadFile(filepath.Join(r.dir, "cgroup.events"))
-	if err != nil {
-		return false, fmt.Errorf("subprocess: observe cgroup %s: %w", r.dir, err)
+	if r.leaf == nil {
+		return false, nil
 	}
-	for line := range bytes.Lines(b) {
-		if v, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("populated ")); ok {
-			if string(v) != "1" {
-				return false, nil
-			}
-			// populated lags a task's exit slightly: a leaf whose listed
-			// members are all exiting or zombies is empty already.
-			for _, pid := range r.members() {
-				if st, ok := readProcStat(pid); ok && !st.gone() {
-					return true, nil
-				}
-			}
-			return false, nil
+	r.leaf.mu.Lock()
+	defer r.leaf.mu.Unlock()
+	if !r.current() {
+		return false, nil
+	}
+	populated, err := r.leaf.populated()
+	if err != nil || !populated {
+		return false, err
+	}
+	// populated lags a task's exit slightly: a leaf whose listed members
+	// are all exiting or zombies is empty already.
+	for _, pid := range r.leaf.members() {
+		if st, ok := readProcStat(pid); ok && !st.gone() {
+			return true, nil
 		}
 	}
-	return false, fmt.Errorf("subprocess: observe cgroup %s: no populated field", r.dir)
+	return false, nil
 }
 
 func (r cgroupRange) signal(sig syscall.Signal) {
+	if r.leaf == nil {
+		return
+	}
+	r.leaf.mu.Lock()
+	defer r.leaf.mu.Unlock()
+	if !r.current() {
+		return
+	}
 	if sig == unix.SIGKILL {
-		if os.WriteFile(filepath.Join(r.dir, "cgroup.kill"), []byte("1"), 0) == nil {
+		r.leaf.killed = true
+		if os.WriteFile(filepath.Join(r.leaf.dir, "cgroup.kill"), []byte("1"), 0) == nil {
 			return
 		}
 	}
-	for _, pid := range r.members() {
+	for _, pid := range r.leaf.members() {
 		_ = unix.Kill(pid, sig)
 	}
 }
 
 func (r cgroupRange) members() []int {
-	b, err := os.ReadFile(filepath.Join(r.dir, "cgroup.procs"))
+	if r.leaf == nil {
+		return nil
+	}
+	r.leaf.mu.Lock()
+	defer r.leaf.mu.Unlock()
+	if !r.current() {
+		return nil
+	}
+	return r.leaf.members()
+}
+
+// release ends the loan (idempotent) and gives the leaf back to its parent.
+func (r cgroupRange) release() {
+	if r.leaf == nil {
+		return
+	}
+	r.leaf.mu.Lock()
+	if !r.current() {
+		r.leaf.mu.Unlock()
+		return
+	}
+	r.leaf.gen++
+	r.leaf.mu.Unlock()
+	r.leaf.parent.put(r.leaf)
+}
+
+// cgroupLeaf is one leaf directory with two descriptors kept open for its
+// whole life: the directory itself (the CLONE_INTO_CGROUP target) and its
+// cgroup.events (re-read with pread, so a liveness probe is one syscall).
+type cgroupLeaf struct {
+	parent *cgroupParent
+	dir    string
+	dirFD  int
+	events int
+
+	mu     sync.Mutex
+	gen    uint64 // bumped by every release: a cgroupRange is valid for one gen
+	killed bool   // cgroup.kill was written: never lend the leaf again
+}
+
+// populated reads the leaf's "populated" flag; the caller holds mu or owns
+// the idle leaf.
+func (l *cgroupLeaf) populated() (bool, error) {
+	var buf [128]byte
+	n, err := unix.Pread(l.events, buf[:], 0)
+	if err != nil {
+		return false, fmt.Errorf("subprocess: observe cgroup %s: %w", l.dir, err)
+	}
+	for line := range bytes.Lines(buf[:n]) {
+		if v, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("populated ")); ok {
+			return string(v) == "1", nil
+		}
+	}
+	return false, fmt.Errorf("subprocess: observe cgroup %s: no populated field", l.dir)
+}
+
+func (l *cgroupLeaf) members() []int {
+	b, err := os.ReadFile(filepath.Join(l.dir, "cgroup.procs"))
 	if err != nil {
 		return nil
 	}
@@ -125,12 +213,42 @@ func (r cgroupRange) members() []int {
 	return out
 }
 
-func (r cgroupRange) release() { _ = os.Remove(r.dir) }
+// destroy closes the leaf's descriptors and removes its directory (which
+// fails, leaving it for cgroupParent.remove, while a process is inside).
+func (l *cgroupLeaf) destroy() {
+	_ = unix.Close(l.events)
+	_ = unix.Close(l.dirFD)
+	_ = os.Remove(l.dir)
+}
 
 // cgroupParent is the runtime's private cgroup v2 directory under its own
 // cgroup, named harness-subprocess-<pid namespace>-<pid>-<12 hex>; each child
 // gets a numbered leaf inside it.
-type cgroupParent struct{ dir string }
+//
+// Creating and removing a leaf (mkdir, open, rmdir) costs about as much as
+// the rest of a spawn, so leaves are reused: a released leaf that reads
+// "populated 0" (nothing inside, not even a dying task) goes back to an
+// idle list of at most maxIdleLeaves and is lent to the next spawn; any
+// other leaf is removed. A reused leaf is indistinguishable from a new one:
+// it is empty, and its previous loan is void (cgroupRange.gen).
+//
+// A leaf that was ever killed through cgroup.kill is never reused: kernels
+// with the CLONE_INTO_CGROUP kill_seq bug (seen on 6.18) SIGKILL every
+// child later cloned into a cgroup whose kill sequence differs from the
+// parent's, so such a leaf would kill its next child at birth. Killing is
+// the exception (Terminate's escalation, teardown), so the pool still
+// serves the common case.
+type cgroupParent struct {
+	dir string
+
+	mu     sync.Mutex
+	idle   []*cgroupLeaf
+	closed bool
+}
+
+// maxIdleLeaves bounds the idle leaves a runtime keeps (two descriptors
+// each).
+const maxIdleLeaves = 8
 
 // probeCgroup creates the runtime's private cgroup directory when cgroup v2
 // is mounted, this process's cgroup is writable and cgroup.kill exists
@@ -159,23 +277,78 @@ func probeCgroup() (*cgroupParent, error) {
 	return &cgroupParent{dir: dir}, nil
 }
 
-// leaf creates the cgroup for one child and opens it for CLONE_INTO_CGROUP.
-func (c *cgroupParent) leaf(seq uint64) (cgroupRange, *os.File, error) {
-	dir := filepath.Join(c.dir, "c"+strconv.FormatUint(seq, 10))
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return cgroupRange{}, nil, fmt.Errorf("subprocess: cgroup leaf: %w", err)
+// leaf lends an empty leaf for one child: an idle one when there is one,
+// else a new directory c<seq>. The range's descriptor is the
+// CLONE_INTO_CGROUP target; it stays owned by the leaf.
+func (c *cgroupParent) leaf(seq uint64) (cgroupRange, int, error) {
+	c.mu.Lock()
+	if n := len(c.idle); n > 0 {
+		l := c.idle[n-1]
+		c.idle = c.idle[:n-1]
+		c.mu.Unlock()
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return cgroupRange{leaf: l, gen: l.gen}, l.dirFD, nil
 	}
-	f, err := os.OpenFile(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	c.mu.Unlock()
+	l, err := c.newLeaf(seq)
 	if err != nil {
-		_ = os.Remove(dir)
-		return cgroupRange{}, nil, fmt.Errorf("subprocess: cgroup leaf: %w", err)
+		return cgroupRange{}, -1, err
 	}
-	return cgroupRange{dir: dir}, f, nil
+	return cgroupRange{leaf: l, gen: l.gen}, l.dirFD, nil
 }
 
-// remove deletes the parent directory; leaves still present (a range that
-// never emptied) keep it in place.
+func (c *cgroupParent) newLeaf(seq uint64) (*cgroupLeaf, error) {
+	dir := filepath.Join(c.dir, "c"+strconv.FormatUint(seq, 10))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("subprocess: cgroup leaf: %w", err)
+	}
+	dirFD, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		_ = os.Remove(dir)
+		return nil, fmt.Errorf("subprocess: cgroup leaf: %w", err)
+	}
+	events, err := unix.Open(filepath.Join(dir, "cgroup.events"), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		_ = unix.Close(dirFD)
+		_ = os.Remove(dir)
+		return nil, fmt.Errorf("subprocess: cgroup leaf: %w", err)
+	}
+	return &cgroupLeaf{parent: c, dir: dir, dirFD: dirFD, events: events}, nil
+}
+
+// put takes back a released leaf: idle when it is empty, was never killed
+// and there is room; removed otherwise.
+func (c *cgroupParent) put(l *cgroupLeaf) {
+	l.mu.Lock()
+	killed := l.killed
+	l.mu.Unlock()
+	if populated, err := l.populated(); killed || err != nil || populated {
+		l.destroy()
+		return
+	}
+	c.mu.Lock()
+	if !c.closed && len(c.idle) < maxIdleLeaves {
+		c.idle = append(c.idle, l)
+		l = nil
+	}
+	c.mu.Unlock()
+	if l != nil {
+		l.destroy()
+	}
+}
+
+// remove deletes the idle leaves and the parent directory; leaves still
+// present (a range that never emptied) keep it in place. Leaves released
+// afterwards are removed, not kept.
 func (c *cgroupParent) remove() error {
+	c.mu.Lock()
+	idle := c.idle
+	c.idle, c.closed = nil, true
+	c.mu.Unlock()
+	for _, l := range idle {
+		l.destroy()
+	}
 	ents, _ := os.ReadDir(c.dir)
 	for _, e := range ents {
 		if e.IsDir() {

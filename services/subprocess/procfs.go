@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"os"
 	"strconv"
+
+	"golang.org/x/sys/unix"
 )
 
 // procStat is the part of /proc/<pid>/stat this package uses.
@@ -18,11 +20,28 @@ type procStat struct {
 func (p procStat) gone() bool { return p.state == 'Z' || p.state == 'X' || p.state == 'x' }
 
 func readProcStat(pid int) (procStat, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	// One open and one read into a stack buffer: this runs for every
+	// process of a /proc scan. A stat line is far shorter than buf; a
+	// full buffer falls back to reading the whole file.
+	path := "/proc/" + strconv.Itoa(pid) + "/stat"
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return procStat{}, false
 	}
-	return parseProcStat(pid, b)
+	var buf [1024]byte
+	n, err := unix.Read(fd, buf[:])
+	_ = unix.Close(fd)
+	if err != nil || n <= 0 {
+		return procStat{}, false
+	}
+	if n == len(buf) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return procStat{}, false
+		}
+		return parseProcStat(pid, b)
+	}
+	return parseProcStat(pid, buf[:n])
 }
 
 func parseProcStat(pid int, b []byte) (procStat, bool) {

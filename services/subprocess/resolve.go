@@ -55,7 +55,7 @@ func (r *Runtime) ResolveExecutable(ctx context.Context, command string, env map
 	if err := validateEnv(env, nil); err != nil {
 		return "", err
 	}
-	return resolveExecutable(ctx, command, mergeEnv(r.policy.Scrub(os.Environ()), env, nil))
+	return resolveExecutable(ctx, command, r.childEnv(env, nil))
 }
 
 func resolveExecutable(ctx context.Context, command string, env []string) (string, error) {

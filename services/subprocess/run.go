@@ -35,11 +35,12 @@ func (r *Runtime) Run(spec Spec) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	if gone, _ := h.WaitForExit(immediate); gone {
+		return res, nil
+	}
+	h.Terminate()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*spec.Grace+time.Second)
 	defer cancel()
-	if gone, _ := h.WaitForExit(immediate); !gone {
-		h.Terminate()
-	}
 	gone, err := h.WaitForExit(ctx)
 	if err == nil && !gone {
 		err = fmt.Errorf("subprocess: pid %d: managed range still alive after terminate", h.pid)

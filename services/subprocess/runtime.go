@@ -72,6 +72,9 @@ type Runtime struct {
 	policy EnvPolicy
 	cg     *cgroupParent // nil: process-group fallback
 	seq    atomic.Uint64
+	// devNull is StdinIgnore's fd 0, opened once: every child shares it.
+	devNull *os.File
+	env     envCache
 
 	spillOnce sync.Once
 	spillCfg  string
@@ -98,7 +101,11 @@ func New(opts Options, logger *slog.Logger) (*Runtime, error) {
 	// parent) would otherwise reach every child: mark them all close-on-exec
 	// so a child sees only fds 0-2 and, when requested, the control fd 3.
 	_ = unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC)
-	r := &Runtime{log: logger, policy: opts.Env, spillCfg: opts.SpillDir,
+	devNull, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil, fmt.Errorf("subprocess-local: %w", err)
+	}
+	r := &Runtime{log: logger, policy: opts.Env, spillCfg: opts.SpillDir, devNull: devNull,
 		handles: map[*Handle]struct{}{}, terms: map[*Terminal]struct{}{}}
 	if opts.Isolation != IsolationProcessGroup {
 		cg, err := probeCgroup()
@@ -106,6 +113,7 @@ func New(opts Options, logger *slog.Logger) (*Runtime, error) {
 		case err == nil:
 			r.cg = cg
 		case opts.Isolation == IsolationCgroup:
+			_ = devNull.Close()
 			return nil, fmt.Errorf("subprocess-local: isolation cgroup: %w", err)
 		default:
 			logger.Warn("subprocess-local: cgroup v2 unavailable; falling back to process groups (setsid descendants escape)", "err", err)
@@ -126,7 +134,6 @@ func (r *Runtime) Isolation() Isolation {
 // Policy returns the environment policy applied to every child.
 func (r *Runtime) Policy() EnvPolicy { return r.policy }
 
-// childEnv is the scrubbed parent environment with the explicit entries on
 // prepare is what Spawn and SpawnTerminal check before starting anything:
 // the runtime is open and the spec's context (nil means Background) is not
 // done. It returns that context and the child's environment.
@@ -143,9 +150,10 @@ func (r *Runtime) prepare(ctx context.Context, set map[string]string, unset []st
 	return ctx, r.childEnv(set, unset), nil
 }
 
-// top.
+// childEnv is the scrubbed parent environment with the explicit entries on
+// top, in a slice the caller owns.
 func (r *Runtime) childEnv(set map[string]string, unset []string) []string {
-	return mergeEnv(r.policy.Scrub(os.Environ()), set, unset)
+	return mergeEnv(r.env.get(r.policy), set, unset)
 }
 
 var spillCounter atomic.Uint64
@@ -259,6 +267,9 @@ func (r *Runtime) Close(ctx context.Context) error {
 		}
 	}
 	r.wg.Wait()
+	// Every Spawn that passed track has settled: none can still be starting
+	// a child on /dev/null.
+	_ = r.devNull.Close()
 	if r.cg != nil {
 		_ = r.cg.remove()
 	}

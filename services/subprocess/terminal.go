@@ -143,30 +143,24 @@ func (r *Runtime) SpawnTerminal(spec TerminalSpec) (*Terminal, error) {
 	t.cmd = &exec.Cmd{Path: path, Args: argv, Dir: spec.Dir, Env: env}
 	attrs := &syscall.SysProcAttr{Setsid: true, Setctty: true}
 	var cgRange cgroupRange
-	var cgFD *os.File
 	if r.cg != nil {
+		var cgFD int
 		if cgRange, cgFD, err = r.cg.leaf(r.seq.Add(1)); err != nil {
 			t.hooks.remove()
 			return nil, err
 		}
-		attrs.UseCgroupFD, attrs.CgroupFD = true, int(cgFD.Fd())
+		attrs.UseCgroupFD, attrs.CgroupFD = true, cgFD
 	}
 	if err := r.trackTerminal(t); err != nil {
-		closeAll(cgFD)
 		cgRange.release()
 		t.hooks.remove()
 		return nil, err
 	}
 	master, err := pty.StartWithAttrs(t.cmd, &pty.Winsize{Rows: uint16(spec.Rows), Cols: uint16(spec.Cols)}, attrs)
-	if cgFD != nil {
-		_ = cgFD.Close()
-	}
 	if err != nil {
 		r.untrackTerminal(t)
 		r.wg.Done()
-		if r.cg != nil {
-			cgRange.release()
-		}
+		cgRange.release()
 		t.hooks.remove()
 		return nil, fmt.Errorf("subprocess: start terminal %s: %w", spec.Argv[0], err)
 	}

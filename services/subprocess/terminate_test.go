@@ -320,3 +320,29 @@ func TestStaleCgroupSwept(t *testing.T) {
 	}
 	waitFor(t, func() bool { _, err := os.Stat(stale); return os.IsNotExist(err) })
 }
+
+// A child spawned after an escalation to SIGKILL in the same runtime is not
+// killed at birth: a cgroup leaf that was killed is never lent again (some
+// kernels SIGKILL every CLONE_INTO_CGROUP child of a once-killed cgroup).
+func TestSpawnAfterKillEscalationSurvives(t *testing.T) {
+	rt := newRuntime(t, Options{})
+	for range 2 {
+		m := marker(3615)
+		h, err := rt.Spawn(collectSpec(nil, "trap '' TERM; echo ready; sleep "+m, 64, 100*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitText(t, h.Collected().Stdout, "ready\n")
+		h.Terminate()
+		if out, _ := h.Wait(context.Background()); out.Signal != "SIGKILL" {
+			t.Fatalf("outcome %v, want SIGKILL", out)
+		}
+		if ok, err := h.WaitForExit(context.Background()); !ok || err != nil {
+			t.Fatalf("WaitForExit = %v, %v", ok, err)
+		}
+		res, err := rt.Run(collectSpec(nil, "echo alive", 64, time.Second))
+		if err != nil || exitCode(t, res.Outcome) != 0 || res.Stdout.Text() != "alive\n" {
+			t.Fatalf("next spawn: %v %q %v", res.Outcome, res.Stdout.Text(), err)
+		}
+	}
+}
