@@ -1,6 +1,7 @@
 package subprocess
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -145,6 +146,17 @@ func TestStdinModes(t *testing.T) {
 		res, err := rt.Run(s)
 		if err != nil || exitCode(t, res.Outcome) != 0 {
 			t.Fatalf("got %v, %v", res.Outcome, err)
+		}
+	})
+	t.Run("data larger than a pipe streams through a child that echoes it", func(t *testing.T) {
+		// cat blocks on a full stdout until it is read while the runtime
+		// is still writing its stdin: both must move at once.
+		data := bytes.Repeat([]byte("0123456789abcdef"), 256<<10) // 4 MiB
+		s := collectSpec(nil, `cat`, 64, time.Second)
+		s.Stdin = DataStdin(data)
+		res, err := rt.Run(s)
+		if err != nil || exitCode(t, res.Outcome) != 0 || res.Stdout.Total() != int64(len(data)) || res.Stdout.Text() != string(data[len(data)-64:]) {
+			t.Fatalf("got %v total %d, %v", res.Outcome, res.Stdout.Total(), err)
 		}
 	})
 	t.Run("pipe is the caller's", func(t *testing.T) {
