@@ -46,6 +46,10 @@ func DecodeConfig(p core.Plugin, e Entry, env LookupEnv) (any, error) {
 			return nil, where(n, "invalid config: "+err.Error())
 		}
 		if err := node.Decode(cfg); err != nil {
+			// Name the field that failed, at its own position.
+			if bad, path, ferr := locateDecodeError(node, p.ConfigType(), ""); bad != nil {
+				return nil, where(bad, "invalid config: "+prefix(path)+lineRE.ReplaceAllString(decodeMessage(ferr), ""))
+			}
 			return nil, where(node, "invalid config: "+decodeMessage(err))
 		}
 	}
@@ -230,6 +234,49 @@ func checkKnown(n *yaml.Node, t reflect.Type, path string) (*yaml.Node, error) {
 		}
 	}
 	return nil, nil
+}
+
+// locateDecodeError finds the deepest config value that fails to decode
+// into its field's type: it decodes each mapping value (and each list or map
+// element) on its own and descends into the first one that fails. It
+// returns that node, its field path and the decode error, or nil when no
+// single value fails.
+func locateDecodeError(n *yaml.Node, t reflect.Type, path string) (*yaml.Node, string, error) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	type child struct {
+		n    *yaml.Node
+		t    reflect.Type
+		path string
+	}
+	var kids []child
+	switch {
+	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode && t != nodeT:
+		fields := yamlFields(t)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if f, ok := fields[n.Content[i].Value]; ok {
+				kids = append(kids, child{n.Content[i+1], f.Type, join(path, n.Content[i].Value)})
+			}
+		}
+	case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			kids = append(kids, child{n.Content[i+1], t.Elem(), join(path, n.Content[i].Value)})
+		}
+	case (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && n.Kind == yaml.SequenceNode:
+		for i, c := range n.Content {
+			kids = append(kids, child{c, t.Elem(), fmt.Sprintf("%s[%d]", path, i)})
+		}
+	}
+	for _, k := range kids {
+		if err := k.n.Decode(reflect.New(k.t).Interface()); err != nil {
+			if bad, p, ferr := locateDecodeError(k.n, k.t, k.path); bad != nil {
+				return bad, p, ferr
+			}
+			return k.n, k.path, err
+		}
+	}
+	return nil, "", nil
 }
 
 func prefix(path string) string {

@@ -365,7 +365,18 @@ func (r *Registry) runBody(ctx context.Context, t *Tool, e *Execution) (v any, e
 
 // normalize turns a canonical value into a success (A5): validate (raw tools
 // with an output schema), render, presentation meta for top-level calls.
-func (r *Registry) normalize(t *Tool, e *Execution, value any) (o *Outcome) {
+func (r *Registry) normalize(t *Tool, e *Execution, value any) *Outcome {
+	if s, ok := value.(string); ok && t.outCheck == nil && t.render == nil && (t.meta == nil || e.call.Parent != nil) {
+		o := e.newOutcome() // no user code runs: a string is its own text block
+		o.Value = value
+		o.inline[0] = Text(s)
+		o.Content = o.inline[:]
+		return o
+	}
+	return r.normalizeValue(t, e, value)
+}
+
+func (r *Registry) normalizeValue(t *Tool, e *Execution, value any) (o *Outcome) {
 	defer func() {
 		if p := recover(); p != nil {
 			o = e.own(invalidOutput(t.name, r.recovered("output render", p).Error()))
