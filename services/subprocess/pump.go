@@ -67,15 +67,24 @@ func (p *pump) add(s pumpStream) { p.streams = append(p.streams, s) }
 // run).
 func (p *pump) closeAll() {
 	for i := range p.streams {
-		p.close(i)
+		p.close(i, -1)
 	}
 }
 
-func (p *pump) close(i int) {
-	if p.streams[i].fd >= 0 {
-		_ = unix.Close(p.streams[i].fd)
-		p.streams[i].fd = -1
+// close closes stream i, first removing it from epfd (when >= 0). Closing
+// alone would not do: a child forked by a concurrent spawn holds a copy of
+// the descriptor until its exec, and while any copy exists epoll keeps
+// reporting the stream.
+func (p *pump) close(i, epfd int) {
+	fd := p.streams[i].fd
+	if fd < 0 {
+		return
 	}
+	if epfd >= 0 {
+		_ = unix.EpollCtl(epfd, unix.EPOLL_CTL_DEL, fd, nil)
+	}
+	_ = unix.Close(fd)
+	p.streams[i].fd = -1
 }
 
 // run pumps until every stream ended, or until grace after the exit of pid.
@@ -85,7 +94,7 @@ func (p *pump) run(pid int, grace time.Duration) {
 	open := 0
 	for i, s := range p.streams {
 		if s.out == nil && len(s.in) == 0 {
-			p.close(i) // empty StdinData: EOF at once
+			p.close(i, -1) // empty StdinData: EOF at once
 		} else {
 			open++
 		}
@@ -149,7 +158,7 @@ func (p *pump) run(pid int, grace time.Duration) {
 				_ = unix.EpollCtl(epfd, unix.EPOLL_CTL_DEL, pidfd, nil)
 				continue
 			}
-			if !p.service(int(ev.Fd), *bp) {
+			if p.service(int(ev.Fd), epfd, *bp) {
 				open--
 			}
 		}
@@ -159,9 +168,10 @@ func (p *pump) run(pid int, grace time.Duration) {
 	}
 }
 
-// service does one read or write on stream i and reports whether it is
-// still open. One operation per wakeup keeps stdout and stderr fair.
-func (p *pump) service(i int, buf []byte) bool {
+// service does one read or write on stream i and reports whether that
+// ended the stream (false for a stream that stays open or had ended
+// already). One operation per wakeup keeps stdout and stderr fair.
+func (p *pump) service(i, epfd int, buf []byte) (ended bool) {
 	s := &p.streams[i]
 	if s.fd < 0 {
 		return false
@@ -171,24 +181,24 @@ func (p *pump) service(i int, buf []byte) bool {
 		switch {
 		case n > 0:
 			_, _ = s.out.Write(buf[:n])
-			return true
+			return false
 		case errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR):
-			return true
+			return false
 		}
-		p.close(i) // EOF, or a read error that ends the stream
-		return false
+		p.close(i, epfd) // EOF, or a read error that ends the stream
+		return true
 	}
 	n, err := unix.Write(s.fd, s.in)
 	if n > 0 {
 		s.in = s.in[n:]
 	}
 	if len(s.in) > 0 && (err == nil || errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR)) {
-		return true
+		return false
 	}
 	// All written, or EPIPE from a child that stopped reading: the exit
 	// status and output are authoritative, not the stdin copy.
-	p.close(i)
-	return false
+	p.close(i, epfd)
+	return true
 }
 
 // exited reports, without reaping it, whether the child pid has exited.
