@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -262,6 +263,32 @@ func isTerminal(w io.Writer) bool {
 type streamEvent struct {
 	V int `json:"v"`
 	agent.Event
+}
+
+// MarshalJSON writes the event with "v" first, and with the booleans that
+// docs/cli.md lists for a type present even when false: "resumed" on
+// session events, "estimated" on usage events.
+func (s streamEvent) MarshalJSON() ([]byte, error) {
+	type plain agent.Event // without the promoted methods
+	out := struct {
+		V int `json:"v"`
+		plain
+		Resumed   *bool `json:"resumed,omitempty"`
+		Estimated *bool `json:"estimated,omitempty"`
+	}{V: s.V, plain: plain(s.Event)}
+	switch s.Type {
+	case agent.EventSession:
+		out.Resumed = &s.Resumed
+	case agent.EventUsage:
+		out.Estimated = &s.Estimated
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // as the line encoder: "<" stays "<"
+	if err := enc.Encode(out); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // observe is the session observer.

@@ -236,6 +236,17 @@ func TestRunOutputFormats(t *testing.T) {
 			if e.Type != "text" {
 				types = append(types, e.Type)
 			}
+			// docs/cli.md: session {cwd, model, resumed}; usage {usage,
+			// total, estimated}: the booleans are there when false too.
+			var keys map[string]json.RawMessage
+			_ = json.Unmarshal(sc.Bytes(), &keys)
+			for typ, want := range map[string][]string{"session": {"cwd", "model", "resumed"}, "usage": {"usage", "total", "estimated"}} {
+				for _, k := range want {
+					if _, ok := keys[k]; e.Type == typ && !ok {
+						t.Errorf("%s event has no %q: %s", typ, k, sc.Text())
+					}
+				}
+			}
 			if e.Type == "result" && e.Result.Text != "alpha it is" {
 				t.Fatalf("result = %+v", e.Result)
 			}
@@ -260,6 +271,16 @@ func TestRunOutputFormats(t *testing.T) {
 		}
 		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || res.Result != "just this" || res.IsError || res.Steps != 1 || res.Usage.PromptTokens != 900 || res.SessionID == "" {
 			t.Fatalf("json = %s (%v)", r.stdout, err)
+		}
+		// docs/cli.md: every usage figure is present, zero or not.
+		var raw struct {
+			Usage map[string]json.RawMessage `json:"usage"`
+		}
+		_ = json.Unmarshal([]byte(r.stdout), &raw)
+		for _, k := range []string{"promptTokens", "completionTokens", "totalTokens", "cacheHitTokens", "cacheMissTokens", "reasoningTokens"} {
+			if _, ok := raw.Usage[k]; !ok {
+				t.Errorf("usage has no %q: %s", k, r.stdout)
+			}
 		}
 		w, _ := srv.Requests()[0].Wire()
 		if w.Messages[len(w.Messages)-1].Text() != "the prompt from stdin" {

@@ -14,9 +14,9 @@ type Usage struct {
 	PromptTokens     int64 `json:"promptTokens"`
 	CompletionTokens int64 `json:"completionTokens"`
 	TotalTokens      int64 `json:"totalTokens"`
-	CacheHitTokens   int64 `json:"cacheHitTokens,omitempty"`
-	CacheMissTokens  int64 `json:"cacheMissTokens,omitempty"`
-	ReasoningTokens  int64 `json:"reasoningTokens,omitempty"`
+	CacheHitTokens   int64 `json:"cacheHitTokens"`
+	CacheMissTokens  int64 `json:"cacheMissTokens"`
+	ReasoningTokens  int64 `json:"reasoningTokens"`
 }
 
 // ContextTokens is the context window used by the request: PromptTokens.
