@@ -74,9 +74,18 @@ var lineRE = regexp.MustCompile(`line (\d+): `)
 // pathRE matches a leading config field path such as "models[1].name: ".
 var pathRE = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*(?:\[\d+\])*(?:\.[A-Za-z_][A-Za-z0-9_]*(?:\[\d+\])*)*): `)
 
-// leadingPath returns the field path a validation message starts with, or "".
+// wordRE matches a leading identifier followed by a space
+// ("toolOrder lists \"x\" more than once").
+var wordRE = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*) `)
+
+// leadingPath returns the field path a validation message starts with
+// ("path: …"), else its first word (a field name when the message is
+// phrased "toolOrder must …"; a word that names no key finds nothing), or "".
 func leadingPath(msg string) string {
 	if m := pathRE.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	if m := wordRE.FindStringSubmatch(msg); m != nil {
 		return m[1]
 	}
 	return ""

@@ -414,6 +414,12 @@ func (c plainConfig) Validate() error {
 			return fmt.Errorf("models[%d].window: must not be negative", i)
 		}
 	}
+	if c.Name == "y" {
+		return errors.New("limit must not be set with name y")
+	}
+	if c.Name == "z" {
+		return errors.New("must not be z")
+	}
 	if c.Name == "x" {
 		return errors.New("name, limit: do not go together")
 	}
@@ -432,6 +438,10 @@ func TestPlainValidateErrorsPointAtTheField(t *testing.T) {
 			`harness.yml:7:29: plugin "plain-test" (id plain-test): invalid config: models[1].window: must not be negative`},
 		{"plugins:\n  - name: plain-test\n    config:\n      limit: 1\n      name: x\n",
 			`harness.yml:4:7: plugin "plain-test" (id plain-test): invalid config: name, limit: do not go together`},
+		{"plugins:\n  - name: plain-test\n    config:\n      name: y\n      limit: 1\n",
+			`harness.yml:5:14: plugin "plain-test" (id plain-test): invalid config: limit must not be set with name y`},
+		{"plugins:\n  - name: plain-test\n    config:\n      limit: 1\n      name: z\n",
+			`harness.yml:4:7: plugin "plain-test" (id plain-test): invalid config: must not be z`},
 	} {
 		m, err := manifest.Parse("harness.yml", []byte(tc.in))
 		if err != nil {

@@ -323,11 +323,7 @@ func (p *printer) observe(e agent.Event) {
 		if r.IsError {
 			fmt.Fprintf(p.errw, "  ✗ %s: %s\n", r.Name, clip(oneLine(r.Content), 200))
 		} else {
-			lines := strings.Count(r.Content, "\n") + 1
-			if r.Content == "" {
-				lines = 0
-			}
-			fmt.Fprintf(p.errw, "  ✓ %s: %d lines, %d ms\n", r.Name, lines, r.DurationMs)
+			fmt.Fprintf(p.errw, "  ✓ %s: %d lines, %d ms\n", r.Name, lineCount(r.Content), r.DurationMs)
 		}
 		p.showStatus()
 	case agent.EventUsage:
@@ -385,4 +381,14 @@ func clip(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// lineCount counts the lines of text: "ok\n" and "ok" are one line each,
+// "" is none.
+func lineCount(text string) int {
+	n := strings.Count(text, "\n")
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		n++
+	}
+	return n
 }

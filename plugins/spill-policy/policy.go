@@ -29,11 +29,11 @@ type Config struct {
 	MaxInlineBytes int `yaml:"maxInlineBytes" json:"maxInlineBytes,omitempty" jsonschema:"minimum=0,description=Largest tool result (bytes) kept inline; larger ones are spilled. Omitted or 0: the policy is off (the default manifest sets 50000)"`
 }
 
-// Validate rejects a negative cap: `maxInlineBytes: must be a non-negative
-// integer (got N)`.
+// Validate rejects a negative cap with dsh's words (reference B3):
+// `maxInlineBytes must be a non-negative integer (got N)`.
 func (c *Config) Validate() error {
 	if c.MaxInlineBytes < 0 {
-		return &core.ConfigError{Plugin: "spill-policy", Issues: []core.Issue{{Path: "maxInlineBytes", Message: fmt.Sprintf("must be a non-negative integer (got %d)", c.MaxInlineBytes)}}}
+		return fmt.Errorf("maxInlineBytes must be a non-negative integer (got %d)", c.MaxInlineBytes)
 	}
 	return nil
 }

@@ -246,7 +246,7 @@ func TestSpillFailureKeepsTheOriginal(t *testing.T) {
 }
 
 func TestPolicyConfig(t *testing.T) {
-	if err := (&Config{MaxInlineBytes: -1}).Validate(); err == nil || !strings.Contains(err.Error(), "maxInlineBytes: must be a non-negative integer (got -1)") {
+	if err := (&Config{MaxInlineBytes: -1}).Validate(); err == nil || !strings.Contains(err.Error(), "maxInlineBytes must be a non-negative integer (got -1)") {
 		t.Errorf("Validate = %v", err)
 	}
 	// Reference B3: maxInlineBytes omitted means the plugin registers

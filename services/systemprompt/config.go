@@ -47,7 +47,7 @@ func (c *Config) SetDefaults() {
 // exist is decided when the prompt is rendered.
 func (c Config) Validate() error {
 	if err := validateToolOrder(c.ToolOrder); err != nil {
-		return fmt.Errorf("toolOrder: %w", err)
+		return err // already names toolOrder, in dsh's words (C7)
 	}
 	for _, f := range []struct{ field, section, text string }{
 		{"personaPrefix", PersonaPrefixSection, c.PersonaPrefix},

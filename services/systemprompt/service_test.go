@@ -506,7 +506,7 @@ func TestToolOrderErrors(t *testing.T) {
 	cfg := bare()
 	cfg.ToolOrder = []string{"bash"}
 	if err := cfg.Validate(); err == nil ||
-		err.Error() != `toolOrder: toolOrder must contain the "<unlisted-tools>" rest entry (where unlisted tools are inserted)` {
+		err.Error() != `toolOrder must contain the "<unlisted-tools>" rest entry (where unlisted tools are inserted)` {
 		t.Fatalf("validate: %v", err)
 	}
 	f := core.NewRoot(core.WithLogger(slog.New(slog.DiscardHandler))).Context().Plugin(Plugin, &cfg)
