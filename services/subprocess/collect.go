@@ -1,7 +1,6 @@
 package subprocess
 
 import (
-	"io"
 	"os"
 	"sync"
 	"unicode/utf8"
@@ -258,33 +257,4 @@ func (c *CollectedOutput) SpillErr() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.spillErr
-}
-
-// collectWriter is what os/exec copies a collected pipe into: it reads the
-// pipe 64 KiB at a time (a Linux pipe's default capacity), half the
-// syscalls of io.Copy's 32 KiB buffer.
-type collectWriter struct{ c *CollectedOutput }
-
-var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
-
-func (w collectWriter) Write(p []byte) (int, error) { return w.c.Write(p) }
-
-// ReadFrom implements io.ReaderFrom for os/exec's copy goroutine.
-func (w collectWriter) ReadFrom(r io.Reader) (int64, error) {
-	bp := copyBuffers.Get().(*[]byte)
-	defer copyBuffers.Put(bp)
-	var total int64
-	for {
-		n, err := r.Read(*bp)
-		if n > 0 {
-			w.c.Write((*bp)[:n])
-			total += int64(n)
-		}
-		if err == io.EOF {
-			return total, nil
-		}
-		if err != nil {
-			return total, err
-		}
-	}
 }

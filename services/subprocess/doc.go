@@ -14,7 +14,8 @@
 //	                  │ stdin: ignore | pipe | data
 //	                  │ stdout/stderr: pipe | inherit | collect{maxBytes, spill{maxBytes}}
 //	                  │ fd 3: control socketpair (Spec.Control)
-//	                  │ copiers: collect and data goroutines, bounded by Grace after exit
+//	                  │ pump: collect and data pipes + a pidfd on one epoll, in the wait
+//	                  │       goroutine; pipes held past exit get at most Grace
 //	                  ▼
 //	Handle ── Done/Outcome (direct child) ── Terminate (TERM → Grace → KILL of the range)
 //	       └─ WaitForExit (managed range empty) ── Collected (tail + spill, ReadFrom offsets)

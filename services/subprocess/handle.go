@@ -65,8 +65,7 @@ type Handle struct {
 	control   net.Conn
 	collected Collected
 
-	copiers []copier      // set up by Spawn, run from Start on
-	ioDone  chan struct{} // one value per finished copier
+	pump pump // collected streams and StdinData, run by wait
 
 	done    chan struct{}
 	outcome Outcome
@@ -86,6 +85,17 @@ type Handle struct {
 // built from the scrubbed parent environment plus spec.Env minus
 // spec.UnsetEnv.
 func (r *Runtime) Spawn(spec Spec) (*Handle, error) {
+	h, err := r.spawn(spec)
+	if err != nil {
+		return nil, err
+	}
+	go h.wait()
+	return h, nil
+}
+
+// spawn is Spawn without starting the wait goroutine: the caller must run
+// h.wait exactly once (Run does so on its own goroutine).
+func (r *Runtime) spawn(spec Spec) (*Handle, error) {
 	if err := spec.validate(); err != nil {
 		return nil, err
 	}
@@ -115,24 +125,22 @@ func (r *Runtime) Spawn(spec Spec) (*Handle, error) {
 	switch spec.Stdin.Mode {
 	case StdinIgnore:
 		cmd.Stdin = r.devNull
-	case StdinPipe, StdinData:
+	case StdinPipe:
 		parent, child, err := newPipe(false)
 		if err != nil {
 			return fail(fmt.Errorf("subprocess: stdin pipe: %w", err))
 		}
-		cmd.Stdin = child
+		cmd.Stdin, h.stdin = child, parent
 		childEnds = append(childEnds, child)
-		if spec.Stdin.Mode == StdinPipe {
-			h.stdin = parent
-		} else {
-			data := spec.Stdin.Data
-			h.addCopier(parent, func() {
-				// Write errors (EPIPE from a child that stopped reading,
-				// or the forced close after Grace) are not the caller's
-				// concern: the exit status and output are authoritative.
-				_, _ = parent.Write(data)
-			})
+	case StdinData:
+		parent, child, err := newPumpPipe(false)
+		if err != nil {
+			return fail(fmt.Errorf("subprocess: stdin pipe: %w", err))
 		}
+		h.pump.add(pumpStream{fd: parent, in: spec.Stdin.Data})
+		cf := os.NewFile(uintptr(child), "|0")
+		cmd.Stdin = cf
+		childEnds = append(childEnds, cf)
 	}
 	for _, s := range []struct {
 		label string
@@ -145,27 +153,32 @@ func (r *Runtime) Spawn(spec Spec) (*Handle, error) {
 		{"stdout", spec.Stdout, &cmd.Stdout, &h.stdout, &h.collected.Stdout, os.Stdout},
 		{"stderr", spec.Stderr, &cmd.Stderr, &h.stderr, &h.collected.Stderr, os.Stderr},
 	} {
-		if s.o.Mode == OutputInherit {
+		switch s.o.Mode {
+		case OutputInherit:
 			*s.dst = s.self
-			continue
+		case OutputPipe:
+			parent, child, err := newPipe(true)
+			if err != nil {
+				return fail(fmt.Errorf("subprocess: %s pipe: %w", s.label, err))
+			}
+			*s.dst, *s.pipe = child, parent
+			childEnds = append(childEnds, child)
+		case OutputCollect:
+			parent, child, err := newPumpPipe(true)
+			if err != nil {
+				return fail(fmt.Errorf("subprocess: %s pipe: %w", s.label, err))
+			}
+			var spillMax int64
+			if s.o.Spill != nil {
+				spillMax = s.o.Spill.MaxBytes
+			}
+			c := newCollectedOutput(s.label, s.o.MaxBytes, spillMax, r.openSpill)
+			*s.coll = c
+			h.pump.add(pumpStream{fd: parent, out: c})
+			cf := os.NewFile(uintptr(child), "|1")
+			*s.dst = cf
+			childEnds = append(childEnds, cf)
 		}
-		parent, child, err := newPipe(true)
-		if err != nil {
-			return fail(fmt.Errorf("subprocess: %s pipe: %w", s.label, err))
-		}
-		*s.dst = child
-		childEnds = append(childEnds, child)
-		if s.o.Mode == OutputPipe {
-			*s.pipe = parent
-			continue
-		}
-		var spillMax int64
-		if s.o.Spill != nil {
-			spillMax = s.o.Spill.MaxBytes
-		}
-		c := newCollectedOutput(s.label, s.o.MaxBytes, spillMax, r.openSpill)
-		*s.coll = c
-		h.addCopier(parent, func() { _, _ = collectWriter{c}.ReadFrom(parent) })
 	}
 	if spec.Control {
 		parent, child, err := socketpair()
@@ -217,82 +230,18 @@ func (r *Runtime) Spawn(spec Spec) (*Handle, error) {
 	if spec.Context != nil {
 		h.stopCtx = context.AfterFunc(spec.Context, h.Terminate)
 	}
-	h.ioDone = make(chan struct{}, len(h.copiers))
-	for _, c := range h.copiers {
-		go h.runCopier(c)
-	}
-	go h.wait()
 	return h, nil
 }
 
-// newPipe makes a pipe whose parent end is non-blocking and registered with
-// the runtime poller (deadlines work and Close interrupts a pending Read or
-// Write) and whose child end is a plain blocking descriptor, never touched
-// by the poller: it only crosses the fork and is closed after Start.
-// readParent says which end the parent keeps.
+// newPipe is newPumpPipe for a caller-owned end (StdinPipe, OutputPipe):
+// the parent end is an *os.File on the runtime poller (deadlines work and
+// Close interrupts a pending Read or Write).
 func newPipe(readParent bool) (parent, child *os.File, err error) {
-	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+	p, c, err := newPumpPipe(readParent)
+	if err != nil {
 		return nil, nil, err
 	}
-	pi, ci := p[0], p[1]
-	if !readParent {
-		pi, ci = p[1], p[0]
-	}
-	if err := unix.SetNonblock(pi, true); err != nil {
-		_ = unix.Close(pi)
-		_ = unix.Close(ci)
-		return nil, nil, err
-	}
-	return os.NewFile(uintptr(pi), "|0"), os.NewFile(uintptr(ci), "|1"), nil
-}
-
-// copier is one goroutine moving bytes between a parent pipe end and the
-// handle (a collected stream, or StdinData).
-type copier struct {
-	end *os.File
-	run func()
-}
-
-func (h *Handle) addCopier(end *os.File, run func()) {
-	h.copiers = append(h.copiers, copier{end: end, run: run})
-}
-
-func (h *Handle) runCopier(c copier) {
-	defer func() { h.ioDone <- struct{}{} }()
-	c.run()
-	_ = c.end.Close()
-}
-
-// settleIO waits for the copiers after the direct child exited. Pipes kept
-// open by escaped descendants may hold them at most Grace (os/exec
-// WaitDelay semantics): their ends are then closed, which ends the pending
-// reads and writes at once, and the later output is lost by design.
-func (h *Handle) settleIO() {
-	var grace *time.Timer
-	for pending := len(h.copiers); pending > 0; pending-- {
-		select {
-		case <-h.ioDone:
-			continue
-		default:
-		}
-		if grace == nil {
-			grace = time.NewTimer(h.grace)
-			defer grace.Stop()
-		}
-		select {
-		case <-h.ioDone:
-		case <-grace.C:
-			h.rt.log.Debug("subprocess: pipes still open after grace; closing them", "pid", h.pid)
-			for _, c := range h.copiers {
-				_ = c.end.Close()
-			}
-			for ; pending > 0; pending-- {
-				<-h.ioDone
-			}
-			return
-		}
-	}
+	return os.NewFile(uintptr(p), "|0"), os.NewFile(uintptr(c), "|1"), nil
 }
 
 func socketpair() (net.Conn, *os.File, error) {
@@ -316,8 +265,8 @@ func (h *Handle) wait() {
 	if pg, ok := h.rng.(*pgidRange); ok {
 		pg.pinLeader() // before the reap below frees the leader's pid
 	}
+	h.pump.run(h.pid, h.grace)
 	err := h.cmd.Wait()
-	h.settleIO()
 	h.sealCollected()
 	ps := h.cmd.ProcessState
 	if ps == nil {
@@ -360,9 +309,7 @@ func (h *Handle) sealCollected() {
 }
 
 func (h *Handle) closeParentEnds() {
-	for _, c := range h.copiers {
-		_ = c.end.Close()
-	}
+	h.pump.closeAll()
 	if h.stdin != nil {
 		_ = h.stdin.Close()
 	}

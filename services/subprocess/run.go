@@ -25,11 +25,12 @@ type Result struct {
 // context.Cause. Run returns an error only for spawn failures (the Spawn
 // errors) or a range that could not be emptied.
 func (r *Runtime) Run(spec Spec) (Result, error) {
-	h, err := r.Spawn(spec)
+	h, err := r.spawn(spec)
 	if err != nil {
 		return Result{}, err
 	}
-	<-h.Done()
+	h.wait() // on this goroutine: one handoff less than Spawn + <-Done
+
 	out, err := h.Outcome()
 	res := Result{Outcome: out, Stdout: h.collected.Stdout, Stderr: h.collected.Stderr}
 	if err != nil {

@@ -1,6 +1,7 @@
 package subprocess
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -146,6 +148,37 @@ func TestStdinModes(t *testing.T) {
 		if err != nil || exitCode(t, res.Outcome) != 0 {
 			t.Fatalf("got %v, %v", res.Outcome, err)
 		}
+	})
+	t.Run("data larger than a pipe streams through a child that echoes it", func(t *testing.T) {
+		// cat blocks on a full stdout until it is read while the runtime
+		// is still writing its stdin: both must move at once.
+		data := bytes.Repeat([]byte("0123456789abcdef"), 256<<10) // 4 MiB
+		s := collectSpec(nil, `cat`, 64, time.Second)
+		s.Stdin = DataStdin(data)
+		res, err := rt.Run(s)
+		if err != nil || exitCode(t, res.Outcome) != 0 || res.Stdout.Total() != int64(len(data)) || res.Stdout.Text() != string(data[len(data)-64:]) {
+			t.Fatalf("got %v total %d, %v", res.Outcome, res.Stdout.Total(), err)
+		}
+	})
+	t.Run("data and output under concurrent spawns", func(t *testing.T) {
+		// Other spawns fork while this one's pipes end: their children
+		// briefly hold copies of its descriptors, which must not end its
+		// streams early (the child would die of SIGPIPE).
+		var wg sync.WaitGroup
+		for range 16 {
+			wg.Go(func() {
+				for range 8 {
+					s := collectSpec(nil, `cat >/dev/null; echo '{"decision":"allow"}'`, 1024, time.Second)
+					s.Stdin = DataStdin([]byte(`{"tool":"bash"}`))
+					res, err := rt.Run(s)
+					if err != nil || res.Outcome.ExitCode == nil || *res.Outcome.ExitCode != 0 || res.Stdout.Text() != "{\"decision\":\"allow\"}\n" {
+						t.Errorf("got %v %q, %v", res.Outcome, res.Stdout.Text(), err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
 	})
 	t.Run("pipe is the caller's", func(t *testing.T) {
 		s := collectSpec(nil, `read -r line; echo "got $line"`, 1024, time.Second)

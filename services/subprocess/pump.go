@@ -1,0 +1,209 @@
+package subprocess
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A pump moves a handle's collected output and StdinData between the
+// child's pipes and the handle, and watches the child's exit, all from the
+// handle's wait goroutine with one epoll instance: the pipes and a pidfd
+// of the child. The exit of a child that wrote nothing is then a single
+// wakeup, as for a bare os/exec Wait (a copy goroutine per pipe on the
+// runtime poller costs several goroutine and thread wakeups per spawn).
+//
+// Pipes held open by escaped descendants keep the pump running at most
+// Grace after the direct child exited (os/exec WaitDelay semantics): their
+// ends are then closed, and output written later is lost by design.
+type pump struct {
+	streams []pumpStream
+}
+
+// pumpStream is one parent pipe end: a collected stream (out) or the
+// remaining StdinData (in). The descriptor is non-blocking, close-on-exec
+// and not registered with the Go runtime poller.
+type pumpStream struct {
+	fd  int
+	out *CollectedOutput
+	in  []byte
+}
+
+// copyBuffers holds the pumps' read buffers: 64 KiB, a Linux pipe's
+// default capacity, so one read can drain a full pipe.
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
+// pollFallback is how often a pump re-checks the child's exit when no pidfd
+// is available (kernels before 5.3).
+const pollFallback = 15 * time.Millisecond
+
+// newPumpPipe makes a pipe for a pump: the parent end is a raw non-blocking
+// descriptor; the child end is a plain blocking descriptor that only crosses
+// the fork. readParent says which end the parent keeps.
+func newPumpPipe(readParent bool) (parent, child int, err error) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return -1, -1, err
+	}
+	parent, child = p[0], p[1]
+	if !readParent {
+		parent, child = p[1], p[0]
+	}
+	// A fresh pipe end's status flags are just its access mode, which
+	// F_SETFL ignores: one fcntl instead of SetNonblock's get and set.
+	if _, err := unix.FcntlInt(uintptr(parent), unix.F_SETFL, unix.O_NONBLOCK); err != nil {
+		_ = unix.Close(parent)
+		_ = unix.Close(child)
+		return -1, -1, err
+	}
+	return parent, child, nil
+}
+
+func (p *pump) add(s pumpStream) { p.streams = append(p.streams, s) }
+
+// closeAll closes every stream still open (spawn failure, or the end of
+// run).
+func (p *pump) closeAll() {
+	for i := range p.streams {
+		p.close(i, -1)
+	}
+}
+
+// close closes stream i, first removing it from epfd (when >= 0). Closing
+// alone would not do: a child forked by a concurrent spawn holds a copy of
+// the descriptor until its exec, and while any copy exists epoll keeps
+// reporting the stream.
+func (p *pump) close(i, epfd int) {
+	fd := p.streams[i].fd
+	if fd < 0 {
+		return
+	}
+	if epfd >= 0 {
+		_ = unix.EpollCtl(epfd, unix.EPOLL_CTL_DEL, fd, nil)
+	}
+	_ = unix.Close(fd)
+	p.streams[i].fd = -1
+}
+
+// run pumps until every stream ended, or until grace after the exit of pid.
+// It returns at once when there is nothing to pump.
+func (p *pump) run(pid int, grace time.Duration) {
+	defer p.closeAll()
+	open := 0
+	for i, s := range p.streams {
+		if s.out == nil && len(s.in) == 0 {
+			p.close(i, -1) // empty StdinData: EOF at once
+		} else {
+			open++
+		}
+	}
+	if open == 0 {
+		return
+	}
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return
+	}
+	defer unix.Close(epfd)
+	for i, s := range p.streams {
+		if s.fd < 0 {
+			continue
+		}
+		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(i)}
+		if s.out == nil {
+			ev.Events = unix.EPOLLOUT
+		}
+		if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, s.fd, &ev); err != nil {
+			return
+		}
+	}
+	exitTag := int32(len(p.streams))
+	pidfd, err := unix.PidfdOpen(pid, 0)
+	if err == nil {
+		defer unix.Close(pidfd)
+		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: exitTag}
+		if unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, pidfd, &ev) != nil {
+			_ = unix.Close(pidfd)
+			pidfd = -1
+		}
+	} else {
+		pidfd = -1
+	}
+
+	bp := copyBuffers.Get().(*[]byte)
+	defer copyBuffers.Put(bp)
+	var events [8]unix.EpollEvent
+	var deadline time.Time // set at the child's exit
+	for open > 0 {
+		timeout := -1
+		switch {
+		case !deadline.IsZero():
+			left := time.Until(deadline)
+			if left <= 0 {
+				return
+			}
+			timeout = int((left + time.Millisecond - 1) / time.Millisecond)
+		case pidfd < 0:
+			timeout = int(pollFallback / time.Millisecond)
+		}
+		n, err := unix.EpollWait(epfd, events[:], timeout)
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			return
+		}
+		for _, ev := range events[:max(n, 0)] {
+			if ev.Fd == exitTag {
+				deadline = time.Now().Add(grace)
+				_ = unix.EpollCtl(epfd, unix.EPOLL_CTL_DEL, pidfd, nil)
+				continue
+			}
+			if p.service(int(ev.Fd), epfd, *bp) {
+				open--
+			}
+		}
+		if pidfd < 0 && deadline.IsZero() && exited(pid) {
+			deadline = time.Now().Add(grace)
+		}
+	}
+}
+
+// service does one read or write on stream i and reports whether that
+// ended the stream (false for a stream that stays open or had ended
+// already). One operation per wakeup keeps stdout and stderr fair.
+func (p *pump) service(i, epfd int, buf []byte) (ended bool) {
+	s := &p.streams[i]
+	if s.fd < 0 {
+		return false
+	}
+	if s.out != nil {
+		n, err := unix.Read(s.fd, buf)
+		switch {
+		case n > 0:
+			_, _ = s.out.Write(buf[:n])
+			return false
+		case errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR):
+			return false
+		}
+		p.close(i, epfd) // EOF, or a read error that ends the stream
+		return true
+	}
+	n, err := unix.Write(s.fd, s.in)
+	if n > 0 {
+		s.in = s.in[n:]
+	}
+	if len(s.in) > 0 && (err == nil || errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR)) {
+		return false
+	}
+	// All written, or EPIPE from a child that stopped reading: the exit
+	// status and output are authoritative, not the stdin copy.
+	p.close(i, epfd)
+	return true
+}
+
+// exited reports, without reaping it, whether the child pid has exited.
+func exited(pid int) bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return err != nil || info.Signo != 0
+}
