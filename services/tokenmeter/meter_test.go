@@ -36,6 +36,13 @@ func TestPriceMessageOverheads(t *testing.T) {
 	if PriceTools(e, nil) != 0 || PriceTools(e, tools) != (len(b)+3)/4+4 {
 		t.Errorf("tools price %d", PriceTools(e, tools))
 	}
+	// The tools are priced as the JSON the model reads (JSON.stringify in
+	// dsh): "<", ">" and "&" are not escaped to \u003c and friends.
+	html := []ToolSchema{{Name: "t", Description: "a<b && c>d", Parameters: json.RawMessage(`{"type":"object"}`)}}
+	plain := `[{"name":"t","description":"a<b && c>d","parameters":{"type":"object"}}]`
+	if got, want := PriceTools(e, html), (len(plain)+3)/4+4; got != want {
+		t.Errorf("tools with <&>: %d, want %d", got, want)
+	}
 	m := NewMeter(e, nil)
 	if m.Count("abcde") != 2 || m.CountMessages([]Message{{Role: RoleUser, Content: "abcd"}, {Role: RoleUser, Content: "abcd"}}) != 18 ||
 		m.CountTools(tools) != PriceTools(e, tools) || m.CountSystem("abcd") != 5 {
