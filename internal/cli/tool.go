@@ -62,6 +62,7 @@ func init() {
 					}
 					enc := json.NewEncoder(env.Stdout)
 					enc.SetIndent("", "  ")
+					enc.SetEscapeHTML(false)
 					if err := enc.Encode(toolReport{Content: content, IsError: o.IsError, Error: o.Error, Meta: o.Meta}); err != nil {
 						return Failure(err)
 					}

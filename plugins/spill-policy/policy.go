@@ -111,9 +111,18 @@ func (p *policy) spill(ctx context.Context, e *tools.Execution, text string) (st
 	return out, true
 }
 
-// owner is the session a call belongs to: the label of its scope.
+// SessionScopePrefix opens the label of an agent session's scope
+// ("session:<id>", plugins/agent).
+const SessionScopePrefix = "session:"
+
+// owner is the session a call belongs to (reference B3: the session id):
+// the label of its scope, without SessionScopePrefix, so an agent session's
+// spills land in session-<sha256(id)[:12]>.
 func owner(e *tools.Execution) string {
 	if s := e.Scope(); s != nil && s.Label() != "" {
+		if id := strings.TrimPrefix(s.Label(), SessionScopePrefix); id != "" {
+			return id
+		}
 		return s.Label()
 	}
 	return DefaultOwner
