@@ -354,3 +354,22 @@ func TestFiguresJSONIncludesTheCacheHitRatio(t *testing.T) {
 		t.Errorf("Stats JSON = %s", st)
 	}
 }
+
+// Reference C4: only the latest successful call anchors, and a call without
+// usage gets an estimated anchor: the projection after it is an estimate,
+// not the older provider figure.
+func TestCallWithoutUsageReplacesTheAnchor(t *testing.T) {
+	s := NewMeter(Bytes{}, nil).Session("s")
+	h1 := []Message{{Role: RoleUser, Content: "abcd"}}
+	s.Record(Exchange{Request: Request{Model: "m", Messages: h1}, Reply: Message{Role: RoleAssistant, Content: "ok"}, Usage: &Usage{PromptTokens: 500}})
+	h2 := append(h1, Message{Role: RoleAssistant, Content: "ok"}, Message{Role: RoleUser, Content: "more"})
+	if p := s.Project(Request{Model: "m", Messages: h2}); p.Source != SourceUsage {
+		t.Fatalf("after a call with usage: %+v", p)
+	}
+	s.Record(Exchange{Request: Request{Model: "m", Messages: h2}, Reply: Message{Role: RoleAssistant, Content: "ok"}})
+	h3 := append(h2, Message{Role: RoleAssistant, Content: "ok"}, Message{Role: RoleUser, Content: "again"})
+	p := s.Project(Request{Model: "m", Messages: h3})
+	if p.Source != SourceEstimated || p.Tokens != NewMeter(Bytes{}, nil).CountRequest(Request{Model: "m", Messages: h3}) {
+		t.Errorf("after a call without usage: %+v, want the full estimate", p)
+	}
+}
