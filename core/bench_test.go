@@ -123,9 +123,9 @@ func BenchmarkApplyDispose(b *testing.B) {
 }
 
 type result112 struct {
-	a, b, c, d, e, f int64 // 48 bytes
+	a, b, c, d, e, f int64  // 48 bytes
 	s1, s2, s3       string // 48 bytes
-	x, y             int64 // 16 bytes
+	x, y             int64  // 16 bytes
 }
 
 var (
