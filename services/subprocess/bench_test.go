@@ -48,6 +48,20 @@ func BenchmarkSpawnWait(b *testing.B) {
 			}
 		}
 	})
+	// Bare os/exec in a new session, as the contract starts every child:
+	// with sched_autogroup (on here) setsid gives the child a new
+	// scheduling group, which on a loaded machine often waits a slice
+	// before it first runs; on an idle one it costs nothing.
+	b.Run("osexec-setsid", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			cmd := exec.Command("/bin/true")
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			if err := cmd.Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	// The same work the service asks of os/exec: a new session, both
 	// streams through pipes into buffers, WaitDelay.
 	b.Run("osexec-pipes", func(b *testing.B) {
