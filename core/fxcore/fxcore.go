@@ -170,10 +170,12 @@ func (e *StartTimeoutError) Error() string {
 func (h *Harness) start(ctx context.Context) error {
 	done := make(chan error, 1)
 	go func() {
-		var err error
-		if h.opts.SkipAudit {
-			err = h.Loader.Mount(context.Background(), h.opts.Manifest)
-		} else if err = h.Loader.Apply(context.Background(), h.opts.Manifest); err == nil {
+		// Every row is mounted, then audited, so a failed boot names each
+		// failed row with its error and each pending one with what it waits
+		// for (not only the first failure); a failed audit disposes the
+		// whole tree below, in reverse order.
+		err := h.Loader.Mount(context.Background(), h.opts.Manifest)
+		if err == nil && !h.opts.SkipAudit {
 			err = h.Loader.Audit()
 		}
 		done <- err

@@ -136,3 +136,30 @@ func TestStartAndStop(t *testing.T) {
 		t.Fatal(ord.log)
 	}
 }
+
+// Boot policy (ARCHITECTURE §4): a failed boot names every failed row with
+// its error and every pending row with what it waits for, not only the
+// first failure.
+func TestFailedBootListsEveryFailedAndPendingRow(t *testing.T) {
+	failA := core.Define("fail-a", func(*core.Context, struct{}) error { return errors.New("a is broken") })
+	failB := core.Define("fail-b", func(*core.Context, struct{}) error { return errors.New("b is broken") })
+	waits := core.Define("waits", func(*core.Context, struct{}) error { return nil }, core.WithInject("nothing-provides-this"))
+	m, err := manifest.Parse("harness.yml", []byte("plugins:\n  - name: fail-a\n  - name: waits\n  - name: fail-b\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := fxcore.New(fxcore.Options{Manifest: m, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Plugins: []core.Plugin{failA, failB, waits}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = h.Start(context.Background())
+	if err == nil {
+		t.Fatal("start succeeded")
+	}
+	for _, want := range []string{"3 entries did not activate", "fail-a (fail-a): failed: a is broken",
+		"waits (waits): pending (waiting for service: nothing-provides-this)", "fail-b (fail-b): failed: b is broken"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("boot error lacks %q:\n%v", want, err)
+		}
+	}
+}

@@ -31,6 +31,7 @@ type agentFlags struct {
 	thinking       bool
 	noThinking     bool
 	maxSteps       int
+	maxStepsSet    bool // --max-steps was given (0 is then an error, not "default")
 	cwd            string
 	cont           bool
 	session        string
@@ -49,7 +50,7 @@ func (f *agentFlags) options() (agent.Options, error) {
 	case f.noThinking:
 		o.Thinking = llm.ThinkingDisabled
 	}
-	if f.maxSteps < 0 {
+	if f.maxSteps < 0 || f.maxStepsSet && f.maxSteps < 1 {
 		return o, fmt.Errorf("--max-steps %d: must be at least 1", f.maxSteps)
 	}
 	if f.cont && f.session != "" {

@@ -30,6 +30,7 @@ func init() {
 				"with status 130. --continue and --session ID resume a stored session.",
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
+				f.maxStepsSet = cmd.Flags().Changed("max-steps")
 				opts, err := f.options()
 				if err != nil {
 					return UsageError(err)

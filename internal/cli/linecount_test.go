@@ -1,6 +1,9 @@
 package cli
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestLineCountOfToolResults(t *testing.T) {
 	for _, tc := range []struct {
@@ -16,6 +19,18 @@ func TestLineCountOfToolResults(t *testing.T) {
 	} {
 		if got := lineCount(tc.text); got != tc.want {
 			t.Errorf("lineCount(%q) = %d, want %d", tc.text, got, tc.want)
+		}
+	}
+}
+
+func TestDeletedSpillNotesNameBothMarkers(t *testing.T) {
+	var errb strings.Builder
+	env := &Env{Stderr: &errb}
+	noteDeletedSpills(env, "a\n[output truncated; full output: /nonexistent/b25-stdout.log]\n"+
+		"(Omitted 9 bytes. Full formatted result stored at: /nonexistent/r.txt. Use read…)")
+	for _, p := range []string{"/nonexistent/b25-stdout.log was deleted", "/nonexistent/r.txt was deleted"} {
+		if !strings.Contains(errb.String(), p) {
+			t.Errorf("no note %q in %q", p, errb.String())
 		}
 	}
 }

@@ -32,6 +32,7 @@ func init() {
 				if asJSON {
 					enc := json.NewEncoder(env.Stdout)
 					enc.SetIndent("", "  ")
+					enc.SetEscapeHTML(false)
 					if rows == nil {
 						return enc.Encode([]any{})
 					}

@@ -234,11 +234,13 @@ func (c tokenCounter) tool(t systemprompt.ToolSchema) *int {
 	if c.meter == nil {
 		return nil
 	}
-	b, err := json.Marshal(meterTool(t))
-	if err != nil {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // priced as the meter prices tool lists
+	if err := enc.Encode(meterTool(t)); err != nil {
 		return nil
 	}
-	n := c.meter.Count(string(b))
+	n := c.meter.Count(strings.TrimSuffix(b.String(), "\n"))
 	return &n
 }
 

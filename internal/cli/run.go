@@ -40,6 +40,7 @@ func init() {
 				default:
 					return UsageError(fmt.Errorf("--output %q: want text, json or stream-json", output))
 				}
+				f.maxStepsSet = cmd.Flags().Changed("max-steps")
 				opts, err := f.options()
 				if err != nil {
 					return UsageError(err)

@@ -308,6 +308,7 @@ func TestRunFailuresExitCodes(t *testing.T) {
 			[]string{"--max-steps", "2"}, 1, []string{"maximum number of steps reached: 2"}, ""},
 		{"unknown model", nil, []string{"--model", "nope/x"}, 2, []string{"nope"}, ""},
 		{"no prompt", nil, []string{""}, 2, []string{"no prompt"}, ""},
+		{"max steps 0", nil, []string{"--max-steps", "0", "hi"}, 2, []string{"--max-steps 0: must be at least 1"}, ""},
 		{"bad output", nil, []string{"-o", "yaml"}, 2, []string{"--output"}, ""},
 		{"unknown session", nil, []string{"--session", "20990101T000000-deadbeef"}, 2, []string{"session not found"}, ""},
 	}

@@ -31,6 +31,7 @@ func init() {
 				}
 				enc := json.NewEncoder(env.Stdout)
 				enc.SetIndent("", "  ")
+				enc.SetEscapeHTML(false)
 				return enc.Encode(v)
 			},
 		}

@@ -62,6 +62,7 @@ func init() {
 					}
 					enc := json.NewEncoder(env.Stdout)
 					enc.SetIndent("", "  ")
+					enc.SetEscapeHTML(false)
 					if err := enc.Encode(toolReport{Content: content, IsError: o.IsError, Error: o.Error, Meta: o.Meta}); err != nil {
 						return Failure(err)
 					}
@@ -85,7 +86,7 @@ func init() {
 }
 
 // spillNotice matches the spill policy's notice in a result.
-var spillNotice = regexp.MustCompile(`Full formatted result stored at: (\S+?)\. `)
+var spillNotice = regexp.MustCompile(`Full formatted result stored at: (\S+?)\. |\[output truncated; full output: ([^\s\]]+)\]`)
 
 // noteDeletedSpills tells the user on stderr when a result names a spill
 // file that no longer exists: spill-local deletes a run's files when the
@@ -93,8 +94,9 @@ var spillNotice = regexp.MustCompile(`Full formatted result stored at: (\S+?)\. 
 // one-shot `harness tool` run stops right after the call.
 func noteDeletedSpills(env *Env, text string) {
 	for _, m := range spillNotice.FindAllStringSubmatch(text, -1) {
-		if _, err := os.Stat(m[1]); errors.Is(err, os.ErrNotExist) {
-			fmt.Fprintf(env.Stderr, "harness: note: %s was deleted when the harness stopped; set keep: true in the spill-local row's config (or apply a --patch) to keep spill files after exit\n", m[1])
+		path := m[1] + m[2]
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(env.Stderr, "harness: note: %s was deleted when the harness stopped; set keep: true in the spill-local row's config (or apply a --patch) to keep spill files after exit\n", path)
 		}
 	}
 }

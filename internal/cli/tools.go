@@ -35,6 +35,7 @@ func init() {
 				if asJSON {
 					enc := json.NewEncoder(env.Stdout)
 					enc.SetIndent("", "  ")
+					enc.SetEscapeHTML(false)
 					if schemas == nil {
 						schemas = []tools.Schema{}
 					}

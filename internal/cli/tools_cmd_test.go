@@ -109,6 +109,11 @@ func TestToolCommandJSON(t *testing.T) {
 	if b, _ := json.Marshal(got); string(b) != want {
 		t.Errorf("got  %s\nwant %s", b, want)
 	}
+	// Model-facing text is printed as is: "<" is not escaped to \u003c.
+	_, out, _ = runCLI(t, toolsManifest, "tool", "greet", `{"name":"<b>&"}`, "--json")
+	if !strings.Contains(out, `"hello <b>&\n"`) {
+		t.Errorf("HTML-escaped output: %s", out)
+	}
 }
 
 func TestToolCommandWithoutRegistryIsAConfigurationError(t *testing.T) {

@@ -94,6 +94,11 @@ func describeStmt(stmt *syntax.Stmt, depth int, printNode func(syntax.Node) stri
 	forms = appendForm(forms, strings.Join(argv, " "))
 	inner := peelWrappers(argv)
 	forms = appendForm(forms, strings.Join(inner, " "))
+	if len(inner) > 0 && strings.Contains(inner[0], "/") {
+		// `/bin/rm -rf x` is `rm -rf x` for a deny rule; an allow rule must
+		// match every form, so this never lets `bash(rm *)` cover a path.
+		forms = appendForm(forms, strings.Join(append([]string{path.Base(inner[0])}, inner[1:]...), " "))
+	}
 
 	part := commandPart{Forms: forms, Written: written, Writes: writes}
 	script, hasScript := shellScriptArg(inner)

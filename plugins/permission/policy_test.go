@@ -171,6 +171,11 @@ func TestEvaluateIssueRuleSet(t *testing.T) {
 		{"bash", bashArgs(`"rm" -rf /`), Deny, "bash(rm -rf *)"},
 		{"bash", bashArgs("sudo rm -rf /"), Deny, "bash(rm -rf *)"},
 		{"bash", bashArgs("git log $(rm -rf /)"), Deny, "bash(rm -rf *)"},
+		// A program named by its path is still that program for deny rules,
+		// but an allow rule for the bare name does not cover a path.
+		{"bash", bashArgs("/bin/rm -rf /tmp/b17-target"), Deny, "bash(rm -rf *)"},
+		{"bash", bashArgs("sudo /usr/bin/rm -rf /"), Deny, "bash(rm -rf *)"},
+		{"bash", bashArgs("/tmp/evil/git status"), Ask, ""},
 		{"bash", bashArgs("git status && echo 'unterminated"), Ask, ""},
 		{"bash", bashArgs("FOO=1 git status"), Ask, ""},
 		{"Bash", bashArgs("git status"), Allow, ""},

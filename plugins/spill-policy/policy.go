@@ -19,7 +19,7 @@ const DefaultMaxInlineBytes = 50_000
 
 // DefaultOwner is the spill owner of calls made outside any session scope
 // (for example `harness tool`).
-const DefaultOwner = "default"
+const DefaultOwner = spill.DefaultOwner
 
 // Config is the spill-policy plugin's configuration.
 type Config struct {
@@ -111,13 +111,12 @@ func (p *policy) spill(ctx context.Context, e *tools.Execution, text string) (st
 	return out, true
 }
 
-// owner is the session a call belongs to: the label of its scope.
-func owner(e *tools.Execution) string {
-	if s := e.Scope(); s != nil && s.Label() != "" {
-		return s.Label()
-	}
-	return DefaultOwner
-}
+// SessionScopePrefix opens the label of an agent session's scope.
+const SessionScopePrefix = spill.SessionScopePrefix
+
+// owner is the session a call belongs to (reference B3: the session id),
+// see [spill.OwnerOf].
+func owner(e *tools.Execution) string { return spill.OwnerOf(e.Scope()) }
 
 // plainText joins text blocks; false when any block is not text.
 func plainText(content []tools.Content) (string, bool) {

@@ -139,6 +139,13 @@ func TestTwoMegabyteResultBecomesPreviewAndLocator(t *testing.T) {
 	if !strings.HasPrefix(m[2], e.spill) || filepath.Base(filepath.Dir(m[2])) != "session-"+ownerHash(t, "session-42") {
 		t.Errorf("locator %s is not in the session's directory", m[2])
 	}
+	// An agent session's scope is labelled "session:<id>"; the owner is the
+	// session id itself.
+	out = e.call("bash", 2<<20, core.NewScopeID("session:20261130T040711-f7d84f30", nil))
+	if m := noticeRE.FindStringSubmatch(tools.TextOf(out.Content)); m == nil ||
+		filepath.Base(filepath.Dir(m[2])) != "session-"+ownerHash(t, "20261130T040711-f7d84f30") {
+		t.Errorf("agent session spill not under session-<sha256(id)>: %v", m)
+	}
 	fi, _ := os.Stat(m[2])
 	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("spill file mode %v", fi.Mode().Perm())

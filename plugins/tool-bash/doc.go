@@ -8,7 +8,9 @@
 // environment plus NO_COLOR=1 TERM=dumb PAGER=cat GIT_PAGER=cat. Each stream is
 // collected separately (not merged): a 64 000-byte in-memory tail, with the
 // complete stream in a private spill file once the tail overflows (up to
-// 64 MiB). The deadline (default 120 s, at most 600 s) sends SIGTERM to the
+// 64 MiB); when a spill store that adopts files is mounted, that file moves into
+// the call's session spill directory (private, deleted at exit; bug case B25)
+// and the rendered marker names it there. The deadline (default 120 s, at most 600 s) sends SIGTERM to the
 // whole process group, then SIGKILL after a 3 s grace, and the call returns only
 // once the group is gone, so background children and pipelines never outlive it.
 //

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/plugins/workdir"
+	"github.com/dshgo/harness/services/spill"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tools"
@@ -84,6 +85,7 @@ func apply(c *core.Context, cfg Config) error {
 		MaxOutputBytes: cfg.MaxOutputBytes,
 		MaxSpillBytes:  cfg.MaxSpillBytes,
 		Grace:          cfg.Grace.D(),
+		Spills:         func() (spill.Store, bool) { return core.Lookup(c, spill.Key) },
 	}
 	if err := tools.Register(c, Tool(x)); err != nil {
 		return err
@@ -105,7 +107,11 @@ func apply(c *core.Context, cfg Config) error {
 func Tool(x *Executor) *tools.Tool {
 	return tools.Define("bash", strings.TrimSpace(description),
 		func(ctx context.Context, e *tools.Execution, args Args) (Value, error) {
-			return x.Run(workdir.With(ctx, workdir.Of(ctx, e.Context(), "")), args)
+			v, err := x.Run(workdir.With(ctx, workdir.Of(ctx, e.Context(), "")), args)
+			if err == nil {
+				x.adoptSpills(ctx, e, &v)
+			}
+			return v, err
 		},
 		tools.WithRender(func(_ Args, v Value) []tools.Content { return []tools.Content{tools.Text(Render(v))} }))
 }

@@ -13,7 +13,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/dshgo/harness/plugins/workdir"
+	"github.com/dshgo/harness/services/spill"
 	"github.com/dshgo/harness/services/subprocess"
+	"github.com/dshgo/harness/services/tools"
 )
 
 // Executor defaults (A14).
@@ -43,6 +45,46 @@ type Executor struct {
 	MaxOutputBytes, MaxSpillBytes int64
 	// Grace is the SIGTERM→SIGKILL grace.
 	Grace time.Duration
+	// Spills, when set, returns the spill store that takes over a call's
+	// complete-stream files (bug case B25): a store implementing
+	// spill.FileAdopter moves them into the call's session directory, so
+	// they are private, per session, and deleted at exit like every spill
+	// unless the store keeps them. Without one, the subprocess service's
+	// file stays where it is.
+	Spills func() (spill.Store, bool)
+}
+
+// adoptSpills hands the complete-stream files of v to the spill store, if
+// one that can adopt files is mounted, and points v at their new paths. A
+// failure keeps the original path (logged by the caller's store, not fatal).
+func (x *Executor) adoptSpills(ctx context.Context, e *tools.Execution, v *Value) {
+	if x.Spills == nil {
+		return
+	}
+	store, ok := x.Spills()
+	if !ok {
+		return
+	}
+	adopter, ok := store.(spill.FileAdopter)
+	if !ok {
+		return
+	}
+	for _, st := range []struct {
+		s     *Stream
+		label string
+	}{{&v.Stdout, "stdout"}, {&v.Stderr, "stderr"}} {
+		if st.s.SpillPath == "" {
+			continue
+		}
+		ref, err := adopter.AdoptFile(context.WithoutCancel(ctx), spill.SaveRequest{
+			Owner:         spill.Owner{SessionID: spill.OwnerOf(e.Scope())},
+			Source:        spill.Source{Kind: spill.SourceTool, ToolName: e.Name(), CallID: e.CallID(), Label: st.label},
+			SuggestedName: e.Name() + "-" + st.label + ".log",
+		}, st.s.SpillPath)
+		if err == nil {
+			st.s.SpillPath = string(ref.Locator)
+		}
+	}
 }
 
 // Args are the bash tool's arguments (B1).

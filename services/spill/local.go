@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -151,6 +152,90 @@ func (s *LocalStore) SaveText(ctx context.Context, req SaveRequest) (Ref, error)
 	s.files[f.Name()] = struct{}{}
 	s.ownMu.Unlock()
 	return Ref{Locator: Locator(f.Name()), Hint: Hint, Bytes: int64(len(req.Content))}, nil
+}
+
+// AdoptFile implements [FileAdopter]: the regular file at path (never a
+// symlink) is renamed into req's owner directory under a fresh
+// <12 hex>-<name>, made 0600 and tracked like a saved file (deleted on Close
+// unless Keep). Across filesystems it is copied (streamed, never held in
+// memory) and the source removed. Bytes is the file's size.
+func (s *LocalStore) AdoptFile(ctx context.Context, req SaveRequest, path string) (Ref, error) {
+	if err := req.Validate(); err != nil {
+		return Ref{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Ref{}, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return Ref{}, ErrClosed
+	}
+	src, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return Ref{}, fmt.Errorf("spill-local: adopt %s: %w", path, err)
+	}
+	defer src.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(src.Fd()), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return Ref{}, fmt.Errorf("spill-local: adopt %s: not a regular file", path)
+	}
+	dir := s.OwnerDir(req.Owner.SessionID)
+	dirFD, err := s.openOwnerDir(dir)
+	if err != nil {
+		return Ref{}, err
+	}
+	defer unix.Close(dirFD)
+	var random [6]byte
+	if _, err := rand.Read(random[:]); err != nil {
+		return Ref{}, fmt.Errorf("spill-local: random name: %w", err)
+	}
+	name := hex.EncodeToString(random[:]) + "-" + boundedSegment(req.SuggestedName)
+	dst := filepath.Join(dir, name)
+	size := st.Size
+	err = unix.Renameat2(unix.AT_FDCWD, path, dirFD, name, unix.RENAME_NOREPLACE)
+	switch {
+	case err == nil:
+		// The name now in the directory must be the file opened above.
+		var moved unix.Stat_t
+		if err := unix.Fstatat(dirFD, name, &moved, unix.AT_SYMLINK_NOFOLLOW); err != nil || moved.Ino != st.Ino || moved.Dev != st.Dev {
+			_ = unix.Unlinkat(dirFD, name, 0)
+			return Ref{}, fmt.Errorf("spill-local: adopt %s: the file changed while it was moved", path)
+		}
+		if err := unix.Fchmod(int(src.Fd()), uint32(FileMode)); err != nil {
+			return Ref{}, fmt.Errorf("spill-local: adopt %s: %w", path, err)
+		}
+	case errors.Is(err, unix.EXDEV) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EINVAL):
+		fd, err := unix.Openat(dirFD, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(FileMode))
+		if err != nil {
+			return Ref{}, fmt.Errorf("spill-local: create %s: %w", dst, err)
+		}
+		f := os.NewFile(uintptr(fd), dst)
+		n, werr := copyPrivate(f, src)
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			_ = unix.Unlinkat(dirFD, name, 0)
+			return Ref{}, fmt.Errorf("spill-local: write %s: %w", dst, werr)
+		}
+		size = n
+		_ = os.Remove(path)
+	default:
+		return Ref{}, fmt.Errorf("spill-local: adopt %s: %w", path, err)
+	}
+	s.ownMu.Lock()
+	s.files[dst] = struct{}{}
+	s.ownMu.Unlock()
+	return Ref{Locator: Locator(dst), Hint: Hint, Bytes: size}, nil
+}
+
+// copyPrivate makes f private, then streams src into it.
+func copyPrivate(f *os.File, src io.Reader) (int64, error) {
+	if err := f.Chmod(FileMode); err != nil {
+		return 0, err
+	}
+	return io.Copy(f, src)
 }
 
 func writeAll(f *os.File, content string) error {

@@ -81,6 +81,16 @@ type Ref struct {
 	Bytes int64 `json:"bytes"`
 }
 
+// FileAdopter is implemented by stores that can take over a file that
+// already holds the content (for example a subprocess stream spill of up to
+// 64 MiB), so the caller never loads it into memory. AdoptFile moves (or
+// copies, then removes) the file at path into the store as req would have
+// saved it (req.Content is ignored) and returns its reference; on error the
+// store keeps nothing (the file normally stays at path).
+type FileAdopter interface {
+	AdoptFile(ctx context.Context, req SaveRequest, path string) (Ref, error)
+}
+
 // ErrInvalidRequest is wrapped by SaveText errors caused by a malformed request
 // (missing owner, unknown source kind).
 var ErrInvalidRequest = errors.New("spill: invalid save request")

@@ -1,6 +1,7 @@
 package tokenmeter
 
 import (
+	"bytes"
 	"encoding/json"
 	"hash/maphash"
 	"strconv"
@@ -94,7 +95,7 @@ func PriceTools(e Estimator, tools []ToolSchema) int {
 	if len(tools) == 0 {
 		return 0
 	}
-	b, err := json.Marshal(tools)
+	b, err := marshalPlain(tools)
 	if err != nil { // only invalid RawMessage parameters; price them as text
 		n := 0
 		for _, t := range tools {
@@ -147,4 +148,16 @@ func hashEnvelope(model, system string, tools []ToolSchema) uint64 {
 		}
 	}
 	return h.Sum64()
+}
+
+// marshalPlain encodes v as JSON without HTML escaping ("<" stays "<", as
+// in JSON.stringify and on the wire), so escapes do not inflate prices.
+func marshalPlain(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -36,6 +36,13 @@ func TestPriceMessageOverheads(t *testing.T) {
 	if PriceTools(e, nil) != 0 || PriceTools(e, tools) != (len(b)+3)/4+4 {
 		t.Errorf("tools price %d", PriceTools(e, tools))
 	}
+	// The tools are priced as the JSON the model reads (JSON.stringify in
+	// dsh): "<", ">" and "&" are not escaped to \u003c and friends.
+	html := []ToolSchema{{Name: "t", Description: "a<b && c>d", Parameters: json.RawMessage(`{"type":"object"}`)}}
+	plain := `[{"name":"t","description":"a<b && c>d","parameters":{"type":"object"}}]`
+	if got, want := PriceTools(e, html), (len(plain)+3)/4+4; got != want {
+		t.Errorf("tools with <&>: %d, want %d", got, want)
+	}
 	m := NewMeter(e, nil)
 	if m.Count("abcde") != 2 || m.CountMessages([]Message{{Role: RoleUser, Content: "abcd"}, {Role: RoleUser, Content: "abcd"}}) != 18 ||
 		m.CountTools(tools) != PriceTools(e, tools) || m.CountSystem("abcd") != 5 {
@@ -345,5 +352,24 @@ func TestFiguresJSONIncludesTheCacheHitRatio(t *testing.T) {
 	st, _ := json.Marshal(Stats{Requests: 1, Totals: rec.Figures, Last: &rec})
 	if !strings.Contains(string(st), `"totals":{"promptTokens":100,`) || strings.Count(string(st), `"cacheHitRatio":0.75`) != 2 {
 		t.Errorf("Stats JSON = %s", st)
+	}
+}
+
+// Reference C4: only the latest successful call anchors, and a call without
+// usage gets an estimated anchor: the projection after it is an estimate,
+// not the older provider figure.
+func TestCallWithoutUsageReplacesTheAnchor(t *testing.T) {
+	s := NewMeter(Bytes{}, nil).Session("s")
+	h1 := []Message{{Role: RoleUser, Content: "abcd"}}
+	s.Record(Exchange{Request: Request{Model: "m", Messages: h1}, Reply: Message{Role: RoleAssistant, Content: "ok"}, Usage: &Usage{PromptTokens: 500}})
+	h2 := append(h1, Message{Role: RoleAssistant, Content: "ok"}, Message{Role: RoleUser, Content: "more"})
+	if p := s.Project(Request{Model: "m", Messages: h2}); p.Source != SourceUsage {
+		t.Fatalf("after a call with usage: %+v", p)
+	}
+	s.Record(Exchange{Request: Request{Model: "m", Messages: h2}, Reply: Message{Role: RoleAssistant, Content: "ok"}})
+	h3 := append(h2, Message{Role: RoleAssistant, Content: "ok"}, Message{Role: RoleUser, Content: "again"})
+	p := s.Project(Request{Model: "m", Messages: h3})
+	if p.Source != SourceEstimated || p.Tokens != NewMeter(Bytes{}, nil).CountRequest(Request{Model: "m", Messages: h3}) {
+		t.Errorf("after a call without usage: %+v, want the full estimate", p)
 	}
 }

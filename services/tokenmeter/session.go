@@ -73,8 +73,9 @@ type Stats struct {
 // and the anchor's messages are still its prefix. Otherwise (a changed
 // envelope, a compaction that rewrote history) it falls back to a full
 // estimate that includes the system prompt and the tool schemas. Only the
-// latest request with usage anchors; a request without usage keeps the
-// previous anchor.
+// latest request anchors (reference C4): one without usage drops the
+// anchor, so projections after it are estimates until usage is reported
+// again.
 type Session struct {
 	id    string
 	meter *Meter
@@ -246,6 +247,9 @@ func (s *Session) Record(x Exchange) RequestRecord {
 		}
 		s.anchor = &anchor{env: env, hashes: hashes, prompt: u.PromptTokens}
 	} else {
+		// Only the latest call anchors (C4); one without usage leaves an
+		// estimate, so the older provider figure no longer applies.
+		s.anchor = nil
 		est := s.meter.est
 		reasoning := est.Count(x.Reply.Reasoning)
 		rec.Estimated = true

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dshgo/harness/core"
 )
@@ -55,17 +56,22 @@ type Execution struct {
 	outcome *Outcome
 	storage Outcome // backing store of the first normalized outcome (saves an allocation)
 
-	mu       sync.Mutex
-	votes    *Decision // merged OnPreExecute decisions stronger than allow (nil: allow)
-	deferred *[]string // DeferContext messages, FIFO (nil: none)
+	votes    atomic.Pointer[Decision] // merged OnPreExecute decisions stronger than allow (nil: allow)
+	mu       sync.Mutex               // guards deferred
+	deferred *[]string                // DeferContext messages, FIFO (nil: none)
 
-	tok         Token
-	route       route
-	bound       bool // the arguments passed validation ("" reads as "{}")
-	started     bool // the body was invoked
-	storageUsed bool
-	concludes   bool
+	tok     Token
+	route   route
+	bound   bool          // the arguments passed validation ("" reads as "{}")
+	started bool          // the body was invoked
+	posted  atomic.Uint32 // postedDeferred | postedConcludes, set by the body
 }
+
+// Bits of Execution.posted: a body called DeferContext / ConcludeTurn.
+const (
+	postedDeferred uint32 = 1 << iota
+	postedConcludes
+)
 
 // coercion is the result of coercing arguments: their re-encoding and the notes.
 type coercion struct {
@@ -144,51 +150,47 @@ func (e *Execution) DeferContext(message string) {
 		e.deferred = new([]string)
 	}
 	*e.deferred = append(*e.deferred, message)
+	e.posted.Or(postedDeferred)
 	e.mu.Unlock()
 }
 
 // ConcludeTurn marks a successful result as ending the model's turn. For bodies.
-func (e *Execution) ConcludeTurn() {
-	e.mu.Lock()
-	e.concludes = true
-	e.mu.Unlock()
-}
+func (e *Execution) ConcludeTurn() { e.posted.Or(postedConcludes) }
 
 func (e *Execution) deferredContexts() ([]string, bool) {
+	p := e.posted.Load()
+	concludes := p&postedConcludes != 0
+	if p&postedDeferred == 0 {
+		return nil, concludes
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.deferred == nil {
-		return nil, e.concludes
-	}
-	return *e.deferred, e.concludes
+	return *e.deferred, concludes
 }
 
 func (e *Execution) vote(d Decision) {
-	e.mu.Lock()
-	if d.Kind > e.votesSoFarLocked().Kind { // Merge: the stronger wins, a tie keeps the first
-		e.votes = &d
+	for {
+		cur := e.votes.Load()
+		if cur != nil && d.Kind <= cur.Kind || cur == nil && d.Kind == DecisionAllow {
+			return // Merge: the stronger wins, a tie keeps the first
+		}
+		if e.votes.CompareAndSwap(cur, &d) {
+			return
+		}
 	}
-	e.mu.Unlock()
 }
 
 func (e *Execution) votesSoFar() Decision {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.votesSoFarLocked()
-}
-
-func (e *Execution) votesSoFarLocked() Decision {
-	if e.votes == nil {
-		return Decision{}
+	if v := e.votes.Load(); v != nil {
+		return *v
 	}
-	return *e.votes
+	return Decision{}
 }
 
 // newOutcome returns a zeroed outcome owned by e: the embedded one the first
 // time (only the goroutine running the execution's current stage calls it).
 func (e *Execution) newOutcome() *Outcome {
-	if !e.storageUsed {
-		e.storageUsed = true
+	if e.storage.exec == nil { // never reset once set
 		e.storage.exec = e
 		return &e.storage
 	}

@@ -3,6 +3,7 @@ package tools
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -87,6 +88,34 @@ func FuzzCheck(f *testing.F) {
 		}
 		if len(coerced) > 0 && normalized == raw {
 			t.Fatalf("coerced %v but normalized text unchanged", coerced)
+		}
+	})
+}
+
+// FuzzParseFastMatchesEncodingJSON: whatever the segmentio fast path accepts,
+// encoding/json accepts too, with the same value (so swapping the parser changed
+// nothing the validator sees); what it rejects goes through encoding/json.
+func FuzzParseFastMatchesEncodingJSON(f *testing.F) {
+	for _, seed := range []string{
+		tenArgs, "", " ", "{}", "[]", "null", "0", "-0", "1e400", "-1.5E-7", "123456789012345678901234567890",
+		`{"a":1,"a":2}`, `{"a":"\ud83d\ude00 \u00e9 \ud800"}`, "{\"a\":\"\xff\xfe\"}", "{\"a\":\"\x01\"}",
+		`{"a":[1,2,{"b":null}]}`, `{"a":1}}`, `{"a":1} {}`, `{"a":1}` + "\n\t\r ", "\ufeff{}", `{'a':1}`,
+		`{"a":1,}`, `[1,]`, `01`, `1.`, `.5`, `+1`, `NaN`, `Infinity`, `{"a":tru}`, `"abc`, `{"a" 1}`,
+		strings.Repeat("[", 10001) + strings.Repeat("]", 10001), `{"\u0000":"\u0000"}`, "{\"a\":1}\x00",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		fast, ok := parseJSONFast(raw)
+		if !ok {
+			return
+		}
+		std, err := parseJSONStd(raw)
+		if err != nil {
+			t.Fatalf("%q: the fast path accepted what encoding/json rejects: %v", raw, err)
+		}
+		if !reflect.DeepEqual(fast, std) {
+			t.Fatalf("%q: fast %#v, encoding/json %#v", raw, fast, std)
 		}
 	})
 }

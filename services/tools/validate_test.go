@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/tools"
 )
 
@@ -187,5 +188,34 @@ func TestDefinitionErrors(t *testing.T) {
 	e := newEnv(t)
 	if err := e.reg.Register(e.c, cases[2].tool); err == nil || !strings.Contains(err.Error(), "reserved") {
 		t.Errorf("register of a bad tool: %v", err)
+	}
+}
+
+func TestArgumentsAsTheExecutionShowsThem(t *testing.T) {
+	e := newEnv(t)
+	e.register(named("none", "ok"), tools.Define("read", "read", func(context.Context, *tools.Execution, b15Args) (string, error) { return "", nil }))
+	type seen struct{ args, raw, coerced string }
+	var got []seen
+	e.on(core.On(e.c, tools.Result, func(_ context.Context, x *tools.Execution) error {
+		got = append(got, seen{x.Arguments(), x.RawArguments(), strings.Join(x.Coercions(), ",")})
+		return nil
+	}))
+	cases := []struct {
+		name, args string
+		want       seen
+	}{
+		{"none", "", seen{"{}", "", ""}}, // "" means {}
+		{"none", "{}", seen{"{}", "{}", ""}},
+		{"read", "", seen{"", "", ""}},                                           // invalid: shown as sent
+		{"read", ` {"path":"a"} `, seen{` {"path":"a"} `, ` {"path":"a"} `, ""}}, // valid: the model's text
+		{"read", `{"path":"a","limit":"3"}`, seen{`{"limit":3,"path":"a"}`, `{"path":"a","limit":"3"}`, `/limit: coerced string "3" to the number 3`}},
+		{"read", `{"path":"a","limit":"x"}`, seen{`{"path":"a","limit":"x"}`, `{"path":"a","limit":"x"}`, ""}},
+	}
+	for _, tc := range cases {
+		got = nil
+		e.exec(tc.name, tc.args)
+		if len(got) != 1 || got[0] != tc.want {
+			t.Errorf("%s %q: got %+v, want %+v", tc.name, tc.args, got, tc.want)
+		}
 	}
 }
