@@ -308,9 +308,10 @@ type waterfallRun[P, R any] struct {
 // stepAt returns the continuation at list index i: it calls the first
 // admitted listener at or after i (a panic in it becomes a *PanicError
 // naming its plugin), or inner after the last one.
-func (w *waterfallRun[P, R]) stepAt(i int) Next[P, R] {
+func (w *waterfallRun[P, R]) stepAt(from int) Next[P, R] {
 	return func(ctx context.Context, p P) (r R, err error) {
 		list := w.list
+		i := from
 		for ; i < len(list); i++ {
 			if l := list[i]; l.admitted(w.t) && !l.removed.Load() {
 				break

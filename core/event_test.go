@@ -107,3 +107,41 @@ func TestEventSharedAcrossRoots(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+var wfSkip = core.NewWaterfallEvent[int, string]("test/wf-skip")
+
+// Listeners skipped by one dispatch (scope filtering) are admitted again by
+// the next: dispatch state carries nothing over.
+func TestWaterfallSkipsDoNotCarryOver(t *testing.T) {
+	r := newRoot(t)
+	c := r.Context()
+	ctx := context.Background()
+	s, err := core.NewScope(c, core.NewScopeID("agent", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag := func(name string) func(context.Context, int, core.Next[int, string]) (string, error) {
+		return func(ctx context.Context, p int, next core.Next[int, string]) (string, error) {
+			rest, err := next(ctx, p)
+			return name + rest, err
+		}
+	}
+	if err := core.On(s.Context(), wfSkip, tag("s1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := core.On(c, wfSkip, tag("g")); err != nil {
+		t.Fatal(err)
+	}
+	if err := core.On(s.Context(), wfSkip, tag("s2")); err != nil {
+		t.Fatal(err)
+	}
+	inner := func(ctx context.Context, p int) (string, error) { return ".", nil }
+	for _, want := range []struct {
+		t   core.Target
+		out string
+	}{{core.Target{}, "g."}, {core.To(s.ID()), "s1gs2."}, {core.Target{}, "g."}, {core.To(s.ID()), "s1gs2."}} {
+		if got, err := core.Waterfall(ctx, c, wfSkip, want.t, 0, inner); got != want.out || err != nil {
+			t.Fatalf("got %q %v, want %q", got, err, want.out)
+		}
+	}
+}
