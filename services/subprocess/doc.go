@@ -33,13 +33,15 @@
 // # Environment
 //
 // A child's environment is built fresh: the parent environment minus every
-// name matching SensitiveEnvPattern (KEY, PASSWORD, SECRET, TOKEN anywhere,
-// case-insensitively) and the HARNESS_ namespace, minus the configured
+// name matching SensitiveEnvPattern (KEY, PASSWORD, SECRET, TOKEN, CREDENTIAL
+// anywhere, case-insensitively), the names given to ConcealEnv (the
+// variables the manifest reads credentials from) and the HARNESS_
+// namespace, minus the configured
 // EnvPolicy.Deny patterns (plus EnvPolicy.Allow exceptions), then Spec.Env
 // on top (an explicit entry always survives, credential-shaped or not), then
 // Spec.UnsetEnv removes names. The same scrub applies to terminals and to
-// ResolveExecutable. Not caught by default: PASSPHRASE, CREDENTIAL, AUTH,
-// *_PAT and URLs with inline passwords; add them to EnvPolicy.Deny. The
+// ResolveExecutable. Not caught by default: PASSPHRASE, AUTH, *_PAT and URLs
+// with inline passwords; add them to EnvPolicy.Deny. The
 // scrubbed parent environment is cached per os.Environ snapshot: each spawn
 // compares the snapshot (cheap while nothing changed) and scrubs again
 // after any change, so the cache never lets a new variable through.
