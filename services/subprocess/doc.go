@@ -88,9 +88,11 @@
 // synchronous host-exit path (SIGKILL everything, no waiting).
 //
 // No signal is ever sent to a number that may have been reused: cgroup
-// ranges signal only the pids the cgroup lists (and use cgroup.kill), and
-// the process-group and session fallbacks check the leader's start time
-// first; the first observation that a range is empty is permanent.
+// ranges signal only the pids the cgroup lists (and use cgroup.kill); the
+// process-group fallback treats a live holder of the pgid as a newcomer
+// once its leader's exit was observed (marked before the reap that frees
+// the pid), and the terminal session fallback checks the leader's start
+// time; the first observation that a range is empty is permanent.
 //
 // The runtime marks every inherited descriptor above 2 close-on-exec when it
 // starts, so children see only fds 0-2 (and fd 3 with Spec.Control).
