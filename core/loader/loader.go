@@ -94,7 +94,11 @@ func Resolve(m *manifest.Manifest, cat *core.Catalog, env manifest.LookupEnv) ([
 		}
 		p, ok := cat.Get(e.Name)
 		if !ok {
-			errs = append(errs, &manifest.Error{Pos: e.Pos, Msg: fmt.Sprintf("unknown plugin %q (id %s); known plugins: %s", e.Name, e.ID, strings.Join(cat.Names(), ", "))})
+			pos := e.NamePos
+			if pos.Line == 0 {
+				pos = e.Pos
+			}
+			errs = append(errs, &manifest.Error{Pos: pos, Msg: fmt.Sprintf("unknown plugin %q (id %s); known plugins: %s", e.Name, e.ID, strings.Join(cat.Names(), ", "))})
 			continue
 		}
 		cfg, err := manifest.DecodeConfig(p, e, env)

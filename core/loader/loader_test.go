@@ -141,13 +141,18 @@ func TestResolveReportsEveryBadRow(t *testing.T) {
 	if err == nil {
 		t.Fatal("no error")
 	}
-	for _, want := range []string{`harness.yml:2:5: unknown plugin "nope" (id a); known plugins: cons, plain, prov`, `harness.yml:3:35: plugin "plain" (id b): invalid config: unknown key "m"`} {
+	for _, want := range []string{`harness.yml:2:19: unknown plugin "nope" (id a); known plugins: cons, plain, prov`, `harness.yml:3:35: plugin "plain" (id b): invalid config: unknown key "m"`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in\n%v", want, err)
 		}
 	}
 	if strings.Contains(err.Error(), "nope2") {
 		t.Error("disabled row was resolved")
+	}
+	// On a row written over several lines the error points at the name.
+	err = l.Apply(context.Background(), parse(t, "plugins:\n  - id: a\n    config: {}\n    name: nope\n"))
+	if err == nil || !strings.HasPrefix(err.Error(), `harness.yml:4:11: unknown plugin "nope"`) {
+		t.Errorf("unknown plugin on its own line: %v", err)
 	}
 }
 

@@ -78,6 +78,10 @@ type Entry struct {
 	Children []Entry
 	// Pos is where the row starts.
 	Pos Pos
+	// NamePos is where the row's name was written (its `name:` value, or
+	// the patch row that set it); the zero Pos when the row has no name.
+	// Errors about the plugin name point there.
+	NamePos Pos
 	// Source is the file that last defined or patched the row.
 	Source string
 }
@@ -423,6 +427,7 @@ func parseRow(file string, n *yaml.Node) (Entry, error) {
 				e.ID = v.Value
 			} else {
 				e.Name = v.Value
+				e.NamePos = Pos{File: file, Line: v.Line, Col: v.Column}
 			}
 		case "config":
 			if !(v.Kind == yaml.ScalarNode && v.Tag == "!!null") {

@@ -151,6 +151,7 @@ func applyRow(m *Manifest, file string, row PatchRow) error {
 		}
 		e.Name = *row.Name
 		e.Pos = row.Pos // errors about the plugin name point at the patch that set it
+		e.NamePos = row.Pos
 	}
 	if row.ConfigSet {
 		if e.Group {

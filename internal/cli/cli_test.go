@@ -78,7 +78,7 @@ func TestCheckOnEmbeddedDefaultAndOnAFile(t *testing.T) {
 func TestBadManifestsExit2WithPlace(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct{ yml, want string }{
-		{"plugins:\n  - name: nope\n", `bad.yml:2:5: unknown plugin "nope"`},
+		{"plugins:\n  - name: nope\n", `bad.yml:2:11: unknown plugin "nope"`},
 		{"plugins:\n  - name: hello\n    config: {greting: hi}\n", `bad.yml:3:14: plugin "hello" (id hello): invalid config: unknown key "greting" (allowed: greeting, token)`},
 		{"plugins:\n\t- name: hello\n", "bad.yml:2:1: tab character"},
 		{"plugins:\n  - name: hello-user\n", "hello-user (hello-user): pending (waiting for service: hello)"},
