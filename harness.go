@@ -22,6 +22,7 @@ import (
 	"github.com/dshgo/harness/core/manifest"
 	"github.com/dshgo/harness/internal/cli"
 	"github.com/dshgo/harness/plugins/std"
+	"github.com/dshgo/harness/services/subprocess"
 	"go.uber.org/fx"
 )
 
@@ -118,5 +119,8 @@ func New(opts ...Option) (*fxcore.Harness, error) {
 	if m, err = manifest.Compose(m, patches...); err != nil {
 		return nil, err
 	}
+	// Children never inherit the variables the harness reads credentials
+	// from (B10), whatever their names.
+	subprocess.ConcealEnv(m.CredentialEnv()...)
 	return fxcore.New(fxcore.Options{Manifest: m, Env: o.env, Logger: o.logger, Plugins: o.plugins}, o.modules...)
 }

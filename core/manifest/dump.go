@@ -3,6 +3,7 @@ package manifest
 import (
 	"bytes"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/dshgo/harness/core"
@@ -137,4 +138,53 @@ func credentialName(key string) bool {
 		}
 	}
 	return false
+}
+
+// CredentialEnv returns the environment variables this manifest reads
+// credentials from, so that the harness can keep them from every child
+// process whatever their names (bug case B10): the variable of each `!env`
+// under a credential-named key (`apiKey: !env DS_AUTH`), and each plain
+// value of a credential-named key ending in "Env" (`apiKeyEnv: MY_VAR`, the
+// convention for naming a variable that holds a key). Disabled rows count
+// too. Names are returned once each, in manifest order.
+func (m *Manifest) CredentialEnv() []string {
+	var names []string
+	add := func(n string) {
+		if n != "" && !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n == nil {
+			return
+		}
+		if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i].Value, n.Content[i+1]
+				if credentialName(k) {
+					switch {
+					case v.Tag == "!env" && v.Kind == yaml.ScalarNode:
+						add(v.Value)
+					case v.Tag == "!env" && v.Kind == yaml.SequenceNode && len(v.Content) > 0:
+						add(v.Content[0].Value)
+					case v.Kind == yaml.ScalarNode && strings.HasSuffix(strings.ToUpper(k), "ENV"):
+						add(v.Value)
+					}
+				}
+			}
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	var rows func([]Entry)
+	rows = func(es []Entry) {
+		for _, e := range es {
+			walk(e.Config)
+			rows(e.Children)
+		}
+	}
+	rows(m.Plugins)
+	return names
 }

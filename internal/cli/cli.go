@@ -24,6 +24,7 @@ import (
 
 	"github.com/dshgo/harness/core/fxcore"
 	"github.com/dshgo/harness/core/manifest"
+	"github.com/dshgo/harness/services/subprocess"
 	"github.com/spf13/cobra"
 	"go.uber.org/fx"
 )
@@ -243,6 +244,9 @@ func (e *Env) Build(opts ...BootOption) (*fxcore.Harness, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Children never inherit the variables the harness reads credentials
+	// from (B10), whatever their names.
+	subprocess.ConcealEnv(m.CredentialEnv()...)
 	o := fxcore.Options{Manifest: m, Env: e.LookupEnv, Logger: e.Logger()}
 	for _, opt := range opts {
 		opt(&o)

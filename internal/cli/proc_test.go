@@ -154,47 +154,58 @@ func TestRunInterruptDuringBashExits130(t *testing.T) {
 }
 
 // B10: provider keys never reach commands the model runs, while the
-// adapter still authenticates with the key it read.
+// adapter still authenticates with the key it read — also when the key's
+// variable has a name no pattern catches (apiKeyEnv, or !env in apiKey).
 func TestB10CredentialsNotVisibleToModelCommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
-	srv := llmtest.New(t, []llmtest.Turn{toolCall("c1", "bash", `{"command":"env | sort","description":"print the environment"}`), text("done")})
-	m := strings.Replace(agentManifest(srv.URL, t.TempDir(), ""), "apiKey: sk-test", "apiKeyEnv: DEEPSEEK_API_KEY", 1)
-	env := append(baseEnv(), "DEEPSEEK_API_KEY=sk-b10-fake-0001", "OPENAI_API_KEY=sk-b10-fake-0002", "AWS_SECRET_ACCESS_KEY=b10fake",
-		"GITHUB_TOKEN=ghp_b10fake", "MY_DB_PASSWORD=b10fake", "SAFE_VALUE=keepme")
-	cmd := processCommand(t, repo, m, env, "run", "show me the environment")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%v\n%s", err, stderr.String())
+	for _, tc := range []struct{ name, keyField, keyVar string }{
+		{"apiKeyEnv pattern name", "apiKeyEnv: DEEPSEEK_API_KEY", "DEEPSEEK_API_KEY"},
+		{"apiKeyEnv any name", "apiKeyEnv: DS_LLM_CRED_X", "DS_LLM_CRED_X"},
+		{"apiKey !env any name", "apiKey: !env DS_AUTH_B10", "DS_AUTH_B10"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+			srv := llmtest.New(t, []llmtest.Turn{toolCall("c1", "bash", `{"command":"env | sort","description":"print the environment"}`), text("done")})
+			m := strings.Replace(agentManifest(srv.URL, t.TempDir(), ""), "apiKey: sk-test", tc.keyField, 1)
+			env := append(baseEnv(), tc.keyVar+"=sk-b10-fake-0001", "OPENAI_API_KEY=sk-b10-fake-0002", "AWS_SECRET_ACCESS_KEY=b10fake",
+				"GITHUB_TOKEN=ghp_b10fake", "MY_DB_PASSWORD=b10fake", "SAFE_VALUE=keepme")
+			cmd := processCommand(t, repo, m, env, "run", "show me the environment")
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("%v\n%s", err, stderr.String())
+			}
+			reqs := srv.Requests()
+			if len(reqs) != 2 {
+				t.Fatalf("%d requests", len(reqs))
+			}
+			if auth := reqs[0].Header.Get("Authorization"); auth != "Bearer sk-b10-fake-0001" {
+				t.Fatalf("Authorization = %q", auth)
+			}
+			w, _ := reqs[1].Wire()
+			var out string
+			for _, msg := range w.Messages {
+				if msg.Role == "tool" {
+					out = msg.Text()
+				}
+			}
+			for _, want := range []string{"PATH=", "HOME=", "LANG=", "TERM="} {
+				if !strings.Contains(out, want) {
+					t.Errorf("env output lacks %s:\n%s", want, out)
+				}
+			}
+			for _, bad := range []string{"b10fake", "sk-b10", tc.keyVar + "="} {
+				if strings.Contains(out, bad) {
+					t.Errorf("env output leaks %s:\n%s", bad, out)
+				}
+			}
+			if !strings.Contains(out, "SAFE_VALUE=keepme") {
+				t.Errorf("SAFE_VALUE (no credential pattern) was dropped:\n%s", out)
+			}
+		})
 	}
-	reqs := srv.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("%d requests", len(reqs))
-	}
-	if auth := reqs[0].Header.Get("Authorization"); auth != "Bearer sk-b10-fake-0001" {
-		t.Fatalf("Authorization = %q", auth)
-	}
-	w, _ := reqs[1].Wire()
-	var out string
-	for _, msg := range w.Messages {
-		if msg.Role == "tool" {
-			out = msg.Text()
-		}
-	}
-	for _, want := range []string{"PATH=", "HOME=", "LANG=", "TERM="} {
-		if !strings.Contains(out, want) {
-			t.Errorf("env output lacks %s:\n%s", want, out)
-		}
-	}
-	for _, bad := range []string{"b10fake", "sk-b10"} {
-		if strings.Contains(out, bad) {
-			t.Errorf("env output leaks %s:\n%s", bad, out)
-		}
-	}
-	t.Logf("SAFE_VALUE visible to the model: %v", strings.Contains(out, "SAFE_VALUE=keepme"))
 }
 
 // harness chat: the first Ctrl-C cancels the running turn (its process is

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -277,5 +278,30 @@ func TestParentEnvChangesReachTheNextSpawn(t *testing.T) {
 	os.Unsetenv("SUBPROCESS_ENV_CACHE_PROBE")
 	if env := run(); strings.Contains(env, "SUBPROCESS_ENV_CACHE_PROBE") {
 		t.Fatalf("third spawn still has the unset probe:\n%s", env)
+	}
+}
+
+// ConcealEnv drops a variable whatever its name, from the next spawn on
+// (the cached scrubbed environment is rebuilt), and Allow cannot keep it.
+func TestConcealEnvDropsNamedVariables(t *testing.T) {
+	t.Setenv("B10_PLAIN_NAME_X", "b10fake-conceal")
+	rt := newRuntime(t, Options{Env: EnvPolicy{Allow: []string{"B10_*"}}})
+	env := func() string {
+		t.Helper()
+		res, err := rt.Run(collectSpec(nil, "env", 1<<20, time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Stdout.Text()
+	}
+	if !strings.Contains(env(), "B10_PLAIN_NAME_X=b10fake-conceal") {
+		t.Fatal("the variable is not inherited before ConcealEnv")
+	}
+	ConcealEnv("b10_plain_name_x")
+	if got := env(); strings.Contains(got, "b10fake-conceal") {
+		t.Errorf("concealed variable still inherited:\n%s", got)
+	}
+	if base := ScrubbedParentEnv(); slices.ContainsFunc(base, func(kv string) bool { return strings.HasPrefix(kv, "B10_PLAIN_NAME_X=") }) {
+		t.Error("ScrubbedParentEnv keeps the concealed variable")
 	}
 }

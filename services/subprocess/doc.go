@@ -33,13 +33,15 @@
 // # Environment
 //
 // A child's environment is built fresh: the parent environment minus every
-// name matching SensitiveEnvPattern (KEY, PASSWORD, SECRET, TOKEN anywhere,
-// case-insensitively) and the HARNESS_ namespace, minus the configured
+// name matching SensitiveEnvPattern (KEY, PASSWORD, SECRET, TOKEN, CREDENTIAL
+// anywhere, case-insensitively), the names given to ConcealEnv (the
+// variables the manifest reads credentials from) and the HARNESS_
+// namespace, minus the configured
 // EnvPolicy.Deny patterns (plus EnvPolicy.Allow exceptions), then Spec.Env
 // on top (an explicit entry always survives, credential-shaped or not), then
 // Spec.UnsetEnv removes names. The same scrub applies to terminals and to
-// ResolveExecutable. Not caught by default: PASSPHRASE, CREDENTIAL, AUTH,
-// *_PAT and URLs with inline passwords; add them to EnvPolicy.Deny. The
+// ResolveExecutable. Not caught by default: PASSPHRASE, AUTH, *_PAT and URLs
+// with inline passwords; add them to EnvPolicy.Deny. The
 // scrubbed parent environment is cached per os.Environ snapshot: each spawn
 // compares the snapshot (cheap while nothing changed) and scrubs again
 // after any change, so the cache never lets a new variable through.
@@ -86,9 +88,11 @@
 // synchronous host-exit path (SIGKILL everything, no waiting).
 //
 // No signal is ever sent to a number that may have been reused: cgroup
-// ranges signal only the pids the cgroup lists (and use cgroup.kill), and
-// the process-group and session fallbacks check the leader's start time
-// first; the first observation that a range is empty is permanent.
+// ranges signal only the pids the cgroup lists (and use cgroup.kill); the
+// process-group fallback treats a live holder of the pgid as a newcomer
+// once its leader's exit was observed (marked before the reap that frees
+// the pid), and the terminal session fallback checks the leader's start
+// time; the first observation that a range is empty is permanent.
 //
 // The runtime marks every inherited descriptor above 2 close-on-exec when it
 // starts, so children see only fds 0-2 (and fd 3 with Spec.Control).

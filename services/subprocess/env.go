@@ -13,12 +13,54 @@ import (
 
 // SensitiveEnvPattern matches inherited environment variable names that are
 // treated as credentials and dropped before any child starts: KEY, PASSWORD,
-// SECRET or TOKEN anywhere in the name, case-insensitively (the dsh
-// SENSITIVE_ENV_PATTERN). Values are never inspected. Collateral names such as
-// TOKENIZERS_PARALLELISM or KEYTIMEOUT are dropped too; PASSPHRASE,
-// CREDENTIAL, AUTH and *_PAT are not caught by this pattern alone (add them
-// through EnvPolicy.Deny).
-var SensitiveEnvPattern = regexp.MustCompile(`(?i)KEY|PASSWORD|SECRET|TOKEN`)
+// SECRET, TOKEN or CREDENTIAL anywhere in the name, case-insensitively (the
+// dsh SENSITIVE_ENV_PATTERN plus CREDENTIAL, bug case B10). Values are never
+// inspected. Collateral names such as TOKENIZERS_PARALLELISM or KEYTIMEOUT are
+// dropped too; PASSPHRASE, AUTH and *_PAT are not caught by this pattern alone
+// (add them through EnvPolicy.Deny). Variables the manifest names as holding
+// a credential are dropped too, whatever their name (see [ConcealEnv]).
+var SensitiveEnvPattern = regexp.MustCompile(`(?i)KEY|PASSWORD|SECRET|TOKEN|CREDENTIAL`)
+
+// concealed is the process-wide set of variable names (upper-cased) dropped
+// from every child besides the patterns; concealGen counts its changes so
+// that cached scrubbed environments are rebuilt.
+var (
+	concealMu  sync.RWMutex
+	concealed  = map[string]bool{}
+	concealGen uint64
+)
+
+// ConcealEnv adds variable names that no child may inherit, whatever they
+// look like: the variables a deployment reads credentials from (an LLM
+// provider's apiKeyEnv, a `!env NAME` in a credential field; the harness
+// boot passes manifest.CredentialEnv here). Names match case-insensitively;
+// EnvPolicy.Allow does not bring them back, and a Spec.Env entry still sets
+// a value explicitly. The set is process-wide, as the environment is, and
+// only grows.
+func ConcealEnv(names ...string) {
+	concealMu.Lock()
+	defer concealMu.Unlock()
+	for _, n := range names {
+		if u := strings.ToUpper(n); n != "" && !concealed[u] {
+			concealed[u] = true
+			concealGen++
+		}
+	}
+}
+
+// isConcealed reports whether ConcealEnv named upper.
+func isConcealed(upper string) bool {
+	concealMu.RLock()
+	defer concealMu.RUnlock()
+	return concealed[upper]
+}
+
+// concealGeneration is how many names ConcealEnv has added so far.
+func concealGeneration() uint64 {
+	concealMu.RLock()
+	defer concealMu.RUnlock()
+	return concealGen
+}
 
 // ManagedEnvPrefix is the harness-owned environment namespace. Every
 // inherited variable whose upper-cased name starts with it is dropped, so a
@@ -62,7 +104,8 @@ func (p EnvPolicy) Validate() error {
 // regexp engine (it runs for every inherited variable of every spawn).
 func sensitive(upper string) bool {
 	return strings.Contains(upper, "KEY") || strings.Contains(upper, "PASSWORD") ||
-		strings.Contains(upper, "SECRET") || strings.Contains(upper, "TOKEN")
+		strings.Contains(upper, "SECRET") || strings.Contains(upper, "TOKEN") ||
+		strings.Contains(upper, "CREDENTIAL")
 }
 
 func matchAny(patterns []string, upper string) bool {
@@ -80,7 +123,7 @@ func matchAny(patterns []string, upper string) bool {
 // Drops reports whether an inherited variable name is removed by the policy.
 func (p EnvPolicy) Drops(name string) bool {
 	upper := strings.ToUpper(name)
-	if strings.HasPrefix(upper, ManagedEnvPrefix) {
+	if strings.HasPrefix(upper, ManagedEnvPrefix) || isConcealed(upper) {
 		return true
 	}
 	if !sensitive(upper) && !matchAny(p.Deny, upper) {
@@ -117,6 +160,7 @@ func ScrubbedParentEnv() []string { return EnvPolicy{}.Scrub(os.Environ()) }
 // is rebuilt: the scrub is never skipped, only not repeated.
 type envCache struct {
 	mu      sync.Mutex
+	gen     uint64   // the ConcealEnv generation base was built with
 	environ []string // the os.Environ snapshot base was built from
 	base    []string // its scrubbed entries, one per name (last wins), sorted
 }
@@ -124,11 +168,11 @@ type envCache struct {
 // get returns the scrubbed parent environment in uniqueSorted form. The
 // slice is shared: callers must not modify it (mergeEnv copies).
 func (e *envCache) get(policy EnvPolicy) []string {
-	environ := os.Environ()
+	environ, gen := os.Environ(), concealGeneration()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.base == nil || !slices.Equal(environ, e.environ) {
-		e.environ, e.base = environ, uniqueSorted(policy.Scrub(environ))
+	if e.base == nil || e.gen != gen || !slices.Equal(environ, e.environ) {
+		e.environ, e.gen, e.base = environ, gen, uniqueSorted(policy.Scrub(environ))
 	}
 	return e.base
 }

@@ -262,10 +262,17 @@ func socketpair() (net.Conn, *os.File, error) {
 // wait settles the handle: it runs for the life of the direct child.
 func (h *Handle) wait() {
 	defer h.rt.wg.Done()
-	if pg, ok := h.rng.(*pgidRange); ok {
-		pg.pinLeader() // before the reap below frees the leader's pid
-	}
 	h.pump.run(h.pid, h.grace)
+	if pg, ok := h.rng.(*pgidRange); ok {
+		// The leader is a zombie from here on: exited, not yet reaped.
+		// Marking that before the reap below frees its pid is what lets
+		// the range tell the leader from a later holder of the number.
+		if err := awaitExit(h.pid); err == nil {
+			pg.leaderExited.Store(true)
+		} else {
+			h.rt.log.Debug("subprocess: await exit", "pid", h.pid, "err", err)
+		}
+	}
 	err := h.cmd.Wait()
 	h.sealCollected()
 	ps := h.cmd.ProcessState

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -35,37 +36,26 @@ type managedRange interface {
 //
 // Pid reuse: the kernel keeps a pgid's number allocated while any process
 // (zombies included) is in the group, so the number can only be reused after
-// the group emptied. A process whose pid is the pgid but whose start time
-// differs from the recorded leader's is a newcomer: the group then counts as
-// gone and is never signalled again.
+// the group emptied. Until the leader exits, a live process whose pid is the
+// pgid is the leader itself (its pid cannot be reused before this runtime
+// reaps it); once the leader has exited, a live process with that pid is a
+// newcomer: the group then counts as gone and is never signalled again.
+// Handle.wait marks the exit after observing it and before reaping, so no
+// /proc read is needed to tell the two apart.
 type pgidRange struct {
-	pgid int
-
-	pin         sync.Once
-	leaderStart uint64
+	pgid         int
+	leaderExited atomic.Bool
 }
 
 func newPgidRange(pid int) *pgidRange { return &pgidRange{pgid: pid} }
 
-// pinLeader records the leader's start time, once. It must run while the
-// leader is not yet reaped (its pid cannot have been reused): Handle.wait
-// calls it before reaping, off the spawn's critical path, and every probe
-// calls it first in case it runs earlier.
-func (r *pgidRange) pinLeader() {
-	r.pin.Do(func() {
-		st, _ := readProcStat(r.pgid)
-		r.leaderStart = st.start
-	})
-}
-
 func (r *pgidRange) alive() (bool, error) {
-	r.pinLeader()
 	if err := unix.Kill(-r.pgid, 0); errors.Is(err, unix.ESRCH) {
 		return false, nil
 	}
 	members := liveMembers(func(p procStat) bool { return p.pgrp == r.pgid })
 	for _, p := range members {
-		if p.pid == r.pgid && p.start != r.leaderStart {
+		if p.pid == r.pgid && r.leaderExited.Load() {
 			return false, nil
 		}
 	}

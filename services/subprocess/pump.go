@@ -201,6 +201,17 @@ func (p *pump) service(i, epfd int, buf []byte) (ended bool) {
 	return true
 }
 
+// awaitExit blocks until the child pid has exited, without reaping it.
+func awaitExit(pid int) error {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
+}
+
 // exited reports, without reaping it, whether the child pid has exited.
 func exited(pid int) bool {
 	var info unix.Siginfo

@@ -346,3 +346,30 @@ func TestSpawnAfterKillEscalationSurvives(t *testing.T) {
 		}
 	}
 }
+
+// The process-group range tells its leader from a later holder of the
+// number: before the leader's exit is marked, a live process whose pid is
+// the pgid is the leader; after, it can only be a newcomer that reused the
+// number, so the range counts as gone and is not signalled.
+func TestPgidRangeTreatsALiveHolderAfterTheLeaderExitedAsNewcomer(t *testing.T) {
+	m := marker(3616)
+	cmd := exec.Command("sleep", m)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	r := newPgidRange(cmd.Process.Pid)
+	if alive, err := r.alive(); !alive || err != nil {
+		t.Fatalf("leader running: alive = %v, %v", alive, err)
+	}
+	r.leaderExited.Store(true) // as if our leader had exited and the pid were reused
+	if alive, err := r.alive(); alive || err != nil {
+		t.Fatalf("newcomer holding the pgid: alive = %v, %v", alive, err)
+	}
+	r.signal(syscall.SIGKILL) // must not reach the newcomer
+	time.Sleep(50 * time.Millisecond)
+	if len(liveSleeps(m)) != 1 {
+		t.Fatal("the newcomer was signalled")
+	}
+}
