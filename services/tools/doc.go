@@ -34,6 +34,15 @@
 // integer-valued string ("5") where an integer or number is expected becomes
 // that number, recorded in Execution.Coercions.
 //
+// The library is the only authority for rejections, their messages and
+// coercion. For simple schemas (type, properties, required,
+// additionalProperties, scalar enum/const, numeric bounds, lengths, items,
+// and annotations; no $ref, $schema or combinators) a precompiled
+// accept-only check runs first: arguments it finds certainly valid skip the
+// library; anything else, including any doubt (1.0 for an integer, a number
+// equal to a bound after float rounding, a string where a number is
+// expected), is decided by the library exactly as without it.
+//
 // # The pipeline
 //
 //	Execute(ctx, Call)

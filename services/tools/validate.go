@@ -64,6 +64,9 @@ type validator struct {
 	schema  *jsonschema.Schema
 	doc     any  // the parsed schema document, for allowed-key lookups
 	emptyOK bool // `{}` is valid: the "" and "{}" fast path skips the validator
+	// fast, when the schema is simple enough, accepts arguments that are
+	// certainly valid before the library is asked; nil otherwise.
+	fast *fastCheck
 }
 
 const schemaURL = "mem:///tool.json"
@@ -84,7 +87,7 @@ func compileSchema(doc []byte) (*validator, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &validator{schema: sch, doc: parsed}
+	v := &validator{schema: sch, doc: parsed, fast: buildFastCheck(parsed)}
 	v.emptyOK = sch.Validate(map[string]any{}) == nil
 	return v, nil
 }
@@ -146,6 +149,9 @@ func (v *validator) check(raw string) (normalized string, coerced []string, viol
 	inst, err := parseJSON(raw)
 	if err != nil {
 		return raw, nil, []Violation{{Rule: "json", Message: "arguments are not valid JSON: " + err.Error()}}
+	}
+	if v.fast != nil && v.fast.accepts(inst) {
+		return raw, nil, nil // certainly valid, so nothing to coerce either
 	}
 	verr := v.schema.Validate(inst)
 	if verr == nil {

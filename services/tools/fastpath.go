@@ -1,0 +1,389 @@
+package tools
+
+import (
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+)
+
+// fastCheck is an accept-only precheck of a simple schema, built once per tool
+// next to the compiled library validator. accepts(v) == true means the library
+// would certainly accept v (so validation is skipped and, since only a failed
+// validation coerces, nothing would have been coerced); false means "not sure"
+// and the library decides, with its messages, paths and coercion. It never
+// rejects anything itself.
+//
+// It is built only for schemas that use nothing but the keywords listed in
+// fastKeywords under draft 2020-12 (no $schema: with an older draft the library
+// asserts format), and every doubt (non-canonical integers, a number equal to a
+// bound after rounding, an enum number spelled differently) defers.
+type fastCheck struct {
+	never     bool      // the false schema
+	types     jsonTypes // 0: any type
+	props     map[string]*fastCheck
+	required  []string
+	addlFalse bool       // additionalProperties: false
+	addl      *fastCheck // additionalProperties as a schema; nil: anything
+	enum      []any      // scalars: string, bool, nil, json.Number
+	hasEnum   bool
+	constant  []any // const as a one-value list; both const and enum must hold
+	hasConst  bool
+	min, max  *numBound
+	xmin      *numBound
+	xmax      *numBound
+	minLen    int // -1: none
+	maxLen    int
+	items     *fastCheck // nil: anything
+	minItems  int
+	maxItems  int
+}
+
+type jsonTypes uint8
+
+const (
+	tNull jsonTypes = 1 << iota
+	tBoolean
+	tNumber
+	tInteger
+	tString
+	tArray
+	tObject
+)
+
+var typeNames = map[string]jsonTypes{
+	"null": tNull, "boolean": tBoolean, "number": tNumber, "integer": tInteger,
+	"string": tString, "array": tArray, "object": tObject,
+}
+
+// fastKeywords are the keywords a fast check understands; "format" is an
+// annotation here because compileSchema does not assert formats and the
+// default draft is 2020-12.
+var fastKeywords = map[string]bool{
+	"type": true, "properties": true, "required": true, "additionalProperties": true,
+	"enum": true, "const": true, "minimum": true, "maximum": true, "exclusiveMinimum": true,
+	"exclusiveMaximum": true, "minLength": true, "maxLength": true, "items": true,
+	"minItems": true, "maxItems": true, "uniqueItems": true,
+	"title": true, "description": true, "default": true, "examples": true, "$comment": true,
+	"deprecated": true, "readOnly": true, "writeOnly": true, "format": true,
+}
+
+// numBound is a numeric bound from the schema: its float64 rounding, and its
+// exact value when it is an int64.
+type numBound struct {
+	f     float64
+	i     int64
+	isInt bool
+}
+
+// buildFastCheck returns the fast check of a parsed schema document, or nil
+// when the document uses anything it does not understand.
+func buildFastCheck(doc any) *fastCheck {
+	fc, ok := buildFast(doc, 0)
+	if !ok {
+		return nil
+	}
+	return fc
+}
+
+func buildFast(doc any, depth int) (*fastCheck, bool) {
+	if depth > 32 {
+		return nil, false
+	}
+	switch d := doc.(type) {
+	case bool:
+		return &fastCheck{never: !d, minLen: -1, maxLen: -1, minItems: -1, maxItems: -1}, true
+	case map[string]any:
+		fc := &fastCheck{minLen: -1, maxLen: -1, minItems: -1, maxItems: -1}
+		for k, v := range d {
+			if !fastKeywords[k] || !fc.keyword(k, v, depth) {
+				return nil, false
+			}
+		}
+		return fc, true
+	}
+	return nil, false
+}
+
+// keyword compiles one keyword into fc; false means unsupported.
+func (fc *fastCheck) keyword(k string, v any, depth int) bool {
+	var ok bool
+	switch k {
+	case "type":
+		fc.types, ok = parseTypes(v)
+		return ok
+	case "properties":
+		m, isMap := v.(map[string]any)
+		if !isMap {
+			return false
+		}
+		fc.props = make(map[string]*fastCheck, len(m))
+		for name, sub := range m {
+			if fc.props[name], ok = buildFast(sub, depth+1); !ok {
+				return false
+			}
+		}
+		return true
+	case "required":
+		list, isList := v.([]any)
+		if !isList {
+			return false
+		}
+		for _, r := range list {
+			s, isStr := r.(string)
+			if !isStr {
+				return false
+			}
+			fc.required = append(fc.required, s)
+		}
+		return true
+	case "additionalProperties":
+		if b, isBool := v.(bool); isBool {
+			fc.addlFalse = !b
+			return true
+		}
+		fc.addl, ok = buildFast(v, depth+1)
+		return ok
+	case "items":
+		fc.items, ok = buildFast(v, depth+1)
+		return ok
+	case "enum":
+		list, isList := v.([]any)
+		if !isList {
+			return false
+		}
+		for _, e := range list {
+			if !isScalar(e) {
+				return false
+			}
+		}
+		fc.enum, fc.hasEnum = list, true
+		return true
+	case "const":
+		if !isScalar(v) {
+			return false
+		}
+		fc.constant, fc.hasConst = []any{v}, true
+		return true
+	case "minimum":
+		fc.min, ok = parseBound(v)
+	case "maximum":
+		fc.max, ok = parseBound(v)
+	case "exclusiveMinimum":
+		fc.xmin, ok = parseBound(v)
+	case "exclusiveMaximum":
+		fc.xmax, ok = parseBound(v)
+	case "minLength":
+		fc.minLen, ok = parseCount(v)
+	case "maxLength":
+		fc.maxLen, ok = parseCount(v)
+	case "minItems":
+		fc.minItems, ok = parseCount(v)
+	case "maxItems":
+		fc.maxItems, ok = parseCount(v)
+	case "uniqueItems":
+		b, isBool := v.(bool)
+		return isBool && !b
+	default: // annotations
+		return true
+	}
+	return ok
+}
+
+func parseTypes(v any) (jsonTypes, bool) {
+	switch t := v.(type) {
+	case string:
+		bit, ok := typeNames[t]
+		return bit, ok
+	case []any:
+		var set jsonTypes
+		for _, e := range t {
+			s, ok := e.(string)
+			if !ok || typeNames[s] == 0 {
+				return 0, false
+			}
+			set |= typeNames[s]
+		}
+		return set, set != 0
+	}
+	return 0, false
+}
+
+func isScalar(v any) bool {
+	switch v.(type) {
+	case nil, bool, string, json.Number:
+		return true
+	}
+	return false
+}
+
+func parseBound(v any) (*numBound, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return nil, false
+	}
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil {
+		return nil, false
+	}
+	b := &numBound{f: f}
+	if isIntText(string(n)) {
+		b.i, err = strconv.ParseInt(string(n), 10, 64)
+		b.isInt = err == nil
+	}
+	return b, true
+}
+
+func parseCount(v any) (int, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	i, err := strconv.Atoi(string(n))
+	return i, err == nil && i >= 0
+}
+
+// isIntText reports whether a JSON number's text has no fraction or exponent,
+// so it is an integer exactly (1.0 and 1e2 are integers too, but those defer).
+func isIntText(s string) bool {
+	if s != "" && s[0] == '-' {
+		s = s[1:]
+	}
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// accepts reports whether v is certainly valid; false means "ask the library".
+func (fc *fastCheck) accepts(v any) bool {
+	if fc.never {
+		return false
+	}
+	if fc.hasEnum && !oneOf(v, fc.enum) || fc.hasConst && !oneOf(v, fc.constant) {
+		return false
+	}
+	switch x := v.(type) {
+	case nil:
+		return fc.types == 0 || fc.types&tNull != 0
+	case bool:
+		return fc.types == 0 || fc.types&tBoolean != 0
+	case string:
+		return fc.acceptsString(x)
+	case json.Number:
+		return fc.acceptsNumber(string(x))
+	case []any:
+		return fc.acceptsArray(x)
+	case map[string]any:
+		return fc.acceptsObject(x)
+	}
+	return false
+}
+
+// oneOf matches v against scalars exactly; a number matches only the same spelling
+// (the library compares numbers exactly, so "1" and "1.0" would defer).
+func oneOf(v any, list []any) bool {
+	for _, e := range list {
+		switch x := v.(type) {
+		case nil:
+			if e == nil {
+				return true
+			}
+		case bool:
+			if b, ok := e.(bool); ok && b == x {
+				return true
+			}
+		case string:
+			if s, ok := e.(string); ok && s == x {
+				return true
+			}
+		case json.Number:
+			if n, ok := e.(json.Number); ok && n == x {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (fc *fastCheck) acceptsString(s string) bool {
+	if fc.types != 0 && fc.types&tString == 0 {
+		return false // a type error, or an integer-valued string to coerce
+	}
+	if fc.minLen < 0 && fc.maxLen < 0 {
+		return true
+	}
+	n := utf8.RuneCountInString(s)
+	return (fc.minLen < 0 || n >= fc.minLen) && (fc.maxLen < 0 || n <= fc.maxLen)
+}
+
+func (fc *fastCheck) acceptsNumber(s string) bool {
+	intText := isIntText(s)
+	if fc.types != 0 && fc.types&tNumber == 0 && (fc.types&tInteger == 0 || !intText) {
+		return false
+	}
+	if fc.min == nil && fc.max == nil && fc.xmin == nil && fc.xmax == nil {
+		return true
+	}
+	val, ok := parseBound(json.Number(s))
+	if !ok {
+		return false
+	}
+	return (fc.min == nil || atLeast(val, fc.min, false)) && (fc.max == nil || atLeast(fc.max, val, false)) &&
+		(fc.xmin == nil || atLeast(val, fc.xmin, true)) && (fc.xmax == nil || atLeast(fc.xmax, val, true))
+}
+
+// atLeast reports whether a >= b (a > b when strict) is certain. Two exact
+// int64s compare exactly; otherwise only different float64 roundings decide
+// (rounding is monotone, so they order the exact values the same way) and
+// equal roundings defer.
+func atLeast(a, b *numBound, strict bool) bool {
+	if a.isInt && b.isInt {
+		return a.i > b.i || !strict && a.i == b.i
+	}
+	return a.f > b.f
+}
+
+func (fc *fastCheck) acceptsArray(a []any) bool {
+	if fc.types != 0 && fc.types&tArray == 0 {
+		return false
+	}
+	if fc.minItems >= 0 && len(a) < fc.minItems || fc.maxItems >= 0 && len(a) > fc.maxItems {
+		return false
+	}
+	if fc.items != nil {
+		for _, e := range a {
+			if !fc.items.accepts(e) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (fc *fastCheck) acceptsObject(m map[string]any) bool {
+	if fc.types != 0 && fc.types&tObject == 0 {
+		return false
+	}
+	for _, r := range fc.required {
+		if _, ok := m[r]; !ok {
+			return false
+		}
+	}
+	for k, v := range m {
+		if sub, ok := fc.props[k]; ok {
+			if !sub.accepts(v) {
+				return false
+			}
+			continue
+		}
+		if fc.addlFalse || fc.addl != nil && !fc.addl.accepts(v) {
+			return false
+		}
+	}
+	return true
+}
