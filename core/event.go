@@ -16,6 +16,7 @@ type Event[H any] interface {
 	EventName() string
 	eventID() uint64
 	listen(c *Context, h H, o listenOptions) error
+	snapshot(r *Root) []*listener[H]
 }
 
 // ListenOption modifies a listener registration.
@@ -87,14 +88,6 @@ func listenersOf[H any](r *Root, id uint64) *listenerList[H] {
 	return v.(*listenerList[H])
 }
 
-func snapshot[H any](r *Root, id uint64) []*listener[H] {
-	v, ok := r.events.Load(id)
-	if !ok {
-		return nil
-	}
-	return v.(*listenerList[H]).load()
-}
-
 // listCache is an event's one-entry cache of its listener list in the root
 // it was last dispatched in, which spares the per-dispatch map lookup when a
 // process has one root (the common case). It holds the list, not the root,
@@ -147,7 +140,7 @@ func register[H any](c *Context, id uint64, name string, h H, o listenOptions) e
 // Listeners returns how many listeners e currently has in c's runtime
 // (diagnostics and tests).
 func Listeners[H any](c *Context, e Event[H]) int {
-	return len(snapshot[H](c.root, e.eventID()))
+	return len(e.snapshot(c.root))
 }
 
 // ---- Emit ----
@@ -169,6 +162,9 @@ func NewEmitEvent[P any](name string) *EmitEvent[P] {
 // EventName returns the event name.
 func (e *EmitEvent[P]) EventName() string { return e.name }
 func (e *EmitEvent[P]) eventID() uint64   { return e.id }
+func (e *EmitEvent[P]) snapshot(r *Root) []*listener[func(context.Context, P) error] {
+	return e.lists.snapshot(r, e.id)
+}
 func (e *EmitEvent[P]) listen(c *Context, h func(context.Context, P) error, o listenOptions) error {
 	return register(c, e.id, e.name, h, o)
 }
@@ -216,6 +212,9 @@ func NewBailEvent[P, R any](name string) *BailEvent[P, R] {
 // EventName returns the event name.
 func (e *BailEvent[P, R]) EventName() string { return e.name }
 func (e *BailEvent[P, R]) eventID() uint64   { return e.id }
+func (e *BailEvent[P, R]) snapshot(r *Root) []*listener[func(context.Context, P) (R, bool, error)] {
+	return e.lists.snapshot(r, e.id)
+}
 func (e *BailEvent[P, R]) listen(c *Context, h func(context.Context, P) (R, bool, error), o listenOptions) error {
 	return register(c, e.id, e.name, h, o)
 }
@@ -289,6 +288,9 @@ func NewWaterfallEvent[P, R any](name string) *WaterfallEvent[P, R] {
 // EventName returns the event name.
 func (e *WaterfallEvent[P, R]) EventName() string { return e.name }
 func (e *WaterfallEvent[P, R]) eventID() uint64   { return e.id }
+func (e *WaterfallEvent[P, R]) snapshot(r *Root) []*listener[waterfallHandler[P, R]] {
+	return e.lists.snapshot(r, e.id)
+}
 func (e *WaterfallEvent[P, R]) listen(c *Context, h waterfallHandler[P, R], o listenOptions) error {
 	return register(c, e.id, e.name, h, o)
 }

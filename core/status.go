@@ -1,7 +1,5 @@
 package core
 
-import "context"
-
 // StatusChange describes one fiber transition, for observers of the
 // container (the analogue of Cordis's internal/status and fx's fxevent).
 type StatusChange struct {
@@ -23,7 +21,7 @@ type StatusChange struct {
 var StatusChanged = NewEmitEvent[StatusChange]("core/status")
 
 func (r *Root) status(f *Fiber, from, to State, err error, pendingOn []string) {
-	if f.plugin == scopePlugin && len(snapshot[func(context.Context, StatusChange) error](r, StatusChanged.id)) == 0 {
+	if f.plugin == scopePlugin && len(StatusChanged.snapshot(r)) == 0 {
 		return
 	}
 	Emit(r.base, r.fiber.ctx, StatusChanged, Target{}, StatusChange{Fiber: f, Plugin: f.plugin.Name(), From: from, To: to, Err: err, PendingOn: pendingOn})
