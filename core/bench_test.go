@@ -121,3 +121,51 @@ func BenchmarkApplyDispose(b *testing.B) {
 		}
 	}
 }
+
+type result112 struct {
+	a, b, c, d, e, f int64  // 48 bytes
+	s1, s2, s3       string // 48 bytes
+	x, y             int64  // 16 bytes
+}
+
+var (
+	benchWF8   = core.NewWaterfallEvent[int, int64]("bench/waterfall8")
+	benchWF112 = core.NewWaterfallEvent[int, result112]("bench/waterfall112")
+)
+
+// BenchmarkWaterfall measures one scoped waterfall dispatch through 0, 1 and
+// 10 pass-through listeners, with an 8-byte and a 112-byte result.
+func BenchmarkWaterfall(b *testing.B) {
+	ctx := context.Background()
+	inner8 := func(ctx context.Context, p int) (int64, error) { return int64(p), nil }
+	inner112 := func(ctx context.Context, p int) (result112, error) { return result112{a: int64(p)}, nil }
+	for _, n := range []int{0, 1, 10} {
+		r := newRoot(b)
+		c := r.Context()
+		for i := 0; i < n; i++ {
+			c.Plugin(core.Define("l", func(c *core.Context, _ struct{}) error {
+				if err := core.On(c, benchWF8, func(ctx context.Context, p int, next core.Next[int, int64]) (int64, error) {
+					return next(ctx, p+1)
+				}); err != nil {
+					return err
+				}
+				return core.On(c, benchWF112, func(ctx context.Context, p int, next core.Next[int, result112]) (result112, error) {
+					return next(ctx, p+1)
+				})
+			}), nil)
+		}
+		t := core.To(core.NewScopeID("s", nil))
+		b.Run(fmt.Sprintf("8B/%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = core.Waterfall(ctx, c, benchWF8, t, 1, inner8)
+			}
+		})
+		b.Run(fmt.Sprintf("112B/%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = core.Waterfall(ctx, c, benchWF112, t, 1, inner112)
+			}
+		})
+	}
+}

@@ -64,17 +64,26 @@ func (l *listener[H]) admitted(t Target) bool {
 }
 
 // listenerList is copy-on-write: dispatch loads the current slice without a
-// lock, which is the snapshot taken at dispatch start.
+// lock, which is the snapshot taken at dispatch start. One exists per (root,
+// event) and is never replaced, so events may cache it (see listCache).
 type listenerList[H any] struct {
-	mu    sync.Mutex
-	items atomic.Pointer[[]*listener[H]]
+	mu     sync.Mutex
+	items  atomic.Pointer[[]*listener[H]]
+	rootID uint64
+}
+
+func (l *listenerList[H]) load() []*listener[H] {
+	if p := l.items.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 func listenersOf[H any](r *Root, id uint64) *listenerList[H] {
 	if v, ok := r.events.Load(id); ok {
 		return v.(*listenerList[H])
 	}
-	v, _ := r.events.LoadOrStore(id, &listenerList[H]{})
+	v, _ := r.events.LoadOrStore(id, &listenerList[H]{rootID: r.id})
 	return v.(*listenerList[H])
 }
 
@@ -83,11 +92,25 @@ func snapshot[H any](r *Root, id uint64) []*listener[H] {
 	if !ok {
 		return nil
 	}
-	p := v.(*listenerList[H]).items.Load()
-	if p == nil {
-		return nil
+	return v.(*listenerList[H]).load()
+}
+
+// listCache is an event's one-entry cache of its listener list in the root
+// it was last dispatched in, which spares the per-dispatch map lookup when a
+// process has one root (the common case). It holds the list, not the root,
+// so a disposed root is not kept alive by a package-level event.
+type listCache[H any] struct {
+	last atomic.Pointer[listenerList[H]]
+}
+
+// snapshot returns the listeners of event id in r at this instant.
+func (lc *listCache[H]) snapshot(r *Root, id uint64) []*listener[H] {
+	if l := lc.last.Load(); l != nil && l.rootID == r.id {
+		return l.load()
 	}
-	return *p
+	l := listenersOf[H](r, id) // created if absent, so an event without listeners is cached too
+	lc.last.Store(l)
+	return l.load()
 }
 
 func register[H any](c *Context, id uint64, name string, h H, o listenOptions) error {
@@ -133,8 +156,9 @@ func Listeners[H any](c *Context, e Event[H]) int {
 // an error or panic in one is logged (event name, plugin) and the others
 // still run. Create with [NewEmitEvent]; dispatch with [Emit].
 type EmitEvent[P any] struct {
-	name string
-	id   uint64
+	name  string
+	id    uint64
+	lists listCache[func(context.Context, P) error]
 }
 
 // NewEmitEvent declares an emit event. Declare events as package variables.
@@ -152,14 +176,24 @@ func (e *EmitEvent[P]) listen(c *Context, h func(context.Context, P) error, o li
 // Emit dispatches p to e's listeners admitted by t. It never fails: errors
 // and panics are contained per listener and logged.
 func Emit[P any](ctx context.Context, c *Context, e *EmitEvent[P], t Target, p P) {
-	for _, l := range snapshot[func(context.Context, P) error](c.root, e.id) {
+	for _, l := range e.lists.snapshot(c.root, e.id) {
 		if !l.admitted(t) || l.removed.Load() {
 			continue
 		}
-		if err := callSafe(func() error { return l.h(ctx, p) }); err != nil {
+		if err := emitCall(ctx, l.h, p); err != nil {
 			c.root.logFailure("event listener failed", l.fiber, err, "event", e.name)
 		}
 	}
+}
+
+// emitCall calls h, converting a panic into a *PanicError.
+func emitCall[P any](ctx context.Context, h func(context.Context, P) error, p P) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = recovered(v)
+		}
+	}()
+	return h(ctx, p)
 }
 
 // ---- Bail / Serial ----
@@ -169,8 +203,9 @@ func Emit[P any](ctx context.Context, c *Context, e *EmitEvent[P], t Target, p P
 // stops the dispatch and is returned: fail closed). Create with
 // [NewBailEvent]; dispatch with [Bail] (or its synonym [Serial]).
 type BailEvent[P, R any] struct {
-	name string
-	id   uint64
+	name  string
+	id    uint64
+	lists listCache[func(context.Context, P) (R, bool, error)]
 }
 
 // NewBailEvent declares a bail event.
@@ -189,28 +224,32 @@ func (e *BailEvent[P, R]) listen(c *Context, h func(context.Context, P) (R, bool
 // result. The first error (a panic becomes a *PanicError) stops the dispatch
 // and is returned. (zero, false, nil) means no listener handled p.
 func Bail[P, R any](ctx context.Context, c *Context, e *BailEvent[P, R], t Target, p P) (R, bool, error) {
-	var zero R
-	for _, l := range snapshot[func(context.Context, P) (R, bool, error)](c.root, e.id) {
+	for _, l := range e.lists.snapshot(c.root, e.id) {
 		if !l.admitted(t) || l.removed.Load() {
 			continue
 		}
-		var (
-			r       R
-			handled bool
-		)
-		err := callSafe(func() error {
-			var err error
-			r, handled, err = l.h(ctx, p)
-			return err
-		})
+		r, handled, err := bailCall(ctx, l.h, p)
 		if err != nil {
+			var zero R
 			return zero, false, fmt.Errorf("event %s: plugin %q: %w", e.name, l.fiber.plugin.Name(), err)
 		}
 		if handled {
 			return r, true, nil
 		}
 	}
+	var zero R
 	return zero, false, nil
+}
+
+// bailCall calls h, converting a panic into a *PanicError.
+func bailCall[P, R any](ctx context.Context, h func(context.Context, P) (R, bool, error), p P) (r R, handled bool, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			var zero R
+			r, handled, err = zero, false, recovered(v)
+		}
+	}()
+	return h(ctx, p)
 }
 
 // Serial is [Bail] under Cordis's other name: Go has no sync/async split.
@@ -234,10 +273,13 @@ type Next[P, R any] = func(ctx context.Context, p P) (R, error)
 // received it returns (dispatch state is pooled). Create with [NewWaterfallEvent]; dispatch with
 // [Waterfall].
 type WaterfallEvent[P, R any] struct {
-	name string
-	id   uint64
-	pool sync.Pool // *waterfallRun[P, R], reused across dispatches
+	name  string
+	id    uint64
+	lists listCache[waterfallHandler[P, R]]
+	pool  sync.Pool // *waterfallRun[P, R], reused across dispatches
 }
+
+type waterfallHandler[P, R any] = func(context.Context, P, Next[P, R]) (R, error)
 
 // NewWaterfallEvent declares a waterfall event.
 func NewWaterfallEvent[P, R any](name string) *WaterfallEvent[P, R] {
@@ -247,46 +289,49 @@ func NewWaterfallEvent[P, R any](name string) *WaterfallEvent[P, R] {
 // EventName returns the event name.
 func (e *WaterfallEvent[P, R]) EventName() string { return e.name }
 func (e *WaterfallEvent[P, R]) eventID() uint64   { return e.id }
-func (e *WaterfallEvent[P, R]) listen(c *Context, h func(context.Context, P, Next[P, R]) (R, error), o listenOptions) error {
+func (e *WaterfallEvent[P, R]) listen(c *Context, h waterfallHandler[P, R], o listenOptions) error {
 	return register(c, e.id, e.name, h, o)
 }
 
+// waterfallRun is one dispatch's state. nexts[i] continues the dispatch at
+// list index i: each position has its own closure (made once per pooled
+// run), so a step needs no saved position and a listener may call its next
+// again (retry) without any state to restore.
 type waterfallRun[P, R any] struct {
 	ev    *WaterfallEvent[P, R]
-	list  []*listener[func(context.Context, P, Next[P, R]) (R, error)]
+	list  []*listener[waterfallHandler[P, R]]
 	t     Target
 	inner Next[P, R]
-	next  Next[P, R]
-	pos   int
+	nexts []Next[P, R]
 }
 
-// step calls the first admitted listener at or after pos, or inner.
-func (w *waterfallRun[P, R]) step(ctx context.Context, p P) (R, error) {
-	saved := w.pos
-	defer func() { w.pos = saved }()
-	for i := saved; i < len(w.list); i++ {
-		l := w.list[i]
-		if !l.admitted(w.t) || l.removed.Load() {
-			continue
+// stepAt returns the continuation at list index i: it calls the first
+// admitted listener at or after i (a panic in it becomes a *PanicError
+// naming its plugin), or inner after the last one.
+func (w *waterfallRun[P, R]) stepAt(from int) Next[P, R] {
+	return func(ctx context.Context, p P) (r R, err error) {
+		list := w.list
+		i := from
+		for ; i < len(list); i++ {
+			if l := list[i]; l.admitted(w.t) && !l.removed.Load() {
+				break
+			}
 		}
-		w.pos = i + 1
-		return w.call(ctx, l, p)
-	}
-	w.pos = len(w.list)
-	if w.inner == nil {
-		var zero R
-		return zero, nil
-	}
-	return callInner(ctx, p, w.inner)
-}
-
-func (w *waterfallRun[P, R]) call(ctx context.Context, l *listener[func(context.Context, P, Next[P, R]) (R, error)], p P) (r R, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = fmt.Errorf("event %s: plugin %q: %w", w.ev.name, l.fiber.plugin.Name(), recovered(v))
+		if i == len(list) {
+			if w.inner == nil {
+				return r, nil
+			}
+			return callInner(ctx, p, w.inner)
 		}
-	}()
-	return l.h(ctx, p, w.next)
+		l := list[i]
+		defer func() {
+			if v := recover(); v != nil {
+				var zero R
+				r, err = zero, fmt.Errorf("event %s: plugin %q: %w", w.ev.name, l.fiber.plugin.Name(), recovered(v))
+			}
+		}()
+		return l.h(ctx, p, w.nexts[i+1])
+	}
 }
 
 // Waterfall dispatches p through e's admitted listeners around inner (which
@@ -294,7 +339,7 @@ func (w *waterfallRun[P, R]) call(ctx context.Context, l *listener[func(context.
 // outermost listener's result. Errors and panics (as *PanicError)
 // propagate.
 func Waterfall[P, R any](ctx context.Context, c *Context, e *WaterfallEvent[P, R], t Target, p P, inner Next[P, R]) (R, error) {
-	list := snapshot[func(context.Context, P, Next[P, R]) (R, error)](c.root, e.id)
+	list := e.lists.snapshot(c.root, e.id)
 	if len(list) == 0 {
 		if inner == nil {
 			var zero R
@@ -305,10 +350,12 @@ func Waterfall[P, R any](ctx context.Context, c *Context, e *WaterfallEvent[P, R
 	w, _ := e.pool.Get().(*waterfallRun[P, R])
 	if w == nil {
 		w = &waterfallRun[P, R]{ev: e}
-		w.next = w.step
 	}
-	w.list, w.t, w.inner, w.pos = list, t, inner, 0
-	r, err := w.step(ctx, p)
+	for len(w.nexts) <= len(list) {
+		w.nexts = append(w.nexts, w.stepAt(len(w.nexts)))
+	}
+	w.list, w.t, w.inner = list, t, inner
+	r, err := w.nexts[0](ctx, p)
 	w.list, w.t, w.inner = nil, Target{}, nil
 	e.pool.Put(w)
 	return r, err

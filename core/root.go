@@ -36,7 +36,10 @@ type Root struct {
 	owned     map[int64]context.Context // goroutine id of a core.Go body → its activation context
 
 	events sync.Map // event id → *listenerList[H]
+	id     uint64   // distinguishes roots in the events' one-entry list caches
 }
+
+var rootIDs atomic.Uint64
 
 // RootOption configures [NewRoot].
 type RootOption func(*Root)
@@ -54,6 +57,7 @@ func WithAbortableApply() RootOption { return func(r *Root) { r.abortable = true
 // NewRoot creates a runtime whose root fiber is active.
 func NewRoot(opts ...RootOption) *Root {
 	r := &Root{
+		id:       rootIDs.Add(1),
 		logger:   slog.Default(),
 		services: map[string]*serviceEntry{},
 		waiters:  map[string]map[*Fiber]struct{}{},
