@@ -38,7 +38,8 @@
 // coercion. For simple schemas (type, properties, required,
 // additionalProperties, scalar enum/const, numeric bounds, lengths, items,
 // and annotations; no $ref, $schema or combinators) a precompiled
-// accept-only check runs first: arguments it finds certainly valid skip the
+// accept-only check runs first, on the raw text (strict JSON without escapes)
+// and then on the parsed value: arguments it finds certainly valid skip the
 // library; anything else, including any doubt (1.0 for an integer, a number
 // equal to a bound after float rounding, a string where a number is
 // expected), is decided by the library exactly as without it.

@@ -221,13 +221,19 @@ func parseBound(v any) (*numBound, bool) {
 	if !ok {
 		return nil, false
 	}
-	f, err := strconv.ParseFloat(string(n), 64)
+	b, ok := numberOf(string(n))
+	return &b, ok
+}
+
+// numberOf reads a JSON number's text; false when it overflows float64.
+func numberOf(s string) (numBound, bool) {
+	f, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		return nil, false
+		return numBound{}, false
 	}
-	b := &numBound{f: f}
-	if isIntText(string(n)) {
-		b.i, err = strconv.ParseInt(string(n), 10, 64)
+	b := numBound{f: f}
+	if isIntText(s) {
+		b.i, err = strconv.ParseInt(s, 10, 64)
 		b.isInt = err == nil
 	}
 	return b, true
@@ -329,12 +335,12 @@ func (fc *fastCheck) acceptsNumber(s string) bool {
 	if fc.min == nil && fc.max == nil && fc.xmin == nil && fc.xmax == nil {
 		return true
 	}
-	val, ok := parseBound(json.Number(s))
+	val, ok := numberOf(s)
 	if !ok {
 		return false
 	}
-	return (fc.min == nil || atLeast(val, fc.min, false)) && (fc.max == nil || atLeast(fc.max, val, false)) &&
-		(fc.xmin == nil || atLeast(val, fc.xmin, true)) && (fc.xmax == nil || atLeast(fc.xmax, val, true))
+	return (fc.min == nil || atLeast(&val, fc.min, false)) && (fc.max == nil || atLeast(fc.max, &val, false)) &&
+		(fc.xmin == nil || atLeast(&val, fc.xmin, true)) && (fc.xmax == nil || atLeast(fc.xmax, &val, true))
 }
 
 // atLeast reports whether a >= b (a > b when strict) is certain. Two exact
@@ -386,4 +392,274 @@ func (fc *fastCheck) acceptsObject(m map[string]any) bool {
 		}
 	}
 	return true
+}
+
+// acceptsText is accepts on the raw argument text itself, without building
+// the value tree: true only when raw is certainly valid JSON (a strict subset
+// of the grammar: no escapes in strings, valid UTF-8, nesting up to
+// maxFastDepth) and the value it encodes is certainly valid. False means
+// "not sure": the text is parsed and checked as before.
+func (fc *fastCheck) acceptsText(raw string) bool {
+	s := textScan{s: raw}
+	s.space()
+	if !s.value(fc, 0) {
+		return false
+	}
+	s.space()
+	return s.i == len(s.s)
+}
+
+const maxFastDepth = 32
+
+// textScan walks JSON text; fc == nil in its methods means any value.
+type textScan struct {
+	s string
+	i int
+}
+
+func (s *textScan) space() {
+	for s.i < len(s.s) {
+		switch s.s[s.i] {
+		case ' ', '\t', '\r', '\n':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+func (s *textScan) value(fc *fastCheck, depth int) bool {
+	if s.i >= len(s.s) || depth > maxFastDepth || fc != nil && fc.never {
+		return false
+	}
+	switch c := s.s[s.i]; {
+	case c == '{':
+		return s.object(fc, depth)
+	case c == '[':
+		return s.array(fc, depth)
+	case c == '"':
+		str, ok := s.str()
+		return ok && (fc == nil || fc.textString(str))
+	case c == 't':
+		return s.literal("true") && (fc == nil || fc.textLiteral(tBoolean, "true"))
+	case c == 'f':
+		return s.literal("false") && (fc == nil || fc.textLiteral(tBoolean, "false"))
+	case c == 'n':
+		return s.literal("null") && (fc == nil || fc.textLiteral(tNull, "null"))
+	case c == '-' || c >= '0' && c <= '9':
+		num, ok := s.number()
+		return ok && (fc == nil || fc.textNumber(num))
+	}
+	return false
+}
+
+func (s *textScan) literal(lit string) bool {
+	if len(s.s)-s.i < len(lit) || s.s[s.i:s.i+len(lit)] != lit {
+		return false
+	}
+	s.i += len(lit)
+	return true
+}
+
+// str scans a string without escapes or control characters, in valid UTF-8.
+func (s *textScan) str() (string, bool) {
+	start := s.i + 1
+	ascii := true
+	for j := start; j < len(s.s); j++ {
+		switch c := s.s[j]; {
+		case c == '"':
+			s.i = j + 1
+			v := s.s[start:j]
+			return v, ascii || utf8.ValidString(v)
+		case c == '\\' || c < 0x20:
+			return "", false
+		case c >= 0x80:
+			ascii = false
+		}
+	}
+	return "", false
+}
+
+// number scans -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?.
+func (s *textScan) number() (string, bool) {
+	start := s.i
+	if s.s[s.i] == '-' {
+		s.i++
+	}
+	switch {
+	case s.i < len(s.s) && s.s[s.i] == '0':
+		s.i++
+	case s.digits() == 0:
+		return "", false
+	}
+	if s.i < len(s.s) && s.s[s.i] == '.' {
+		s.i++
+		if s.digits() == 0 {
+			return "", false
+		}
+	}
+	if s.i < len(s.s) && (s.s[s.i] == 'e' || s.s[s.i] == 'E') {
+		s.i++
+		if s.i < len(s.s) && (s.s[s.i] == '+' || s.s[s.i] == '-') {
+			s.i++
+		}
+		if s.digits() == 0 {
+			return "", false
+		}
+	}
+	return s.s[start:s.i], true
+}
+
+func (s *textScan) digits() int {
+	n := 0
+	for s.i < len(s.s) && s.s[s.i] >= '0' && s.s[s.i] <= '9' {
+		s.i++
+		n++
+	}
+	return n
+}
+
+func (s *textScan) object(fc *fastCheck, depth int) bool {
+	if fc != nil && (fc.hasEnum || fc.hasConst || fc.types != 0 && fc.types&tObject == 0 || len(fc.required) > 64) {
+		return false
+	}
+	var seen uint64 // bit i: required[i] is present
+	s.i++
+	s.space()
+	if s.i < len(s.s) && s.s[s.i] == '}' {
+		s.i++
+		return fc == nil || len(fc.required) == 0
+	}
+	for {
+		s.space()
+		if s.i >= len(s.s) || s.s[s.i] != '"' {
+			return false
+		}
+		key, ok := s.str()
+		if !ok {
+			return false
+		}
+		s.space()
+		if s.i >= len(s.s) || s.s[s.i] != ':' {
+			return false
+		}
+		s.i++
+		s.space()
+		var sub *fastCheck
+		if fc != nil {
+			for r, name := range fc.required {
+				if name == key {
+					seen |= 1 << r
+				}
+			}
+			if p, declared := fc.props[key]; declared {
+				sub = p
+			} else if fc.addlFalse {
+				return false
+			} else {
+				sub = fc.addl
+			}
+		}
+		if !s.value(sub, depth+1) {
+			return false
+		}
+		s.space()
+		if s.i >= len(s.s) {
+			return false
+		}
+		switch s.s[s.i] {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return fc == nil || seen == 1<<len(fc.required)-1
+		default:
+			return false
+		}
+	}
+}
+
+func (s *textScan) array(fc *fastCheck, depth int) bool {
+	if fc != nil && (fc.hasEnum || fc.hasConst || fc.types != 0 && fc.types&tArray == 0) {
+		return false
+	}
+	var items *fastCheck
+	if fc != nil {
+		items = fc.items
+	}
+	n := 0
+	s.i++
+	s.space()
+	if s.i < len(s.s) && s.s[s.i] == ']' {
+		s.i++
+		return fc == nil || fc.countOK(0)
+	}
+	for {
+		s.space()
+		if !s.value(items, depth+1) {
+			return false
+		}
+		n++
+		s.space()
+		if s.i >= len(s.s) {
+			return false
+		}
+		switch s.s[s.i] {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			return fc == nil || fc.countOK(n)
+		default:
+			return false
+		}
+	}
+}
+
+func (fc *fastCheck) countOK(n int) bool {
+	return (fc.minItems < 0 || n >= fc.minItems) && (fc.maxItems < 0 || n <= fc.maxItems)
+}
+
+func (fc *fastCheck) textString(v string) bool {
+	if fc.hasEnum && !hasString(fc.enum, v) || fc.hasConst && !hasString(fc.constant, v) {
+		return false
+	}
+	return fc.acceptsString(v)
+}
+
+func hasString(list []any, v string) bool {
+	for _, e := range list {
+		if s, ok := e.(string); ok && s == v {
+			return true
+		}
+	}
+	return false
+}
+
+func (fc *fastCheck) textNumber(v string) bool {
+	if fc.hasEnum && !hasNumber(fc.enum, v) || fc.hasConst && !hasNumber(fc.constant, v) {
+		return false
+	}
+	return fc.acceptsNumber(v)
+}
+
+func hasNumber(list []any, v string) bool {
+	for _, e := range list {
+		if n, ok := e.(json.Number); ok && string(n) == v {
+			return true
+		}
+	}
+	return false
+}
+
+// textLiteral checks true, false or null (t is tBoolean or tNull).
+func (fc *fastCheck) textLiteral(t jsonTypes, lit string) bool {
+	if fc.types != 0 && fc.types&t == 0 {
+		return false
+	}
+	var v any
+	if t == tBoolean {
+		v = lit == "true"
+	}
+	return (!fc.hasEnum || oneOf(v, fc.enum)) && (!fc.hasConst || oneOf(v, fc.constant))
 }

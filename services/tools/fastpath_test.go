@@ -201,10 +201,19 @@ func FuzzValidateFastPath(f *testing.F) {
 		}
 		slow := *v
 		slow.fast = nil
-		for _, args := range []string{g.genValue(0), g.genValue(0), raw} {
+		for _, args := range []string{g.genValue(0), g.genValue(0), raw, " " + strings.ReplaceAll(g.genValue(0), ",", " ,\n\t")} {
 			if inst, err := parseJSON(args); err == nil && v.fast.accepts(inst) {
 				if err := v.schema.Validate(inst); err != nil {
 					t.Fatalf("schema %s: the fast check accepts %s, the library rejects it: %v", doc, args, err)
+				}
+			}
+			if v.fast.acceptsText(args) {
+				inst, err := parseJSONStd(args)
+				if err != nil {
+					t.Fatalf("schema %s: the text check accepts %q, encoding/json rejects it: %v", doc, args, err)
+				}
+				if err := v.schema.Validate(inst); err != nil {
+					t.Fatalf("schema %s: the text check accepts %s, the library rejects it: %v", doc, args, err)
 				}
 			}
 			n1, c1, vs1 := v.check(args)
@@ -287,18 +296,31 @@ func TestFastCheckDefers(t *testing.T) {
 			t.Errorf("%s: the fast check accepts %s, want a deferral", tc.doc, tc.args)
 		}
 	}
+	// Text the raw-text check is unsure of goes to the parser (and is then
+	// accepted by the tree check or the library).
+	obj, err := compileSchema([]byte(`{"type":"object","properties":{"a":{"type":"string"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, raw := range []string{`{"a":"x\u0041"}`, `{"\u0061":"x"}`, "{\"a\":\"\xff\"}", "\ufeff{}", `{"a":"x"}}`,
+		`{"a":"x",}`, `{"a":01}`, `{"a":"x"} {}`, strings.Repeat(`{"b":`, 40) + "1" + strings.Repeat("}", 40)} {
+		if obj.fast.acceptsText(raw) {
+			t.Errorf("the text check accepts %q, want a deferral", raw)
+		}
+	}
 	v, err := compileSchema([]byte(`{"type":"integer","minimum":-9223372036854775808,"maximum":9223372036854775807}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, ok := range []string{"-9223372036854775808", "9223372036854775807", "0"} {
 		inst, _ := parseJSON(ok)
-		if !v.fast.accepts(inst) {
+		if !v.fast.accepts(inst) || !v.fast.acceptsText(ok) {
 			t.Errorf("exact int64 bound: %s deferred", ok)
 		}
 	}
 	inst, _ := parseJSON(`{"path":"a","pattern":"p","mode":"files"}`)
-	if vv, _ := compileSchema([]byte(`{"type":"object","required":["path"],"properties":{"path":{"type":"string"}}}`)); !vv.fast.accepts(inst) {
+	if vv, _ := compileSchema([]byte(`{"type":"object","required":["path"],"properties":{"path":{"type":"string"}}}`)); !vv.fast.accepts(inst) ||
+		!vv.fast.acceptsText(` {"path":"a","pattern":"p","mode":"files"}`+"\n") {
 		t.Error("a valid object deferred")
 	}
 }

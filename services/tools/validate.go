@@ -146,6 +146,9 @@ func (v *validator) check(raw string) (normalized string, coerced []string, viol
 	if v.emptyOK && raw == "{}" {
 		return raw, nil, nil
 	}
+	if v.fast != nil && v.fast.acceptsText(raw) {
+		return raw, nil, nil // certainly valid JSON and arguments: nothing to coerce
+	}
 	inst, err := parseJSON(raw)
 	if err != nil {
 		return raw, nil, []Violation{{Rule: "json", Message: "arguments are not valid JSON: " + err.Error()}}
