@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -281,10 +283,15 @@ func TestParentEnvChangesReachTheNextSpawn(t *testing.T) {
 	}
 }
 
+// concealRun numbers the runs of TestConcealEnvDropsNamedVariables (-count).
+var concealRun atomic.Int64
+
 // ConcealEnv drops a variable whatever its name, from the next spawn on
 // (the cached scrubbed environment is rebuilt), and Allow cannot keep it.
 func TestConcealEnvDropsNamedVariables(t *testing.T) {
-	t.Setenv("B10_PLAIN_NAME_X", "b10fake-conceal")
+	// ConcealEnv is process-wide and only grows: a fresh name per run.
+	name := fmt.Sprintf("B10_PLAIN_NAME_%d", concealRun.Add(1))
+	t.Setenv(name, "b10fake-conceal")
 	rt := newRuntime(t, Options{Env: EnvPolicy{Allow: []string{"B10_*"}}})
 	env := func() string {
 		t.Helper()
@@ -294,14 +301,14 @@ func TestConcealEnvDropsNamedVariables(t *testing.T) {
 		}
 		return res.Stdout.Text()
 	}
-	if !strings.Contains(env(), "B10_PLAIN_NAME_X=b10fake-conceal") {
+	if !strings.Contains(env(), name+"=b10fake-conceal") {
 		t.Fatal("the variable is not inherited before ConcealEnv")
 	}
-	ConcealEnv("b10_plain_name_x")
+	ConcealEnv(strings.ToLower(name))
 	if got := env(); strings.Contains(got, "b10fake-conceal") {
 		t.Errorf("concealed variable still inherited:\n%s", got)
 	}
-	if base := ScrubbedParentEnv(); slices.ContainsFunc(base, func(kv string) bool { return strings.HasPrefix(kv, "B10_PLAIN_NAME_X=") }) {
+	if base := ScrubbedParentEnv(); slices.ContainsFunc(base, func(kv string) bool { return strings.HasPrefix(kv, name+"=") }) {
 		t.Error("ScrubbedParentEnv keeps the concealed variable")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -103,10 +104,10 @@ func TestB07TerminalFinalBytesNeverLost(t *testing.T) {
 }
 
 // B08: a background job that ignores SIGHUP keeps the PTY open, but Done
-// (the short sleep only lets the job install its trap before the shell
-// exits and the kernel hangs up the foreground group)
 // keys on the shell's exit; Terminate then kills the job (SIGKILL after
-// grace) and no zombie child of ours remains.
+// grace) and no zombie child of ours remains. (The shell waits for the job
+// to create a file once its trap is installed, so the kernel's hangup at
+// the shell's exit cannot beat the trap however loaded the machine is.)
 func TestB08BackgroundJobDoesNotHoldExit(t *testing.T) {
 	t.Parallel()
 	forEachIsolation(t, testB08BackgroundJobDoesNotHoldExit)
@@ -114,7 +115,9 @@ func TestB08BackgroundJobDoesNotHoldExit(t *testing.T) {
 
 func testB08BackgroundJobDoesNotHoldExit(t *testing.T, rt *Runtime) {
 	m := marker(3605)
-	term, err := rt.SpawnTerminal(termSpec("bash", "-c", "(trap '' HUP TERM; sleep "+m+") & sleep 0.2; echo started"))
+	ready := filepath.Join(t.TempDir(), "trapped")
+	term, err := rt.SpawnTerminal(termSpec("bash", "-c", "(trap '' HUP TERM; : > "+ready+"; sleep "+m+") & "+
+		"for i in $(seq 1000); do [ -e "+ready+" ] && break; sleep 0.01; done; echo started"))
 	if err != nil {
 		t.Fatal(err)
 	}
