@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/big"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -183,6 +184,7 @@ func (v *validator) check(raw string) (normalized string, coerced []string, viol
 	}
 	var out []Violation
 	v.collect(ve, inst, &out)
+	sortViolations(out)
 	return raw, nil, out
 }
 
@@ -198,7 +200,15 @@ func (v *validator) validateValue(inst any) []Violation {
 	}
 	var out []Violation
 	v.collect(ve, inst, &out)
+	sortViolations(out)
 	return out
+}
+
+// sortViolations orders violations by path, keeping the validator's order
+// at one path: the library walks object properties in map order, and the
+// same arguments must always give the same message.
+func sortViolations(vs []Violation) {
+	sort.SliceStable(vs, func(i, j int) bool { return vs[i].Path < vs[j].Path })
 }
 
 // coercer finds type errors that an integer-valued string would fix and
@@ -333,7 +343,7 @@ func (v *validator) collect(ve *jsonschema.ValidationError, inst any, out *[]Vio
 		return
 	case *kind.AdditionalProperties:
 		allowed := v.allowedKeys(ve.SchemaURL)
-		for _, p := range k.Properties {
+		for _, p := range slices.Sorted(slices.Values(k.Properties)) { // the library's order varies
 			*out = append(*out, Violation{Path: child(ve.InstanceLocation, p), Rule: "additionalProperties",
 				Message: fmt.Sprintf("unknown key %q (allowed keys: %s)", p, allowed)})
 		}

@@ -219,3 +219,27 @@ func TestArgumentsAsTheExecutionShowsThem(t *testing.T) {
 		}
 	}
 }
+
+// The same invalid arguments always give the same message (the validator
+// walks properties in map order; unknown keys come as a set).
+func TestViolationOrderIsStable(t *testing.T) {
+	type args struct {
+		A int    `json:"a" jsonschema:"minimum=1"`
+		B string `json:"b" jsonschema:"enum=x,enum=y"`
+		C bool   `json:"c"`
+		D int    `json:"d" jsonschema:"maximum=3"`
+	}
+	e := newEnv(t)
+	e.register(tools.Define("stable", "d", func(context.Context, *tools.Execution, args) (string, error) { return "ok", nil }))
+	reg := e.reg
+	call := tools.Call{ID: "1", Name: "stable", Arguments: `{"a":0,"b":"z","c":"no","d":9,"zz":1,"yy":2,"xx":3}`}
+	first := tools.TextOf(reg.Execute(context.Background(), call).Content)
+	for range 30 {
+		if got := tools.TextOf(reg.Execute(context.Background(), call).Content); got != first {
+			t.Fatalf("message changed between calls:\n%s\n%s", first, got)
+		}
+	}
+	if !strings.Contains(first, `/xx: additionalProperties: unknown key "xx"`) || strings.Index(first, "/a:") > strings.Index(first, "/d:") {
+		t.Errorf("message: %s", first)
+	}
+}
