@@ -17,13 +17,21 @@ func TestWatchReloadsAndKeepsTheLastGoodTree(t *testing.T) {
 	l, cnt, _ := fixture(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "harness.yml")
+	// write replaces the file in one step (content and mtime together), so
+	// the poller sees exactly one change per write: writing in place and then
+	// moving the mtime showed two, and a stale "reloaded" result was read as
+	// the answer to the next write.
 	write := func(s string) {
-		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		tmp := path + ".tmp"
+		if err := os.WriteFile(tmp, []byte(s), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		// Make the change visible even on coarse mtime clocks.
 		future := time.Now().Add(time.Duration(len(s)) * time.Second)
-		_ = os.Chtimes(path, future, future)
+		_ = os.Chtimes(tmp, future, future)
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
 	}
 	write("plugins:\n  - {id: a, name: plain}\n")
 	m, _ := manifest.ReadFile(path)
