@@ -107,22 +107,33 @@ func (s *LocalStore) OwnerDir(sessionID string) string {
 	return filepath.Join(s.root, "session-"+hex.EncodeToString(sum[:6]))
 }
 
+// admit checks req and ctx and holds the store open (its read lock) until
+// the returned unlock is called; ErrClosed once Close has begun.
+func (s *LocalStore) admit(ctx context.Context, req SaveRequest) (unlock func(), err error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return nil, ErrClosed
+	}
+	return s.mu.RUnlock, nil
+}
+
 // SaveText writes req.Content to a new private file in the owner's directory
 // and returns its absolute path as the locator, [Hint], and the exact size.
 // The file is created exclusively (O_EXCL|O_NOFOLLOW, mode 0600); a file that
 // fails mid-write is removed. Errors name the failing step.
 func (s *LocalStore) SaveText(ctx context.Context, req SaveRequest) (Ref, error) {
-	if err := req.Validate(); err != nil {
+	unlock, err := s.admit(ctx, req)
+	if err != nil {
 		return Ref{}, err
 	}
-	if err := ctx.Err(); err != nil {
-		return Ref{}, err
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return Ref{}, ErrClosed
-	}
+	defer unlock()
 	dir := s.OwnerDir(req.Owner.SessionID)
 	dirFD, err := s.openOwnerDir(dir)
 	if err != nil {
@@ -160,17 +171,11 @@ func (s *LocalStore) SaveText(ctx context.Context, req SaveRequest) (Ref, error)
 // unless Keep). Across filesystems it is copied (streamed, never held in
 // memory) and the source removed. Bytes is the file's size.
 func (s *LocalStore) AdoptFile(ctx context.Context, req SaveRequest, path string) (Ref, error) {
-	if err := req.Validate(); err != nil {
+	unlock, err := s.admit(ctx, req)
+	if err != nil {
 		return Ref{}, err
 	}
-	if err := ctx.Err(); err != nil {
-		return Ref{}, err
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return Ref{}, ErrClosed
-	}
+	defer unlock()
 	src, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return Ref{}, fmt.Errorf("spill-local: adopt %s: %w", path, err)
