@@ -146,7 +146,7 @@ func FullGrepText(matches []Match, maxLineBytes int) string {
 // match(es)" and the grouped matches; or, over the cap, "Found K of N matches",
 // the first K matches, and a line saying where the complete list was saved (or
 // that it could not be saved). When matches were withheld, a last line says
-// "(M matches in F files withheld: reading them is denied by permission rule
+// "(M matches in F files withheld: reading them is denied by permission rules
 // "r1", "r2")".
 func FormatGrep(v GrepValue, caps Caps) string {
 	return formatGrepMatches(v, caps) + withheldLine(v.Withheld)
@@ -173,16 +173,16 @@ func withheldLine(w *WithheldNote) string {
 	if w == nil {
 		return ""
 	}
-	files := "1 file"
+	files, them := "1 file", "it"
 	if w.Files != 1 {
-		files = strconv.Itoa(w.Files) + " files"
+		files, them = strconv.Itoa(w.Files)+" files", "them"
 	}
 	rules := make([]string, len(w.Rules))
 	for i, r := range w.Rules {
 		rules[i] = strconv.Quote(r)
 	}
 	return "\n\n(" + strconv.Itoa(w.Matches) + " " + matchNoun(w.Matches) + " in " + files +
-		" withheld: reading them is denied by permission rule " + strings.Join(rules, ", ") + ")"
+		" withheld: reading " + them + " is denied by permission " + plural(len(rules), "rule", "rules") + " " + strings.Join(rules, ", ") + ")"
 }
 
 // Withhold removes from v the matches in files that denied says may not be
@@ -304,4 +304,12 @@ func SampleAcrossTopLevel(paths []string, max int, root string) (sample []string
 		}
 	}
 	return sample, shown, len(keys)
+}
+
+// plural picks the word for n things.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -53,7 +53,7 @@ func TestGrepWithholdsFilesTheReadPolicyDenies(t *testing.T) {
 				continue
 			}
 			want := "Found 2 matches\n\nsrc/credentials.json\nLine 1: TOKEN kept\n\nsrc/main.go\nLine 1: // TOKEN is read from the environment\n\n" +
-				`(3 matches in 2 files withheld: reading them is denied by permission rule "read(credentials.json)", "read(secrets/**)")`
+				`(3 matches in 2 files withheld: reading them is denied by permission rules "read(credentials.json)", "read(secrets/**)")`
 			if text != want {
 				t.Errorf("%s:\n got %q\nwant %q", b, text, want)
 			}
@@ -72,6 +72,10 @@ func TestWithholdEverythingAndNothing(t *testing.T) {
 		t.Errorf("asked %v, want each file once, resolved against the working directory", asked)
 	}
 	if got := FormatGrep(all, DefaultCaps()); got != "No matches found\n\n(3 matches in 2 files withheld: reading them is denied by permission rule \"read\")" {
+		t.Errorf("%q", got)
+	}
+	one := GrepValue{Withheld: &WithheldNote{Files: 1, Matches: 1, Rules: []string{"read(a)", "read(b)"}}}
+	if got := FormatGrep(one, DefaultCaps()); got != "No matches found\n\n(1 match in 1 file withheld: reading it is denied by permission rules \"read(a)\", \"read(b)\")" {
 		t.Errorf("%q", got)
 	}
 	none := Withhold(v, "/cwd", func(string) (string, bool) { return "", false })
