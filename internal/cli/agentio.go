@@ -16,6 +16,7 @@ import (
 	"github.com/dshgo/harness/core/fxcore"
 	"github.com/dshgo/harness/plugins/agent"
 	"github.com/dshgo/harness/services/llm"
+	"github.com/spf13/pflag"
 )
 
 // Output formats of `harness run`.
@@ -38,6 +39,21 @@ type agentFlags struct {
 	appendSystem   string
 	yes            bool
 	reasoningLevel string
+}
+
+// register defines the shared flags on fl; maxStepsHelp says what one
+// --max-steps budget covers (a prompt, a turn).
+func (f *agentFlags) register(fl *pflag.FlagSet, maxStepsHelp string) {
+	fl.StringVarP(&f.model, "model", "m", "", "model route provider/model (default: the agent's configured model)")
+	fl.BoolVar(&f.thinking, "thinking", false, "enable the model's thinking mode")
+	fl.BoolVar(&f.noThinking, "no-thinking", false, "disable the model's thinking mode")
+	fl.StringVar(&f.reasoningLevel, "reasoning-effort", "", "reasoning effort for thinking models (e.g. high, max)")
+	fl.IntVar(&f.maxSteps, "max-steps", 0, maxStepsHelp)
+	fl.StringVar(&f.cwd, "cwd", "", "working directory of the session (default: the current directory)")
+	fl.BoolVar(&f.cont, "continue", false, "continue the most recent session of the working directory")
+	fl.StringVar(&f.session, "session", "", "resume the `ID` session (list them with harness sessions)")
+	fl.StringVar(&f.appendSystem, "append-system-prompt", "", "text appended to the system prompt")
+	fl.BoolVarP(&f.yes, "yes", "y", false, "approve every tool call a policy asks about (deny rules still apply)")
 }
 
 func (f *agentFlags) options() (agent.Options, error) {

@@ -64,17 +64,8 @@ func init() {
 			},
 		}
 		fl := cmd.Flags()
-		fl.StringVarP(&f.model, "model", "m", "", "model route provider/model (default: the agent's configured model)")
-		fl.BoolVar(&f.thinking, "thinking", false, "enable the model's thinking mode")
-		fl.BoolVar(&f.noThinking, "no-thinking", false, "disable the model's thinking mode")
-		fl.StringVar(&f.reasoningLevel, "reasoning-effort", "", "reasoning effort for thinking models (e.g. high, max)")
-		fl.IntVar(&f.maxSteps, "max-steps", 0, "maximum model calls for this prompt (default: agent maxSteps, 50)")
+		f.register(fl, "maximum model calls for this prompt (default: agent maxSteps, 50)")
 		fl.StringVarP(&output, "output", "o", OutputText, "output format: text, json or stream-json")
-		fl.StringVar(&f.cwd, "cwd", "", "working directory of the session (default: the current directory)")
-		fl.BoolVar(&f.cont, "continue", false, "continue the most recent session of the working directory")
-		fl.StringVar(&f.session, "session", "", "resume the `ID` session (list them with harness sessions)")
-		fl.StringVar(&f.appendSystem, "append-system-prompt", "", "text appended to the system prompt")
-		fl.BoolVarP(&f.yes, "yes", "y", false, "approve every tool call a policy asks about (deny rules still apply)")
 		return cmd
 	})
 }
