@@ -15,6 +15,22 @@ import (
 
 func mountSearch(t *testing.T, cfg Config, extra ...core.Plugin) *tools.Registry {
 	t.Helper()
+	rows := make([]mountRow, len(extra))
+	for i, p := range extra {
+		rows[i] = mountRow{p: p}
+	}
+	return mountRows(t, cfg, rows...)
+}
+
+// mountRow is a plugin mounted before tool-search, with its config.
+type mountRow struct {
+	p   core.Plugin
+	cfg any
+}
+
+// mountRows mounts tools, subprocess, rows in order, then tool-search with cfg.
+func mountRows(t *testing.T, cfg Config, rows ...mountRow) *tools.Registry {
+	t.Helper()
 	root := core.NewRoot()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -23,13 +39,11 @@ func mountSearch(t *testing.T, cfg Config, extra ...core.Plugin) *tools.Registry
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	for _, p := range append([]core.Plugin{tools.Plugin, subprocess.Plugin}, extra...) {
-		if err := root.Context().Plugin(p, nil).Await(ctx); err != nil {
+	rows = append([]mountRow{{p: tools.Plugin}, {p: subprocess.Plugin}}, rows...)
+	for _, r := range append(rows, mountRow{Plugin, &cfg}) {
+		if err := root.Context().Plugin(r.p, r.cfg).Await(ctx); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := root.Context().Plugin(Plugin, &cfg).Await(ctx); err != nil {
-		t.Fatal(err)
 	}
 	reg, _ := core.Lookup(root.Context(), tools.Key)
 	return reg

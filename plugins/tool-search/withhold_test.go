@@ -7,11 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/plugins/permission"
-	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/tools"
 )
 
@@ -86,28 +83,11 @@ func TestWithholdEverythingAndNothing(t *testing.T) {
 
 func mountWithPermission(t *testing.T, cfg Config, withPolicy bool, deny ...string) *tools.Registry {
 	t.Helper()
-	root := core.NewRoot()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		root.Dispose(ctx)
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	mount := func(p core.Plugin, c any) {
-		if err := root.Context().Plugin(p, c).Await(ctx); err != nil {
-			t.Fatal(err)
-		}
+	if !withPolicy {
+		return mountRows(t, cfg)
 	}
-	mount(tools.Plugin, nil)
-	mount(subprocess.Plugin, nil)
-	if withPolicy {
-		var pc permission.Config
-		pc.SetDefaults()
-		pc.Cwd, pc.Deny = cfg.Cwd, deny
-		mount(permission.Plugin, &pc)
-	}
-	mount(Plugin, &cfg)
-	reg, _ := core.Lookup(root.Context(), tools.Key)
-	return reg
+	var pc permission.Config
+	pc.SetDefaults()
+	pc.Cwd, pc.Deny = cfg.Cwd, deny
+	return mountRows(t, cfg, mountRow{permission.Plugin, &pc})
 }

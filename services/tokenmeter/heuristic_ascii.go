@@ -101,9 +101,6 @@ func topRun(class uint64, prev int) int {
 	return prev + 64
 }
 
-// load64 reads s[i:i+8] little-endian.
-func load64(s string, i int) uint64 { return le64(s, i) }
-
 // le64 reads s[i:i+8] little-endian; the compiler makes it one load.
 func le64[T string | []byte](s T, i int) uint64 {
 	s = s[i : i+8]
@@ -115,12 +112,12 @@ func le64[T string | []byte](s T, i int) uint64 {
 func asciiLen(s string) int {
 	i := 0
 	for ; i+32 <= len(s); i += 32 {
-		if (load64(s, i)|load64(s, i+8)|load64(s, i+16)|load64(s, i+24))&msb != 0 {
+		if (le64(s, i)|le64(s, i+8)|le64(s, i+16)|le64(s, i+24))&msb != 0 {
 			break
 		}
 	}
 	for ; i+8 <= len(s); i += 8 {
-		if h := load64(s, i) & msb; h != 0 {
+		if h := le64(s, i) & msb; h != 0 {
 			return i + bits.TrailingZeros64(h)/8
 		}
 	}
