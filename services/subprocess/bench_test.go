@@ -226,4 +226,59 @@ func BenchmarkCapture(b *testing.B) {
 	})
 }
 
+// BenchmarkCapturePaired is BenchmarkCapture's collect against
+// osexec-discard as interleaved pairs (the order alternating), so that on a
+// shared 2-core machine both sides of each pair see the same load. It
+// reports the median of each side's throughput and the median of the
+// per-pair throughput ratio collect/osexec (issue target: >= 0.80). Run
+// with a fixed count, e.g. -benchtime 21x.
+func BenchmarkCapturePaired(b *testing.B) {
+	const size = 512 << 20
+	argv := []string{"head", "-c", "536870912", "/dev/zero"}
+	rt, err := New(Options{}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rt.Close(context.Background())
+	spec := Spec{Argv: argv, Dir: "/", Stdin: IgnoreStdin(), Stdout: Collect(64 << 10), Stderr: Collect(4096), Grace: time.Second}
+	var svc, raw []time.Duration
+	var ratios []float64
+	service := func() time.Duration {
+		t := time.Now()
+		res, err := rt.Run(spec)
+		if err != nil || res.Stdout.Total() != size {
+			b.Fatal(err, res.Stdout.Total())
+		}
+		d := time.Since(t)
+		svc = append(svc, d)
+		return d
+	}
+	bare := func() time.Duration {
+		t := time.Now()
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Stdout = io.Discard
+		if err := cmd.Run(); err != nil {
+			b.Fatal(err)
+		}
+		d := time.Since(t)
+		raw = append(raw, d)
+		return d
+	}
+	b.SetBytes(2 * size)
+	for i := 0; b.Loop(); i++ {
+		var ds, dr time.Duration
+		if i%2 == 0 {
+			ds, dr = service(), bare()
+		} else {
+			dr, ds = bare(), service()
+		}
+		ratios = append(ratios, float64(dr)/float64(ds))
+	}
+	mbps := func(d time.Duration) float64 { return float64(size) / d.Seconds() / 1e6 }
+	slices.Sort(ratios)
+	b.ReportMetric(mbps(median(svc)), "collect-MB/s")
+	b.ReportMetric(mbps(median(raw)), "osexec-MB/s")
+	b.ReportMetric(ratios[len(ratios)/2], "collect/osexec")
+}
+
 var _ = os.Getpid

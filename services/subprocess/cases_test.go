@@ -57,6 +57,53 @@ func TestB04TailAndCompleteSpill(t *testing.T) {
 	}
 }
 
+// Both collected streams writing at once past handoffBytes are handed off
+// to reader goroutines mid-stream; the tails, totals and spill files stay
+// byte-exact across the handoff while a reader follows the stream live.
+func TestBulkStreamsHandedOffStayExact(t *testing.T) {
+	t.Parallel()
+	rt := newRuntime(t, Options{})
+	s := collectSpec(nil, "seq 1 400000 & seq 1 400000 >&2; wait", 4096, time.Second)
+	s.Stdout = CollectSpill(4096, 64<<20)
+	s.Stderr = CollectSpill(4096, 64<<20)
+	h, err := rt.Spawn(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var offset int64
+	var polls int
+	for done := false; !done; polls++ {
+		select {
+		case <-h.Done():
+			done = true
+		default:
+		}
+		r := h.Collected().Stdout.ReadFrom(offset)
+		if r.NextOffset < offset {
+			t.Fatalf("offset went back from %d to %d", offset, r.NextOffset)
+		}
+		offset = r.NextOffset
+	}
+	want := seqText(400000)
+	for i, c := range []*CollectedOutput{h.Collected().Stdout, h.Collected().Stderr} {
+		if h.pump.streams[i].file == nil {
+			t.Fatalf("%s was not handed off", c.label)
+		}
+		if c.Total() != int64(len(want)) || !strings.HasSuffix(want, c.Text()) || len(c.Text()) != 4096 {
+			t.Fatalf("%s: total %d, tail %d bytes", c.label, c.Total(), len(c.Text()))
+		}
+		b, err := os.ReadFile(c.SpillPath())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = os.Remove(c.SpillPath())
+		if string(b) != want {
+			t.Fatalf("%s spill: %d bytes, want %d, byte-exact", c.label, len(b), len(want))
+		}
+	}
+	t.Logf("%d live reads; stdout ended at offset %d", polls, offset)
+}
+
 func seqText(n int) string {
 	var b strings.Builder
 	for i := 1; i <= n; i++ {

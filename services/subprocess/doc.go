@@ -15,7 +15,9 @@
 //	                  │ stdout/stderr: pipe | inherit | collect{maxBytes, spill{maxBytes}}
 //	                  │ fd 3: control socketpair (Spec.Control)
 //	                  │ pump: collect and data pipes + a pidfd on one epoll, in the wait
-//	                  │       goroutine; pipes held past exit get at most Grace
+//	                  │       goroutine; a collected stream past 1 MiB moves to a reader
+//	                  │       goroutine on the runtime poller; pipes held past exit get
+//	                  │       at most Grace
 //	                  ▼
 //	Handle ── Done/Outcome (direct child) ── Terminate (TERM → Grace → KILL of the range)
 //	       └─ WaitForExit (managed range empty) ── Collected (tail + spill, ReadFrom offsets)

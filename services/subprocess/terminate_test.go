@@ -120,30 +120,46 @@ func TestTerminateEscalatesToSIGKILL(t *testing.T) {
 
 // A9: a detached grandchild holding the pipe delays Done by about grace,
 // no more; the exit code and the output written before exit are kept.
+// The bulk case writes past handoffBytes first, so the held stream is one
+// the pump handed off to a reader goroutine on the runtime poller.
 func TestDoneSettlesWhenGrandchildHoldsPipe(t *testing.T) {
-	t.Parallel()
-	rt := newRuntime(t, Options{})
-	m := marker(3605)
-	h, err := rt.Spawn(collectSpec(nil, "sleep "+m+" & echo shell-done", 1024, 100*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
+	for _, c := range []struct {
+		name, prefix string
+		bulk         int64
+	}{
+		{"quiet", "", 0},
+		{"bulk", "head -c 3145728 /dev/zero; ", 3 << 20},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			rt := newRuntime(t, Options{})
+			m := marker(3605)
+			h, err := rt.Spawn(collectSpec(nil, c.prefix+"sleep "+m+" & echo shell-done", 1024, 100*time.Millisecond))
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			out, _ := h.Wait(context.Background())
+			if d := time.Since(start); d > time.Second || d < 80*time.Millisecond {
+				t.Fatalf("settled after %v, want about the 100ms grace", d)
+			}
+			stdout := h.Collected().Stdout
+			if exitCode(t, out) != 0 || !strings.HasSuffix(stdout.Text(), "shell-done\n") || stdout.Total() != c.bulk+11 {
+				t.Fatalf("got %v, %d bytes ending %q", out, stdout.Total(), stdout.Text()[max(0, len(stdout.Text())-16):])
+			}
+			if handed := h.pump.streams[0].file != nil; handed != (c.bulk > 0) {
+				t.Fatalf("stdout handed off to a reader goroutine: %v", handed)
+			}
+			if ok, _ := h.WaitForExit(immediate); ok {
+				t.Fatal("range empty while the grandchild sleeps")
+			}
+			h.Terminate()
+			if ok, err := h.WaitForExit(context.Background()); !ok || err != nil {
+				t.Fatalf("WaitForExit = %v, %v", ok, err)
+			}
+			assertNoSurvivor(t, "sleep "+m, 0)
+		})
 	}
-	start := time.Now()
-	out, _ := h.Wait(context.Background())
-	if d := time.Since(start); d > time.Second || d < 80*time.Millisecond {
-		t.Fatalf("settled after %v, want about the 100ms grace", d)
-	}
-	if exitCode(t, out) != 0 || h.Collected().Stdout.Text() != "shell-done\n" {
-		t.Fatalf("got %v %q", out, h.Collected().Stdout.Text())
-	}
-	if ok, _ := h.WaitForExit(immediate); ok {
-		t.Fatal("range empty while the grandchild sleeps")
-	}
-	h.Terminate()
-	if ok, err := h.WaitForExit(context.Background()); !ok || err != nil {
-		t.Fatalf("WaitForExit = %v, %v", ok, err)
-	}
-	assertNoSurvivor(t, "sleep "+m, 0)
 }
 
 // A bounded WaitForExit is how callers build teardown ladders: a disowned,
