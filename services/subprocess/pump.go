@@ -250,9 +250,8 @@ func (p *pump) service(i, epfd int, buf []byte) (ended bool) {
 
 // handoff moves collected stream i from epfd to a reader goroutine on the
 // runtime poller. The stream stays counted as open in run until the
-// goroutine's increment of p.wake. When the runtime cannot take the
-// descriptor (no eventfd, or os.NewFile finds it unpollable) the stream
-// simply stays with the pump.
+// goroutine's increment of p.wake. Without an eventfd the stream simply
+// stays with the pump.
 func (p *pump) handoff(i, epfd int, wakeTag int32) {
 	if p.wake < 0 {
 		efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
@@ -273,7 +272,8 @@ func (p *pump) handoff(i, epfd int, wakeTag int32) {
 	// fd is non-blocking, so NewFile registers it with the runtime
 	// poller: Read parks the goroutine rather than an OS thread, and
 	// Close (from closeAll, at the grace deadline) interrupts it.
-	f := os.NewFile(uintptr(s.fd), s.out.label)
+	fd := s.fd
+	f := os.NewFile(uintptr(fd), s.out.label)
 	s.fd, s.file = -1, f
 	out, wake := s.out, p.wake
 	p.readers.Add(1)
@@ -285,6 +285,13 @@ func (p *pump) handoff(i, epfd int, wakeTag int32) {
 			n, err := f.Read(*bp)
 			if n > 0 {
 				_, _ = out.Write((*bp)[:n])
+			}
+			if errors.Is(err, unix.EAGAIN) {
+				// The poller refused the descriptor (epoll watch limit):
+				// it stays non-blocking, so wait for input here, in
+				// slices short enough to see a Close from closeAll.
+				_, _ = unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 50)
+				continue
 			}
 			if err != nil {
 				break
