@@ -28,11 +28,13 @@
 // envelope-equality rules (C4), cumulative usage and context pressure (C5).
 // Simplified as C7 suggests: no event-log fold, no shadow pricing; the caller
 // hands the meter the messages of each request ([Session.Project] before,
-// [Session.Record] after). One deliberate difference: dsh prices a rewritten
-// history as a signed delta from the anchor (guarded by "usage ≥ heuristic
-// anchor"); here an anchor applies only while its messages are an unchanged
-// prefix, and a rewrite (compaction) is priced in full, system prompt and
-// tool schemas included. Deltas are therefore never negative and the guard is
-// unnecessary, and a post-compaction estimate does not inherit the error of
-// the estimate of what was removed (bug case B23, mark3labs/kit #80).
+// [Session.Record] after). The "usage ≥ heuristic anchor" guard is kept: a
+// prompt_tokens below the estimator's price of its own request anchors the
+// estimate instead (the projection's Source is then "estimated"). One
+// deliberate difference: dsh prices a rewritten history as a signed delta
+// from the anchor; here an anchor applies only while its messages are an
+// unchanged prefix, and a rewrite (compaction) is priced in full, system
+// prompt and tool schemas included. Deltas are therefore never negative, and
+// a post-compaction estimate does not inherit the error of the estimate of
+// what was removed (bug case B23, mark3labs/kit #80).
 package tokenmeter

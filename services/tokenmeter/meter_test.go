@@ -189,6 +189,40 @@ func TestProjectionAnchorsOnUsageAndAddsAppendedMessages(t *testing.T) {
 	}
 }
 
+// C4/C7 "usage ≥ heuristic anchor": a provider prompt_tokens below the
+// estimator's price of the same request is not trusted as a baseline; the
+// estimate anchors instead and projections say so. Equal counts as enough.
+func TestUsageBelowTheEstimateAnchorsTheEstimate(t *testing.T) {
+	m := NewMeter(Bytes{}, nil)
+	req := Request{Model: "m", System: strings.Repeat("s", 400), Messages: []Message{{Role: RoleUser, Content: strings.Repeat("u", 400)}}}
+	full := m.CountRequest(req)
+	next := req
+	next.Messages = append(append([]Message(nil), req.Messages...), Message{Role: RoleAssistant, Content: "done"})
+	appended := m.CountMessages(next.Messages[1:])
+	for _, c := range []struct {
+		name   string
+		prompt int
+		want   int
+		source Source
+	}{
+		{"above", full + 500, full + 500 + appended, SourceUsage},
+		{"equal", full, full + appended, SourceUsage},
+		{"below", full - 1, full + appended, SourceEstimated},
+		{"tiny", 3, full + appended, SourceEstimated},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := m.Session(c.name)
+			rec := s.Record(Exchange{Request: req, Usage: &Usage{PromptTokens: c.prompt, CompletionTokens: 1}})
+			if rec.Estimated || rec.PromptTokens != c.prompt {
+				t.Fatalf("record = %+v, want the provider's figures", rec)
+			}
+			if p := s.Project(next); p.Tokens != c.want || p.Source != c.source {
+				t.Fatalf("projection = %d (%s), want %d (%s)", p.Tokens, p.Source, c.want, c.source)
+			}
+		})
+	}
+}
+
 type countingEstimator struct{ calls atomic.Int64 }
 
 func (c *countingEstimator) Name() string { return "counting" }

@@ -29,7 +29,9 @@ const (
 	// SourceUsage: the last anchored request's prompt_tokens plus the
 	// estimate of the messages appended since.
 	SourceUsage Source = "usage"
-	// SourceEstimated: a full estimate of system, tools and messages.
+	// SourceEstimated: a full estimate of system, tools and messages, or
+	// an anchor whose prompt_tokens fell below that estimate (the estimate
+	// was anchored instead) plus the estimate of the messages since.
 	SourceEstimated Source = "estimated"
 )
 
@@ -89,10 +91,16 @@ type Session struct {
 	stats         Stats
 }
 
+// anchor is the latest request's baseline. prompt is the provider's
+// prompt_tokens, or, when that figure was below the heuristic price of the
+// same request, the heuristic price (estimated), as dsh's "usage ≥ full
+// anchor" rule (reference C4): a provider figure under the estimator's
+// scale would make the projection of what follows it too small.
 type anchor struct {
-	env    uint64
-	hashes []uint64
-	prompt int
+	env       uint64
+	hashes    []uint64
+	prompt    int
+	estimated bool
 }
 
 type envelopePrice struct {
@@ -140,6 +148,9 @@ func (s *Session) project(req Request) (Projection, []uint64, uint64) {
 	}
 	if a := s.anchor; a != nil && a.env == env && hasPrefix(hashes, a.hashes) {
 		p.Tokens, p.Source = a.prompt, SourceUsage
+		if a.estimated {
+			p.Source = SourceEstimated
+		}
 		for _, n := range prices[len(a.hashes):] {
 			p.Tokens += n
 		}
@@ -228,7 +239,11 @@ func hasPrefix(hashes, prefix []uint64) bool {
 
 // Record books one finished request and returns its record. With usage, the
 // figures are the provider's (prompt_tokens as the context used, cache hits
-// inside it, reasoning inside completion) and the request becomes the anchor.
+// inside it, reasoning inside completion) and the request becomes the anchor;
+// a prompt_tokens below the estimator's price of the request anchors that
+// price instead (projections then say SourceEstimated), dsh's "usage ≥
+// heuristic anchor" guard (reference C4, C7). The record keeps the
+// provider's figures either way.
 // Without usage (nil, or negative counts) the record is Estimated: the prompt
 // is the projection and the completion the estimate of x.Reply; the previous
 // anchor stays. Cost is filled in when the model has prices.
@@ -245,7 +260,11 @@ func (s *Session) Record(x Exchange) RequestRecord {
 			CompletionTokens: u.CompletionTokens,
 			ReasoningTokens:  u.ReasoningTokens(),
 		}
-		s.anchor = &anchor{env: env, hashes: hashes, prompt: u.PromptTokens}
+		a := &anchor{env: env, hashes: hashes, prompt: u.PromptTokens}
+		if full := p.Breakdown.SystemTokens + p.Breakdown.ToolsTokens + p.Breakdown.MessageTokens; u.PromptTokens < full {
+			a.prompt, a.estimated = full, true
+		}
+		s.anchor = a
 	} else {
 		// Only the latest call anchors (C4); one without usage leaves an
 		// estimate, so the older provider figure no longer applies.
