@@ -3,10 +3,12 @@ package tools
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
 	"net/url"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -50,6 +52,28 @@ type ArgsError struct {
 
 // Error returns "invalid arguments: v1; v2; ...".
 func (e *ArgsError) Error() string { return "invalid arguments: " + joinViolations(e.Violations) }
+
+// decodeViolation describes the failure to decode schema-valid arguments into
+// the tool's Go type: in practice a number the schema accepts that the field
+// cannot hold (1e400 for a float64, 1e20 for an int64). It names the field's
+// path like any other violation rather than passing encoding/json's text on.
+func decodeViolation(err error) Violation {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return Violation{Rule: "decode", Message: err.Error()}
+	}
+	v := Violation{Rule: "type"}
+	if te.Field != "" {
+		v.Path = "/" + strings.ReplaceAll(te.Field, ".", "/")
+	}
+	switch k := te.Type.Kind(); {
+	case strings.HasPrefix(te.Value, "number") && (k >= reflect.Int && k <= reflect.Float64):
+		v.Rule, v.Message = "range", te.Value+" is out of range for "+te.Type.String()
+	default:
+		v.Message = "cannot hold " + te.Value + " in " + te.Type.String()
+	}
+	return v
+}
 
 func joinViolations(vs []Violation) string {
 	parts := make([]string, len(vs))

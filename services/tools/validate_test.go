@@ -81,6 +81,43 @@ func TestB15QuotedNumbersUnknownKeysMissingRequired(t *testing.T) {
 	}
 }
 
+type rangeArgs struct {
+	Timeout float64 `json:"timeoutMs,omitempty"`
+	Count   int32   `json:"count,omitempty"`
+	Nested  struct {
+		Limit uint8 `json:"limit,omitempty"`
+	} `json:"nested"`
+}
+
+// A number the schema accepts but the tool's Go field cannot hold is an
+// INVALID_ARGS violation at that field's path, not encoding/json's text.
+func TestNumbersTheGoTypeCannotHold(t *testing.T) {
+	e := newEnv(t)
+	var ran atomic.Int64
+	e.register(tools.Define("ranged", "ranged", func(_ context.Context, _ *tools.Execution, a rangeArgs) (string, error) {
+		ran.Add(1)
+		return "ok", nil
+	}))
+	for _, tc := range []struct{ args, want string }{
+		{`{"timeoutMs":1e308,"nested":{}}`, ""},
+		{`{"timeoutMs":1e400,"nested":{}}`, `invalid arguments: /timeoutMs: range: number 1e400 is out of range for float64`},
+		{`{"count":3000000000,"nested":{}}`, `invalid arguments: /count: range: number 3000000000 is out of range for int32`},
+		{`{"nested":{"limit":256}}`, `invalid arguments: /nested/limit: range: number 256 is out of range for uint8`},
+	} {
+		before := ran.Load()
+		o := e.exec("ranged", tc.args)
+		if tc.want == "" {
+			if o.IsError || ran.Load() == before {
+				t.Errorf("%s: %+v, want success", tc.args, o)
+			}
+			continue
+		}
+		if !o.IsError || o.ErrorMessage != tc.want || code(o) != tools.CodeInvalidArgs || ran.Load() != before {
+			t.Errorf("%s:\n got %q (%v)\nwant %q", tc.args, o.ErrorMessage, code(o), tc.want)
+		}
+	}
+}
+
 func TestCoercionIsRecordedOnTheExecution(t *testing.T) {
 	e := newEnv(t)
 	var coerced []string
