@@ -58,8 +58,8 @@ func TestScopedToolContextsAndConclude(t *testing.T) {
 	}
 }
 
-// Cancelling while the model streams stops the stream; the partial text is
-// logged as an aborted assistant message.
+// Cancelling while the model streams stops the stream; the partial text
+// shown so far is logged as an aborted assistant message.
 func TestCancelDuringStream(t *testing.T) {
 	events := []string{llmtest.TextDelta("partial ")}
 	for range 200 {
@@ -85,7 +85,9 @@ func TestCancelDuringStream(t *testing.T) {
 			asst = &recs[i]
 		}
 	}
-	if asst == nil || !asst.Aborted || !strings.HasPrefix(asst.Message.Content, "partial ") || strings.Count(asst.Message.Content, "more") == 200 {
+	// The observer cancelled on the first text: exactly that text is logged,
+	// not what the transport had buffered after it.
+	if asst == nil || !asst.Aborted || asst.Message.Content != "partial " {
 		t.Fatalf("assistant record = %+v", asst)
 	}
 }

@@ -135,6 +135,12 @@ func (t *turn) doStep(ctx context.Context) (msg llm.Message, done bool, err erro
 		case llm.ChunkReasoning:
 			ss.observe(Event{Type: EventReasoning, Turn: t.n, Step: t.step, Text: c.Text})
 		}
+		if ctx.Err() != nil {
+			// Stop at the cancellation rather than fold what the
+			// transport had already buffered: the aborted message logged
+			// below is then what the observer was shown.
+			break
+		}
 	}
 	resp := asm.Response()
 	t.usage(req, resp)
