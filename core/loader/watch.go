@@ -63,17 +63,15 @@ func (l *Loader) Watcher(o WatchOptions) *Watcher {
 	return &Watcher{l: l, o: o, last: stamps(o.Paths)}
 }
 
-// Run polls the files until ctx ends and, when one changes (modification
-// time or size), loads the manifest again and reconciles it. A file that
-// fails to parse, or a tree that fails to apply, leaves the last good tree
-// running and is reported through OnReload; the next change is tried
-// again. The initial state is not a change (dsh mod #12: a watcher's
-// initial scan raced the initial apply). Reloads are serialized with every
-// other Reconcile. Run Watch in a goroutine owned by its caller (core.Go in
-// a plugin); it returns ctx.Err().
+// Paths returns the watched files.
+func (w *Watcher) Paths() []string { return w.o.Paths }
+
+// Run polls the files every Interval until ctx ends (see [Watcher.Poll]).
+// The initial state is not a change (dsh mod #12: a watcher's initial scan
+// raced the initial apply). Run Watch in a goroutine owned by its caller
+// (core.Go in a plugin); it returns ctx.Err().
 func (w *Watcher) Run(ctx context.Context) error {
-	l, o, last := w.l, w.o, w.last
-	t := time.NewTicker(o.Interval)
+	t := time.NewTicker(w.o.Interval)
 	defer t.Stop()
 	for {
 		select {
@@ -81,17 +79,31 @@ func (w *Watcher) Run(ctx context.Context) error {
 			return ctx.Err()
 		case <-t.C:
 		}
-		now := stamps(o.Paths)
-		if sameStamps(now, last) {
-			continue
-		}
-		last = now
-		m, err := o.Load()
-		if err == nil {
-			err = l.Reconcile(ctx, m)
-		}
-		if o.OnReload != nil {
-			o.OnReload(err)
-		}
+		w.Poll(ctx)
 	}
+}
+
+// Poll checks the files once and, when one changed (modification time or
+// size) since the watcher was made or last polled, loads the manifest again
+// and reconciles it. changed reports whether a change was seen; err is nil
+// when the new tree is running, else the reason the last good tree was kept
+// (a file that fails to parse, or a tree that fails to apply). Either way
+// OnReload is called, and the next change is tried again. Reloads are
+// serialized with every other Reconcile. A caller that must not reload
+// while it works (an interactive session mid-turn) polls between its units
+// of work instead of running Run; Poll and Run must not run concurrently.
+func (w *Watcher) Poll(ctx context.Context) (changed bool, err error) {
+	now := stamps(w.o.Paths)
+	if sameStamps(now, w.last) {
+		return false, nil
+	}
+	w.last = now
+	m, err := w.o.Load()
+	if err == nil {
+		err = w.l.Reconcile(ctx, m)
+	}
+	if w.o.OnReload != nil {
+		w.o.OnReload(err)
+	}
+	return true, err
 }

@@ -82,7 +82,8 @@ func (f *agentFlags) options() (agent.Options, error) {
 type agentHost struct {
 	h     *fxcore.Harness
 	agent *agent.Service
-	wd    string // the working directory to restore, when --cwd changed it
+	wd    string       // the working directory to restore, when --cwd changed it
+	boot  []BootOption // what booted h, applied again to a reloaded manifest
 }
 
 // bootAgent changes to --cwd, boots the configured harness and finds the
@@ -108,7 +109,7 @@ func bootAgent(env *Env, f *agentFlags) (*agentHost, error) {
 		host.restore()
 		return nil, err
 	}
-	host.h = h
+	host.h, host.boot = h, opts
 	svc, ok := core.Lookup(h.Root.Context(), agent.Key)
 	if !ok {
 		host.stop()

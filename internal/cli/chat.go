@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/core/loader"
+	"github.com/dshgo/harness/core/manifest"
 	"github.com/dshgo/harness/plugins/agent"
 	"github.com/dshgo/harness/services/tokenmeter"
 )
@@ -27,7 +29,8 @@ func init() {
 				"turn (the answer streams to stdout, tool calls and results to stderr). Commands: /context shows the\n" +
 				"token meter's figures for the session, /tools lists the tools the model sees, /exit (or end of\n" +
 				"input) leaves. Ctrl-C cancels the running turn (its tools are stopped); a second Ctrl-C exits\n" +
-				"with status 130. --continue and --session ID resume a stored session.",
+				"with status 130. --continue and --session ID resume a stored session. A change to harness.yml (or a\n" +
+				"--patch file) is applied before the next turn; a broken one is reported and the running configuration stays.",
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				f.maxStepsSet = cmd.Flags().Changed("max-steps")
@@ -74,6 +77,49 @@ func chat(env *Env, host *agentHost, f *agentFlags, opts agent.Options) error {
 	defer close(done)
 	go readLines(env.Stdin, lines, done)
 
+	// The manifest files are checked before each line is handled, never
+	// during a turn: a change applies from the next turn on.
+	var w *loader.Watcher
+	if files := env.ManifestFiles(); len(files) > 0 {
+		w = host.h.Loader.Watcher(loader.WatchOptions{Paths: files,
+			Load: func() (*manifest.Manifest, error) { return env.ReloadManifest(host.boot...) }})
+	}
+	reload := func() error {
+		if w == nil {
+			return nil
+		}
+		changed, err := w.Poll(context.Background())
+		switch {
+		case !changed:
+			return nil
+		case err != nil:
+			fmt.Fprintf(env.Stderr, "harness: the changed configuration was not applied (the running one stays): %v\n", err)
+			return nil
+		}
+		svc, ok := core.Lookup(host.h.Root.Context(), agent.Key)
+		if !ok {
+			return UsageError(errors.New("the reloaded configuration has no active agent plugin; leaving"))
+		}
+		if svc != host.agent {
+			// The agent plugin was reloaded (its config or a service it
+			// uses changed): continue the same session on the new one,
+			// which resumes it from its journal.
+			id := ss.ID()
+			_ = ss.Close(context.Background())
+			host.agent = svc
+			reopen := opts
+			reopen.ID = id
+			if reopen.Cwd, err = os.Getwd(); err != nil {
+				return Failure(err)
+			}
+			if ss, err = host.agent.Open(context.Background(), reopen); err != nil {
+				return classify(fmt.Errorf("reopening session %s after the reload: %w", id, err))
+			}
+		}
+		fmt.Fprintf(env.Stderr, "configuration reloaded from %s\n", strings.Join(w.Paths(), ", "))
+		return nil
+	}
+
 	for {
 		fmt.Fprint(env.Stderr, "> ")
 		var line string
@@ -87,6 +133,9 @@ func chat(env *Env, host *agentHost, f *agentFlags, opts agent.Options) error {
 				return nil
 			}
 			line = strings.TrimSpace(l)
+		}
+		if err := reload(); err != nil {
+			return err
 		}
 		switch {
 		case line == "":

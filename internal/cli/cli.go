@@ -232,6 +232,34 @@ func (e *Env) LoadManifest() (*manifest.Manifest, error) {
 	return m, nil
 }
 
+// ReloadManifest is LoadManifest for a running harness booted with opts:
+// it conceals the new manifest's credential variables from children and
+// applies opts' manifest changes (--yes swaps the approval row), so the
+// result reconciles onto that harness without undoing them.
+func (e *Env) ReloadManifest(opts ...BootOption) (*manifest.Manifest, error) {
+	m, err := e.LoadManifest()
+	if err != nil {
+		return nil, err
+	}
+	subprocess.ConcealEnv(m.CredentialEnv()...)
+	o := fxcore.Options{Manifest: m}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o.Manifest, nil
+}
+
+// ManifestFiles lists the files the manifest is read from (the manifest
+// itself, unless it is the embedded default, then every --patch): what a
+// long-running mode watches.
+func (e *Env) ManifestFiles() []string {
+	var files []string
+	if p := e.ManifestPath(); p != "" {
+		files = append(files, p)
+	}
+	return append(files, e.Patches...)
+}
+
 // BootOption adjusts [Env.Boot].
 type BootOption func(*fxcore.Options)
 

@@ -6,11 +6,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/fx"
 
@@ -426,5 +428,86 @@ func TestRunSessionFlags(t *testing.T) {
 	r = runAgent(t, repo, agentManifest(srv2.URL, t.TempDir(), ""), "", "run", "--thinking", "--no-thinking", "hi")
 	if r.code != 2 || !strings.Contains(r.stderr, "mutually exclusive") {
 		t.Fatalf("both: exit %d: %s", r.code, r.stderr)
+	}
+}
+
+// harness chat applies a changed harness.yml between turns: the next
+// request carries the new configuration and the same conversation; a
+// broken file is reported and the running configuration stays.
+func TestChatReloadsTheManifestBetweenTurns(t *testing.T) {
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	srv := llmtest.New(t, []llmtest.Turn{text("first answer"), text("second answer"), text("third answer")})
+	state := t.TempDir()
+	cfg := filepath.Join(t.TempDir(), "harness.yml")
+	write := func(s string) {
+		t.Helper()
+		if err := os.WriteFile(cfg, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := agentManifest(srv.URL, state, "")
+	write(base)
+	var mods []fx.Option
+	for _, p := range agente2e.Needed() {
+		mods = append(mods, fxcore.ProvidePlugin(p))
+	}
+	stdinR, stdinW := io.Pipe()
+	out, errb := &syncBuffer{}, &syncBuffer{}
+	env := &cli.Env{Stdout: out, Stderr: errb, Stdin: stdinR, Modules: mods,
+		LookupEnv: func(string) (string, bool) { return "", false }, Ctx: context.Background()}
+	wd, _ := os.Getwd()
+	if err := os.Chdir(repo); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	code := make(chan int, 1)
+	go func() { code <- cli.Run([]string{"--config", cfg, "chat"}, env) }()
+	say := func(line, want string) {
+		t.Helper()
+		_, _ = io.WriteString(stdinW, line+"\n")
+		deadline := time.Now().Add(20 * time.Second)
+		for !strings.Contains(out.String(), want) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q on stdout; stderr:\n%s", want, errb.String())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	say("one", "first answer")
+	// A changed agent row reloads the agent service itself: the session
+	// is resumed on the new one.
+	changed := strings.Replace(base, "Working directory: {{cwd}}", "RELOADED-SUFFIX", 1)
+	changed = strings.Replace(changed, "      stateDir: "+state, "      stateDir: "+state+"\n      maxSteps: 7", 1)
+	write(changed)
+	say("two", "second answer")
+	write("plugins: [\n")
+	say("three", "third answer")
+	_ = stdinW.Close()
+	if c := <-code; c != 0 {
+		t.Fatalf("exit %d: %s", c, errb.String())
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	for i, want := range []string{"Working directory: " + repo, "RELOADED-SUFFIX", "RELOADED-SUFFIX"} {
+		w, err := reqs[i].Wire()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sys := w.Messages[0].Text(); !strings.HasSuffix(sys, want) {
+			t.Errorf("request %d system prompt ends %q, want %q", i+1, sys[max(0, len(sys)-40):], want)
+		}
+		var texts []string
+		for _, m := range w.Messages[1:] {
+			texts = append(texts, m.Text())
+		}
+		if wantMsgs := []string{"one", "first answer", "two", "second answer", "three"}[:2*i+1]; strings.Join(texts, "|") != strings.Join(wantMsgs, "|") {
+			t.Errorf("request %d messages %q, want %q (the session continues)", i+1, texts, wantMsgs)
+		}
+	}
+	stderr := errb.String()
+	if strings.Count(stderr, "configuration reloaded from "+cfg) != 1 || !strings.Contains(stderr, "the changed configuration was not applied (the running one stays): ") {
+		t.Errorf("stderr:\n%s", stderr)
 	}
 }
