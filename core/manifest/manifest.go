@@ -326,7 +326,9 @@ func checkTag(file string, n *yaml.Node) error {
 }
 
 // Parse reads a harness.yml document: a mapping with `plugins` (a list of
-// rows, or null) and optional `startTimeout` / `stopTimeout` durations.
+// rows, or null) and optional `startTimeout` / `stopTimeout` durations. An
+// empty document, or a mapping without `plugins`, is an *Error (most likely
+// a truncated or mistaken file; `plugins: []` boots nothing on purpose).
 func Parse(file string, data []byte) (*Manifest, error) {
 	root, err := decodeDocument(file, data)
 	if err != nil {
@@ -334,11 +336,14 @@ func Parse(file string, data []byte) (*Manifest, error) {
 	}
 	m := &Manifest{File: file}
 	if root == nil || (root.Kind == yaml.ScalarNode && root.Tag == "!!null") {
-		return m, nil
+		// Most likely a truncated or mistaken file: booting nothing
+		// would hide that. `plugins: []` asks for nothing explicitly.
+		return nil, errAt(file, nil, "empty manifest: no `plugins:` list (write `plugins: []` to boot no plugins)")
 	}
 	if root.Kind != yaml.MappingNode {
 		return nil, errAt(file, root, "manifest must be a mapping with a `plugins:` list")
 	}
+	hasPlugins := false
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
 		if v.Tag == "!env" {
@@ -346,6 +351,7 @@ func Parse(file string, data []byte) (*Manifest, error) {
 		}
 		switch k.Value {
 		case "plugins":
+			hasPlugins = true
 			rows, err := parseRows(file, v)
 			if err != nil {
 				return nil, err
@@ -364,6 +370,9 @@ func Parse(file string, data []byte) (*Manifest, error) {
 		default:
 			return nil, errAt(file, k, "unknown key %q (known keys: plugins, startTimeout, stopTimeout)", k.Value)
 		}
+	}
+	if !hasPlugins {
+		return nil, errAt(file, root, "no `plugins:` list (write `plugins: []` to boot no plugins)")
 	}
 	if err := checkIDs(m.Plugins, map[string]Pos{}); err != nil {
 		return nil, err

@@ -18,6 +18,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // B19: every malformed manifest is an error naming the file and line.
 func TestParseRejectsMalformedManifests(t *testing.T) {
+	if m, err := manifest.Parse("harness.yml", []byte("plugins: []\n")); err != nil || len(m.Plugins) != 0 {
+		t.Fatalf("plugins: [] = %v, %v; want an empty tree on purpose", m, err)
+	}
 	for _, tc := range []struct {
 		name, in, want string
 	}{
@@ -36,6 +39,9 @@ func TestParseRejectsMalformedManifests(t *testing.T) {
 		{"plugins not a list", "plugins: {a: 1}\n", "harness.yml:1:10: plugins must be a list of rows"},
 		{"alias", "plugins:\n  - &a {name: x}\n  - *a\n", "harness.yml:3:5: YAML aliases are not supported"},
 		{"bad timeout", "startTimeout: soon\n", "harness.yml:1:15: startTimeout: want a duration"},
+		{"empty file", "", "harness.yml: empty manifest: no `plugins:` list (write `plugins: []` to boot no plugins)"},
+		{"comments only", "# nothing yet\n", "harness.yml: empty manifest: no `plugins:` list"},
+		{"no plugins key", "startTimeout: 5s\n", "harness.yml:1:1: no `plugins:` list (write `plugins: []` to boot no plugins)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := manifest.Parse("harness.yml", []byte(tc.in))
