@@ -169,43 +169,66 @@ func BenchmarkTerminalSpawn(b *testing.B) {
 	}
 }
 
-// Capture throughput of `head -c 512M /dev/zero` in collect mode (64 KiB
-// tail, with and without a 64 MiB spill cap) against os/exec into
-// io.Discard, with the process's peak RSS reported.
-func BenchmarkCapture(b *testing.B) {
-	const size = 512 << 20
-	argv := []string{"head", "-c", "536870912", "/dev/zero"}
+// captureSize bytes of zeros from head: the capture benchmarks' child.
+const captureSize = 512 << 20
+
+var captureArgv = []string{"head", "-c", "536870912", "/dev/zero"}
+
+// captureDiscard runs the capture child through bare os/exec into
+// io.Discard (optionally in a new session, as the service starts children).
+func captureDiscard(b *testing.B, setsid bool) {
+	cmd := exec.Command(captureArgv[0], captureArgv[1:]...)
+	cmd.Stdout = io.Discard
+	if setsid {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	}
+	if err := cmd.Run(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// captureCollect runs the capture child through rt with stdout collected
+// as out.
+func captureCollect(b *testing.B, rt *Runtime, out Output) {
+	spec := Spec{Argv: captureArgv, Dir: "/", Stdin: IgnoreStdin(), Stdout: out, Stderr: Collect(4096), Grace: time.Second}
+	res, err := rt.Run(spec)
+	if err != nil || res.Stdout.Total() != captureSize {
+		b.Fatal(err, res.Stdout.Total())
+	}
+}
+
+func captureRuntime(b *testing.B) *Runtime {
 	rt, err := New(Options{}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer rt.Close(context.Background())
+	b.Cleanup(func() { _ = rt.Close(context.Background()) })
+	return rt
+}
+
+// Capture throughput of `head -c 512M /dev/zero` in collect mode (64 KiB
+// tail, with and without a 64 MiB spill cap) against os/exec into
+// io.Discard, with the process's peak RSS reported.
+func BenchmarkCapture(b *testing.B) {
+	rt := captureRuntime(b)
 	for _, c := range []struct {
 		name string
 		out  Output
 	}{{"collect", Collect(64 << 10)}, {"collect-spill", CollectSpill(64<<10, 64<<20)}} {
 		b.Run(c.name, func(b *testing.B) {
-			spec := Spec{Argv: argv, Dir: "/", Stdin: IgnoreStdin(), Stdout: c.out, Stderr: Collect(4096), Grace: time.Second}
-			b.SetBytes(size)
+			b.SetBytes(captureSize)
 			b.ReportAllocs()
 			for b.Loop() {
-				res, err := rt.Run(spec)
-				if err != nil || res.Stdout.Total() != size {
-					b.Fatal(err, res.Stdout.Total())
-				}
+				captureCollect(b, rt, c.out)
 			}
 			b.ReportMetric(float64(vmHWM(b))/(1<<20), "peakRSS-MiB")
 		})
 	}
 	b.Run("osexec-discard", func(b *testing.B) {
-		b.SetBytes(size)
+		b.SetBytes(captureSize)
 		b.ReportAllocs()
 		for b.Loop() {
-			cmd := exec.Command(argv[0], argv[1:]...)
-			cmd.Stdout = io.Discard
-			if err := cmd.Run(); err != nil {
-				b.Fatal(err)
-			}
+			captureDiscard(b, false)
 		}
 		b.ReportMetric(float64(vmHWM(b))/(1<<20), "peakRSS-MiB")
 	})
@@ -213,15 +236,10 @@ func BenchmarkCapture(b *testing.B) {
 	// sched_autogroup the child then gets its own CPU share, which on a
 	// loaded machine changes the producer/consumer balance.
 	b.Run("osexec-discard-setsid", func(b *testing.B) {
-		b.SetBytes(size)
+		b.SetBytes(captureSize)
 		b.ReportAllocs()
 		for b.Loop() {
-			cmd := exec.Command(argv[0], argv[1:]...)
-			cmd.Stdout = io.Discard
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-			if err := cmd.Run(); err != nil {
-				b.Fatal(err)
-			}
+			captureDiscard(b, true)
 		}
 	})
 }
@@ -233,48 +251,29 @@ func BenchmarkCapture(b *testing.B) {
 // per-pair throughput ratio collect/osexec (issue target: >= 0.80). Run
 // with a fixed count, e.g. -benchtime 21x.
 func BenchmarkCapturePaired(b *testing.B) {
-	const size = 512 << 20
-	argv := []string{"head", "-c", "536870912", "/dev/zero"}
-	rt, err := New(Options{}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer rt.Close(context.Background())
-	spec := Spec{Argv: argv, Dir: "/", Stdin: IgnoreStdin(), Stdout: Collect(64 << 10), Stderr: Collect(4096), Grace: time.Second}
+	rt := captureRuntime(b)
 	var svc, raw []time.Duration
 	var ratios []float64
-	service := func() time.Duration {
+	timed := func(into *[]time.Duration, run func()) time.Duration {
 		t := time.Now()
-		res, err := rt.Run(spec)
-		if err != nil || res.Stdout.Total() != size {
-			b.Fatal(err, res.Stdout.Total())
-		}
+		run()
 		d := time.Since(t)
-		svc = append(svc, d)
+		*into = append(*into, d)
 		return d
 	}
-	bare := func() time.Duration {
-		t := time.Now()
-		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Stdout = io.Discard
-		if err := cmd.Run(); err != nil {
-			b.Fatal(err)
-		}
-		d := time.Since(t)
-		raw = append(raw, d)
-		return d
-	}
-	b.SetBytes(2 * size)
+	service := func() { captureCollect(b, rt, Collect(64<<10)) }
+	bare := func() { captureDiscard(b, false) }
+	b.SetBytes(2 * captureSize)
 	for i := 0; b.Loop(); i++ {
 		var ds, dr time.Duration
 		if i%2 == 0 {
-			ds, dr = service(), bare()
+			ds, dr = timed(&svc, service), timed(&raw, bare)
 		} else {
-			dr, ds = bare(), service()
+			dr, ds = timed(&raw, bare), timed(&svc, service)
 		}
 		ratios = append(ratios, float64(dr)/float64(ds))
 	}
-	mbps := func(d time.Duration) float64 { return float64(size) / d.Seconds() / 1e6 }
+	mbps := func(d time.Duration) float64 { return float64(captureSize) / d.Seconds() / 1e6 }
 	slices.Sort(ratios)
 	b.ReportMetric(mbps(median(svc)), "collect-MB/s")
 	b.ReportMetric(mbps(median(raw)), "osexec-MB/s")
