@@ -47,7 +47,8 @@ type Collected struct {
 //
 // Lifecycle: Done closes when the direct child has exited and its collected
 // pipes are drained, or at most Grace after the exit when escaped
-// descendants still hold them (their later output is lost, by design).
+// descendants still hold them: what the pipes hold then (up to 1 MiB per
+// stream) is still collected, later output is lost, by design.
 // Descendants may outlive Done; WaitForExit watches the whole range, and
 // Terminate signals it. The handle stays owned by the runtime (and killable
 // through Close) until the range is observed empty.

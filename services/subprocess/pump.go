@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -26,14 +27,18 @@ import (
 // that far, so a spawn still costs no goroutine beyond the wait goroutine.
 //
 // Pipes held open by escaped descendants keep the pump running at most
-// Grace after the direct child exited (os/exec WaitDelay semantics): their
-// ends are then closed, and output written later is lost by design.
+// Grace after the direct child exited (os/exec WaitDelay semantics): what
+// the pipes hold is then drained (closeAll) and their ends are closed;
+// output written later is lost by design.
 type pump struct {
 	streams []pumpStream
 	// wake is an eventfd (-1 until the first handoff) that each reader
 	// goroutine increments once when its stream ends.
 	wake    int
 	readers sync.WaitGroup
+	// stopping tells reader goroutines that closeAll wants their streams:
+	// drain what the pipe holds and end.
+	stopping atomic.Bool
 }
 
 // pumpStream is one parent pipe end: a collected stream (out) or the
@@ -85,18 +90,54 @@ func newPumpPipe(readParent bool) (parent, child int, err error) {
 func (p *pump) add(s pumpStream) { p.streams = append(p.streams, s) }
 
 // closeAll closes every stream still open (spawn failure, or the end of
-// run). A handed-off stream's file is closed first, which ends a read its
-// goroutine is blocked in; closeAll then waits for every reader goroutine,
-// so no write reaches a CollectedOutput after it returns.
+// run). Collected output already in a pipe at that moment is read first,
+// at most drainMax bytes per stream: what the child wrote before the end is
+// kept even when Grace is shorter than the time a reader needed to get to
+// it, while a descendant that keeps writing cannot stall the close. A
+// handed-off stream's reader is told to do that drain itself (stopping,
+// then a read deadline that interrupts its blocked Read); closeAll waits for
+// every reader goroutine, so no write reaches a CollectedOutput after it
+// returns.
 func (p *pump) closeAll() {
+	p.stopping.Store(true)
+	for i := range p.streams {
+		if f := p.streams[i].file; f != nil {
+			_ = f.SetReadDeadline(time.Now())
+		}
+	}
+	bp := copyBuffers.Get().(*[]byte)
+	for i := range p.streams {
+		if s := &p.streams[i]; s.fd >= 0 && s.out != nil {
+			drain(s.fd, s.out, *bp)
+		}
+	}
+	copyBuffers.Put(bp)
+	p.readers.Wait()
 	for i := range p.streams {
 		if f := p.streams[i].file; f != nil {
 			_ = f.Close()
 		}
-	}
-	p.readers.Wait()
-	for i := range p.streams {
 		p.close(i, -1)
+	}
+}
+
+// drainMax bounds the final drain of one stream: 1 MiB, the largest pipe
+// an unprivileged child can ask for (pipe-max-size).
+const drainMax = 1 << 20
+
+// drain reads what the non-blocking fd holds now into out, up to drainMax
+// bytes, stopping at EAGAIN, end of file or an error.
+func drain(fd int, out *CollectedOutput, buf []byte) {
+	for total := 0; total < drainMax; {
+		n, err := unix.Read(fd, buf)
+		if n > 0 {
+			_, _ = out.Write(buf[:n])
+			total += n
+			continue
+		}
+		if !errors.Is(err, unix.EINTR) {
+			return
+		}
 	}
 }
 
@@ -270,8 +311,8 @@ func (p *pump) handoff(i, epfd int, wakeTag int32) {
 		return
 	}
 	// fd is non-blocking, so NewFile registers it with the runtime
-	// poller: Read parks the goroutine rather than an OS thread, and
-	// Close (from closeAll, at the grace deadline) interrupts it.
+	// poller: Read parks the goroutine rather than an OS thread, and a
+	// read deadline (from closeAll, at the grace deadline) interrupts it.
 	fd := s.fd
 	f := os.NewFile(uintptr(fd), s.out.label)
 	s.fd, s.file = -1, f
@@ -286,16 +327,26 @@ func (p *pump) handoff(i, epfd int, wakeTag int32) {
 			if n > 0 {
 				_, _ = out.Write((*bp)[:n])
 			}
+			if err == nil {
+				continue
+			}
+			timedOut := errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, unix.EAGAIN)
+			if timedOut && p.stopping.Load() {
+				// closeAll's turn: take what the pipe holds, then end.
+				// (A Read past the deadline returns before reading.)
+				if rc, err := f.SyscallConn(); err == nil {
+					_ = rc.Control(func(fd uintptr) { drain(int(fd), out, *bp) })
+				}
+				break
+			}
 			if errors.Is(err, unix.EAGAIN) {
 				// The poller refused the descriptor (epoll watch limit):
 				// it stays non-blocking, so wait for input here, in
-				// slices short enough to see a Close from closeAll.
+				// slices short enough to see closeAll's stopping.
 				_, _ = unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 50)
 				continue
 			}
-			if err != nil {
-				break
-			}
+			break // end of file, or a read error that ends the stream
 		}
 		_, _ = unix.Write(wake, binary.NativeEndian.AppendUint64(nil, 1))
 	}()
