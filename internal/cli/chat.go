@@ -72,10 +72,13 @@ func chat(env *Env, host *agentHost, f *agentFlags, opts agent.Options) error {
 	signal.Notify(sig, os.Interrupt)
 	defer signal.Stop(sig)
 
+	// One line is read per prompt, never during a turn: the approval
+	// prompt reads the same terminal then, and must get what is typed.
+	next := make(chan struct{}, 1)
 	lines := make(chan string)
 	done := make(chan struct{})
 	defer close(done)
-	go readLines(env.Stdin, lines, done)
+	go readLines(env.Stdin, next, lines, done)
 
 	// The manifest files are checked before each line is handled, never
 	// during a turn: a change applies from the next turn on.
@@ -122,6 +125,7 @@ func chat(env *Env, host *agentHost, f *agentFlags, opts agent.Options) error {
 
 	for {
 		fmt.Fprint(env.Stderr, "> ")
+		next <- struct{}{}
 		var line string
 		select {
 		case <-sig:
@@ -197,11 +201,22 @@ func runTurn(errw io.Writer, ss *agent.Session, line string, sig <-chan os.Signa
 	}
 }
 
-func readLines(r io.Reader, out chan<- string, done <-chan struct{}) {
+// readLines sends one line of r to out for each request on next, and
+// reads nothing between requests; it closes out at the end of r (or on a
+// read error) and returns when done is closed.
+func readLines(r io.Reader, next <-chan struct{}, out chan<- string, done <-chan struct{}) {
 	defer close(out)
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	for sc.Scan() {
+	for {
+		select {
+		case <-next:
+		case <-done:
+			return
+		}
+		if !sc.Scan() {
+			return
+		}
 		select {
 		case out <- sc.Text():
 		case <-done:
