@@ -244,3 +244,18 @@ func TestDumpNamesTheFileOfKeptKeys(t *testing.T) {
 		t.Fatalf("dump:\n%s\nwant containing %q", out, want)
 	}
 }
+
+// A config field's schema default is the value SetDefaults gives it;
+// durations read as written in harness.yml; zero values and secrets get none.
+func TestSchemaShowsSetDefaults(t *testing.T) {
+	s := manifest.ConfigSchema(testPlugin)
+	for key, want := range map[string]any{"timeout": "1m", "limit": 10, "locale": nil, "apiKey": nil} {
+		p, ok := s.Properties.Get(key)
+		if !ok {
+			t.Fatalf("no property %s", key)
+		}
+		if p.Default != want {
+			t.Errorf("%s: default = %#v, want %#v", key, p.Default, want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"encoding"
 	"reflect"
 	"strings"
 	"time"
@@ -15,6 +16,8 @@ import (
 // descriptions from jsonschema tags, durations as strings ("2m"), no
 // required fields unless tagged `jsonschema:"required"`, unknown keys
 // forbidden, and secret fields (`harness:"secret"`) marked writeOnly.
+// Each field's `default` is the value p's SetDefaults gives it (when that
+// is not the zero value and the field's tag sets no default).
 func ConfigSchema(p core.Plugin) *jsonschema.Schema {
 	r := &jsonschema.Reflector{
 		FieldNameTag:               "yaml",
@@ -37,6 +40,62 @@ func ConfigSchema(p core.Plugin) *jsonschema.Schema {
 		s.Description = p.Description()
 	}
 	markSecrets(s, p.ConfigType())
+	markDefaults(s, reflect.ValueOf(p.NewConfig()))
+	return s
+}
+
+// markDefaults sets each property's default from v, the config value
+// SetDefaults produced, descending into nested structs. Durations read
+// like the manifest writes them ("2m", "500ms").
+func markDefaults(s *jsonschema.Schema, v reflect.Value) {
+	for v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return
+		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct || s == nil || s.Properties == nil {
+		return
+	}
+	for name, f := range yamlFields(v.Type()) {
+		ps, ok := s.Properties.Get(name)
+		if !ok || ps == nil {
+			continue
+		}
+		fv := v.FieldByIndex(f.Index)
+		if fv.Kind() == reflect.Struct && f.Type != durationT {
+			markDefaults(ps, fv)
+			continue
+		}
+		if ps.Default == nil && !fv.IsZero() && !isSecret(f) {
+			ps.Default = defaultValue(fv)
+		}
+	}
+}
+
+// defaultValue renders a default for JSON: a duration as its short string,
+// a text marshaler as its text, anything else as is.
+func defaultValue(v reflect.Value) any {
+	if v.Kind() == reflect.Int64 && (v.Type() == durationT || v.Type().Name() == "Duration") {
+		return shortDuration(time.Duration(v.Int()))
+	}
+	if tm, ok := v.Interface().(encoding.TextMarshaler); ok {
+		if b, err := tm.MarshalText(); err == nil {
+			return string(b)
+		}
+	}
+	return v.Interface()
+}
+
+// shortDuration writes d without zero trailing units: 2m, 1h30m, 500ms.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
 	return s
 }
 
@@ -90,8 +149,8 @@ func Schema(cat *core.Catalog) *jsonschema.Schema {
 			"id", &jsonschema.Schema{Type: "string", Description: "unique, stable row id (defaults to name)"},
 			"name", &jsonschema.Schema{Type: "string", Enum: names, Description: "plugin name from the catalog"},
 			"config", &jsonschema.Schema{Description: "the plugin's config (a list of rows for a group)"},
-			"disabled", &jsonschema.Schema{Type: "boolean"},
-			"group", &jsonschema.Schema{Type: "boolean"},
+			"disabled", &jsonschema.Schema{Type: "boolean", Description: "true keeps the row without mounting it (and, on a group, its rows)"},
+			"group", &jsonschema.Schema{Type: "boolean", Description: "true makes config a list of nested rows"},
 		),
 		AdditionalProperties: jsonschema.FalseSchema,
 		AllOf:                rows,
@@ -102,7 +161,7 @@ func Schema(cat *core.Catalog) *jsonschema.Schema {
 		Description: "harness deployment manifest",
 		Type:        "object",
 		Properties: propsOf(
-			"plugins", &jsonschema.Schema{Type: "array", Items: row},
+			"plugins", &jsonschema.Schema{Type: "array", Items: row, Description: "the plugin rows, mounted in order"},
 			"startTimeout", &jsonschema.Schema{Type: "string", Description: "bound on booting the plugin tree, e.g. 15s"},
 			"stopTimeout", &jsonschema.Schema{Type: "string", Description: "bound on disposing the plugin tree, e.g. 5s"},
 		),

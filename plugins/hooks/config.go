@@ -23,17 +23,17 @@ const DefaultTimeout = 60 * time.Second
 //	          timeout: 30
 type Config struct {
 	// Hooks lists the matcher groups per event.
-	Hooks Events `yaml:"hooks" json:"hooks"`
+	Hooks Events `yaml:"hooks" json:"hooks" jsonschema:"description=Claude Code command hooks: matcher groups per event (the hooks block of a Claude Code settings file)"`
 	// Cwd is the directory hook commands run in and the `cwd` they are told;
 	// empty means the process's working directory.
-	Cwd string `yaml:"cwd" json:"cwd,omitempty"`
+	Cwd string `yaml:"cwd" json:"cwd,omitempty" jsonschema:"description=Directory hook commands run in and the cwd they are told (default: the process working directory)"`
 	// SessionID is the `session_id` sent when the caller supplies none.
-	SessionID string `yaml:"sessionId" json:"sessionId,omitempty"`
+	SessionID string `yaml:"sessionId" json:"sessionId,omitempty" jsonschema:"description=session_id sent to hooks when the caller supplies none"`
 	// ToolNames renames tools in the `tool_name` hooks read, for scripts that
 	// test Claude Code's names: {bash: Bash, read: Read, write: Write, edit:
 	// Edit, grep: Grep, glob: Glob}. Matchers see the harness's names
 	// (case-insensitively) either way.
-	ToolNames map[string]string `yaml:"toolNames" json:"toolNames,omitempty"`
+	ToolNames map[string]string `yaml:"toolNames" json:"toolNames,omitempty" jsonschema:"description=Renames tools in the tool_name hooks read (e.g. bash: Bash) for scripts written for Claude Code; matchers see the harness names either way"`
 }
 
 // Events holds the matcher groups of each supported event. Claude Code events
@@ -42,19 +42,19 @@ type Config struct {
 type Events struct {
 	// PreToolUse runs before a tool call, after argument validation; it may
 	// allow, ask, or deny. Matcher: the tool name.
-	PreToolUse []MatcherGroup `yaml:"PreToolUse" json:"PreToolUse,omitempty"`
+	PreToolUse []MatcherGroup `yaml:"PreToolUse" json:"PreToolUse,omitempty" jsonschema:"description=Hooks run before a tool call (after argument validation); they may allow or ask or deny. Matcher: the tool name"`
 	// PostToolUse runs after a tool call produced its result; it may block the
 	// result, add context, or replace the output. Matcher: the tool name.
-	PostToolUse []MatcherGroup `yaml:"PostToolUse" json:"PostToolUse,omitempty"`
+	PostToolUse []MatcherGroup `yaml:"PostToolUse" json:"PostToolUse,omitempty" jsonschema:"description=Hooks run after a tool call produced its result; they may block the result or add context or replace the output. Matcher: the tool name"`
 	// SessionStart runs when the agent starts or resumes a session; it may add
 	// context. Matcher: the source (startup, resume, clear, compact).
-	SessionStart []MatcherGroup `yaml:"SessionStart" json:"SessionStart,omitempty"`
+	SessionStart []MatcherGroup `yaml:"SessionStart" json:"SessionStart,omitempty" jsonschema:"description=Hooks run when the agent starts or resumes a session; they may add context. Matcher: the source (startup or resume or clear or compact)"`
 	// UserPromptSubmit runs before a user prompt reaches the model; it may
 	// block the prompt or add context. No matcher.
-	UserPromptSubmit []MatcherGroup `yaml:"UserPromptSubmit" json:"UserPromptSubmit,omitempty"`
+	UserPromptSubmit []MatcherGroup `yaml:"UserPromptSubmit" json:"UserPromptSubmit,omitempty" jsonschema:"description=Hooks run before a user prompt reaches the model; they may block it or add context. No matcher"`
 	// Stop runs when the agent is about to end its turn; a block keeps it
 	// going with the reason as its next instruction. No matcher.
-	Stop []MatcherGroup `yaml:"Stop" json:"Stop,omitempty"`
+	Stop []MatcherGroup `yaml:"Stop" json:"Stop,omitempty" jsonschema:"description=Hooks run when the agent is about to end its turn; a block keeps it going with the reason as its next instruction. No matcher"`
 }
 
 // MatcherGroup is one matcher with the commands it selects.
@@ -63,23 +63,23 @@ type MatcherGroup struct {
 	// everything; a pattern of letters, digits, `_` and `|` is a list of exact
 	// names (`Edit|Write`); anything else is an unanchored regular expression.
 	// Matching ignores case, so Claude Code's `Bash` selects the `bash` tool.
-	Matcher string `yaml:"matcher" json:"matcher,omitempty"`
+	Matcher string `yaml:"matcher" json:"matcher,omitempty" jsonschema:"description=Selects by tool name (or session source): empty or * matches all; letters and digits and _ and | list exact names (Edit|Write); anything else is an unanchored regular expression; case-insensitive"`
 	// Hooks are the commands to run, all in parallel.
-	Hooks []CommandHook `yaml:"hooks" json:"hooks"`
+	Hooks []CommandHook `yaml:"hooks" json:"hooks" jsonschema:"description=Commands to run for a match (all in parallel)"`
 }
 
 // CommandHook is one hook command.
 type CommandHook struct {
 	// Type must be "command" (the only handler type the harness runs).
-	Type string `yaml:"type" json:"type,omitempty" jsonschema:"enum=command"`
+	Type string `yaml:"type" json:"type,omitempty" jsonschema:"description=Handler type; only command is run,enum=command"`
 	// Command is a shell command line, run with `bash -c`; it reads the event
 	// JSON on stdin. $CLAUDE_PROJECT_DIR and $HARNESS_PROJECT_DIR name the
 	// working directory.
-	Command string `yaml:"command" json:"command"`
+	Command string `yaml:"command" json:"command" jsonschema:"description=Shell command line run with bash -c; it reads the event JSON on stdin ($CLAUDE_PROJECT_DIR and $HARNESS_PROJECT_DIR name the working directory)"`
 	// Timeout is the limit in seconds (Claude Code's unit); 0 means 60.
-	Timeout float64 `yaml:"timeout" json:"timeout,omitempty" jsonschema:"minimum=0"`
+	Timeout float64 `yaml:"timeout" json:"timeout,omitempty" jsonschema:"description=Limit in seconds (Claude Code's unit); 0 means 60,minimum=0"`
 	// Name labels the hook in denial reasons and logs; defaults to the command.
-	Name string `yaml:"name" json:"name,omitempty"`
+	Name string `yaml:"name" json:"name,omitempty" jsonschema:"description=Label of the hook in denial reasons and logs (default: the command)"`
 }
 
 // label names the hook for reasons and logs.

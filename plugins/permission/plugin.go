@@ -15,28 +15,28 @@ import (
 // Config is the permission plugin's configuration.
 type Config struct {
 	// Mode decides calls no rule decides: default, acceptEdits, plan or bypass.
-	Mode Mode `yaml:"mode" json:"mode,omitempty" jsonschema:"enum=default,enum=acceptEdits,enum=plan,enum=bypass,default=default"`
+	Mode Mode `yaml:"mode" json:"mode,omitempty" jsonschema:"description=Decides calls no rule decides: default (read-only tools run; others ask) or acceptEdits (also edits run) or plan (only read-only tools) or bypass (all run); deny rules hold in every mode,enum=default,enum=acceptEdits,enum=plan,enum=bypass,default=default"`
 	// Allow rules let calls run without asking.
-	Allow []string `yaml:"allow" json:"allow,omitempty"`
+	Allow []string `yaml:"allow" json:"allow,omitempty" jsonschema:"description=Rules whose calls run without asking (e.g. bash(go test *) or read(src/**))"`
 	// Ask rules require approval, even when an allow rule matches.
-	Ask []string `yaml:"ask" json:"ask,omitempty"`
+	Ask []string `yaml:"ask" json:"ask,omitempty" jsonschema:"description=Rules whose calls need approval even when an allow rule matches"`
 	// Deny rules refuse calls, whatever any other rule, hook or answer says.
-	Deny []string `yaml:"deny" json:"deny,omitempty"`
+	Deny []string `yaml:"deny" json:"deny,omitempty" jsonschema:"description=Rules whose calls are refused whatever any other rule or hook or answer says"`
 	// Cwd is the directory relative paths and path patterns resolve against;
 	// empty means the process's working directory.
-	Cwd string `yaml:"cwd" json:"cwd,omitempty"`
+	Cwd string `yaml:"cwd" json:"cwd,omitempty" jsonschema:"description=Directory relative paths and path patterns resolve against (default: the process working directory)"`
 	// ShellTools maps each shell tool to its command argument.
-	ShellTools map[string]string `yaml:"shellTools" json:"shellTools,omitempty"`
+	ShellTools map[string]string `yaml:"shellTools" json:"shellTools,omitempty" jsonschema:"description=Shell tools and their command argument (tool: argument)"`
 	// FileTools maps each file tool to its path argument.
-	FileTools map[string]string `yaml:"fileTools" json:"fileTools,omitempty"`
+	FileTools map[string]string `yaml:"fileTools" json:"fileTools,omitempty" jsonschema:"description=File tools and their path argument (tool: argument)"`
 	// FileToolDefaultPath is the path a file tool works on when its path
 	// argument is absent (grep and glob: the working directory).
-	FileToolDefaultPath map[string]string `yaml:"fileToolDefaultPath" json:"fileToolDefaultPath,omitempty"`
+	FileToolDefaultPath map[string]string `yaml:"fileToolDefaultPath" json:"fileToolDefaultPath,omitempty" jsonschema:"description=Path a file tool works on when its path argument is absent (tool: path)"`
 	// ReadOnlyTools change nothing: the default mode allows them, plan mode
 	// allows only them.
-	ReadOnlyTools []string `yaml:"readOnlyTools" json:"readOnlyTools,omitempty"`
+	ReadOnlyTools []string `yaml:"readOnlyTools" json:"readOnlyTools,omitempty" jsonschema:"description=Tools that change nothing: the default mode runs them without asking and plan mode runs only them"`
 	// EditTools are the tools acceptEdits allows without asking.
-	EditTools []string `yaml:"editTools" json:"editTools,omitempty"`
+	EditTools []string `yaml:"editTools" json:"editTools,omitempty" jsonschema:"description=Tools acceptEdits mode runs without asking"`
 }
 
 // SetDefaults classifies the standard tool set: bash is the shell tool;
