@@ -4,6 +4,7 @@ import (
 	"encoding"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"reflect"
@@ -23,50 +24,115 @@ type LookupEnv func(name string) (string, bool)
 // DecodeConfig resolves a row's config for plugin p: !env tags are
 // expanded, unknown keys rejected (at any depth, with the allowed keys
 // listed), the node decoded over p's defaults, and the result validated.
-// It returns a pointer to the plugin's config type. Errors read
-// `FILE:LINE:COL: plugin "NAME" (id ID): invalid config: PATH: MESSAGE`.
+// It returns a pointer to the plugin's config type. Each problem is an
+// *Error reading `FILE:LINE:COL: plugin "NAME" (id ID): invalid config:
+// PATH: MESSAGE`, placed at the field's own node when the config has it,
+// else at the row's config node (else the row). Every problem of the first
+// stage that finds any (!env, unknown keys, decoding, Validate) is
+// reported; several are joined with errors.Join, one per line. A Validate
+// error made with errors.Join counts one problem per line.
 func DecodeConfig(p core.Plugin, e Entry, env LookupEnv) (any, error) {
 	if env == nil {
 		env = os.LookupEnv
 	}
-	where := func(n *yaml.Node, msg string) error {
-		pos := e.Pos
-		if n != nil {
-			pos = Pos{File: e.Source, Line: n.Line, Col: n.Column}
-		}
-		return &Error{Pos: pos, Msg: fmt.Sprintf("plugin %q (id %s): %s", e.Name, e.ID, msg)}
-	}
 	cfg := p.NewConfig()
 	node := cloneNode(e.Config)
-	if node != nil {
-		if n, err := expandEnv(node, env); err != nil {
-			return nil, where(n, err.Error())
+	var problems []error
+	report := func(n *yaml.Node, msg string) {
+		pos := e.Pos
+		if n != nil {
+			pos = Pos{File: fileOf(&e, node, n), Line: n.Line, Col: n.Column}
 		}
-		if n, err := checkKnown(node, p.ConfigType(), ""); err != nil {
-			return nil, where(n, "invalid config: "+err.Error())
+		problems = append(problems, &Error{Pos: pos, Msg: fmt.Sprintf("plugin %q (id %s): %s", e.Name, e.ID, msg)})
+	}
+	done := func() error {
+		if len(problems) == 1 {
+			return problems[0]
+		}
+		return errors.Join(problems...)
+	}
+	if node != nil {
+		expandEnv(node, env, func(n *yaml.Node, err error) { report(n, err.Error()) })
+		if problems != nil {
+			return nil, done()
+		}
+		checkKnown(node, p.ConfigType(), "", func(n *yaml.Node, err error) { report(n, "invalid config: "+err.Error()) })
+		if problems != nil {
+			return nil, done()
 		}
 		if err := node.Decode(cfg); err != nil {
-			// Name the field that failed, at its own position.
-			if bad, path, ferr := locateDecodeError(node, p.ConfigType(), ""); bad != nil {
-				return nil, where(bad, "invalid config: "+prefix(path)+lineRE.ReplaceAllString(decodeMessage(ferr), ""))
+			// Name each field that failed, at its own position.
+			for _, f := range locateDecodeErrors(node, p.ConfigType(), "") {
+				report(f.n, "invalid config: "+prefix(f.path)+lineRE.ReplaceAllString(decodeMessage(f.err), ""))
 			}
-			return nil, where(node, "invalid config: "+decodeMessage(err))
+			if problems == nil {
+				report(node, "invalid config: "+decodeMessage(err))
+			}
+			return nil, done()
 		}
 	}
 	if err := core.ValidateConfig(p.Name(), cfg); err != nil {
 		var ce *core.ConfigError
-		if errors.As(err, &ce) && len(ce.Issues) > 0 {
-			path := ce.Issues[0].Path
+		if !errors.As(err, &ce) || len(ce.Issues) == 0 {
+			report(node, err.Error())
+			return nil, done()
+		}
+		for _, is := range splitIssues(ce.Issues) {
+			path := is.Path
 			if path == "" {
 				// A plain Validate error that starts with a field path
 				// ("timeout: must be positive") is placed at that field.
-				path = leadingPath(ce.Issues[0].Message)
+				path = leadingPath(is.Message)
 			}
-			return nil, where(lookupPath(node, path), err.Error())
+			report(lookupPath(node, path), "invalid config: "+prefix(is.Path)+is.Message)
 		}
-		return nil, where(node, err.Error())
+		return nil, done()
 	}
 	return cfg, nil
+}
+
+// splitIssues makes each line of a pathless issue (a Validate error built
+// with errors.Join) an issue of its own.
+func splitIssues(issues []core.Issue) []core.Issue {
+	var out []core.Issue
+	for _, is := range issues {
+		if is.Path != "" || !strings.Contains(is.Message, "\n") {
+			out = append(out, is)
+			continue
+		}
+		for line := range strings.SplitSeq(is.Message, "\n") {
+			if line = strings.TrimSpace(line); line != "" {
+				out = append(out, core.Issue{Message: line})
+			}
+		}
+	}
+	return out
+}
+
+// fileOf names the file n was written in: the file of the top-level config
+// key whose value holds it (patch merges keep keys from several files),
+// else the row's source.
+func fileOf(e *Entry, root, n *yaml.Node) string {
+	if root != nil && root.Kind == yaml.MappingNode && n != root {
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			if contains(root.Content[i], n) || contains(root.Content[i+1], n) {
+				return e.configSource(root.Content[i].Value)
+			}
+		}
+	}
+	return e.Source
+}
+
+func contains(tree, n *yaml.Node) bool {
+	if tree == n {
+		return true
+	}
+	for _, c := range tree.Content {
+		if contains(c, n) {
+			return true
+		}
+	}
+	return false
 }
 
 var lineRE = regexp.MustCompile(`line (\d+): `)
@@ -99,47 +165,48 @@ func decodeMessage(err error) string {
 	return strings.TrimPrefix(err.Error(), "yaml: ")
 }
 
-// expandEnv replaces !env nodes in place. It returns the offending node on
-// error.
-func expandEnv(n *yaml.Node, env LookupEnv) (*yaml.Node, error) {
-	if n.Tag == "!env" {
-		var name, def string
-		hasDef := false
-		switch n.Kind {
-		case yaml.ScalarNode:
-			name = n.Value
-		case yaml.SequenceNode:
-			if len(n.Content) != 2 || n.Content[0].Kind != yaml.ScalarNode || n.Content[1].Kind != yaml.ScalarNode {
-				return n, errors.New("!env takes a variable name or [NAME, default]")
-			}
-			name, def, hasDef = n.Content[0].Value, n.Content[1].Value, true
-		default:
-			return n, errors.New("!env takes a variable name or [NAME, default]")
+// expandEnv replaces !env nodes in place and reports each one that
+// cannot be resolved.
+func expandEnv(n *yaml.Node, env LookupEnv, report func(*yaml.Node, error)) {
+	if n.Tag != "!env" {
+		for _, c := range n.Content {
+			expandEnv(c, env, report)
 		}
-		if name == "" {
-			return n, errors.New("!env needs a variable name")
-		}
-		v, ok := env(name)
-		if !ok {
-			if !hasDef {
-				return n, fmt.Errorf("environment variable %s is not set (set it, or write !env [%s, default])", name, name)
-			}
-			v = def
-		}
-		*n = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v, Line: n.Line, Column: n.Column}
-		if _, err := strconv.ParseFloat(v, 64); err == nil {
-			n.Tag = "" // let numbers decode into numeric fields
-		} else if v == "true" || v == "false" {
-			n.Tag = ""
-		}
-		return nil, nil
+		return
 	}
-	for _, c := range n.Content {
-		if bad, err := expandEnv(c, env); err != nil {
-			return bad, err
+	var name, def string
+	hasDef := false
+	switch n.Kind {
+	case yaml.ScalarNode:
+		name = n.Value
+	case yaml.SequenceNode:
+		if len(n.Content) != 2 || n.Content[0].Kind != yaml.ScalarNode || n.Content[1].Kind != yaml.ScalarNode {
+			report(n, errors.New("!env takes a variable name or [NAME, default]"))
+			return
 		}
+		name, def, hasDef = n.Content[0].Value, n.Content[1].Value, true
+	default:
+		report(n, errors.New("!env takes a variable name or [NAME, default]"))
+		return
 	}
-	return nil, nil
+	if name == "" {
+		report(n, errors.New("!env needs a variable name"))
+		return
+	}
+	v, ok := env(name)
+	if !ok {
+		if !hasDef {
+			report(n, fmt.Errorf("environment variable %s is not set (set it, or write !env [%s, default])", name, name))
+			return
+		}
+		v = def
+	}
+	*n = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v, Line: n.Line, Column: n.Column}
+	if _, err := strconv.ParseFloat(v, 64); err == nil {
+		n.Tag = "" // let numbers decode into numeric fields
+	} else if v == "true" || v == "false" {
+		n.Tag = ""
+	}
 }
 
 var (
@@ -183,13 +250,14 @@ func yamlFields(t reflect.Type) map[string]reflect.StructField {
 	return out
 }
 
-// checkKnown rejects mapping keys that t has no field for.
-func checkKnown(n *yaml.Node, t reflect.Type, path string) (*yaml.Node, error) {
+// checkKnown reports each mapping key that t has no field for, and each
+// fraction given for an integer field.
+func checkKnown(n *yaml.Node, t reflect.Type, path string, report func(*yaml.Node, error)) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if t == nodeT || t == durationT || reflect.PointerTo(t).Implements(unmarshalerT) || reflect.PointerTo(t).Implements(textUnmarshalerT) {
-		return nil, nil
+		return
 	}
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
@@ -199,58 +267,54 @@ func checkKnown(n *yaml.Node, t reflect.Type, path string) (*yaml.Node, error) {
 		if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!float" {
 			var f float64
 			if err := n.Decode(&f); err == nil && (f != math.Trunc(f) || math.IsInf(f, 0)) {
-				return n, fmt.Errorf("%swant an integer, got %s", prefix(path), n.Value)
+				report(n, fmt.Errorf("%swant an integer, got %s", prefix(path), n.Value))
 			}
 		}
 	case reflect.Struct:
 		if n.Kind != yaml.MappingNode {
-			if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
-				return nil, nil
+			if !(n.Kind == yaml.ScalarNode && n.Tag == "!!null") {
+				report(n, fmt.Errorf("%swant a mapping", prefix(path)))
 			}
-			return n, fmt.Errorf("%swant a mapping", prefix(path))
+			return
 		}
 		fields := yamlFields(t)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			f, ok := fields[k.Value]
 			if !ok {
-				keys := make([]string, 0, len(fields))
-				for name := range fields {
-					keys = append(keys, name)
-				}
-				slices.Sort(keys)
-				return k, fmt.Errorf("%sunknown key %q (allowed: %s)", prefix(path), k.Value, strings.Join(keys, ", "))
+				keys := slices.Sorted(maps.Keys(fields))
+				report(k, fmt.Errorf("%sunknown key %q (allowed: %s)", prefix(path), k.Value, strings.Join(keys, ", ")))
+				continue
 			}
-			if bad, err := checkKnown(v, f.Type, join(path, k.Value)); err != nil {
-				return bad, err
-			}
+			checkKnown(v, f.Type, join(path, k.Value), report)
 		}
 	case reflect.Map:
 		if n.Kind == yaml.MappingNode {
 			for i := 0; i+1 < len(n.Content); i += 2 {
-				if bad, err := checkKnown(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value)); err != nil {
-					return bad, err
-				}
+				checkKnown(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value), report)
 			}
 		}
 	case reflect.Slice, reflect.Array:
 		if n.Kind == yaml.SequenceNode {
 			for i, c := range n.Content {
-				if bad, err := checkKnown(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-					return bad, err
-				}
+				checkKnown(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i), report)
 			}
 		}
 	}
-	return nil, nil
 }
 
-// locateDecodeError finds the deepest config value that fails to decode
-// into its field's type: it decodes each mapping value (and each list or map
-// element) on its own and descends into the first one that fails. It
-// returns that node, its field path and the decode error, or nil when no
-// single value fails.
-func locateDecodeError(n *yaml.Node, t reflect.Type, path string) (*yaml.Node, string, error) {
+// decodeFailure is one config value that fails to decode into its field.
+type decodeFailure struct {
+	n    *yaml.Node
+	path string
+	err  error
+}
+
+// locateDecodeErrors finds the deepest config values that fail to decode
+// into their fields' types: it decodes each mapping value (and each list or
+// map element) on its own and descends into each one that fails. It
+// returns them in document order (none when no single value fails).
+func locateDecodeErrors(n *yaml.Node, t reflect.Type, path string) []decodeFailure {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -277,15 +341,17 @@ func locateDecodeError(n *yaml.Node, t reflect.Type, path string) (*yaml.Node, s
 			kids = append(kids, child{c, t.Elem(), fmt.Sprintf("%s[%d]", path, i)})
 		}
 	}
+	var out []decodeFailure
 	for _, k := range kids {
 		if err := k.n.Decode(reflect.New(k.t).Interface()); err != nil {
-			if bad, p, ferr := locateDecodeError(k.n, k.t, k.path); bad != nil {
-				return bad, p, ferr
+			if deeper := locateDecodeErrors(k.n, k.t, k.path); deeper != nil {
+				out = append(out, deeper...)
+				continue
 			}
-			return k.n, k.path, err
+			out = append(out, decodeFailure{k.n, k.path, err})
 		}
 	}
-	return nil, "", nil
+	return out
 }
 
 func prefix(path string) string {

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"bytes"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -14,7 +15,8 @@ import (
 const Redacted = "<redacted>"
 
 // Dump renders m as harness.yml text, each row preceded by a comment naming
-// the file that defined or last patched it. Config values of fields tagged
+// the file that defined or last patched it (and, for a config merged from
+// several files, the file of each key kept from an earlier one). Config values of fields tagged
 // `harness:"secret"` (for plugins found in cat), and scalar values of map
 // entries whose key names a credential (Authorization, X-Api-Key,
 // GITHUB_TOKEN, …), are replaced by <redacted> unless they are !env
@@ -43,7 +45,7 @@ func scalar(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag:
 func dumpRows(es []Entry, cat *core.Catalog) *yaml.Node {
 	seq := &yaml.Node{Kind: yaml.SequenceNode}
 	for _, e := range es {
-		row := &yaml.Node{Kind: yaml.MappingNode, HeadComment: "source: " + e.Source}
+		row := &yaml.Node{Kind: yaml.MappingNode, HeadComment: sourceComment(e)}
 		row.Content = append(row.Content, scalar("id"), scalar(e.ID))
 		if e.Group {
 			row.Content = append(row.Content, scalar("group"), &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
@@ -69,6 +71,22 @@ func dumpRows(es []Entry, cat *core.Catalog) *yaml.Node {
 		seq.Content = append(seq.Content, row)
 	}
 	return seq
+}
+
+// sourceComment is "source: FILE", followed by "; config keys K1, K2 from
+// FILE2" for each earlier file a patch merge kept keys from.
+func sourceComment(e Entry) string {
+	s := "source: " + e.Source
+	byFile := map[string][]string{}
+	for k, f := range e.ConfigSources {
+		byFile[f] = append(byFile[f], k)
+	}
+	for _, f := range slices.Sorted(maps.Keys(byFile)) {
+		keys := byFile[f]
+		slices.Sort(keys)
+		s += "; config keys " + strings.Join(keys, ", ") + " from " + f
+	}
+	return s
 }
 
 func stripPositions(n *yaml.Node) {

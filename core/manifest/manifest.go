@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"strings"
 	"time"
@@ -84,11 +85,24 @@ type Entry struct {
 	NamePos Pos
 	// Source is the file that last defined or patched the row.
 	Source string
+	// ConfigSources names the file of each top-level config key that a
+	// patch merge kept from an earlier file; a key not listed was written
+	// in Source.
+	ConfigSources map[string]string
+}
+
+// configSource returns the file that wrote the top-level config key.
+func (e *Entry) configSource(key string) string {
+	if f, ok := e.ConfigSources[key]; ok {
+		return f
+	}
+	return e.Source
 }
 
 // clone deep-copies e.
 func (e Entry) clone() Entry {
 	e.Config = cloneNode(e.Config)
+	e.ConfigSources = maps.Clone(e.ConfigSources)
 	if e.Children != nil {
 		kids := make([]Entry, len(e.Children))
 		for i, k := range e.Children {

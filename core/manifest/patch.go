@@ -12,9 +12,10 @@ type Patch struct {
 	Rows []PatchRow
 }
 
-// PatchRow either overrides fields of the row ID (Set holds the fields
-// given: "name", "config", "disabled") or, with Insert, appends rows to the
-// root list (ID empty) or to group ID.
+// PatchRow either overrides fields of the row ID (the fields given:
+// name, config, disabled) or, with Insert, appends rows to the root list
+// (ID empty) or to group ID. A config mapping is merged into the row's
+// config at the top level (see [Compose]).
 type PatchRow struct {
 	ID     string
 	Name   *string
@@ -105,6 +106,16 @@ func ParsePatch(file string, data []byte) (*Patch, error) {
 // and the patches are not modified and the result shares no nodes with
 // them. A patch row whose id matches nothing, or that inserts into a row
 // that is not a group, is an error naming the patch row.
+//
+// A patch row's config is merged into the row's config at the top level:
+// each key the patch gives replaces that key's whole value (a list or a
+// nested mapping is replaced, not merged), a key given as ~ is removed,
+// and keys the patch does not mention are kept. So a patch
+// `{id: permission, config: {mode: bypass}}` keeps the row's deny rules.
+// `config: ~` resets the row to the plugin's defaults. The config is
+// replaced instead when either side is not a mapping, or when the patch
+// row also changes the plugin name (the old keys belong to another
+// plugin).
 func Compose(m *Manifest, patches ...*Patch) (*Manifest, error) {
 	out := m.Clone()
 	for _, p := range patches {
@@ -145,6 +156,7 @@ func applyRow(m *Manifest, file string, row PatchRow) error {
 	if e == nil {
 		return &Error{Pos: row.Pos, Msg: fmt.Sprintf("patch: no row with id %q", row.ID)}
 	}
+	renamed := row.Name != nil && *row.Name != e.Name
 	if row.Name != nil {
 		if e.Group {
 			return &Error{Pos: row.Pos, Msg: fmt.Sprintf("patch: row %q is a group and has no name", row.ID)}
@@ -157,7 +169,7 @@ func applyRow(m *Manifest, file string, row PatchRow) error {
 		if e.Group {
 			return &Error{Pos: row.Pos, Msg: fmt.Sprintf("patch: set the rows of group %q with insert or by their ids", row.ID)}
 		}
-		e.Config = cloneNode(row.Config)
+		mergeConfig(e, file, row.Config, renamed)
 	}
 	if row.Disabled != nil {
 		e.Disabled = *row.Disabled
@@ -176,4 +188,56 @@ func find(es []Entry, id string) *Entry {
 		}
 	}
 	return nil
+}
+
+// mergeConfig applies a patch row's config (from file) to e: a top-level
+// merge when both are mappings (or e has none) and the plugin stays the
+// same, else a replacement. Kept keys remember their file in
+// e.ConfigSources, so errors about them point at the file they were
+// written in.
+func mergeConfig(e *Entry, file string, patch *yaml.Node, renamed bool) {
+	base := e.Config
+	if patch == nil || patch.Kind != yaml.MappingNode || renamed || (base != nil && base.Kind != yaml.MappingNode) {
+		e.Config, e.ConfigSources = cloneNode(patch), nil
+		return
+	}
+	merged := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: patch.Line, Column: patch.Column}
+	sources := map[string]string{}
+	given := map[string]int{} // key → its index in patch.Content
+	for i := 0; i+1 < len(patch.Content); i += 2 {
+		given[patch.Content[i].Value] = i
+	}
+	// Base keys keep their order (a patched key takes its value in place);
+	// keys new to the row follow in the patch's order.
+	put := func(k, v *yaml.Node) {
+		if !(v.Kind == yaml.ScalarNode && v.Tag == "!!null") { // `key: ~` removes the key
+			merged.Content = append(merged.Content, cloneNode(k), cloneNode(v))
+		}
+	}
+	if base != nil {
+		for i := 0; i+1 < len(base.Content); i += 2 {
+			k := base.Content[i]
+			if j, ok := given[k.Value]; ok {
+				put(patch.Content[j], patch.Content[j+1])
+				delete(given, k.Value)
+				continue
+			}
+			put(k, base.Content[i+1])
+			sources[k.Value] = e.configSource(k.Value)
+		}
+	}
+	for i := 0; i+1 < len(patch.Content); i += 2 {
+		if _, ok := given[patch.Content[i].Value]; ok {
+			put(patch.Content[i], patch.Content[i+1])
+		}
+	}
+	for k, f := range sources {
+		if f == file {
+			delete(sources, k)
+		}
+	}
+	if len(sources) == 0 {
+		sources = nil
+	}
+	e.Config, e.ConfigSources = merged, sources
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -29,8 +30,9 @@ func init() {
 				"turn (the answer streams to stdout, tool calls and results to stderr). Commands: /context shows the\n" +
 				"token meter's figures for the session, /tools lists the tools the model sees, /exit (or end of\n" +
 				"input) leaves. Ctrl-C cancels the running turn (its tools are stopped); a second Ctrl-C exits\n" +
-				"with status 130. --continue and --session ID resume a stored session. A change to harness.yml (or a\n" +
-				"--patch file) is applied before the next turn; a broken one is reported and the running configuration stays.",
+				"with status 130, and so does SIGTERM (after cancelling the running turn). --continue and\n" +
+				"--session ID resume a stored session. A change to harness.yml (or a --patch file) is applied\n" +
+				"before the next turn; a broken one is reported and the running configuration stays.",
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				f.maxStepsSet = cmd.Flags().Changed("max-steps")
@@ -56,7 +58,8 @@ func init() {
 }
 
 // chat runs the interactive loop. Signals: the first SIGINT cancels the
-// running turn; a second one (or one while idle) exits with 130.
+// running turn; a second one (or one while idle) exits with 130. SIGTERM
+// cancels the running turn, if any, and exits with 130.
 func chat(env *Env, host *agentHost, f *agentFlags, opts agent.Options) error {
 	p := newPrinter(OutputText, env.Stdout, env.Stderr)
 	defer p.close()
@@ -69,13 +72,16 @@ func chat(env *Env, host *agentHost, f *agentFlags, opts agent.Options) error {
 	fmt.Fprintf(env.Stderr, "session %s · %s · /exit to leave\n", ss.ID(), ss.Model().Route())
 
 	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
 
+	// One line is read per prompt, never during a turn: the approval
+	// prompt reads the same terminal then, and must get what is typed.
+	next := make(chan struct{}, 1)
 	lines := make(chan string)
 	done := make(chan struct{})
 	defer close(done)
-	go readLines(env.Stdin, lines, done)
+	go readLines(env.Stdin, next, lines, done)
 
 	// The manifest files are checked before each line is handled, never
 	// during a turn: a change applies from the next turn on.
@@ -122,6 +128,7 @@ func chat(env *Env, host *agentHost, f *agentFlags, opts agent.Options) error {
 
 	for {
 		fmt.Fprint(env.Stderr, "> ")
+		next <- struct{}{}
 		var line string
 		select {
 		case <-sig:
@@ -160,8 +167,8 @@ func chat(env *Env, host *agentHost, f *agentFlags, opts agent.Options) error {
 	}
 }
 
-// runTurn runs one turn, cancelling it on the first SIGINT; it reports
-// whether a second SIGINT asked to exit.
+// runTurn runs one turn, cancelling it on the first SIGINT or on SIGTERM;
+// it reports whether chat should exit (SIGTERM, or a second SIGINT).
 func runTurn(errw io.Writer, ss *agent.Session, line string, sig <-chan os.Signal) (exit bool) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -177,11 +184,8 @@ func runTurn(errw io.Writer, ss *agent.Session, line string, sig <-chan os.Signa
 	cancelled := false
 	for {
 		select {
-		case <-sig:
-			if cancelled {
-				exit = true
-				continue
-			}
+		case s := <-sig:
+			exit = exit || cancelled || s == syscall.SIGTERM
 			cancelled = true
 			cancel()
 		case o := <-ch:
@@ -197,11 +201,22 @@ func runTurn(errw io.Writer, ss *agent.Session, line string, sig <-chan os.Signa
 	}
 }
 
-func readLines(r io.Reader, out chan<- string, done <-chan struct{}) {
+// readLines sends one line of r to out for each request on next, and
+// reads nothing between requests; it closes out at the end of r (or on a
+// read error) and returns when done is closed.
+func readLines(r io.Reader, next <-chan struct{}, out chan<- string, done <-chan struct{}) {
 	defer close(out)
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	for sc.Scan() {
+	for {
+		select {
+		case <-next:
+		case <-done:
+			return
+		}
+		if !sc.Scan() {
+			return
+		}
 		select {
 		case out <- sc.Text():
 		case <-done:

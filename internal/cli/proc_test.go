@@ -77,12 +77,19 @@ func processesWith(s string) []string {
 	return pids
 }
 
-// Ctrl-C during a long bash call: the process group is terminated, the
-// aborted result is logged, and harness exits 130 after cleanup.
+// Ctrl-C (or SIGTERM) during a long bash call: the process group is
+// terminated, the aborted result is logged, and harness exits 130 with
+// "harness: interrupted" after cleanup.
 func TestRunInterruptDuringBashExits130(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) { testRunSignalDuringBash(t, sig) })
+	}
+}
+
+func testRunSignalDuringBash(t *testing.T, sig syscall.Signal) {
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	const marker = "sleep 41.37"
 	srv := llmtest.New(t, []llmtest.Turn{toolCall("c1", "bash", `{"command":"`+marker+`; echo never","description":"wait a while"}`)})
@@ -119,7 +126,7 @@ func TestRunInterruptDuringBashExits130(t *testing.T) {
 		t.Fatal("the bash command never started")
 	}
 	start := time.Now()
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -128,15 +135,15 @@ func TestRunInterruptDuringBashExits130(t *testing.T) {
 	case <-done:
 	case <-time.After(20 * time.Second):
 		_ = cmd.Process.Kill()
-		t.Fatal("harness did not exit after SIGINT")
+		t.Fatalf("harness did not exit after %v", sig)
 	}
-	if code := cmd.ProcessState.ExitCode(); code != 130 {
-		t.Fatalf("exit %d, want 130; stderr: %s", code, stderr.String())
+	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "harness: interrupted") {
+		t.Fatalf("exit %d, want 130 with harness: interrupted; stderr: %s", code, stderr.String())
 	}
 	if left := processesWith(marker); len(left) != 0 {
 		t.Fatalf("processes left: %v", left)
 	}
-	t.Logf("exited %v after SIGINT", time.Since(start))
+	t.Logf("exited %v after %v", time.Since(start), sig)
 	list, _ := agent.ListSessions(state)
 	if len(list) != 1 {
 		t.Fatalf("sessions: %+v", list)

@@ -421,7 +421,7 @@ func TestHTTPErrorsAndRetries(t *testing.T) {
 		msg      string
 	}{
 		{"401 is AUTH, not retried", []llmtest.Turn{llmtest.Error(401, "Authentication Fails, Your api key: ****abcd is invalid")}, 3, llm.CodeAuth, 401, 1,
-			`the endpoint rejected the API key (HTTP 401): Authentication Fails, Your api key: ****abcd is invalid (the key is config field apiKey of the llm-openai row for provider "deepseek")`},
+			`the endpoint rejected the API key: Authentication Fails, Your api key: ****abcd is invalid (the key is config field apiKey of the llm-openai row for provider "deepseek")`},
 		{"429 then success", []llmtest.Turn{llmtest.Error(429, "Rate limit reached"), ok}, 3, "", 0, 2, ""},
 		{"500 twice then success", []llmtest.Turn{llmtest.Error(500, "boom"), llmtest.Error(503, "busy"), ok}, 3, "", 0, 3, ""},
 		{"429 until retries run out", []llmtest.Turn{llmtest.Error(429, "slow down"), llmtest.Error(429, "slow down"), llmtest.Error(429, "slow down")}, 2, llm.CodeRateLimit, 429, 3, "slow down"},

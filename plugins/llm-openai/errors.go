@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -83,7 +82,7 @@ func classifyHTTP(api *openai.Error) *llm.Error {
 	switch s := api.StatusCode; {
 	case s == http.StatusUnauthorized || s == http.StatusForbidden || s == http.StatusPaymentRequired:
 		e.Code = llm.CodeAuth
-		e.Message = fmt.Sprintf("the endpoint rejected the API key (HTTP %d): %s", s, msg)
+		e.Message = "the endpoint rejected the API key: " + msg
 	case s == http.StatusTooManyRequests:
 		e.Code = llm.CodeRateLimit
 	case s == http.StatusRequestTimeout || s >= 500:

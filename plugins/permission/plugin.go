@@ -187,7 +187,7 @@ func denialFor(v Verdict, tool, why string) string {
 	if v.Rule != "" {
 		fix = fmt.Sprintf("remove %q from the ask list of the permission plugin in harness.yml", v.Rule)
 	}
-	return fmt.Sprintf("%s, but %s. To let this call run, %s (or set mode: bypass); the tool %q was not run.", v.Reason, why, fix, tool)
+	return fmt.Sprintf("%s, but %s. To let this call run, %s (or, to allow every call that no deny rule refuses, set mode: bypass); the tool %q was not run.", v.Reason, why, fix, tool)
 }
 
 // granted reports whether an "always" answer in this scope covers the call.

@@ -45,10 +45,10 @@ func TestIssueRuleSetThroughTheRegistry(t *testing.T) {
 		{"echo a; rm -rf " + filepath.Join(dir, "x"), `Error: permission denied: rule "bash(rm -rf *)" in the deny list matches this call`, true},
 		{"ls " + dir, `Error: tool "bash" requires approval: no allow rule covers this call (permission mode default), ` +
 			`but this session is headless: there is no terminal to ask on. To let this call run, add "bash(ls *)" to the allow list ` +
-			`of the permission plugin in harness.yml (or set mode: bypass); the tool "bash" was not run.`, true},
+			`of the permission plugin in harness.yml (or, to allow every call that no deny rule refuses, set mode: bypass); the tool "bash" was not run.`, true},
 		{"echo x | tee " + filepath.Join(dir, "f"), `Error: tool "bash" requires approval: no allow rule covers this call (permission mode default), ` +
 			`but this session is headless: there is no terminal to ask on. To let this call run, add "bash(echo x *)" to the allow list ` +
-			`of the permission plugin in harness.yml (or set mode: bypass); the tool "bash" was not run.`, true},
+			`of the permission plugin in harness.yml (or, to allow every call that no deny rule refuses, set mode: bypass); the tool "bash" was not run.`, true},
 	}
 	for _, tt := range tests {
 		o := policytest.Run(reg, "c", tt.command)
@@ -67,7 +67,7 @@ func TestAskRuleHeadlessNamesTheRule(t *testing.T) {
 	reg := policytest.Harness(t, policytest.Mount{Plugin: permission.Plugin, Config: cfg}, headless)
 	o := policytest.Run(reg, "c", "git push origin main")
 	want := `Error: tool "bash" requires approval: rule "bash(git push *)" is in the ask list, but this session is headless: there is no terminal to ask on. ` +
-		`To let this call run, remove "bash(git push *)" from the ask list of the permission plugin in harness.yml (or set mode: bypass); the tool "bash" was not run.`
+		`To let this call run, remove "bash(git push *)" from the ask list of the permission plugin in harness.yml (or, to allow every call that no deny rule refuses, set mode: bypass); the tool "bash" was not run.`
 	if policytest.Text(o) != want {
 		t.Fatalf("got %q", policytest.Text(o))
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"go.uber.org/fx"
 
@@ -160,9 +161,9 @@ func addGuidance(c *core.Context) error {
 		return nil
 	}
 	for _, s := range []systemprompt.Section{
-		{Name: "tool:read", Order: systemprompt.SectionOrder(systemprompt.OrderToolRead), Text: readGuidance, Interpolate: systemprompt.InterpolateOff},
-		{Name: "tool:write", Order: systemprompt.SectionOrder(systemprompt.OrderToolWrite), Text: writeGuidance, Interpolate: systemprompt.InterpolateOff},
-		{Name: "tool:edit", Order: systemprompt.SectionOrder(systemprompt.OrderToolEdit), Text: editGuidance, Interpolate: systemprompt.InterpolateOff},
+		{Name: "tool:read", Order: systemprompt.SectionOrder(systemprompt.OrderToolRead), Text: strings.TrimSpace(readGuidance), Interpolate: systemprompt.InterpolateOff},
+		{Name: "tool:write", Order: systemprompt.SectionOrder(systemprompt.OrderToolWrite), Text: strings.TrimSpace(writeGuidance), Interpolate: systemprompt.InterpolateOff},
+		{Name: "tool:edit", Order: systemprompt.SectionOrder(systemprompt.OrderToolEdit), Text: strings.TrimSpace(editGuidance), Interpolate: systemprompt.InterpolateOff},
 	} {
 		if _, err := sp.Section(c, s); err != nil {
 			return err
