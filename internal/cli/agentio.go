@@ -349,6 +349,7 @@ func (p *printer) observe(e agent.Event) {
 			p.tokens = e.Total.TotalTokens
 		}
 	case agent.EventNotice:
+		p.endText() // the notice starts on its own line when both streams are one
 		p.clearStatus()
 		fmt.Fprintf(p.errw, "harness: %s\n", e.Text)
 	case agent.EventResult:

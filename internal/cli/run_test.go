@@ -511,3 +511,30 @@ func TestChatReloadsTheManifestBetweenTurns(t *testing.T) {
 		t.Errorf("stderr:\n%s", stderr)
 	}
 }
+
+// A reply cut by the output token limit (finish_reason "length") keeps
+// exit 0 (the model finished; reason "length" in json), and the notice
+// starts on its own line even when stdout and stderr are one stream.
+func TestRunLengthNoticeOnItsOwnLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	for _, tc := range []struct{ name, reply, want string }{
+		{"cut mid-line", "the answer was trunc", "the answer was trunc\nharness: the reply was cut by the model's output token limit\n"},
+		{"cut after a newline", "a full line\n", "a full line\nharness: the reply was cut by the model's output token limit\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+			srv := llmtest.New(t, []llmtest.Turn{llmtest.Stream(llmtest.TextDelta(tc.reply), llmtest.Finish("length"))})
+			cmd := processCommand(t, repo, agentManifest(srv.URL, t.TempDir(), ""), baseEnv(), "run", "answer at length")
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out // as with 2>&1
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("%v (want exit 0)\n%s", err, out.String())
+			}
+			if out.String() != tc.want {
+				t.Fatalf("output = %q, want %q", out.String(), tc.want)
+			}
+		})
+	}
+}
