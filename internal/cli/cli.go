@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -213,6 +214,13 @@ func (e *Env) LoadManifest() (*manifest.Manifest, error) {
 		m, err = manifest.Parse("<embedded harness.yml>", e.DefaultManifest)
 	} else {
 		m, err = manifest.ReadFile(path)
+		what := "manifest " + path
+		if path != e.ConfigPath {
+			if v, _ := e.LookupEnv("HARNESS_CONFIG"); v == path {
+				what += " (from $HARNESS_CONFIG)"
+			}
+		}
+		err = fileError(what, err)
 	}
 	if err != nil {
 		return nil, UsageError(err)
@@ -221,7 +229,7 @@ func (e *Env) LoadManifest() (*manifest.Manifest, error) {
 	for _, p := range e.Patches {
 		pt, err := manifest.ReadPatchFile(p)
 		if err != nil {
-			return nil, UsageError(err)
+			return nil, UsageError(fileError("patch "+p, err))
 		}
 		patches = append(patches, pt)
 	}
@@ -230,6 +238,16 @@ func (e *Env) LoadManifest() (*manifest.Manifest, error) {
 		return nil, UsageError(err)
 	}
 	return m, nil
+}
+
+// fileError names the file a read failed on ("manifest nope.yml: no such
+// file or directory" rather than "stat nope.yml: ..."); errors that already
+// name their place (FILE:LINE:COL) pass unchanged.
+func fileError(what string, err error) error {
+	if pe, ok := err.(*fs.PathError); ok { // not errors.As: a wrapped one is already placed
+		return fmt.Errorf("%s: %w", what, pe.Err)
+	}
+	return err
 }
 
 // ReloadManifest is LoadManifest for a running harness booted with opts:

@@ -34,12 +34,18 @@ var (
 
 func run(t *testing.T, dir string, args ...string) (string, string, int) {
 	t.Helper()
+	return runWithEnv(t, dir, nil, args...)
+}
+
+// runWithEnv is run with the environment variables vars.
+func runWithEnv(t *testing.T, dir string, vars map[string]string, args ...string) (string, string, int) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	env := &cli.Env{
 		Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(""),
 		DefaultManifest: []byte("plugins:\n  - name: hello\n"),
 		Modules:         []fx.Option{fxcore.ProvidePlugin(hello), fxcore.ProvidePlugin(user)},
-		LookupEnv:       func(k string) (string, bool) { return "", false },
+		LookupEnv:       func(k string) (string, bool) { v, ok := vars[k]; return v, ok },
 		Ctx:             context.Background(),
 	}
 	wd, _ := os.Getwd()
@@ -88,6 +94,31 @@ func TestBadManifestsExit2WithPlace(t *testing.T) {
 		if code != 2 || !strings.Contains(errOut, tc.want) {
 			t.Errorf("yml %q: code %d stderr %q, want %q", tc.yml, code, errOut, tc.want)
 		}
+	}
+}
+
+// A manifest or patch file that cannot be read is a usage error that says
+// which file it is and where its name came from.
+func TestUnreadableManifestSaysItIsTheManifest(t *testing.T) {
+	dir := t.TempDir()
+	ok := write(t, dir, "ok.yml", "plugins:\n  - name: hello\n")
+	for _, tc := range []struct {
+		name string
+		vars map[string]string
+		args []string
+		want string
+	}{
+		{"--config", nil, []string{"-c", "nope.yml", "check"}, "harness: manifest nope.yml: no such file or directory\n"},
+		{"$HARNESS_CONFIG", map[string]string{"HARNESS_CONFIG": "nope.yml"}, []string{"check"}, "harness: manifest nope.yml (from $HARNESS_CONFIG): no such file or directory\n"},
+		{"--patch", nil, []string{"-c", ok, "--patch", "nope.yml", "check"}, "harness: patch nope.yml: no such file or directory\n"},
+		{"config command", nil, []string{"-c", "nope.yml", "config"}, "harness: manifest nope.yml: no such file or directory\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errOut, code := runWithEnv(t, dir, tc.vars, tc.args...)
+			if code != 2 || errOut != tc.want {
+				t.Fatalf("code %d stderr %q, want 2 and %q", code, errOut, tc.want)
+			}
+		})
 	}
 }
 

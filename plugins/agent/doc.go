@@ -40,5 +40,11 @@
 // [OpenJournal] truncates before appending. [Replay] rebuilds the exact
 // conversation; the canonical tool value is never persisted (dsh A13).
 //
+// Nothing is stored for a configuration error: [Service.Open] checks the
+// route and the options before touching a log, a new session's file is
+// created by its first kept record, and a turn's records are held until
+// its first model call got past the route's up-front checks (a missing
+// API key drops the turn; see [Session.Run] and [IsConfigError]).
+//
 // Contract: dsh A12, A13, C10, C11 (../shared/reference/tools-and-prompt.md).
 package agent

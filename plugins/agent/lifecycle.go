@@ -15,7 +15,7 @@ const (
 )
 
 func (ss *Session) lifecycleSession() lifecycle.Session {
-	return lifecycle.Session{ID: ss.id, Cwd: ss.opts.Cwd, TranscriptPath: ss.journal.Path()}
+	return lifecycle.Session{ID: ss.id, Cwd: ss.opts.Cwd, TranscriptPath: ss.LogPath()}
 }
 
 // sessionStart fires SessionStart; its contexts are added before the next

@@ -19,11 +19,20 @@ import (
 // through the tools Scheduler (policy and results in model order,
 // parallel-safe bodies overlapped). Everything is logged as it happens.
 //
+// The turn's records are held in memory until its first model call got
+// past the route's up-front checks: when that call fails at once with a
+// configuration error (a missing API key, an unknown route, an option the
+// model cannot honour; see [IsConfigError]) the turn is dropped, nothing
+// is logged (a new session's file is not even created) and the history is
+// as before the turn. Any other outcome, a failed request included (HTTP
+// error, network error, a cut stream, cancellation), keeps the records,
+// so the prompt can be resumed.
+//
 // The returned Result is never nil. The error is nil when the model
 // finished; otherwise it is ErrMaxSteps, ErrPromptBlocked, the model's
-// *llm.Error, a prompt assembly or rendering error, or ctx's error (the
-// stream was stopped, running tools were cancelled and aborted results
-// were recorded).
+// *llm.Error, a prompt assembly or rendering error, a log write error, or
+// ctx's error (the stream was stopped, running tools were cancelled and
+// aborted results were recorded).
 func (ss *Session) Run(ctx context.Context, prompt string) (*Result, error) {
 	ss.turnMu.Lock()
 	if ss.running {
@@ -38,9 +47,39 @@ func (ss *Session) Run(ctx context.Context, prompt string) (*Result, error) {
 	ss.mu.Lock()
 	ss.turn++
 	t.n = ss.turn
+	before := savedState{history: len(ss.history), pending: ss.pending, snapshot: ss.lastSnapshot}
 	ss.mu.Unlock()
+	ss.hold()
 	err := t.run(ctx, prompt)
+	if t.refused {
+		ss.drop()
+		ss.mu.Lock()
+		ss.history = ss.history[:before.history]
+		ss.pending, ss.lastSnapshot, ss.turn = before.pending, before.snapshot, t.n-1
+		ss.mu.Unlock()
+	} else if werr := ss.release(); werr != nil && err == nil {
+		err = werr
+	}
 	return t.finish(err)
+}
+
+// savedState is what a dropped turn restores.
+type savedState struct {
+	history  int
+	pending  []sourced
+	snapshot string
+}
+
+// IsConfigError reports whether err is a configuration error that a model
+// call reports before sending anything: a missing API key, a route that
+// does not resolve, an option the model cannot honour. A turn whose first
+// model call fails with one leaves no record (see [Session.Run]).
+func IsConfigError(err error) bool {
+	if errors.Is(err, llm.ErrMissingAPIKey) || errors.Is(err, llm.ErrNoAdapter) {
+		return true
+	}
+	le, ok := llm.AsError(err)
+	return ok && (le.Code == llm.CodeNoAdapter || le.Code == llm.CodeUnsupportedOption)
 }
 
 // turn is the state of one Run.
@@ -50,6 +89,9 @@ type turn struct {
 	step  int
 	start time.Time
 	res   *Result
+	// gated: the first model call got past the up-front checks and the
+	// held records were written. refused: it failed them (see Run).
+	gated, refused bool
 }
 
 func (t *turn) run(ctx context.Context, prompt string) error {
@@ -126,8 +168,21 @@ func (t *turn) doStep(ctx context.Context) (msg llm.Message, done bool, err erro
 	if err != nil {
 		return msg, false, err
 	}
-	var asm llm.Assembler
+	var (
+		asm  llm.Assembler
+		werr error
+	)
 	for c := range ss.svc.llm.Stream(ctx, req) {
+		if !t.gated {
+			// The first chunk of the turn tells whether the route's
+			// up-front checks passed: keep the held records, or drop them.
+			t.gated = true
+			if c.Kind == llm.ChunkFinish && c.Err != nil && IsConfigError(c.Err) {
+				t.refused = true
+			} else if werr = ss.release(); werr != nil {
+				break // stops the request
+			}
+		}
 		asm.Add(c)
 		switch c.Kind {
 		case llm.ChunkText:
@@ -141,6 +196,9 @@ func (t *turn) doStep(ctx context.Context) (msg llm.Message, done bool, err erro
 			// below is then what the observer was shown.
 			break
 		}
+	}
+	if werr != nil {
+		return msg, false, werr
 	}
 	resp := asm.Response()
 	t.usage(req, resp)
@@ -256,7 +314,7 @@ func (t *turn) usage(req llm.Request, resp llm.Response) {
 			est = &llm.Usage{PromptTokens: int64(rec.PromptTokens), CompletionTokens: int64(rec.CompletionTokens),
 				TotalTokens: int64(rec.PromptTokens + rec.CompletionTokens), CacheMissTokens: int64(rec.CacheMissTokens), ReasoningTokens: int64(rec.ReasoningTokens)}
 		}
-		_ = ss.journal.Append(Record{Type: RecordUsage, Turn: t.n, Step: t.step, Usage: est, Estimated: true})
+		_ = ss.write(Record{Type: RecordUsage, Turn: t.n, Step: t.step, Usage: est, Estimated: true})
 		ss.observe(Event{Type: EventUsage, Turn: t.n, Step: t.step, Usage: est, Estimated: true, Total: ptr(ss.Usage())})
 		return
 	}
@@ -266,7 +324,7 @@ func (t *turn) usage(req llm.Request, resp llm.Response) {
 	ss.total = ss.total.Add(u)
 	total := ss.total
 	ss.mu.Unlock()
-	_ = ss.journal.Append(Record{Type: RecordUsage, Turn: t.n, Step: t.step, Usage: &u})
+	_ = ss.write(Record{Type: RecordUsage, Turn: t.n, Step: t.step, Usage: &u})
 	ss.observe(Event{Type: EventUsage, Turn: t.n, Step: t.step, Usage: &u, Total: &total})
 }
 
@@ -284,7 +342,7 @@ func (t *turn) runTools(ctx context.Context, calls []llm.ToolCall) (concluded bo
 		results = make([]*tools.Outcome, len(calls))
 	)
 	for i, tc := range calls {
-		if err := ss.journal.Append(Record{Type: RecordToolCall, Turn: t.n, Step: t.step, CallID: tc.ID, Name: tc.Name, Arguments: tc.Arguments}); err != nil {
+		if err := ss.write(Record{Type: RecordToolCall, Turn: t.n, Step: t.step, CallID: tc.ID, Name: tc.Name, Arguments: tc.Arguments}); err != nil {
 			return false, err
 		}
 		ss.observe(Event{Type: EventToolCall, Turn: t.n, Step: t.step, ToolCall: &ToolCallEvent{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments}})

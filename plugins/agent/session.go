@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -62,13 +63,22 @@ type Options struct {
 // listeners registered through [Session.Context] apply to it alone), a
 // history, and its JSONL log. Turns run one at a time.
 type Session struct {
-	svc     *Service
-	id      string
-	scope   *core.Scope
-	journal *Journal
-	opts    Options
-	model   llm.Model
-	route   string
+	svc   *Service
+	id    string
+	scope *core.Scope
+	opts  Options
+	model llm.Model
+	route string
+
+	// The log (guarded by wmu). A new session's file is created by its
+	// first kept record; a turn's records are held until its first model
+	// call got past the route's up-front checks (see [Session.Run]).
+	wmu     sync.Mutex
+	journal *Journal // nil until the log file exists
+	header  Record   // the header a new log starts with
+	holding bool     // records are held, not written
+	held    []Record
+	wclosed bool
 
 	turnMu  sync.Mutex
 	running bool
@@ -86,6 +96,15 @@ type sourced struct{ source, text string }
 
 // Open starts a new session or resumes a stored one (Options.ID). The
 // returned session must be closed.
+//
+// Everything that can be known before a request is checked first: the
+// route resolves, and the model can honour Thinking and ReasoningEffort
+// (an *llm.Error with CodeUnsupportedOption otherwise). A failing check
+// returns the error and leaves no trace: no log file for a new session, no
+// record appended to a resumed one. A new session's log file is created
+// only when its first turn keeps a record (see [Session.Run]), so a
+// session that fails its first model call on a configuration error (a
+// missing API key) is never stored either.
 func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
 	if o.Cwd == "" {
 		wd, err := osGetwd()
@@ -97,26 +116,45 @@ func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
 	if o.MaxSteps <= 0 {
 		o.MaxSteps = s.cfg.MaxSteps
 	}
-	if o.Thinking == llm.ThinkingDefault {
+	var fromConfig []string // options the agent row supplied, for the error
+	if o.Thinking == llm.ThinkingDefault && s.cfg.Thinking != llm.ThinkingDefault {
 		o.Thinking = s.cfg.Thinking
+		fromConfig = append(fromConfig, "thinking: "+string(s.cfg.Thinking))
 	}
-	if o.ReasoningEffort == "" {
+	if o.ReasoningEffort == "" && s.cfg.ReasoningEffort != "" {
 		o.ReasoningEffort = s.cfg.ReasoningEffort
+		fromConfig = append(fromConfig, "reasoningEffort: "+s.cfg.ReasoningEffort)
 	}
 	var (
 		journal *Journal
 		recs    []Record
+		header  Record
 		err     error
 		resumed = o.ID != ""
 	)
 	if resumed {
 		journal, recs, err = OpenJournal(s.stateDir, o.ID)
+		if errors.Is(err, ErrSessionNotFound) {
+			// Opened earlier in this process but nothing kept yet.
+			if h, ok := unwritten.Load(SessionPath(s.stateDir, o.ID)); ok {
+				header, err = h.(Record), nil
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
-		if o.Model == "" && len(recs) > 0 {
-			o.Model = recs[0].Model
+		if len(recs) > 0 {
+			header = recs[0]
 		}
+		if o.Model == "" {
+			o.Model = header.Model
+		}
+	}
+	fail := func(err error) (*Session, error) {
+		if journal != nil {
+			_ = journal.Close()
+		}
+		return nil, err
 	}
 	route := o.Model
 	if route == "" {
@@ -124,24 +162,24 @@ func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
 	}
 	model, err := s.llm.Resolve(route)
 	if err != nil {
-		if journal != nil {
-			_ = journal.Close()
+		return fail(err)
+	}
+	if _, oerr := llm.EffectiveOptions(model, llm.Options{Thinking: o.Thinking, ReasoningEffort: o.ReasoningEffort}); oerr != nil {
+		if len(fromConfig) > 0 {
+			return fail(fmt.Errorf("%w (the agent row of harness.yml sets %s)", oerr, strings.Join(fromConfig, ", ")))
 		}
-		return nil, err
+		return fail(oerr)
 	}
 	if !resumed {
 		o.ID = NewSessionID(time.Now())
-		journal, err = CreateJournal(s.stateDir, Record{ID: o.ID, Cwd: o.Cwd, Model: model.Route()})
-		if err != nil {
-			return nil, err
-		}
+		header = Record{Type: RecordSession, V: JournalVersion, ID: o.ID, Cwd: o.Cwd, Model: model.Route(), Time: time.Now().UTC()}
+		unwritten.Store(SessionPath(s.stateDir, o.ID), header)
 	}
 	sc, err := core.NewScope(s.c, core.NewScopeID("session:"+o.ID, nil))
 	if err != nil {
-		_ = journal.Close()
-		return nil, err
+		return fail(err)
 	}
-	ss := &Session{svc: s, id: o.ID, scope: sc, journal: journal, opts: o, model: model, route: model.Route()}
+	ss := &Session{svc: s, id: o.ID, scope: sc, journal: journal, header: header, opts: o, model: model, route: model.Route()}
 	ss.history = Replay(recs)
 	for _, r := range recs {
 		if r.Type == RecordUser && r.Source == SourceRuntimeContext && r.Message != nil {
@@ -209,8 +247,9 @@ func (ss *Session) Model() llm.Model { return ss.model }
 // Cwd returns the session's working directory.
 func (ss *Session) Cwd() string { return ss.opts.Cwd }
 
-// LogPath returns the path of the session's JSONL log.
-func (ss *Session) LogPath() string { return ss.journal.Path() }
+// LogPath returns the path of the session's JSONL log. A new session's
+// file exists once its first turn kept a record (see [Session.Run]).
+func (ss *Session) LogPath() string { return SessionPath(ss.svc.stateDir, ss.id) }
 
 // History returns a copy of the conversation so far.
 func (ss *Session) History() []llm.Message {
@@ -227,8 +266,12 @@ func (ss *Session) Usage() llm.Usage {
 }
 
 // Close disposes the session's scope (everything registered through it)
-// and closes its log. Idempotent.
+// and closes its log. Idempotent; a nil session is closed already (a
+// deferred Close after a failed reopen).
 func (ss *Session) Close(ctx context.Context) error {
+	if ss == nil {
+		return nil
+	}
 	ss.mu.Lock()
 	if ss.closed {
 		ss.mu.Unlock()
@@ -237,7 +280,13 @@ func (ss *Session) Close(ctx context.Context) error {
 	ss.closed = true
 	ss.mu.Unlock()
 	err := ss.scope.Dispose(ctx)
-	return errors.Join(err, ss.journal.Close())
+	ss.wmu.Lock()
+	defer ss.wmu.Unlock()
+	ss.wclosed = true
+	if ss.journal != nil {
+		err = errors.Join(err, ss.journal.Close())
+	}
+	return err
 }
 
 // observe delivers e to the observer and the session scope.
@@ -256,7 +305,77 @@ func (ss *Session) append(rec Record) error {
 		ss.history = append(ss.history, *rec.Message)
 		ss.mu.Unlock()
 	}
+	return ss.write(rec)
+}
+
+// unwritten holds the headers of the sessions opened in this process whose
+// log file does not exist yet, by log path, so that reopening one by id
+// (chat does when a configuration reload restarts the agent plugin)
+// continues it rather than failing with ErrSessionNotFound. An entry is
+// removed when the file is created.
+var unwritten sync.Map
+
+// write logs rec, or holds it while the running turn holds its records.
+func (ss *Session) write(rec Record) error {
+	ss.wmu.Lock()
+	defer ss.wmu.Unlock()
+	if ss.holding {
+		if rec.Time.IsZero() {
+			rec.Time = time.Now().UTC()
+		}
+		ss.held = append(ss.held, rec)
+		return nil
+	}
+	return ss.writeLocked(rec)
+}
+
+// writeLocked appends rec to the log, creating the file with the session
+// header first when it does not exist yet. ss.wmu is held.
+func (ss *Session) writeLocked(rec Record) error {
+	if ss.journal == nil {
+		if ss.wclosed {
+			return errors.New("session log is closed")
+		}
+		j, err := CreateJournal(ss.svc.stateDir, ss.header)
+		if err != nil {
+			return err
+		}
+		ss.journal = j
+		unwritten.Delete(j.Path())
+	}
 	return ss.journal.Append(rec)
+}
+
+// hold starts holding records (the start of a turn).
+func (ss *Session) hold() {
+	ss.wmu.Lock()
+	ss.holding = true
+	ss.wmu.Unlock()
+}
+
+// release writes the held records and stops holding. Without held records
+// nothing is written (a new session's file is not created).
+func (ss *Session) release() error {
+	ss.wmu.Lock()
+	defer ss.wmu.Unlock()
+	if !ss.holding {
+		return nil
+	}
+	held := ss.held
+	ss.holding, ss.held = false, nil
+	for _, r := range held {
+		if err := ss.writeLocked(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// drop discards the held records and stops holding.
+func (ss *Session) drop() {
+	ss.wmu.Lock()
+	ss.holding, ss.held = false, nil
+	ss.wmu.Unlock()
 }
 
 func osGetwd() (string, error) { return os.Getwd() }
