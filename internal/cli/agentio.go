@@ -195,7 +195,7 @@ func classify(err error) error {
 		case llm.CodeUnsupportedOption:
 			return UsageError(fmt.Errorf("model: %w", err))
 		case llm.CodeAuth:
-			return Failure(fmt.Errorf("model request failed: %w (check the API key of the route, e.g. DEEPSEEK_API_KEY)", err))
+			return Failure(fmt.Errorf("model request failed: %w", err)) // the adapter names where the key came from
 		}
 		return Failure(fmt.Errorf("model request failed: %w", err))
 	}
