@@ -161,6 +161,25 @@ func TestConfigRedactsSecretsAndPatchesApply(t *testing.T) {
 	}
 }
 
+// config prints the composition even when a row would not boot, then
+// lists every problem with its position and exits 2.
+func TestConfigReportsInvalidRows(t *testing.T) {
+	dir := t.TempDir()
+	p := write(t, dir, "h.yml", "plugins:\n  - name: hello\n    config: {greetng: hi}\n  - {id: u, name: nope}\n  - {id: off, name: nope, disabled: true}\n")
+	out, errOut, code := run(t, "", "config", "-c", p)
+	if code != 2 || !strings.Contains(out, "greetng: hi") {
+		t.Fatalf("code %d out:\n%s", code, out)
+	}
+	for _, want := range []string{p + `:3:14: plugin "hello" (id hello): invalid config: unknown key "greetng"`, p + `:4:19: unknown plugin "nope" (id u)`} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if strings.Contains(errOut, "(id off)") {
+		t.Errorf("a disabled row was checked:\n%s", errOut)
+	}
+}
+
 func TestSchemaAndUsageErrors(t *testing.T) {
 	out, _, code := run(t, t.TempDir(), "schema", "hello")
 	if code != 0 || !strings.Contains(out, `"writeOnly": true`) || !strings.Contains(out, `"greeting"`) {
