@@ -14,10 +14,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/tools"
@@ -98,8 +101,11 @@ func NewSessionID(now time.Time) string {
 // Journal is the append-only JSONL log of one session: one JSON record per
 // line, each written with a single write(2) on a file opened O_APPEND, so a
 // crash can at worst leave a torn final line; earlier lines are never
-// rewritten. Opening a log for appending drops such a torn tail first.
-// Files are 0600 in 0700 directories. Safe for concurrent use.
+// rewritten. An open Journal holds an exclusive advisory lock (flock) on
+// its file, so one session is written by one Journal at a time; opening a
+// log for appending drops a torn tail under that lock. Readers
+// ([ReadJournal], [ListSessions]) take no lock. Files are 0600 in 0700
+// directories. Safe for concurrent use.
 type Journal struct {
 	mu   sync.Mutex
 	f    *os.File
@@ -116,8 +122,83 @@ func SessionPath(stateDir, id string) string {
 	return filepath.Join(SessionsDir(stateDir), id+".jsonl")
 }
 
-// CreateJournal creates the log of a new session and writes its header.
-// The file must not exist (O_EXCL) and is never a followed symlink.
+// ErrSessionInUse is matched (errors.Is) by a [*SessionInUseError].
+var ErrSessionInUse = errors.New("session is in use")
+
+// SessionInUseError is returned when a session's log is held by another
+// open session: another harness process, or another [Service.Open] (or
+// [OpenJournal]) in this one. Nothing was read or written.
+type SessionInUseError struct {
+	ID   string // the session id
+	Path string // its log file
+	PID  int    // the holder's process id when known (Linux: /proc/locks), else 0
+}
+
+// Error names the session, the holder and the log file.
+func (e *SessionInUseError) Error() string {
+	switch {
+	case e.PID != 0 && e.PID == os.Getpid():
+		return fmt.Sprintf("session %s is already open in this harness process (pid %d; log %s)", e.ID, e.PID, e.Path)
+	case e.PID != 0:
+		return fmt.Sprintf("session %s is in use by another harness process (pid %d; log %s)", e.ID, e.PID, e.Path)
+	}
+	return fmt.Sprintf("session %s is in use by another harness process (log %s)", e.ID, e.Path)
+}
+
+// Is reports whether target is [ErrSessionInUse].
+func (e *SessionInUseError) Is(target error) bool { return target == ErrSessionInUse }
+
+// lockJournal takes an exclusive advisory lock (flock) on f, the log of
+// session id, without waiting. The lock belongs to f's open file
+// description: it conflicts with every other open of the file, in this
+// process or another, and it is released when f is closed or the process
+// dies.
+func lockJournal(f *os.File, id string) error {
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EWOULDBLOCK):
+			return &SessionInUseError{ID: id, Path: f.Name(), PID: flockHolder(f)}
+		}
+		return fmt.Errorf("session log %s: lock: %w", f.Name(), err)
+	}
+}
+
+// flockHolder returns the pid holding a flock write lock on f's file as
+// /proc/locks reports it, or 0 when that is not known.
+func flockHolder(f *os.File) int {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return 0
+	}
+	b, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		return 0
+	}
+	dev := uint64(st.Dev) // int32 on some platforms
+	want := fmt.Sprintf("%02x:%02x:%d", unix.Major(dev), unix.Minor(dev), st.Ino)
+	// "1: FLOCK  ADVISORY  WRITE 2246 fe:00:9978098 0 EOF"; waiters have "->" after the number.
+	for line := range strings.Lines(string(b)) {
+		fl := strings.Fields(line)
+		if len(fl) >= 6 && fl[1] == "FLOCK" && fl[3] == "WRITE" && fl[5] == want {
+			if pid, err := strconv.Atoi(fl[4]); err == nil && pid > 0 {
+				return pid
+			}
+		}
+	}
+	return 0
+}
+
+// CreateJournal creates the log of a new session, writes its header and
+// returns it locked (see [OpenJournal]) until [Journal.Close]. The file
+// must not exist; it is written as a temporary file in the sessions
+// directory, locked, and linked into place with its header, so no other
+// process ever sees it empty or unlocked, and a symlink in its place is
+// never followed.
 func CreateJournal(stateDir string, header Record) (*Journal, error) {
 	if !ValidSessionID(header.ID) {
 		return nil, fmt.Errorf("session id %q: want letters, digits, '-' or '_'", header.ID)
@@ -127,53 +208,67 @@ func CreateJournal(stateDir string, header Record) (*Journal, error) {
 		return nil, fmt.Errorf("session log: %w", err)
 	}
 	path := SessionPath(stateDir, header.ID)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	// The temporary name does not end in .jsonl: ListSessions skips it.
+	f, err := os.CreateTemp(dir, "."+header.ID+".*.tmp") // 0600, O_EXCL
 	if err != nil {
 		return nil, fmt.Errorf("session log: %w", err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	fail := func(err error) (*Journal, error) {
+		_ = f.Close()
+		return nil, err
+	}
+	if err := lockJournal(f, header.ID); err != nil {
+		return fail(err)
 	}
 	j := &Journal{f: f, path: path}
 	header.Type, header.V = RecordSession, JournalVersion
 	if err := j.Append(header); err != nil {
-		_ = f.Close()
-		return nil, err
+		return fail(err)
+	}
+	if err := os.Link(tmp, path); err != nil { // EEXIST when the session exists
+		return fail(fmt.Errorf("session log: %w", err))
 	}
 	return j, nil
 }
 
 // OpenJournal opens the log of session id for appending and returns its
-// records. A torn final line (a crash mid-write) is truncated away first.
+// records. It first takes an exclusive advisory lock (flock) on the file,
+// held until [Journal.Close] (or the process's death): when another
+// Journal holds it, in this process or another, OpenJournal fails at once
+// with a [*SessionInUseError] and reads nothing. A torn final line (a
+// crash mid-write) is then truncated away, under the lock, so it is never
+// a record another process is still writing.
 func OpenJournal(stateDir, id string) (*Journal, []Record, error) {
 	if !ValidSessionID(id) {
 		return nil, nil, fmt.Errorf("session id %q: %w", id, ErrSessionNotFound)
 	}
 	path := SessionPath(stateDir, id)
-	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NOFOLLOW, 0)
+	// O_APPEND: every write lands at the end; reading and truncating
+	// are unaffected.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|syscall.O_NOFOLLOW, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("session %q: %w (looked in %s)", id, ErrSessionNotFound, SessionsDir(stateDir))
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("session log: %w", err)
 	}
+	fail := func(err error) (*Journal, []Record, error) {
+		_ = f.Close()
+		return nil, nil, err
+	}
+	if err := lockJournal(f, id); err != nil {
+		return fail(err)
+	}
 	recs, good, err := readRecords(f)
 	if err != nil {
-		_ = f.Close()
-		return nil, nil, fmt.Errorf("session log %s: %w", path, err)
+		return fail(fmt.Errorf("session log %s: %w", path, err))
 	}
 	if err := f.Truncate(good); err != nil {
-		_ = f.Close()
-		return nil, nil, fmt.Errorf("session log: %w", err)
+		return fail(fmt.Errorf("session log: %w", err))
 	}
-	if _, err := f.Seek(0, io.SeekEnd); err != nil {
-		_ = f.Close()
-		return nil, nil, fmt.Errorf("session log: %w", err)
-	}
-	// Reopen in append mode so every later write lands at the end.
-	af, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0)
-	_ = f.Close()
-	if err != nil {
-		return nil, nil, fmt.Errorf("session log: %w", err)
-	}
-	j := &Journal{f: af, path: path}
+	j := &Journal{f: f, path: path}
 	if n := len(recs); n > 0 {
 		j.seq = recs[n-1].Seq
 	}
@@ -253,7 +348,7 @@ func (j *Journal) Append(rec Record) error {
 	return nil
 }
 
-// Close closes the file; later Appends fail.
+// Close closes the file, which releases its lock; later Appends fail.
 func (j *Journal) Close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()

@@ -105,6 +105,13 @@ type sourced struct{ source, text string }
 // only when its first turn keeps a record (see [Session.Run]), so a
 // session that fails its first model call on a configuration error (a
 // missing API key) is never stored either.
+//
+// One session is open once at a time: until Close, the session holds an
+// exclusive lock on its log file (taken when the file is opened, or when
+// a new session creates it) and a claim in this process. Opening it again
+// meanwhile, from another harness process or in this one, fails at once
+// with a [*SessionInUseError] (errors.Is [ErrSessionInUse]) and touches
+// nothing; a killed process's lock goes with it.
 func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
 	if o.Cwd == "" {
 		wd, err := osGetwd()
@@ -132,15 +139,21 @@ func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
 		err     error
 		resumed = o.ID != ""
 	)
+	claimed := "" // the log path this Open claimed in this process
 	if resumed {
+		if err := claim(s.stateDir, o.ID); err != nil {
+			return nil, err
+		}
+		claimed = SessionPath(s.stateDir, o.ID)
 		journal, recs, err = OpenJournal(s.stateDir, o.ID)
 		if errors.Is(err, ErrSessionNotFound) {
 			// Opened earlier in this process but nothing kept yet.
-			if h, ok := unwritten.Load(SessionPath(s.stateDir, o.ID)); ok {
+			if h, ok := unwritten.Load(claimed); ok {
 				header, err = h.(Record), nil
 			}
 		}
 		if err != nil {
+			opened.Delete(claimed)
 			return nil, err
 		}
 		if len(recs) > 0 {
@@ -153,6 +166,9 @@ func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
 	fail := func(err error) (*Session, error) {
 		if journal != nil {
 			_ = journal.Close()
+		}
+		if claimed != "" {
+			opened.Delete(claimed)
 		}
 		return nil, err
 	}
@@ -172,6 +188,10 @@ func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
 	}
 	if !resumed {
 		o.ID = NewSessionID(time.Now())
+		if err := claim(s.stateDir, o.ID); err != nil {
+			return fail(err)
+		}
+		claimed = SessionPath(s.stateDir, o.ID)
 		header = Record{Type: RecordSession, V: JournalVersion, ID: o.ID, Cwd: o.Cwd, Model: model.Route(), Time: time.Now().UTC()}
 		unwritten.Store(SessionPath(s.stateDir, o.ID), header)
 	}
@@ -284,8 +304,9 @@ func (ss *Session) Close(ctx context.Context) error {
 	defer ss.wmu.Unlock()
 	ss.wclosed = true
 	if ss.journal != nil {
-		err = errors.Join(err, ss.journal.Close())
+		err = errors.Join(err, ss.journal.Close()) // releases the file's lock
 	}
+	opened.Delete(ss.LogPath())
 	return err
 }
 
@@ -314,6 +335,23 @@ func (ss *Session) append(rec Record) error {
 // continues it rather than failing with ErrSessionNotFound. An entry is
 // removed when the file is created.
 var unwritten sync.Map
+
+// opened holds the log paths of the sessions open in this process. The
+// lock an open [Journal] holds on its file keeps every other opener out,
+// but a new session has no file until its first kept record: this claim
+// makes a second Open of it by id (or of any open session) fail at once
+// with a [*SessionInUseError] too. Close removes it.
+var opened sync.Map
+
+// claim records that session id of stateDir is open in this process, or
+// returns a [*SessionInUseError] when it already is.
+func claim(stateDir, id string) error {
+	path := SessionPath(stateDir, id)
+	if _, dup := opened.LoadOrStore(path, struct{}{}); dup {
+		return &SessionInUseError{ID: id, Path: path, PID: os.Getpid()}
+	}
+	return nil
+}
 
 // write logs rec, or holds it while the running turn holds its records.
 func (ss *Session) write(rec Record) error {
