@@ -185,7 +185,7 @@ func classify(err error) error {
 	if errors.Is(err, llm.ErrNoAdapter) {
 		return UsageError(fmt.Errorf("%w%s", err, routeHint))
 	}
-	if errors.Is(err, agent.ErrSessionNotFound) {
+	if errors.Is(err, agent.ErrSessionNotFound) || errors.Is(err, agent.ErrSessionInUse) {
 		return UsageError(err)
 	}
 	if le, ok := llm.AsError(err); ok {

@@ -1,13 +1,16 @@
 package cli_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -245,5 +248,98 @@ func TestChatReopenFailureAfterReload(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatalf("chat did not end; stderr:\n%s", errb.String())
+	}
+}
+
+// Two harness processes on one session: while `run --continue` waits on
+// the model, a second `run --continue` in the same directory exits 2 at
+// once naming the first process, sends no request and writes nothing; the
+// journal keeps one record per seq and each prompt once, and a later
+// `--continue` resumes it. `sessions` lists it meanwhile.
+func TestRunContinueWhileAnotherProcessHoldsTheSession(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	srv := llmtest.New(t, []llmtest.Turn{text("one"), text("two"), text("three")},
+		llmtest.WithCheck(func(_ llmtest.Request, w llmtest.WireRequest) *llmtest.Turn {
+			if last := w.Messages[len(w.Messages)-1]; last.Role == "user" && last.Text() == "slow" {
+				once.Do(func() { close(entered) }) // the first process's request waits
+				<-release
+			}
+			return nil
+		}))
+	released := false
+	unblock := func() {
+		if !released {
+			released = true
+			close(release)
+		}
+	}
+	t.Cleanup(unblock) // before the server closes
+	state := t.TempDir()
+	m := agentManifest(srv.URL, state, "")
+	if r := runAgent(t, repo, m, "", "run", "first"); r.code != 0 {
+		t.Fatalf("first run: exit %d\n%s", r.code, r.stderr)
+	}
+
+	a := processCommand(t, repo, m, baseEnv(), "run", "--continue", "slow")
+	var aerr bytes.Buffer
+	a.Stderr = &aerr
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = a.Process.Kill(); _ = a.Wait() }()
+	select {
+	case <-entered:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the first process never called the model; stderr:\n%s", aerr.String())
+	}
+
+	b := processCommand(t, repo, m, baseEnv(), "run", "--continue", "fast")
+	var berr bytes.Buffer
+	b.Stderr = &berr
+	_ = b.Run()
+	want := fmt.Sprintf("is in use by another harness process (pid %d;", a.Process.Pid)
+	if code := b.ProcessState.ExitCode(); code != 2 || !strings.Contains(berr.String(), want) {
+		t.Fatalf("second process: exit %d, want 2 and %q on stderr:\n%s", code, want, berr.String())
+	}
+	r := runAgent(t, repo, m, "", "sessions", "--json")
+	var listed []agent.SessionInfo
+	if err := json.Unmarshal([]byte(r.stdout), &listed); r.code != 0 || err != nil || len(listed) != 1 || listed[0].Title != "first" {
+		t.Fatalf("sessions while held: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
+	}
+
+	unblock()
+	if err := a.Wait(); err != nil {
+		t.Fatalf("first process: %v\n%s", err, aerr.String())
+	}
+	if r := runAgent(t, repo, m, "", "run", "--continue", "third"); r.code != 0 {
+		t.Fatalf("third run: exit %d\n%s", r.code, r.stderr)
+	}
+	if n := len(srv.Requests()); n != 3 {
+		t.Fatalf("%d requests, want 3 (the refused process sends none)", n)
+	}
+	list, _ := agent.ListSessions(state)
+	if len(list) != 1 {
+		t.Fatalf("sessions: %+v", list)
+	}
+	recs, err := agent.ReadJournal(list[0].Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prompts []string
+	for i, r := range recs {
+		if r.Seq != int64(i+1) {
+			t.Fatalf("record %d has seq %d", i, r.Seq)
+		}
+		if r.Type == agent.RecordUser && r.Source == "" {
+			prompts = append(prompts, r.Message.Content)
+		}
+	}
+	if got := strings.Join(prompts, ","); got != "first,slow,third" {
+		t.Fatalf("prompts = %s", got)
 	}
 }
