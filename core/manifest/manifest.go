@@ -358,9 +358,10 @@ func checkTag(file string, n *yaml.Node) error {
 }
 
 // Parse reads a harness.yml document: a mapping with `plugins` (a list of
-// rows, or null) and optional `startTimeout` / `stopTimeout` durations. An
-// empty document, or a mapping without `plugins`, is an *Error (most likely
-// a truncated or mistaken file; `plugins: []` boots nothing on purpose).
+// rows) and optional `startTimeout` / `stopTimeout` durations. An
+// empty document, a mapping without `plugins`, or `plugins:` with no value
+// at all, is an *Error (most likely a truncated or mistaken file);
+// `plugins: []` or `plugins: ~` boots nothing on purpose.
 func Parse(file string, data []byte) (*Manifest, error) {
 	root, err := decodeDocument(file, data)
 	if err != nil {
@@ -383,6 +384,12 @@ func Parse(file string, data []byte) (*Manifest, error) {
 		}
 		switch k.Value {
 		case "plugins":
+			if v.Kind == yaml.ScalarNode && v.Tag == "!!null" && v.Value == "" {
+				// `plugins:` with nothing after it: as truncated as an
+				// empty file. An explicit `plugins: ~` (case c2) or
+				// `plugins: []` boots nothing on purpose.
+				return nil, errAt(file, k, "plugins: has no rows (write `plugins: []` to boot no plugins)")
+			}
 			hasPlugins = true
 			rows, err := parseRows(file, v)
 			if err != nil {
