@@ -436,7 +436,7 @@ func TestRunSessionFlags(t *testing.T) {
 // broken file is reported and the running configuration stays.
 func TestChatReloadsTheManifestBetweenTurns(t *testing.T) {
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
-	srv := llmtest.New(t, []llmtest.Turn{text("first answer"), text("second answer"), text("third answer")})
+	srv := llmtest.New(t, []llmtest.Turn{text("first answer"), text("second answer"), text("third answer"), text("fourth answer"), text("fifth answer")})
 	state := t.TempDir()
 	cfg := filepath.Join(t.TempDir(), "harness.yml")
 	write := func(s string) {
@@ -482,15 +482,25 @@ func TestChatReloadsTheManifestBetweenTurns(t *testing.T) {
 	say("two", "second answer")
 	write("plugins: [\n")
 	say("three", "third answer")
+	// Trees that start but cannot run the session are rolled back: an
+	// option the model cannot honour, then no agent row at all.
+	write(strings.Replace(changed, "      maxSteps: 7", "      maxSteps: 7\n      thinking: enabled", 1))
+	say("four", "fourth answer")
+	noAgent := strings.Replace(changed, "  - name: agent\n", "  - name: agent\n    disabled: true\n", 1)
+	if noAgent == changed {
+		t.Fatal("no agent row to disable")
+	}
+	write(noAgent)
+	say("five", "fifth answer")
 	_ = stdinW.Close()
 	if c := <-code; c != 0 {
 		t.Fatalf("exit %d: %s", c, errb.String())
 	}
 	reqs := srv.Requests()
-	if len(reqs) != 3 {
+	if len(reqs) != 5 {
 		t.Fatalf("%d requests", len(reqs))
 	}
-	for i, want := range []string{"Working directory: " + repo, "RELOADED-SUFFIX", "RELOADED-SUFFIX"} {
+	for i, want := range []string{"Working directory: " + repo, "RELOADED-SUFFIX", "RELOADED-SUFFIX", "RELOADED-SUFFIX", "RELOADED-SUFFIX"} {
 		w, err := reqs[i].Wire()
 		if err != nil {
 			t.Fatal(err)
@@ -502,12 +512,14 @@ func TestChatReloadsTheManifestBetweenTurns(t *testing.T) {
 		for _, m := range w.Messages[1:] {
 			texts = append(texts, m.Text())
 		}
-		if wantMsgs := []string{"one", "first answer", "two", "second answer", "three"}[:2*i+1]; strings.Join(texts, "|") != strings.Join(wantMsgs, "|") {
+		if wantMsgs := []string{"one", "first answer", "two", "second answer", "three", "third answer", "four", "fourth answer", "five"}[:2*i+1]; strings.Join(texts, "|") != strings.Join(wantMsgs, "|") {
 			t.Errorf("request %d messages %q, want %q (the session continues)", i+1, texts, wantMsgs)
 		}
 	}
 	stderr := errb.String()
-	if strings.Count(stderr, "configuration reloaded from "+cfg) != 1 || !strings.Contains(stderr, "the changed configuration was not applied (the running one stays): ") {
+	if strings.Count(stderr, "configuration reloaded from "+cfg) != 1 || !strings.Contains(stderr, "the changed configuration was not applied (the running one stays): ") ||
+		!strings.Contains(stderr, "the changed configuration was not applied (the previous one runs again): reopening session") ||
+		!strings.Contains(stderr, "the changed configuration was not applied (the previous one runs again): it has no active agent plugin") {
 		t.Errorf("stderr:\n%s", stderr)
 	}
 }
