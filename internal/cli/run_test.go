@@ -550,3 +550,40 @@ func TestRunLengthNoticeOnItsOwnLine(t *testing.T) {
 		})
 	}
 }
+
+// -c and --patch paths are relative to where the command was typed, not
+// to --cwd.
+func TestRelativeManifestPathsWithCwd(t *testing.T) {
+	proj := t.TempDir()
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	srv := llmtest.New(t, []llmtest.Turn{text("ok")})
+	if err := os.WriteFile(filepath.Join(proj, "h.yml"), []byte(agentManifest(srv.URL, t.TempDir(), "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	patch := "- id: systemprompt\n  config: {personaSuffix: PATCHED-SUFFIX}\n"
+	if err := os.WriteFile(filepath.Join(proj, "p.yml"), []byte(patch), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var mods []fx.Option
+	for _, p := range agente2e.Needed() {
+		mods = append(mods, fxcore.ProvidePlugin(p))
+	}
+	var out, errb bytes.Buffer
+	env := &cli.Env{Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(""), Modules: mods,
+		LookupEnv: func(string) (string, bool) { return "", false }, Ctx: context.Background()}
+	wd, _ := os.Getwd()
+	if err := os.Chdir(proj); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	if code := cli.Run([]string{"-c", "h.yml", "--patch", "p.yml", "run", "--cwd", repo, "hi"}, env); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	w, err := srv.Requests()[0].Wire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sys := w.Messages[0].Text(); !strings.HasSuffix(sys, "PATCHED-SUFFIX") {
+		t.Fatalf("system prompt ends %q", sys[max(0, len(sys)-40):])
+	}
+}
