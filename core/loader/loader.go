@@ -84,7 +84,8 @@ type Resolved struct {
 
 // Resolve checks every enabled row of m: the plugin name is in the catalog
 // and the config decodes and validates. It returns all problems found,
-// joined, each naming FILE:LINE:COL, the row and the field.
+// joined in file order (see [manifest.Manifest.SortProblems]), each naming
+// FILE:LINE:COL, the row and the field.
 func Resolve(m *manifest.Manifest, cat *core.Catalog, env manifest.LookupEnv) ([]Resolved, error) {
 	var out []Resolved
 	var errs []error
@@ -108,7 +109,7 @@ func Resolve(m *manifest.Manifest, cat *core.Catalog, env manifest.LookupEnv) ([
 		}
 		out = append(out, Resolved{Entry: e, Plugin: p, Config: cfg})
 	}
-	return out, errors.Join(errs...)
+	return out, errors.Join(m.SortProblems(errs)...)
 }
 
 // Apply mounts m on a loader that has nothing mounted yet; it is Reconcile.

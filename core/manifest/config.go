@@ -111,7 +111,7 @@ func splitIssues(issues []core.Issue) []core.Issue {
 
 // fileOf names the file n was written in: the file of the top-level config
 // key whose value holds it (patch merges keep keys from several files),
-// else the row's source.
+// else the file that last wrote the row's config.
 func fileOf(e *Entry, root, n *yaml.Node) string {
 	if root != nil && root.Kind == yaml.MappingNode && n != root {
 		for i := 0; i+1 < len(root.Content); i += 2 {
@@ -120,7 +120,7 @@ func fileOf(e *Entry, root, n *yaml.Node) string {
 			}
 		}
 	}
-	return e.Source
+	return e.configFile()
 }
 
 func contains(tree, n *yaml.Node) bool {
@@ -282,8 +282,15 @@ func checkKnown(n *yaml.Node, t reflect.Type, path string, report func(*yaml.Nod
 			k, v := n.Content[i], n.Content[i+1]
 			f, ok := fields[k.Value]
 			if !ok {
-				keys := slices.Sorted(maps.Keys(fields))
-				report(k, fmt.Errorf("%sunknown key %q (allowed: %s)", prefix(path), k.Value, strings.Join(keys, ", ")))
+				allowed := "allowed: " + strings.Join(slices.Sorted(maps.Keys(fields)), ", ")
+				switch {
+				case len(fields) > 0:
+				case path == "":
+					allowed = "this plugin takes no config"
+				default:
+					allowed = path + " takes no keys"
+				}
+				report(k, fmt.Errorf("%sunknown key %q (%s)", prefix(path), k.Value, allowed))
 				continue
 			}
 			checkKnown(v, f.Type, join(path, k.Value), report)

@@ -15,8 +15,10 @@ import (
 const Redacted = "<redacted>"
 
 // Dump renders m as harness.yml text, each row preceded by a comment naming
-// the file that defined or last patched it (and, for a config merged from
-// several files, the file of each key kept from an earlier one). Config values of fields tagged
+// the file that defined or last patched it and, when its config was written
+// in another file, that file (`# source: p1.yml; config from harness.yml`
+// after a patch that set only disabled or name; `# source: p1.yml; config
+// keys deny from harness.yml` for keys a patch merge kept). Config values of fields tagged
 // `harness:"secret"` (for plugins found in cat), and scalar values of map
 // entries whose key names a credential (Authorization, X-Api-Key,
 // GITHUB_TOKEN, …), are replaced by <redacted> unless they are !env
@@ -73,15 +75,39 @@ func dumpRows(es []Entry, cat *core.Catalog) *yaml.Node {
 	return seq
 }
 
-// sourceComment is "source: FILE", followed by "; config keys K1, K2 from
-// FILE2" for each earlier file a patch merge kept keys from.
+// sourceComment is "source: FILE" (the file that defined or last patched
+// the row), followed by where its config was written when that is another
+// file: "; config from FILE2" when all of it comes from one file (a patch
+// that set only disabled or name keeps the config of the file before it),
+// else "; config keys K1, K2 from FILE2" for each other file a patch merge
+// kept keys from.
 func sourceComment(e Entry) string {
 	s := "source: " + e.Source
-	byFile := map[string][]string{}
-	for k, f := range e.ConfigSources {
-		byFile[f] = append(byFile[f], k)
+	if e.Group || e.Config == nil {
+		return s
 	}
-	for _, f := range slices.Sorted(maps.Keys(byFile)) {
+	byFile := map[string][]string{}
+	if e.Config.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(e.Config.Content); i += 2 {
+			k := e.Config.Content[i].Value
+			f := e.configSource(k)
+			byFile[f] = append(byFile[f], k)
+		}
+	}
+	if len(byFile) == 0 { // a config that is not a mapping, or {}
+		byFile[e.configFile()] = nil
+	}
+	files := slices.Sorted(maps.Keys(byFile))
+	if len(files) == 1 {
+		if files[0] != e.Source {
+			s += "; config from " + files[0]
+		}
+		return s
+	}
+	for _, f := range files {
+		if f == e.Source {
+			continue
+		}
 		keys := byFile[f]
 		slices.Sort(keys)
 		s += "; config keys " + strings.Join(keys, ", ") + " from " + f

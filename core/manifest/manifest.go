@@ -2,12 +2,14 @@ package manifest
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -60,6 +62,8 @@ type Manifest struct {
 	StopTimeout time.Duration
 	// Plugins are the rows in order.
 	Plugins []Entry
+	// Patches are the files of the patches [Compose] applied, in order.
+	Patches []string
 }
 
 // Entry is one manifest row.
@@ -85,10 +89,23 @@ type Entry struct {
 	NamePos Pos
 	// Source is the file that last defined or patched the row.
 	Source string
+	// ConfigSource is the file that last wrote the row's Config: the file
+	// that defined the row, or the last patch that set or merged its
+	// config. A patch that sets only name or disabled leaves it (and the
+	// config) as it was. Empty means Source.
+	ConfigSource string
 	// ConfigSources names the file of each top-level config key that a
 	// patch merge kept from an earlier file; a key not listed was written
-	// in Source.
+	// in ConfigSource.
 	ConfigSources map[string]string
+}
+
+// configFile returns the file that last wrote the row's config.
+func (e *Entry) configFile() string {
+	if e.ConfigSource != "" {
+		return e.ConfigSource
+	}
+	return e.Source
 }
 
 // configSource returns the file that wrote the top-level config key.
@@ -96,7 +113,7 @@ func (e *Entry) configSource(key string) string {
 	if f, ok := e.ConfigSources[key]; ok {
 		return f
 	}
-	return e.Source
+	return e.configFile()
 }
 
 // clone deep-copies e.
@@ -130,6 +147,7 @@ func cloneNode(n *yaml.Node) *yaml.Node {
 // Clone returns a deep copy of m.
 func (m *Manifest) Clone() *Manifest {
 	c := *m
+	c.Patches = slices.Clone(m.Patches)
 	c.Plugins = make([]Entry, len(m.Plugins))
 	for i, e := range m.Plugins {
 		c.Plugins[i] = e.clone()
@@ -340,9 +358,10 @@ func checkTag(file string, n *yaml.Node) error {
 }
 
 // Parse reads a harness.yml document: a mapping with `plugins` (a list of
-// rows, or null) and optional `startTimeout` / `stopTimeout` durations. An
-// empty document, or a mapping without `plugins`, is an *Error (most likely
-// a truncated or mistaken file; `plugins: []` boots nothing on purpose).
+// rows) and optional `startTimeout` / `stopTimeout` durations. An
+// empty document, a mapping without `plugins`, or `plugins:` with no value
+// at all, is an *Error (most likely a truncated or mistaken file);
+// `plugins: []` or `plugins: ~` boots nothing on purpose.
 func Parse(file string, data []byte) (*Manifest, error) {
 	root, err := decodeDocument(file, data)
 	if err != nil {
@@ -365,6 +384,12 @@ func Parse(file string, data []byte) (*Manifest, error) {
 		}
 		switch k.Value {
 		case "plugins":
+			if v.Kind == yaml.ScalarNode && v.Tag == "!!null" && v.Value == "" {
+				// `plugins:` with nothing after it: as truncated as an
+				// empty file. An explicit `plugins: ~` (case c2) or
+				// `plugins: []` boots nothing on purpose.
+				return nil, errAt(file, k, "plugins: has no rows (write `plugins: []` to boot no plugins)")
+			}
 			hasPlugins = true
 			rows, err := parseRows(file, v)
 			if err != nil {
@@ -429,7 +454,7 @@ func parseRows(file string, n *yaml.Node) ([]Entry, error) {
 }
 
 func parseRow(file string, n *yaml.Node) (Entry, error) {
-	e := Entry{Pos: Pos{File: file, Line: n.Line, Col: n.Column}, Source: file}
+	e := Entry{Pos: Pos{File: file, Line: n.Line, Col: n.Column}, Source: file, ConfigSource: file}
 	if n.Kind != yaml.MappingNode {
 		return e, errAt(file, n, "a plugin row must be a mapping with at least `name`")
 	}
@@ -518,4 +543,71 @@ func checkIDs(es []Entry, seen map[string]Pos) error {
 		}
 	}
 	return nil
+}
+
+// SortProblems returns errs, with joined errors (errors.Join) split into
+// their parts, in file order: the *Error values of m.File first, then those
+// of each patch in m.Patches in the order applied, then those of any other
+// file by name, each file's by line and column; errors without a place
+// follow in their original order. It is how a check of every row lists its
+// problems.
+func (m *Manifest) SortProblems(errs []error) []error {
+	var flat []error
+	var split func(err error)
+	split = func(err error) {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			parts := j.Unwrap()
+			msgs := make([]string, len(parts))
+			for i, p := range parts {
+				msgs[i] = p.Error()
+			}
+			if strings.Join(msgs, "\n") == err.Error() { // a join, not a wrapper with its own words
+				for _, p := range parts {
+					split(p)
+				}
+				return
+			}
+		}
+		if err != nil {
+			flat = append(flat, err)
+		}
+	}
+	for _, err := range errs {
+		split(err)
+	}
+	rank := func(file string) int {
+		if file == m.File {
+			return 0
+		}
+		if i := slices.Index(m.Patches, file); i >= 0 {
+			return 1 + i
+		}
+		return 1 + len(m.Patches)
+	}
+	slices.SortStableFunc(flat, func(a, b error) int {
+		ea, oka := a.(*Error)
+		eb, okb := b.(*Error)
+		switch {
+		case !oka || !okb:
+			if oka == okb {
+				return 0
+			}
+			if oka {
+				return -1
+			}
+			return 1
+		}
+		pa, pb := ea.Pos, eb.Pos
+		if c := cmp.Compare(rank(pa.File), rank(pb.File)); c != 0 {
+			return c
+		}
+		if c := strings.Compare(pa.File, pb.File); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(pa.Line, pb.Line); c != 0 {
+			return c
+		}
+		return cmp.Compare(pa.Col, pb.Col)
+	})
+	return flat
 }

@@ -41,6 +41,7 @@ func TestParseRejectsMalformedManifests(t *testing.T) {
 		{"bad timeout", "startTimeout: soon\n", "harness.yml:1:15: startTimeout: want a duration"},
 		{"empty file", "", "harness.yml: empty manifest: no `plugins:` list (write `plugins: []` to boot no plugins)"},
 		{"comments only", "# nothing yet\n", "harness.yml: empty manifest: no `plugins:` list"},
+		{"plugins without rows", "plugins:\n# to do\n", "harness.yml:1:1: plugins: has no rows (write `plugins: []` to boot no plugins)"},
 		{"no plugins key", "startTimeout: 5s\n", "harness.yml:1:1: no `plugins:` list (write `plugins: []` to boot no plugins)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,6 +2,8 @@ package manifest_test
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -256,6 +258,163 @@ func TestSchemaShowsSetDefaults(t *testing.T) {
 		}
 		if p.Default != want {
 			t.Errorf("%s: default = %#v, want %#v", key, p.Default, want)
+		}
+	}
+}
+
+// A patch that sets only disabled or name leaves the row's config where it
+// was written: its problems point into that file (not the patch, whose
+// lines they are not), and `harness config` says where the config comes
+// from. So do group rows, inserted rows and several patches in a row.
+func TestConfigKeepsItsFileAcrossPatches(t *testing.T) {
+	const base = `plugins:
+  - id: a
+    name: tool-test
+    config:
+      timeout: -1s
+      locale: en
+  - id: g
+    group: true
+    config:
+      - id: b
+        name: tool-test
+        config: {timeout: -2s}
+`
+	const mustBePositive = ": invalid config: timeout: must be positive"
+	for _, tc := range []struct {
+		name    string
+		patches []string
+		id      string
+		wantErr string // the whole error
+		comment string // the row's line in `harness config`
+	}{
+		{"disabled only", []string{"- id: a\n  disabled: false\n"}, "a",
+			`harness.yml:5:16: plugin "tool-test" (id a)` + mustBePositive,
+			"# source: p1.yml; config from harness.yml"},
+		{"name only", []string{"- id: a\n  name: tool-test\n"}, "a",
+			`harness.yml:5:16: plugin "tool-test" (id a)` + mustBePositive,
+			"# source: p1.yml; config from harness.yml"},
+		{"name only, another plugin", []string{"- id: a\n  name: other\n"}, "a",
+			`harness.yml:5:16: plugin "other" (id a)` + mustBePositive,
+			"# source: p1.yml; config from harness.yml"},
+		{"disabled, then a merge", []string{"- id: a\n  disabled: false\n", "- id: a\n  config: {locale: fr}\n"}, "a",
+			`harness.yml:5:16: plugin "tool-test" (id a)` + mustBePositive,
+			"# source: p2.yml; config keys timeout from harness.yml"},
+		{"a merge, then disabled", []string{"- id: a\n  config: {locale: fr}\n", "- id: a\n  disabled: true\n"}, "a",
+			`harness.yml:5:16: plugin "tool-test" (id a)` + mustBePositive,
+			"# source: p2.yml; config keys timeout from harness.yml; config keys locale from p1.yml"},
+		{"a merged key, then disabled", []string{"- id: a\n  config: {timeout: -3s}\n", "- id: a\n  disabled: false\n"}, "a",
+			`p1.yml:2:21: plugin "tool-test" (id a)` + mustBePositive,
+			"# source: p2.yml; config keys locale from harness.yml; config keys timeout from p1.yml"},
+		{"reset, replaced, then disabled", []string{"- {id: a, config: ~}\n", "- {id: a, config: {timeout: -5s}}\n", "- {id: a, disabled: false}\n"}, "a",
+			`p2.yml:1:29: plugin "tool-test" (id a)` + mustBePositive,
+			"# source: p3.yml; config from p2.yml"},
+		{"group child, disabled only", []string{"- id: b\n  disabled: false\n"}, "b",
+			`harness.yml:12:27: plugin "tool-test" (id b)` + mustBePositive,
+			"# source: p1.yml; config from harness.yml"},
+		{"group disabled only", []string{"- id: g\n  disabled: false\n"}, "b",
+			`harness.yml:12:27: plugin "tool-test" (id b)` + mustBePositive,
+			"# source: harness.yml"},
+		{"inserted row, then disabled only", []string{"- id: g\n  insert:\n    - id: c\n      name: tool-test\n      config: {timeout: -4s}\n", "- id: c\n  disabled: false\n"}, "c",
+			`p1.yml:5:25: plugin "tool-test" (id c)` + mustBePositive,
+			"# source: p2.yml; config from p1.yml"},
+		{"inserted at the root, then renamed", []string{"- insert:\n    - id: c\n      name: x\n      config: {timeout: -4s}\n", "- id: c\n  name: tool-test\n"}, "c",
+			`p1.yml:4:25: plugin "tool-test" (id c)` + mustBePositive,
+			"# source: p2.yml; config from p1.yml"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := compose(t, base, tc.patches...)
+			var row *manifest.Entry
+			for _, e := range m.Flatten() {
+				if e.ID == tc.id {
+					row = &e
+				}
+			}
+			if row == nil {
+				t.Fatalf("no row %s", tc.id)
+			}
+			if _, err := manifest.DecodeConfig(testPlugin, *row, nil); err == nil || err.Error() != tc.wantErr {
+				t.Errorf("err = %v\nwant %s", err, tc.wantErr)
+			}
+			out, err := manifest.Dump(m, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(string(out), "\n")
+			i := slices.IndexFunc(lines, func(l string) bool { return strings.TrimSpace(l) == "- id: "+tc.id })
+			if i < 1 || strings.TrimSpace(lines[i-1]) != tc.comment {
+				t.Errorf("dump:\n%s\nwant the row %s after %q", out, tc.id, tc.comment)
+			}
+		})
+	}
+}
+
+// A check of every row lists the problems in file order — harness.yml
+// first, then each patch in the order applied, each file by line — not in
+// row order.
+func TestSortProblemsInFileOrder(t *testing.T) {
+	m := compose(t, `plugins:
+  - id: a
+    name: tool-test
+    config: {timeout: 1s}
+  - id: b
+    name: tool-test
+    config: {timeout: -1s}
+  - id: c
+    name: tool-test
+    config: {zzz: 1}
+`, "- {id: a, config: {limit: lots}}\n", "- insert:\n  - {id: d, name: tool-test, config: {yyy: 1}}\n- {id: c, disabled: false}\n")
+	var errs []error
+	for _, id := range []string{"d", "a", "c", "b"} { // any order
+		for _, e := range m.Flatten() {
+			if e.ID == id {
+				_, err := manifest.DecodeConfig(testPlugin, e, nil)
+				errs = append(errs, err)
+			}
+		}
+	}
+	errs = append(errs, errors.New("no place"), fmt.Errorf("wrapped: %w", errors.Join(errors.New("x"), errors.New("y"))))
+	var got []string
+	for _, err := range m.SortProblems([]error{errors.Join(errs[:2]...), errs[2], errors.Join(errs[3:]...)}) {
+		got = append(got, err.Error())
+	}
+	want := []string{
+		`harness.yml:7:23: plugin "tool-test" (id b): invalid config: timeout: must be positive`,
+		`harness.yml:10:14: plugin "tool-test" (id c): invalid config: unknown key "zzz" (allowed: apiKey, defaults, enabled, limit, locale, models, timeout)`,
+		"p1.yml:1:27: plugin \"tool-test\" (id a): invalid config: limit: cannot unmarshal !!str `lots` into int",
+		`p2.yml:2:39: plugin "tool-test" (id d): invalid config: unknown key "yyy" (allowed: apiKey, defaults, enabled, limit, locale, models, timeout)`,
+		"no place",
+		"wrapped: x\ny",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+type noConfig struct{}
+
+// A key given to a plugin without config fields says so, instead of listing
+// no allowed keys; so does a key under a nested mapping without fields.
+func TestUnknownKeyOfEmptyConfig(t *testing.T) {
+	type nested struct {
+		Opts struct{} `yaml:"opts"`
+	}
+	for _, tc := range []struct {
+		p    core.Plugin
+		cfg  string
+		want string
+	}{
+		{core.Define("bare", func(*core.Context, noConfig) error { return nil }), "{zzz: 1}",
+			`harness.yml:4:14: plugin "bare" (id bare): invalid config: unknown key "zzz" (this plugin takes no config)`},
+		{core.Define("bare", func(*core.Context, nested) error { return nil }), "{opts: {zzz: 1}}",
+			`harness.yml:4:21: plugin "bare" (id bare): invalid config: opts: unknown key "zzz" (opts takes no keys)`},
+	} {
+		m, err := manifest.Parse("harness.yml", []byte("plugins:\n  - id: bare\n    name: bare\n    config: "+tc.cfg+"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := manifest.DecodeConfig(tc.p, m.Plugins[0], nil); err == nil || err.Error() != tc.want {
+			t.Errorf("err = %v\nwant %s", err, tc.want)
 		}
 	}
 }

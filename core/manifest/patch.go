@@ -119,6 +119,7 @@ func ParsePatch(file string, data []byte) (*Patch, error) {
 func Compose(m *Manifest, patches ...*Patch) (*Manifest, error) {
 	out := m.Clone()
 	for _, p := range patches {
+		out.Patches = append(out.Patches, p.File)
 		for _, row := range p.Rows {
 			if err := applyRow(out, p.File, row); err != nil {
 				return nil, err
@@ -192,13 +193,13 @@ func find(es []Entry, id string) *Entry {
 
 // mergeConfig applies a patch row's config (from file) to e: a top-level
 // merge when both are mappings (or e has none) and the plugin stays the
-// same, else a replacement. Kept keys remember their file in
-// e.ConfigSources, so errors about them point at the file they were
-// written in.
+// same, else a replacement. Either way file becomes e.ConfigSource; kept
+// keys from other files remember theirs in e.ConfigSources, so errors
+// about them point at the file they were written in.
 func mergeConfig(e *Entry, file string, patch *yaml.Node, renamed bool) {
 	base := e.Config
 	if patch == nil || patch.Kind != yaml.MappingNode || renamed || (base != nil && base.Kind != yaml.MappingNode) {
-		e.Config, e.ConfigSources = cloneNode(patch), nil
+		e.Config, e.ConfigSource, e.ConfigSources = cloneNode(patch), file, nil
 		return
 	}
 	merged := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: patch.Line, Column: patch.Column}
@@ -239,5 +240,5 @@ func mergeConfig(e *Entry, file string, patch *yaml.Node, renamed bool) {
 	if len(sources) == 0 {
 		sources = nil
 	}
-	e.Config, e.ConfigSources = merged, sources
+	e.Config, e.ConfigSource, e.ConfigSources = merged, file, sources
 }
