@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -87,13 +88,24 @@ type agentHost struct {
 }
 
 // bootAgent changes to --cwd, boots the configured harness and finds the
-// agent service. Close it with stop.
+// agent service. Close it with stop. A relative -c or --patch path is
+// resolved against the directory the command ran in, before the change.
 func bootAgent(env *Env, f *agentFlags) (*agentHost, error) {
 	host := &agentHost{}
 	if f.cwd != "" {
 		wd, err := os.Getwd()
 		if err != nil {
 			return nil, Failure(err)
+		}
+		// -c and --patch name files relative to where the command was
+		// typed, not to --cwd.
+		if env.ConfigPath != "" && !filepath.IsAbs(env.ConfigPath) {
+			env.ConfigPath = filepath.Join(wd, env.ConfigPath)
+		}
+		for i, p := range env.Patches {
+			if !filepath.IsAbs(p) {
+				env.Patches[i] = filepath.Join(wd, p)
+			}
 		}
 		if err := os.Chdir(f.cwd); err != nil {
 			return nil, UsageError(fmt.Errorf("--cwd: %w", err))

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -30,7 +31,7 @@ func init() {
 				"turn (the answer streams to stdout, tool calls and results to stderr). Commands: /context shows the\n" +
 				"token meter's figures for the session, /tools lists the tools the model sees, /exit (or end of\n" +
 				"input) leaves. Ctrl-C cancels the running turn (its tools are stopped); a second Ctrl-C exits\n" +
-				"with status 130, and so does SIGTERM (after cancelling the running turn). --continue and\n" +
+				"with status 130, and so does SIGTERM or SIGHUP (after cancelling the running turn). --continue and\n" +
 				"--session ID resume a stored session. A change to harness.yml (or a --patch file) is applied\n" +
 				"before the next turn; a broken one is reported and the running configuration stays.",
 			Args: cobra.NoArgs,
@@ -59,7 +60,8 @@ func init() {
 
 // chat runs the interactive loop. Signals: the first SIGINT cancels the
 // running turn; a second one (or one while idle) exits with 130. SIGTERM
-// cancels the running turn, if any, and exits with 130.
+// and SIGHUP (the terminal went away) cancel the running turn, if any, so
+// its tools are stopped, and exit with 130.
 func chat(env *Env, host *agentHost, f *agentFlags, opts agent.Options) error {
 	p := newPrinter(OutputText, env.Stdout, env.Stderr)
 	defer p.close()
@@ -72,13 +74,13 @@ func chat(env *Env, host *agentHost, f *agentFlags, opts agent.Options) error {
 	fmt.Fprintf(env.Stderr, "session %s · %s · /exit to leave\n", ss.ID(), ss.Model().Route())
 
 	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sig)
 
 	// One line is read per prompt, never during a turn: the approval
 	// prompt reads the same terminal then, and must get what is typed.
 	next := make(chan struct{}, 1)
-	lines := make(chan string)
+	lines := make(chan inputLine)
 	done := make(chan struct{})
 	defer close(done)
 	go readLines(env.Stdin, next, lines, done)
@@ -90,10 +92,36 @@ func chat(env *Env, host *agentHost, f *agentFlags, opts agent.Options) error {
 		w = host.h.Loader.Watcher(loader.WatchOptions{Paths: files,
 			Load: func() (*manifest.Manifest, error) { return env.ReloadManifest(host.boot...) }})
 	}
+	sessionID := ss.ID()
+	// reopen continues the session on the agent service now active, when
+	// a reload restarted it (its config or a service it uses changed).
+	reopen := func() error {
+		svc, ok := core.Lookup(host.h.Root.Context(), agent.Key)
+		if !ok {
+			return errors.New("it has no active agent plugin")
+		}
+		if svc == host.agent {
+			return nil
+		}
+		id := sessionID
+		_ = ss.Close(context.Background())
+		host.agent = svc
+		o := opts
+		o.ID = id
+		var err error
+		if o.Cwd, err = os.Getwd(); err != nil {
+			return err
+		}
+		if ss, err = host.agent.Open(context.Background(), o); err != nil {
+			return fmt.Errorf("reopening session %s: %w", id, err)
+		}
+		return nil
+	}
 	reload := func() error {
 		if w == nil {
 			return nil
 		}
+		prev := host.h.Loader.Current()
 		changed, err := w.Poll(context.Background())
 		switch {
 		case !changed:
@@ -102,25 +130,17 @@ func chat(env *Env, host *agentHost, f *agentFlags, opts agent.Options) error {
 			fmt.Fprintf(env.Stderr, "harness: the changed configuration was not applied (the running one stays): %v\n", err)
 			return nil
 		}
-		svc, ok := core.Lookup(host.h.Root.Context(), agent.Key)
-		if !ok {
-			return UsageError(errors.New("the reloaded configuration has no active agent plugin; leaving"))
-		}
-		if svc != host.agent {
-			// The agent plugin was reloaded (its config or a service it
-			// uses changed): continue the same session on the new one,
-			// which resumes it from its journal.
-			id := ss.ID()
-			_ = ss.Close(context.Background())
-			host.agent = svc
-			reopen := opts
-			reopen.ID = id
-			if reopen.Cwd, err = os.Getwd(); err != nil {
-				return Failure(err)
+		if err := reopen(); err != nil {
+			// The new tree started but the session cannot go on with it:
+			// put the previous tree back and continue there.
+			if rerr := host.h.Loader.Reconcile(context.Background(), prev); rerr != nil {
+				return Failure(fmt.Errorf("the changed configuration cannot run this session (%v), and restoring the previous one failed: %w", err, rerr))
 			}
-			if ss, err = host.agent.Open(context.Background(), reopen); err != nil {
-				return classify(fmt.Errorf("reopening session %s after the reload: %w", id, err))
+			if rerr := reopen(); rerr != nil {
+				return classify(fmt.Errorf("the changed configuration cannot run this session (%v), and the session did not reopen on the previous one: %w", err, rerr))
 			}
+			fmt.Fprintf(env.Stderr, "harness: the changed configuration was not applied (the previous one runs again): %v\n", err)
+			return nil
 		}
 		fmt.Fprintf(env.Stderr, "configuration reloaded from %s\n", strings.Join(w.Paths(), ", "))
 		return nil
@@ -139,7 +159,11 @@ func chat(env *Env, host *agentHost, f *agentFlags, opts agent.Options) error {
 				fmt.Fprintln(env.Stderr)
 				return nil
 			}
-			line = strings.TrimSpace(l)
+			if l.tooLong {
+				fmt.Fprintf(env.Stderr, "harness: input line longer than %d MiB skipped\n", maxInputLine>>20)
+				continue
+			}
+			line = strings.TrimSpace(l.text)
 		}
 		if err := reload(); err != nil {
 			return err
@@ -167,8 +191,9 @@ func chat(env *Env, host *agentHost, f *agentFlags, opts agent.Options) error {
 	}
 }
 
-// runTurn runs one turn, cancelling it on the first SIGINT or on SIGTERM;
-// it reports whether chat should exit (SIGTERM, or a second SIGINT).
+// runTurn runs one turn, cancelling it on the first SIGINT or on SIGTERM
+// or SIGHUP; it reports whether chat should exit (SIGTERM, SIGHUP, or a
+// second SIGINT).
 func runTurn(errw io.Writer, ss *agent.Session, line string, sig <-chan os.Signal) (exit bool) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -185,7 +210,7 @@ func runTurn(errw io.Writer, ss *agent.Session, line string, sig <-chan os.Signa
 	for {
 		select {
 		case s := <-sig:
-			exit = exit || cancelled || s == syscall.SIGTERM
+			exit = exit || cancelled || s != os.Interrupt // SIGTERM, SIGHUP
 			cancelled = true
 			cancel()
 		case o := <-ch:
@@ -201,27 +226,66 @@ func runTurn(errw io.Writer, ss *agent.Session, line string, sig <-chan os.Signa
 	}
 }
 
+// maxInputLine bounds one chat input line (bytes); a longer line is
+// skipped whole, with a note, rather than ending the session.
+const maxInputLine = 4 << 20
+
+// inputLine is one line read for chat: its text (without the line end), or
+// tooLong when it exceeded maxInputLine and was skipped.
+type inputLine struct {
+	text    string
+	tooLong bool
+}
+
 // readLines sends one line of r to out for each request on next, and
 // reads nothing between requests; it closes out at the end of r (or on a
 // read error) and returns when done is closed.
-func readLines(r io.Reader, next <-chan struct{}, out chan<- string, done <-chan struct{}) {
+func readLines(r io.Reader, next <-chan struct{}, out chan<- inputLine, done <-chan struct{}) {
 	defer close(out)
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	br := bufio.NewReaderSize(r, 64<<10)
 	for {
 		select {
 		case <-next:
 		case <-done:
 			return
 		}
-		if !sc.Scan() {
+		l, ok := readLine(br)
+		if !ok {
 			return
 		}
 		select {
-		case out <- sc.Text():
+		case out <- l:
 		case <-done:
 			return
 		}
+	}
+}
+
+// readLine reads one line of br; ok is false at the end of input (or on a
+// read error) when no text is left. A final line without a newline counts.
+func readLine(br *bufio.Reader) (l inputLine, ok bool) {
+	var buf []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !l.tooLong {
+			if len(buf)+len(chunk) > maxInputLine+2 { // + "\r\n"
+				l.tooLong, buf = true, nil
+			} else {
+				buf = append(buf, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil && len(buf) == 0 && !l.tooLong {
+			return l, false
+		}
+		buf = bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r"))
+		if len(buf) > maxInputLine {
+			l.tooLong, buf = true, nil
+		}
+		l.text = string(buf)
+		return l, true
 	}
 }
 

@@ -139,7 +139,8 @@ func TestChatApprovalAnswerOnTerminalGoesToThePrompt(t *testing.T) {
 // SIGTERM ends chat wherever it is, like `harness run`: a running turn is
 // cancelled (its process group stopped, the aborted result logged) and
 // chat exits 130 with "harness: interrupted" — at the prompt, during a
-// tool call, and at an approval question.
+// tool call, and at an approval question; and SIGHUP (the terminal went
+// away) during a tool call.
 func TestChatSIGTERMCancelsAndExits130(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -151,9 +152,14 @@ func TestChatSIGTERMCancelsAndExits130(t *testing.T) {
 		turn  string // typed before the signal; "" signals at the prompt
 		wait  string // what the terminal shows when the signal is sent
 		sleep bool   // the bash call is running
+		// hangup sends SIGHUP, what the kernel sends when the terminal
+		// is closed, instead of SIGTERM. (Closing the master here would
+		// not hang up: the test's blocked reader keeps it open.)
+		hangup bool
 	}{
 		{name: "at the prompt"},
 		{name: "during a tool call", turn: "wait a while", wait: "→ bash", sleep: true},
+		{name: "SIGHUP during a tool call", turn: "wait a while", wait: "→ bash", sleep: true, hangup: true},
 		{name: "at the approval prompt", extra: "  - name: approval\n  - name: permission\n", turn: "wait a while", wait: "Allow? [y]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -181,7 +187,11 @@ func TestChatSIGTERMCancelsAndExits130(t *testing.T) {
 			} else {
 				time.Sleep(200 * time.Millisecond) // reading the terminal
 			}
-			c.signal(syscall.SIGTERM)
+			if tc.hangup {
+				c.signal(syscall.SIGHUP)
+			} else {
+				c.signal(syscall.SIGTERM)
+			}
 			if code := wait(); code != 130 {
 				t.Fatalf("exit %d, want 130; terminal:\n%s", code, c.out.String())
 			}

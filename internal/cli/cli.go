@@ -75,7 +75,7 @@ type Env struct {
 	Patches    []string
 	LogLevel   string
 
-	// Ctx is cancelled on the first SIGINT/SIGTERM.
+	// Ctx is cancelled on the first SIGINT, SIGTERM or SIGHUP.
 	Ctx context.Context
 	// Interrupted reports whether a signal cancelled Ctx.
 	Interrupted func() bool
@@ -145,7 +145,7 @@ func Run(args []string, env *Env) int {
 		env.Getwd = os.Getwd
 	}
 	if env.Ctx == nil {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 		defer stop()
 		env.Ctx = ctx
 		env.Interrupted = func() bool { return ctx.Err() != nil }

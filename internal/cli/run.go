@@ -28,7 +28,7 @@ func init() {
 				"stderr; stream-json writes one JSON event per line ({\"v\":1,\"type\":...}); json writes one object\n" +
 				"at the end: {result, sessionId, isError, steps, usage, ...}.\n\n" +
 				"Exit status: 0 the model finished; 1 runtime failure (model error, max steps); 2 usage or\n" +
-				"configuration error (e.g. no API key); 130 interrupted by Ctrl-C or SIGTERM (after running\n" +
+				"configuration error (e.g. no API key); 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (after running\n" +
 				"tools were stopped).",
 			Args: cobra.ArbitraryArgs,
 			RunE: func(cmd *cobra.Command, args []string) error {

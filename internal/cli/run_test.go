@@ -436,7 +436,7 @@ func TestRunSessionFlags(t *testing.T) {
 // broken file is reported and the running configuration stays.
 func TestChatReloadsTheManifestBetweenTurns(t *testing.T) {
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
-	srv := llmtest.New(t, []llmtest.Turn{text("first answer"), text("second answer"), text("third answer")})
+	srv := llmtest.New(t, []llmtest.Turn{text("first answer"), text("second answer"), text("third answer"), text("fourth answer"), text("fifth answer")})
 	state := t.TempDir()
 	cfg := filepath.Join(t.TempDir(), "harness.yml")
 	write := func(s string) {
@@ -482,15 +482,25 @@ func TestChatReloadsTheManifestBetweenTurns(t *testing.T) {
 	say("two", "second answer")
 	write("plugins: [\n")
 	say("three", "third answer")
+	// Trees that start but cannot run the session are rolled back: an
+	// option the model cannot honour, then no agent row at all.
+	write(strings.Replace(changed, "      maxSteps: 7", "      maxSteps: 7\n      thinking: enabled", 1))
+	say("four", "fourth answer")
+	noAgent := strings.Replace(changed, "  - name: agent\n", "  - name: agent\n    disabled: true\n", 1)
+	if noAgent == changed {
+		t.Fatal("no agent row to disable")
+	}
+	write(noAgent)
+	say("five", "fifth answer")
 	_ = stdinW.Close()
 	if c := <-code; c != 0 {
 		t.Fatalf("exit %d: %s", c, errb.String())
 	}
 	reqs := srv.Requests()
-	if len(reqs) != 3 {
+	if len(reqs) != 5 {
 		t.Fatalf("%d requests", len(reqs))
 	}
-	for i, want := range []string{"Working directory: " + repo, "RELOADED-SUFFIX", "RELOADED-SUFFIX"} {
+	for i, want := range []string{"Working directory: " + repo, "RELOADED-SUFFIX", "RELOADED-SUFFIX", "RELOADED-SUFFIX", "RELOADED-SUFFIX"} {
 		w, err := reqs[i].Wire()
 		if err != nil {
 			t.Fatal(err)
@@ -502,12 +512,14 @@ func TestChatReloadsTheManifestBetweenTurns(t *testing.T) {
 		for _, m := range w.Messages[1:] {
 			texts = append(texts, m.Text())
 		}
-		if wantMsgs := []string{"one", "first answer", "two", "second answer", "three"}[:2*i+1]; strings.Join(texts, "|") != strings.Join(wantMsgs, "|") {
+		if wantMsgs := []string{"one", "first answer", "two", "second answer", "three", "third answer", "four", "fourth answer", "five"}[:2*i+1]; strings.Join(texts, "|") != strings.Join(wantMsgs, "|") {
 			t.Errorf("request %d messages %q, want %q (the session continues)", i+1, texts, wantMsgs)
 		}
 	}
 	stderr := errb.String()
-	if strings.Count(stderr, "configuration reloaded from "+cfg) != 1 || !strings.Contains(stderr, "the changed configuration was not applied (the running one stays): ") {
+	if strings.Count(stderr, "configuration reloaded from "+cfg) != 1 || !strings.Contains(stderr, "the changed configuration was not applied (the running one stays): ") ||
+		!strings.Contains(stderr, "the changed configuration was not applied (the previous one runs again): reopening session") ||
+		!strings.Contains(stderr, "the changed configuration was not applied (the previous one runs again): it has no active agent plugin") {
 		t.Errorf("stderr:\n%s", stderr)
 	}
 }
@@ -536,5 +548,42 @@ func TestRunLengthNoticeOnItsOwnLine(t *testing.T) {
 				t.Fatalf("output = %q, want %q", out.String(), tc.want)
 			}
 		})
+	}
+}
+
+// -c and --patch paths are relative to where the command was typed, not
+// to --cwd.
+func TestRelativeManifestPathsWithCwd(t *testing.T) {
+	proj := t.TempDir()
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	srv := llmtest.New(t, []llmtest.Turn{text("ok")})
+	if err := os.WriteFile(filepath.Join(proj, "h.yml"), []byte(agentManifest(srv.URL, t.TempDir(), "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	patch := "- id: systemprompt\n  config: {personaSuffix: PATCHED-SUFFIX}\n"
+	if err := os.WriteFile(filepath.Join(proj, "p.yml"), []byte(patch), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var mods []fx.Option
+	for _, p := range agente2e.Needed() {
+		mods = append(mods, fxcore.ProvidePlugin(p))
+	}
+	var out, errb bytes.Buffer
+	env := &cli.Env{Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(""), Modules: mods,
+		LookupEnv: func(string) (string, bool) { return "", false }, Ctx: context.Background()}
+	wd, _ := os.Getwd()
+	if err := os.Chdir(proj); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	if code := cli.Run([]string{"-c", "h.yml", "--patch", "p.yml", "run", "--cwd", repo, "hi"}, env); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	w, err := srv.Requests()[0].Wire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sys := w.Messages[0].Text(); !strings.HasSuffix(sys, "PATCHED-SUFFIX") {
+		t.Fatalf("system prompt ends %q", sys[max(0, len(sys)-40):])
 	}
 }

@@ -196,11 +196,12 @@ func TestChatMissingKeyThenFixedManifest(t *testing.T) {
 }
 
 // When a reload restarts the agent and the session cannot be reopened
-// (its model route is gone), chat ends with exit 2 naming the session
-// (it used to close a nil session and panic).
+// (its model route is gone), chat rolls the tree back, reopens the session
+// on the previous agent and goes on (it used to close a nil session and
+// panic, then to end with exit 2).
 func TestChatReopenFailureAfterReload(t *testing.T) {
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
-	srv := llmtest.New(t, []llmtest.Turn{text("first answer")})
+	srv := llmtest.New(t, []llmtest.Turn{text("first answer"), text("second answer")})
 	state := t.TempDir()
 	cfg := filepath.Join(t.TempDir(), "harness.yml")
 	good := agentManifest(srv.URL, state, "")
@@ -238,12 +239,24 @@ func TestChatReopenFailureAfterReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _ = io.WriteString(stdinW, "two\n")
+	for !strings.Contains(out.String(), "second answer") {
+		if time.Now().After(deadline.Add(20 * time.Second)) {
+			t.Fatalf("no second answer; stderr:\n%s", errb.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_ = stdinW.Close()
 	select {
 	case c := <-code:
-		if c != 2 || !strings.Contains(errb.String(), "reopening session") {
+		if c != 0 || !strings.Contains(errb.String(), "the changed configuration was not applied (the previous one runs again): reopening session") {
 			t.Fatalf("exit %d:\n%s", c, errb.String())
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatalf("chat did not end; stderr:\n%s", errb.String())
+	}
+	if reqs := srv.Requests(); len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	} else if w, _ := reqs[1].Wire(); len(w.Messages) != 4 {
+		t.Fatalf("second request has %d messages, want system, one, first answer, two", len(w.Messages))
 	}
 }
