@@ -30,9 +30,15 @@
 //
 //	invalid arguments: /limit: minimum: must be >= 1, got 0; /line_limit: additionalProperties: unknown key "line_limit" (allowed keys: limit, path)
 //
-// as an INVALID_ARGS result; the body never runs. The only coercion: an
-// integer-valued string ("5") where an integer or number is expected becomes
-// that number, recorded in Execution.Coercions.
+// as an INVALID_ARGS result; the body never runs. There are two coercions,
+// both recorded in Execution.Coercions: an integer-valued string ("5") where an
+// integer or number is expected becomes that number, and in valid arguments a
+// number where the schema says integer that is not written as one (100.0, 1e2,
+// -0) is rewritten as that integer (100, 100, 0), so a Go integer field holds
+// it. A schema-valid number the typed tool's Go field still cannot hold is a
+// range violation at the value's path, with list indices and map keys:
+//
+//	invalid arguments: /items/1/limit: range: must be between 0 and 255 for uint8, got 300
 //
 // The library is the only authority for rejections, their messages and
 // coercion. For simple schemas (type, properties, required,
@@ -40,7 +46,7 @@
 // and annotations; no $ref, $schema or combinators) a precompiled
 // accept-only check runs first, on the raw text (strict JSON without escapes)
 // and then on the parsed value: arguments it finds certainly valid skip the
-// library; anything else, including any doubt (1.0 for an integer, a number
+// library; anything else, including any doubt (1.0 or -0 for an integer, a number
 // equal to a bound after float rounding, a string where a number is
 // expected), is decided by the library exactly as without it.
 //

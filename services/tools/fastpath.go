@@ -328,7 +328,7 @@ func (fc *fastCheck) acceptsString(s string) bool {
 }
 
 func (fc *fastCheck) acceptsNumber(s string) bool {
-	intText := isIntText(s)
+	intText := isIntText(s) && s != "-0" // check rewrites -0 for an integer
 	if fc.types != 0 && fc.types&tNumber == 0 && (fc.types&tInteger == 0 || !intText) {
 		return false
 	}

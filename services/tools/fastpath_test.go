@@ -278,6 +278,7 @@ func TestFastCheckDefers(t *testing.T) {
 	for _, tc := range []struct{ doc, args string }{
 		{`{"type":"integer"}`, `1.0`},
 		{`{"type":"integer"}`, `1e2`},
+		{`{"type":"integer"}`, `-0`},
 		{`{"type":"number","minimum":0.1}`, `0.1`},
 		{`{"type":"number","maximum":9007199254740993}`, `9007199254740992.0`},
 		{`{"enum":[1]}`, `1.0`},

@@ -134,7 +134,7 @@ func (e *Execution) bind(t *Tool) *Outcome {
 	}
 	args, err := t.decode(normalized)
 	if err != nil {
-		return argsFailure(&ArgsError{Tool: t.name, Violations: []Violation{decodeViolation(err)}})
+		return argsFailure(&ArgsError{Tool: t.name, Violations: []Violation{decodeViolation(err, normalized, raw)}})
 	}
 	e.args, e.coerced, e.bound = args, nil, true
 	if len(coerced) > 0 {

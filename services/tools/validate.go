@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/big"
 	"net/url"
 	"reflect"
@@ -53,26 +54,141 @@ type ArgsError struct {
 // Error returns "invalid arguments: v1; v2; ...".
 func (e *ArgsError) Error() string { return "invalid arguments: " + joinViolations(e.Violations) }
 
-// decodeViolation describes the failure to decode schema-valid arguments into
-// the tool's Go type: in practice a number the schema accepts that the field
-// cannot hold (1e400 for a float64, 1e20 for an int64). It names the field's
-// path like any other violation rather than passing encoding/json's text on.
-func decodeViolation(err error) Violation {
+// decodeViolation describes the failure to decode schema-valid arguments
+// (normalized, the text handed to the decoder) into the tool's Go type: in
+// practice a number the schema accepts that the field cannot hold (1e400 for a
+// float64, 3000000000 for an int32). The violation's path is found from the
+// error's byte offset in normalized, so it names list indices and map keys
+// ("/items/1/limit", "/m/k"), and its message says the Go type's range and the
+// value as the model wrote it in raw.
+func decodeViolation(err error, normalized, raw string) Violation {
 	var te *json.UnmarshalTypeError
 	if !errors.As(err, &te) {
 		return Violation{Rule: "decode", Message: err.Error()}
 	}
-	v := Violation{Rule: "type"}
-	if te.Field != "" {
-		v.Path = "/" + strings.ReplaceAll(te.Field, ".", "/")
+	loc, isKey := locate(normalized, te.Offset)
+	v := Violation{Path: pointer(loc), Rule: "type"}
+	got, isNumber := strings.CutPrefix(te.Value, "number ")
+	if isNumber && !isKey {
+		if inst, perr := parseJSON(raw); perr == nil {
+			if n, ok := valueAt(inst, loc).(json.Number); ok {
+				got = string(n) // as sent, before any normalization
+			}
+		}
+		if msg, ok := rangeMessage(te.Type.Kind(), got); ok {
+			v.Rule, v.Message = "range", msg
+			return v
+		}
 	}
-	switch k := te.Type.Kind(); {
-	case strings.HasPrefix(te.Value, "number") && (k >= reflect.Int && k <= reflect.Float64):
-		v.Rule, v.Message = "range", te.Value+" is out of range for "+te.Type.String()
-	default:
-		v.Message = "cannot hold " + te.Value + " in " + te.Type.String()
-	}
+	v.Message = "cannot hold " + te.Value + " in " + te.Type.String()
 	return v
+}
+
+// rangeMessage says which numbers a Go numeric kind holds:
+// "must be between -2147483648 and 2147483647 for int32, got 3000000000".
+func rangeMessage(k reflect.Kind, got string) (string, bool) {
+	var lo, hi, what string
+	switch {
+	case k >= reflect.Int && k <= reflect.Int64:
+		bits := uint(bitsOf(k))
+		lo, hi = strconv.FormatInt(math.MinInt64>>(64-bits), 10), strconv.FormatInt(math.MaxInt64>>(64-bits), 10)
+	case k >= reflect.Uint && k <= reflect.Uintptr:
+		lo, hi = "0", strconv.FormatUint(math.MaxUint64>>(64-uint(bitsOf(k))), 10)
+	case k == reflect.Float32:
+		lo, hi = strconv.FormatFloat(-math.MaxFloat32, 'g', -1, 32), strconv.FormatFloat(math.MaxFloat32, 'g', -1, 32)
+	case k == reflect.Float64:
+		lo, hi = strconv.FormatFloat(-math.MaxFloat64, 'g', -1, 64), strconv.FormatFloat(math.MaxFloat64, 'g', -1, 64)
+	default:
+		return "", false
+	}
+	if k < reflect.Float32 {
+		if _, whole := integerText(got); !whole {
+			what = "an integer "
+		}
+	}
+	return fmt.Sprintf("must be %sbetween %s and %s for %s, got %s", what, lo, hi, k, got), true
+}
+
+func bitsOf(k reflect.Kind) int {
+	switch k {
+	case reflect.Int8, reflect.Uint8:
+		return 8
+	case reflect.Int16, reflect.Uint16:
+		return 16
+	case reflect.Int32, reflect.Uint32:
+		return 32
+	}
+	return strconv.IntSize // int, uint, uintptr; 64 for int64, uint64
+}
+
+// locate returns the location of the innermost JSON value (or object key,
+// isKey) of the valid JSON text that ends at or spans byte offset off, the
+// offset encoding/json reports with a type error. It follows the tokens, so
+// list indices and map keys are part of the location (encoding/json's Field
+// has neither).
+func locate(text string, off int64) (loc []string, isKey bool) {
+	type frame struct {
+		obj     bool
+		key     string
+		idx     int
+		wantKey bool
+	}
+	var stack []frame
+	path := func() []string {
+		p := make([]string, len(stack))
+		for i, f := range stack {
+			if f.obj {
+				p[i] = f.key
+			} else {
+				p[i] = strconv.Itoa(f.idx)
+			}
+		}
+		return p
+	}
+	advance := func() { // the current element of the innermost container is complete
+		if n := len(stack); n > 0 {
+			if stack[n-1].obj {
+				stack[n-1].wantKey = true
+			} else {
+				stack[n-1].idx++
+			}
+		}
+	}
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber()
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return path(), false
+		}
+		end := dec.InputOffset()
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			if end >= off {
+				return path(), false
+			}
+			stack = append(stack, frame{obj: tok == json.Delim('{'), wantKey: true})
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			if end >= off {
+				return path(), false
+			}
+			advance()
+		default:
+			if n := len(stack); n > 0 && stack[n-1].obj && stack[n-1].wantKey {
+				stack[n-1].key, _ = tok.(string)
+				stack[n-1].wantKey = false
+				if end >= off {
+					return path(), true
+				}
+				continue
+			}
+			if end >= off {
+				return path(), false
+			}
+			advance()
+		}
+	}
 }
 
 func joinViolations(vs []Violation) string {
@@ -162,8 +278,12 @@ func parseJSONStd(raw string) (any, error) {
 
 // check parses and validates raw arguments. It returns the normalized argument
 // text (raw itself unless a value was coerced; "{}" for ""), the coercion notes,
-// and the violations (nil when valid). Only an integer-valued string where an
-// integer or number is expected is coerced; nothing else.
+// and the violations (nil when valid). Only two things are coerced: an
+// integer-valued string where an integer or number is expected ("5" becomes
+// 5), and, in valid arguments, a number the schema says is an integer but that
+// is not written as one (100.0, 1e2 and -0 become 100, 100 and 0), so that a
+// Go integer field can hold it. The fast checks accept neither, so they skip
+// nothing here.
 func (v *validator) check(raw string) (normalized string, coerced []string, violations []Violation) {
 	if raw == "" {
 		raw = "{}"
@@ -183,7 +303,7 @@ func (v *validator) check(raw string) (normalized string, coerced []string, viol
 	}
 	verr := v.schema.Validate(inst)
 	if verr == nil {
-		return raw, nil, nil
+		return v.normalized(raw, inst, nil)
 	}
 	ve, ok := verr.(*jsonschema.ValidationError)
 	if !ok {
@@ -195,11 +315,7 @@ func (v *validator) check(raw string) (normalized string, coerced []string, viol
 	if len(c.notes) > 0 {
 		inst = c.root
 		if verr = v.schema.Validate(inst); verr == nil {
-			b, err := json.Marshal(inst)
-			if err != nil {
-				return raw, nil, []Violation{{Rule: "json", Message: err.Error()}}
-			}
-			return string(b), c.notes, nil
+			return v.normalized(raw, inst, c.notes)
 		}
 		ve, _ = verr.(*jsonschema.ValidationError)
 		if ve == nil {
@@ -210,6 +326,122 @@ func (v *validator) check(raw string) (normalized string, coerced []string, viol
 	v.collect(ve, inst, &out)
 	sortViolations(out)
 	return raw, nil, out
+}
+
+// normalized finishes a valid check: integers written as other numbers are
+// rewritten (normalizeIntegers), and when anything was coerced the arguments
+// are marshalled again.
+func (v *validator) normalized(raw string, inst any, notes []string) (string, []string, []Violation) {
+	var ints []string
+	inst = normalizeIntegers(inst, v.doc, nil, &ints)
+	if len(notes) == 0 && len(ints) == 0 {
+		return raw, nil, nil
+	}
+	sort.Strings(ints) // found in map order
+	b, err := json.Marshal(inst)
+	if err != nil {
+		return raw, nil, []Violation{{Rule: "json", Message: err.Error()}}
+	}
+	return string(b), append(notes, ints...), nil
+}
+
+// normalizeIntegers rewrites, in x, every number that the schema sch says is an
+// integer (its "type" is "integer", or a list with "integer" and without
+// "number") but that is not written as one, and returns x (a new value when x
+// itself is such a number). It follows properties, additionalProperties,
+// prefixItems and items only, so a location whose schema comes from
+// combinators or references is left alone. Each rewrite adds a note at loc.
+func normalizeIntegers(x, sch any, loc []string, notes *[]string) any {
+	s, ok := sch.(map[string]any)
+	if !ok {
+		return x
+	}
+	switch val := x.(type) {
+	case json.Number:
+		if !integerOnly(s["type"]) {
+			return x
+		}
+		if canon, _ := integerText(string(val)); canon != "" && canon != string(val) {
+			*notes = append(*notes, fmt.Sprintf("%s: coerced number %s to the integer %s", pointer(loc), val, canon))
+			return json.Number(canon)
+		}
+	case map[string]any:
+		props, _ := s["properties"].(map[string]any)
+		_, patterns := s["patternProperties"]
+		for k, e := range val {
+			sub, declared := props[k]
+			if !declared {
+				if patterns {
+					continue // additionalProperties may not apply
+				}
+				sub = s["additionalProperties"]
+			}
+			val[k] = normalizeIntegers(e, sub, append(loc, k), notes)
+		}
+	case []any:
+		prefix, _ := s["prefixItems"].([]any)
+		items := s["items"]
+		if tuple, isTuple := items.([]any); isTuple { // drafts before 2020-12
+			prefix, items = tuple, s["additionalItems"]
+		}
+		for i, e := range val {
+			sub := items
+			if i < len(prefix) {
+				sub = prefix[i]
+			}
+			val[i] = normalizeIntegers(e, sub, append(loc, strconv.Itoa(i)), notes)
+		}
+	}
+	return x
+}
+
+func integerOnly(t any) bool {
+	switch t := t.(type) {
+	case string:
+		return t == "integer"
+	case []any:
+		return slices.Contains(t, any("integer")) && !slices.Contains(t, any("number"))
+	}
+	return false
+}
+
+// integerText reads a JSON number's text: whole is true when it is an
+// integer, and canon is then its canonical spelling if it has at most 20
+// digits (as long as a Go integer can be), "" otherwise. "100.0", "1e2" and
+// "1.5e2" give "100", "100" and "150"; "-0" and "0e7" give "0"; "1e30" is
+// whole without a canonical spelling; "1.5" is not whole.
+func integerText(s string) (canon string, whole bool) {
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	mant, expText, hasExp := strings.Cut(strings.ReplaceAll(s, "E", "e"), "e")
+	intPart, frac, _ := strings.Cut(mant, ".")
+	digits := intPart + frac
+	point := len(intPart) // value = 0.digits × 10^point
+	trimmed := strings.TrimLeft(digits, "0")
+	point -= len(digits) - len(trimmed)
+	digits = strings.TrimRight(trimmed, "0")
+	if digits == "" {
+		return "0", true
+	}
+	if hasExp {
+		expText = strings.TrimPrefix(expText, "+")
+		exp, err := strconv.Atoi(expText)
+		if err != nil || exp > 1000 || exp < -1000 { // far outside any Go integer
+			return "", !strings.HasPrefix(expText, "-")
+		}
+		point += exp
+	}
+	if point < len(digits) {
+		return "", false
+	}
+	if point > 20 {
+		return "", true
+	}
+	canon = digits + strings.Repeat("0", point-len(digits))
+	if neg {
+		canon = "-" + canon
+	}
+	return canon, true
 }
 
 // validateValue validates an already-decoded value (outputs of raw tools).

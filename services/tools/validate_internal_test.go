@@ -2,6 +2,7 @@ package tools
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -118,4 +119,58 @@ func FuzzParseFastMatchesEncodingJSON(f *testing.F) {
 			t.Fatalf("%q: fast %#v, encoding/json %#v", raw, fast, std)
 		}
 	})
+}
+
+func TestIntegerText(t *testing.T) {
+	for _, tc := range []struct {
+		num, canon string
+		whole      bool
+	}{
+		{"100", "100", true}, {"100.0", "100", true}, {"1e2", "100", true}, {"1E+2", "100", true},
+		{"1.0e3", "1000", true}, {"-2.5E1", "-25", true}, {"1.5e2", "150", true}, {"-0", "0", true},
+		{"0.0", "0", true}, {"0e7", "0", true}, {"-0.0e-99999999999999999999", "0", true}, {"1000e-1", "100", true},
+		{"18446744073709551615.0", "18446744073709551615", true}, {"1e19", "10000000000000000000", true},
+		{"1e20", "", true}, {"1e30", "", true}, {"1e400", "", true}, {"1e99999999999999999999", "", true},
+		{"1.5", "", false}, {"0.5", "", false}, {"1e-1", "", false}, {"15e-1", "", false},
+		{"1e-99999999999999999999", "", false}, {"-1.000001", "", false},
+	} {
+		if canon, whole := integerText(tc.num); canon != tc.canon || whole != tc.whole {
+			t.Errorf("integerText(%s) = %q, %v; want %q, %v", tc.num, canon, whole, tc.canon, tc.whole)
+		}
+	}
+}
+
+// locate finds the value encoding/json's type error points at, with list
+// indices and map keys.
+func TestLocateTypeErrors(t *testing.T) {
+	type item struct {
+		Limit uint8 `json:"limit"`
+	}
+	type args struct {
+		Items [][]item           `json:"items"`
+		M     map[string]int8    `json:"m"`
+		K     map[int]bool       `json:"k"`
+		A     [2]uint16          `json:"a"`
+		S     string             `json:"s"`
+		Deep  map[string][]int32 `json:"deep"`
+	}
+	for _, tc := range []struct{ text, want string }{
+		{`{"items":[[{"limit":1}],[{"limit":2},{"limit":300}]]}`, "/items/1/1/limit"},
+		{`{"s":"x","m":{"a":1, "b/c" : 200 }}`, "/m/b~1c"},
+		{`{"k":{"1":true,"x":false}}`, "/k/x"},
+		{`{"a":[1,70000]}`, "/a/1"},
+		{`{"s":5}`, "/s"},
+		{`{"s":[1]}`, "/s"},
+		{`{"deep":{"q":[1,2,3e9]}}`, "/deep/q/2"},
+	} {
+		var a args
+		err := json.Unmarshal([]byte(tc.text), &a)
+		var te *json.UnmarshalTypeError
+		if !errors.As(err, &te) {
+			t.Fatalf("%s: %v, want a type error", tc.text, err)
+		}
+		if loc, _ := locate(tc.text, te.Offset); pointer(loc) != tc.want {
+			t.Errorf("%s: located %q, want %q", tc.text, pointer(loc), tc.want)
+		}
+	}
 }

@@ -3,6 +3,8 @@ package tools_test
 import (
 	"context"
 	"encoding/json"
+	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -100,9 +102,9 @@ func TestNumbersTheGoTypeCannotHold(t *testing.T) {
 	}))
 	for _, tc := range []struct{ args, want string }{
 		{`{"timeoutMs":1e308,"nested":{}}`, ""},
-		{`{"timeoutMs":1e400,"nested":{}}`, `invalid arguments: /timeoutMs: range: number 1e400 is out of range for float64`},
-		{`{"count":3000000000,"nested":{}}`, `invalid arguments: /count: range: number 3000000000 is out of range for int32`},
-		{`{"nested":{"limit":256}}`, `invalid arguments: /nested/limit: range: number 256 is out of range for uint8`},
+		{`{"timeoutMs":1e400,"nested":{}}`, `invalid arguments: /timeoutMs: range: must be between -1.7976931348623157e+308 and 1.7976931348623157e+308 for float64, got 1e400`},
+		{`{"count":3000000000,"nested":{}}`, `invalid arguments: /count: range: must be between -2147483648 and 2147483647 for int32, got 3000000000`},
+		{`{"nested":{"limit":256}}`, `invalid arguments: /nested/limit: range: must be between 0 and 255 for uint8, got 256`},
 	} {
 		before := ran.Load()
 		o := e.exec("ranged", tc.args)
@@ -114,6 +116,102 @@ func TestNumbersTheGoTypeCannotHold(t *testing.T) {
 		}
 		if !o.IsError || o.ErrorMessage != tc.want || code(o) != tools.CodeInvalidArgs || ran.Load() != before {
 			t.Errorf("%s:\n got %q (%v)\nwant %q", tc.args, o.ErrorMessage, code(o), tc.want)
+		}
+	}
+}
+
+type wholeArgs struct {
+	Count int              `json:"count,omitempty"`
+	Small int32            `json:"small,omitempty"`
+	Limit uint8            `json:"limit,omitempty"`
+	Ratio float32          `json:"ratio,omitempty"`
+	Items []wholeItem      `json:"items,omitempty"`
+	M     map[string]uint8 `json:"m,omitempty"`
+}
+
+type wholeItem struct {
+	Limit uint8 `json:"limit"`
+}
+
+// A whole number written as a float (100.0, 1e2) where the schema says
+// integer is an integer: it is rewritten before the typed decode (a coercion
+// note, like a quoted integer) and reaches both definition forms as written
+// canonically. Only a value the Go type cannot hold is a violation, at the
+// path of the value itself (list indices, map keys), saying the type's range
+// and the value as sent.
+func TestWholeNumbersWrittenAsFloats(t *testing.T) {
+	e := newEnv(t)
+	var typed wholeArgs
+	var typedNotes []string
+	var rawArgs string
+	var rawNotes []string
+	var ran atomic.Int64
+	typedTool := tools.Define("whole", "whole", func(_ context.Context, x *tools.Execution, a wholeArgs) (string, error) {
+		ran.Add(1)
+		typed, typedNotes = a, x.Coercions()
+		return "ok", nil
+	})
+	e.register(typedTool, tools.DefineRaw("whole_raw", "whole", typedTool.Parameters(), func(_ context.Context, x *tools.Execution, a json.RawMessage) (any, error) {
+		ran.Add(1)
+		rawArgs, rawNotes = string(a), x.Coercions()
+		return "ok", nil
+	}))
+	for _, tc := range []struct {
+		args  string
+		typed wholeArgs // the decoded arguments when want is ""
+		raw   string    // what the raw tool's body gets
+		notes []string
+		want  string // the typed tool's failure; the raw tool has no Go type and succeeds
+	}{
+		{args: `{"count":100.0}`, typed: wholeArgs{Count: 100}, raw: `{"count":100}`,
+			notes: []string{"/count: coerced number 100.0 to the integer 100"}},
+		{args: `{"count":1e2}`, typed: wholeArgs{Count: 100}, raw: `{"count":100}`,
+			notes: []string{"/count: coerced number 1e2 to the integer 100"}},
+		{args: `{"count":1.0e3,"small":-2.5E1}`, typed: wholeArgs{Count: 1000, Small: -25}, raw: `{"count":1000,"small":-25}`,
+			notes: []string{"/count: coerced number 1.0e3 to the integer 1000", "/small: coerced number -2.5E1 to the integer -25"}},
+		{args: `{"limit":-0}`, raw: `{"limit":0}`, notes: []string{"/limit: coerced number -0 to the integer 0"}},
+		{args: `{"count":"7","limit":2.0}`, typed: wholeArgs{Count: 7, Limit: 2}, raw: `{"count":7,"limit":2}`,
+			notes: []string{`/count: coerced string "7" to the number 7`, "/limit: coerced number 2.0 to the integer 2"}},
+		{args: `{"items":[{"limit":1},{"limit":3.0e0}],"m":{"k":4.00}}`,
+			typed: wholeArgs{Items: []wholeItem{{1}, {3}}, M: map[string]uint8{"k": 4}}, raw: `{"items":[{"limit":1},{"limit":3}],"m":{"k":4}}`,
+			notes: []string{"/items/1/limit: coerced number 3.0e0 to the integer 3", "/m/k: coerced number 4.00 to the integer 4"}},
+		{args: `{"ratio":2.0}`, typed: wholeArgs{Ratio: 2}, raw: `{"ratio":2.0}`}, // a number field keeps its text
+
+		{args: `{"small":3000000000}`, raw: `{"small":3000000000}`,
+			want: `/small: range: must be between -2147483648 and 2147483647 for int32, got 3000000000`},
+		{args: `{"small":3e9}`, raw: `{"small":3000000000}`, notes: []string{"/small: coerced number 3e9 to the integer 3000000000"},
+			want: `/small: range: must be between -2147483648 and 2147483647 for int32, got 3e9`},
+		{args: `{"count":1e30}`, raw: `{"count":1e30}`,
+			want: `/count: range: must be between -9223372036854775808 and 9223372036854775807 for int, got 1e30`},
+		{args: `{"ratio":1e39}`, raw: `{"ratio":1e39}`,
+			want: `/ratio: range: must be between -3.4028235e+38 and 3.4028235e+38 for float32, got 1e39`},
+		{args: `{"items":[{"limit":1},{"limit":300}]}`, raw: `{"items":[{"limit":1},{"limit":300}]}`,
+			want: `/items/1/limit: range: must be between 0 and 255 for uint8, got 300`},
+		{args: `{"items":[{"limit":1},{"limit":3e2}]}`, raw: `{"items":[{"limit":1},{"limit":300}]}`,
+			notes: []string{"/items/1/limit: coerced number 3e2 to the integer 300"},
+			want:  `/items/1/limit: range: must be between 0 and 255 for uint8, got 3e2`},
+		{args: `{"m":{"k":300}}`, raw: `{"m":{"k":300}}`, want: `/m/k: range: must be between 0 and 255 for uint8, got 300`},
+		{args: `{"m":{"a/b":1,"k~":256.0}}`, raw: `{"m":{"a/b":1,"k~":256}}`, notes: []string{"/m/k~0: coerced number 256.0 to the integer 256"},
+			want: `/m/k~0: range: must be between 0 and 255 for uint8, got 256.0`},
+	} {
+		typed, typedNotes, rawArgs, rawNotes = wholeArgs{}, nil, "", nil
+		before := ran.Load()
+		o := e.exec("whole", tc.args)
+		switch {
+		case tc.want == "":
+			if o.IsError || ran.Load() == before {
+				t.Errorf("whole %s: %q, want success", tc.args, o.ErrorMessage)
+			} else if !reflect.DeepEqual(typed, tc.typed) || !slices.Equal(typedNotes, tc.notes) {
+				t.Errorf("whole %s: body got %+v, notes %q; want %+v, %q", tc.args, typed, typedNotes, tc.typed, tc.notes)
+			}
+		case !o.IsError || o.ErrorMessage != "invalid arguments: "+tc.want || code(o) != tools.CodeInvalidArgs || ran.Load() != before:
+			t.Errorf("whole %s:\n got %q (%v)\nwant %q", tc.args, o.ErrorMessage, code(o), "invalid arguments: "+tc.want)
+		}
+		before = ran.Load()
+		if o := e.exec("whole_raw", tc.args); o.IsError || ran.Load() == before {
+			t.Errorf("whole_raw %s: %q, want success", tc.args, o.ErrorMessage)
+		} else if rawArgs != tc.raw || !slices.Equal(rawNotes, tc.notes) {
+			t.Errorf("whole_raw %s: body got %s, notes %q; want %s, %q", tc.args, rawArgs, rawNotes, tc.raw, tc.notes)
 		}
 	}
 }
