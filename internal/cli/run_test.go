@@ -447,32 +447,8 @@ func TestChatReloadsTheManifestBetweenTurns(t *testing.T) {
 	}
 	base := agentManifest(srv.URL, state, "")
 	write(base)
-	var mods []fx.Option
-	for _, p := range agente2e.Needed() {
-		mods = append(mods, fxcore.ProvidePlugin(p))
-	}
-	stdinR, stdinW := io.Pipe()
-	out, errb := &syncBuffer{}, &syncBuffer{}
-	env := &cli.Env{Stdout: out, Stderr: errb, Stdin: stdinR, Modules: mods,
-		LookupEnv: func(string) (string, bool) { return "", false }, Ctx: context.Background()}
-	wd, _ := os.Getwd()
-	if err := os.Chdir(repo); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Chdir(wd)
-	code := make(chan int, 1)
-	go func() { code <- cli.Run([]string{"--config", cfg, "chat"}, env) }()
-	say := func(line, want string) {
-		t.Helper()
-		_, _ = io.WriteString(stdinW, line+"\n")
-		deadline := time.Now().Add(20 * time.Second)
-		for !strings.Contains(out.String(), want) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no %q on stdout; stderr:\n%s", want, errb.String())
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
+	c := startChat(t, repo, cfg)
+	say := func(line, want string) { t.Helper(); c.say(line, c.out, want) }
 	say("one", "first answer")
 	// A changed agent row reloads the agent service itself: the session
 	// is resumed on the new one.
@@ -492,9 +468,8 @@ func TestChatReloadsTheManifestBetweenTurns(t *testing.T) {
 	}
 	write(noAgent)
 	say("five", "fifth answer")
-	_ = stdinW.Close()
-	if c := <-code; c != 0 {
-		t.Fatalf("exit %d: %s", c, errb.String())
+	if code := c.end(); code != 0 {
+		t.Fatalf("exit %d: %s", code, c.errb.String())
 	}
 	reqs := srv.Requests()
 	if len(reqs) != 5 {
@@ -516,7 +491,7 @@ func TestChatReloadsTheManifestBetweenTurns(t *testing.T) {
 			t.Errorf("request %d messages %q, want %q (the session continues)", i+1, texts, wantMsgs)
 		}
 	}
-	stderr := errb.String()
+	stderr := c.errb.String()
 	if strings.Count(stderr, "configuration reloaded from "+cfg) != 1 || !strings.Contains(stderr, "the changed configuration was not applied (the running one stays): ") ||
 		!strings.Contains(stderr, "the changed configuration was not applied (the previous one runs again): reopening session") ||
 		!strings.Contains(stderr, "the changed configuration was not applied (the previous one runs again): it has no active agent plugin") {
@@ -585,5 +560,60 @@ func TestRelativeManifestPathsWithCwd(t *testing.T) {
 	}
 	if sys := w.Messages[0].Text(); !strings.HasSuffix(sys, "PATCHED-SUFFIX") {
 		t.Fatalf("system prompt ends %q", sys[max(0, len(sys)-40):])
+	}
+}
+
+// inChat is `harness --config CFG chat` run in this process in a directory,
+// its stdin a pipe the test writes lines to.
+type inChat struct {
+	t         *testing.T
+	in        *io.PipeWriter
+	out, errb *syncBuffer
+	code      chan int
+}
+
+// startChat starts chat on the manifest file cfg with dir as the working
+// directory (restored when the test ends; call end before that).
+func startChat(t *testing.T, dir, cfg string) *inChat {
+	t.Helper()
+	var mods []fx.Option
+	for _, p := range agente2e.Needed() {
+		mods = append(mods, fxcore.ProvidePlugin(p))
+	}
+	stdinR, stdinW := io.Pipe()
+	c := &inChat{t: t, in: stdinW, out: &syncBuffer{}, errb: &syncBuffer{}, code: make(chan int, 1)}
+	env := &cli.Env{Stdout: c.out, Stderr: c.errb, Stdin: stdinR, Modules: mods,
+		LookupEnv: func(string) (string, bool) { return "", false }, Ctx: context.Background()}
+	t.Chdir(dir)
+	go func() { c.code <- cli.Run([]string{"--config", cfg, "chat"}, env) }()
+	return c
+}
+
+// say types line; when want is not empty it waits until b shows want.
+func (c *inChat) say(line string, b *syncBuffer, want string) {
+	c.t.Helper()
+	_, _ = io.WriteString(c.in, line+"\n")
+	if want == "" {
+		return
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(b.String(), want) {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("no %q; stdout:\n%s\nstderr:\n%s", want, c.out.String(), c.errb.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// end closes stdin and returns chat's exit status.
+func (c *inChat) end() int {
+	c.t.Helper()
+	_ = c.in.Close()
+	select {
+	case code := <-c.code:
+		return code
+	case <-time.After(20 * time.Second):
+		c.t.Fatalf("chat did not end; stderr:\n%s", c.errb.String())
+		return -1
 	}
 }

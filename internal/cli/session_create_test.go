@@ -2,11 +2,9 @@ package cli_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,11 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/fx"
-
-	"github.com/dshgo/harness/core/fxcore"
-	"github.com/dshgo/harness/internal/cli"
-	"github.com/dshgo/harness/internal/cli/agente2e"
 	"github.com/dshgo/harness/plugins/agent"
 	"github.com/dshgo/harness/services/llm/llmtest"
 )
@@ -142,47 +135,20 @@ func TestChatMissingKeyThenFixedManifest(t *testing.T) {
 	}
 	good := agentManifest(srv.URL, state, "")
 	write(noKey(t, good))
-	var mods []fx.Option
-	for _, p := range agente2e.Needed() {
-		mods = append(mods, fxcore.ProvidePlugin(p))
-	}
-	stdinR, stdinW := io.Pipe()
-	out, errb := &syncBuffer{}, &syncBuffer{}
-	env := &cli.Env{Stdout: out, Stderr: errb, Stdin: stdinR, Modules: mods,
-		LookupEnv: func(string) (string, bool) { return "", false }, Ctx: context.Background()}
-	wd, _ := os.Getwd()
-	if err := os.Chdir(repo); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Chdir(wd)
-	code := make(chan int, 1)
-	go func() { code <- cli.Run([]string{"--config", cfg, "chat"}, env) }()
-	wait := func(b *syncBuffer, want string) {
-		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for !strings.Contains(b.String(), want) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no %q; stdout:\n%s\nstderr:\n%s", want, out.String(), errb.String())
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
-	_, _ = io.WriteString(stdinW, "dangling\n")
-	wait(errb, "HARNESS_E2E_UNSET_KEY")
+	c := startChat(t, repo, cfg)
+	c.say("dangling", c.errb, "HARNESS_E2E_UNSET_KEY")
 	if names := sessionFiles(t, state); len(names) != 0 {
 		t.Fatalf("session files after the refused turn: %v", names)
 	}
 	// The key and a changed agent row: the agent plugin restarts.
 	time.Sleep(20 * time.Millisecond) // a distinct modification time
 	write(strings.Replace(good, "      stateDir: "+state, "      stateDir: "+state+"\n      maxSteps: 7", 1))
-	_, _ = io.WriteString(stdinW, "next\n")
-	wait(out, "hello after the fix")
-	_ = stdinW.Close()
-	if c := <-code; c != 0 {
-		t.Fatalf("exit %d: %s", c, errb.String())
+	c.say("next", c.out, "hello after the fix")
+	if code := c.end(); code != 0 {
+		t.Fatalf("exit %d: %s", code, c.errb.String())
 	}
-	if !strings.Contains(errb.String(), "configuration reloaded from") {
-		t.Fatalf("no reload:\n%s", errb.String())
+	if !strings.Contains(c.errb.String(), "configuration reloaded from") {
+		t.Fatalf("no reload:\n%s", c.errb.String())
 	}
 	w, _ := srv.Requests()[0].Wire()
 	var got []string
@@ -211,51 +177,17 @@ func TestChatReopenFailureAfterReload(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(good), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var mods []fx.Option
-	for _, p := range agente2e.Needed() {
-		mods = append(mods, fxcore.ProvidePlugin(p))
-	}
-	stdinR, stdinW := io.Pipe()
-	defer stdinW.Close()
-	out, errb := &syncBuffer{}, &syncBuffer{}
-	env := &cli.Env{Stdout: out, Stderr: errb, Stdin: stdinR, Modules: mods,
-		LookupEnv: func(string) (string, bool) { return "", false }, Ctx: context.Background()}
-	wd, _ := os.Getwd()
-	if err := os.Chdir(repo); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Chdir(wd)
-	code := make(chan int, 1)
-	go func() { code <- cli.Run([]string{"--config", cfg, "chat"}, env) }()
-	_, _ = io.WriteString(stdinW, "one\n")
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(out.String(), "first answer") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no answer; stderr:\n%s", errb.String())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	c := startChat(t, repo, cfg)
+	c.say("one", c.out, "first answer")
 	time.Sleep(20 * time.Millisecond) // a distinct modification time
 	gone := strings.Replace(good, "provider: test", "provider: other", 1)
 	gone = strings.Replace(gone, "      stateDir: "+state, "      stateDir: "+state+"\n      maxSteps: 7", 1)
 	if err := os.WriteFile(cfg, []byte(gone), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, _ = io.WriteString(stdinW, "two\n")
-	for !strings.Contains(out.String(), "second answer") {
-		if time.Now().After(deadline.Add(20 * time.Second)) {
-			t.Fatalf("no second answer; stderr:\n%s", errb.String())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	_ = stdinW.Close()
-	select {
-	case c := <-code:
-		if c != 0 || !strings.Contains(errb.String(), "the changed configuration was not applied (the previous one runs again): reopening session") {
-			t.Fatalf("exit %d:\n%s", c, errb.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatalf("chat did not end; stderr:\n%s", errb.String())
+	c.say("two", c.out, "second answer")
+	if code := c.end(); code != 0 || !strings.Contains(c.errb.String(), "the changed configuration was not applied (the previous one runs again): reopening session") {
+		t.Fatalf("exit %d:\n%s", code, c.errb.String())
 	}
 	if reqs := srv.Requests(); len(reqs) != 2 {
 		t.Fatalf("%d requests", len(reqs))
