@@ -11,27 +11,48 @@ import (
 	"github.com/dshgo/harness/internal/cli"
 )
 
-// The embedded default manifest without DEEPSEEK_API_KEY: `harness run`
-// exits 2 and says exactly which variable (or harness.yml field) to set.
-func TestDefaultManifestMissingDeepSeekKey(t *testing.T) {
-	t.Setenv("DEEPSEEK_API_KEY", "")
-	os.Unsetenv("DEEPSEEK_API_KEY")
+// runDefault runs the CLI on the embedded default manifest in a fresh
+// directory (its state there too), with no environment variables.
+func runDefault(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	dir := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", dir)
 	var out, errb bytes.Buffer
 	env := &cli.Env{Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(""), DefaultManifest: harness.DefaultManifest,
 		LookupEnv: func(string) (string, bool) { return "", false }, Ctx: context.Background()}
-	wd, _ := os.Getwd()
-	if err := os.Chdir(dir); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Chdir(wd)
-	code := cli.Run([]string{"run", "hello"}, env)
+	t.Chdir(dir)
+	code = cli.Run(args, env)
+	return out.String(), errb.String(), code
+}
+
+// The embedded default manifest without DEEPSEEK_API_KEY: `harness run`
+// exits 2 and says exactly which variable (or harness.yml field) to set.
+func TestDefaultManifestMissingDeepSeekKey(t *testing.T) {
+	t.Setenv("DEEPSEEK_API_KEY", "")
+	os.Unsetenv("DEEPSEEK_API_KEY")
+	_, errOut, code := runDefault(t, "run", "hello")
 	if code != 2 {
-		t.Fatalf("exit %d\n%s", code, errb.String())
+		t.Fatalf("exit %d\n%s", code, errOut)
 	}
-	last := errb.String()[strings.LastIndex(errb.String(), "harness: "):]
+	last := errOut[strings.LastIndex(errOut, "harness: "):]
 	if !strings.Contains(last, "set the environment variable DEEPSEEK_API_KEY") {
 		t.Fatalf("stderr: %s", last)
+	}
+}
+
+// The default harness's system prompt separates its sections by exactly
+// one blank line: a section whose text ends in a newline (an embedded
+// prompt file) must not add a second one.
+func TestDefaultPromptHasSingleBlankLinesBetweenSections(t *testing.T) {
+	out, errOut, code := runDefault(t, "prompt")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	prompt := strings.TrimRight(out, "\n")
+	if strings.Count(prompt, "\n\n") < 5 {
+		t.Fatalf("expected several sections:\n%s", prompt)
+	}
+	if i := strings.Index(prompt, "\n\n\n"); i >= 0 {
+		t.Fatalf("two blank lines at byte %d, after %q", i, prompt[max(0, i-60):i])
 	}
 }

@@ -438,15 +438,11 @@ func TestChatReloadsTheManifestBetweenTurns(t *testing.T) {
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	srv := llmtest.New(t, []llmtest.Turn{text("first answer"), text("second answer"), text("third answer"), text("fourth answer"), text("fifth answer")})
 	state := t.TempDir()
-	cfg := filepath.Join(t.TempDir(), "harness.yml")
-	write := func(s string) {
-		t.Helper()
-		if err := os.WriteFile(cfg, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	cfgDir := t.TempDir()
+	cfg := filepath.Join(cfgDir, "harness.yml")
+	save := func(s string) { t.Helper(); write(t, cfgDir, "harness.yml", s) }
 	base := agentManifest(srv.URL, state, "")
-	write(base)
+	save(base)
 	c := startChat(t, repo, cfg)
 	say := func(line, want string) { t.Helper(); c.say(line, c.out, want) }
 	say("one", "first answer")
@@ -454,19 +450,19 @@ func TestChatReloadsTheManifestBetweenTurns(t *testing.T) {
 	// is resumed on the new one.
 	changed := strings.Replace(base, "Working directory: {{cwd}}", "RELOADED-SUFFIX", 1)
 	changed = strings.Replace(changed, "      stateDir: "+state, "      stateDir: "+state+"\n      maxSteps: 7", 1)
-	write(changed)
+	save(changed)
 	say("two", "second answer")
-	write("plugins: [\n")
+	save("plugins: [\n")
 	say("three", "third answer")
 	// Trees that start but cannot run the session are rolled back: an
 	// option the model cannot honour, then no agent row at all.
-	write(strings.Replace(changed, "      maxSteps: 7", "      maxSteps: 7\n      thinking: enabled", 1))
+	save(strings.Replace(changed, "      maxSteps: 7", "      maxSteps: 7\n      thinking: enabled", 1))
 	say("four", "fourth answer")
 	noAgent := strings.Replace(changed, "  - name: agent\n", "  - name: agent\n    disabled: true\n", 1)
 	if noAgent == changed {
 		t.Fatal("no agent row to disable")
 	}
-	write(noAgent)
+	save(noAgent)
 	say("five", "fifth answer")
 	if code := c.end(); code != 0 {
 		t.Fatalf("exit %d: %s", code, c.errb.String())

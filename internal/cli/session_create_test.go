@@ -126,15 +126,11 @@ func TestChatMissingKeyThenFixedManifest(t *testing.T) {
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	srv := llmtest.New(t, []llmtest.Turn{text("hello after the fix")})
 	state := t.TempDir()
-	cfg := filepath.Join(t.TempDir(), "harness.yml")
-	write := func(s string) {
-		t.Helper()
-		if err := os.WriteFile(cfg, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	cfgDir := t.TempDir()
+	cfg := filepath.Join(cfgDir, "harness.yml")
+	save := func(s string) { t.Helper(); write(t, cfgDir, "harness.yml", s) }
 	good := agentManifest(srv.URL, state, "")
-	write(noKey(t, good))
+	save(noKey(t, good))
 	c := startChat(t, repo, cfg)
 	c.say("dangling", c.errb, "HARNESS_E2E_UNSET_KEY")
 	if names := sessionFiles(t, state); len(names) != 0 {
@@ -142,7 +138,7 @@ func TestChatMissingKeyThenFixedManifest(t *testing.T) {
 	}
 	// The key and a changed agent row: the agent plugin restarts.
 	time.Sleep(20 * time.Millisecond) // a distinct modification time
-	write(strings.Replace(good, "      stateDir: "+state, "      stateDir: "+state+"\n      maxSteps: 7", 1))
+	save(strings.Replace(good, "      stateDir: "+state, "      stateDir: "+state+"\n      maxSteps: 7", 1))
 	c.say("next", c.out, "hello after the fix")
 	if code := c.end(); code != 0 {
 		t.Fatalf("exit %d: %s", code, c.errb.String())
