@@ -12,7 +12,6 @@ import (
 
 	"github.com/creack/pty"
 
-	"github.com/dshgo/harness/plugins/agent"
 	"github.com/dshgo/harness/services/llm/llmtest"
 )
 
@@ -202,17 +201,7 @@ func TestChatSIGTERMCancelsAndExits130(t *testing.T) {
 			if tc.turn == "" {
 				return
 			}
-			list, _ := agent.ListSessions(state)
-			if len(list) != 1 {
-				t.Fatalf("sessions: %+v", list)
-			}
-			recs, _ := agent.ReadJournal(list[0].Path)
-			var result *agent.Record
-			for i := range recs {
-				if recs[i].Type == agent.RecordToolResult {
-					result = &recs[i]
-				}
-			}
+			result := lastToolResult(t, state)
 			if result == nil || !result.IsError {
 				t.Fatalf("tool result = %+v; terminal:\n%s", result, c.out.String())
 			}

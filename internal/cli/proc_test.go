@@ -144,17 +144,7 @@ func testRunSignalDuringBash(t *testing.T, sig syscall.Signal) {
 		t.Fatalf("processes left: %v", left)
 	}
 	t.Logf("exited %v after %v", time.Since(start), sig)
-	list, _ := agent.ListSessions(state)
-	if len(list) != 1 {
-		t.Fatalf("sessions: %+v", list)
-	}
-	recs, _ := agent.ReadJournal(list[0].Path)
-	var result *agent.Record
-	for i := range recs {
-		if recs[i].Type == agent.RecordToolResult {
-			result = &recs[i]
-		}
-	}
+	result := lastToolResult(t, state)
 	if result == nil || !result.IsError || result.Error == nil || result.Error.Code != "ABORTED" {
 		t.Fatalf("tool result = %+v", result)
 	}
@@ -337,4 +327,22 @@ func TestRunOnTerminalShowsStatusLine(t *testing.T) {
 			t.Errorf("terminal output lacks %q:\n%q", want, s)
 		}
 	}
+}
+
+// lastToolResult is the last tool result recorded in the only session of
+// state (the test fails when there is not exactly one session).
+func lastToolResult(t *testing.T, state string) *agent.Record {
+	t.Helper()
+	list, _ := agent.ListSessions(state)
+	if len(list) != 1 {
+		t.Fatalf("sessions: %+v", list)
+	}
+	recs, _ := agent.ReadJournal(list[0].Path)
+	var result *agent.Record
+	for i := range recs {
+		if recs[i].Type == agent.RecordToolResult {
+			result = &recs[i]
+		}
+	}
+	return result
 }
