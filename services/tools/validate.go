@@ -338,11 +338,14 @@ func (v *validator) normalized(raw string, inst any, notes []string) (string, []
 		return raw, nil, nil
 	}
 	sort.Strings(ints) // found in map order
-	b, err := json.Marshal(inst)
-	if err != nil {
+	// No HTML escaping: a raw tool gets "<&>" as the model wrote it.
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(inst); err != nil {
 		return raw, nil, []Violation{{Rule: "json", Message: err.Error()}}
 	}
-	return string(b), append(notes, ints...), nil
+	return strings.TrimSuffix(b.String(), "\n"), append(notes, ints...), nil
 }
 
 // normalizeIntegers rewrites, in x, every number that the schema sch says is an

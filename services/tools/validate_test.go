@@ -216,6 +216,24 @@ func TestWholeNumbersWrittenAsFloats(t *testing.T) {
 	}
 }
 
+// Coerced arguments handed to a raw tool are re-encoded without HTML
+// escaping: text the model wrote reaches the body as written.
+func TestCoercedArgumentsKeepTheirText(t *testing.T) {
+	e := newEnv(t)
+	var got string
+	e.register(tools.DefineRaw("raw_html", "raw", json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"},"s":{"type":"string"}}}`),
+		func(_ context.Context, _ *tools.Execution, args json.RawMessage) (any, error) {
+			got = string(args)
+			return "ok", nil
+		}))
+	if o := e.exec("raw_html", `{"n":"5","s":"<a & b>"}`); o.IsError {
+		t.Fatalf("%+v", o)
+	}
+	if got != `{"n":5,"s":"<a & b>"}` {
+		t.Fatalf("raw tool got %s", got)
+	}
+}
+
 func TestCoercionIsRecordedOnTheExecution(t *testing.T) {
 	e := newEnv(t)
 	var coerced []string
