@@ -153,7 +153,7 @@ func (e *SessionInUseError) Is(target error) bool { return target == ErrSessionI
 // description: it conflicts with every other open of the file, in this
 // process or another, and it is released when f is closed or the process
 // dies.
-func lockJournal(f *os.File, id string) error {
+func lockJournal(f *os.File, id, path string) error {
 	for {
 		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		switch {
@@ -162,9 +162,9 @@ func lockJournal(f *os.File, id string) error {
 		case errors.Is(err, unix.EINTR):
 			continue
 		case errors.Is(err, unix.EWOULDBLOCK):
-			return &SessionInUseError{ID: id, Path: f.Name(), PID: flockHolder(f)}
+			return &SessionInUseError{ID: id, Path: path, PID: flockHolder(f)}
 		}
-		return fmt.Errorf("session log %s: lock: %w", f.Name(), err)
+		return fmt.Errorf("session log %s: lock: %w", path, err)
 	}
 }
 
@@ -198,7 +198,11 @@ func flockHolder(f *os.File) int {
 // must not exist; it is written as a temporary file in the sessions
 // directory, locked, and linked into place with its header, so no other
 // process ever sees it empty or unlocked, and a symlink in its place is
-// never followed.
+// never followed. On a file system without hard links (FAT, many FUSE
+// mounts) it is created in place instead (O_EXCL, then locked): another
+// process could then see it empty for an instant, which the random session
+// id makes harmless. Temporary files older than staleTemp, left by a
+// process killed mid-create, are removed.
 func CreateJournal(stateDir string, header Record) (*Journal, error) {
 	if !ValidSessionID(header.ID) {
 		return nil, fmt.Errorf("session id %q: want letters, digits, '-' or '_'", header.ID)
@@ -207,7 +211,9 @@ func CreateJournal(stateDir string, header Record) (*Journal, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("session log: %w", err)
 	}
+	sweepTemps(dir)
 	path := SessionPath(stateDir, header.ID)
+	header.Type, header.V = RecordSession, JournalVersion
 	// The temporary name does not end in .jsonl: ListSessions skips it.
 	f, err := os.CreateTemp(dir, "."+header.ID+".*.tmp") // 0600, O_EXCL
 	if err != nil {
@@ -219,18 +225,62 @@ func CreateJournal(stateDir string, header Record) (*Journal, error) {
 		_ = f.Close()
 		return nil, err
 	}
-	if err := lockJournal(f, header.ID); err != nil {
+	if err := lockJournal(f, header.ID, path); err != nil {
 		return fail(err)
 	}
 	j := &Journal{f: f, path: path}
-	header.Type, header.V = RecordSession, JournalVersion
 	if err := j.Append(header); err != nil {
 		return fail(err)
 	}
-	if err := os.Link(tmp, path); err != nil { // EEXIST when the session exists
+	err = linkFile(tmp, path)
+	switch {
+	case err == nil:
+		return j, nil
+	case errors.Is(err, fs.ErrExist):
 		return fail(fmt.Errorf("session log: %w", err))
 	}
+	// No hard links here: create the log in place.
+	_ = f.Close()
+	f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("session log: %w", err)
+	}
+	if err := lockJournal(f, header.ID, path); err != nil {
+		return fail(err)
+	}
+	j = &Journal{f: f, path: path}
+	if err := j.Append(header); err != nil {
+		_ = f.Close()
+		_ = os.Remove(path)
+		return nil, err
+	}
 	return j, nil
+}
+
+// linkFile is os.Link; tests replace it to stand for a file system
+// without hard links.
+var linkFile = os.Link
+
+// staleTemp is the age past which a temporary session file is a leftover.
+const staleTemp = time.Hour
+
+// sweepTemps removes CreateJournal's temporary files in dir that are older
+// than staleTemp (a create takes microseconds; a leftover that is a second
+// link to a live log only loses that extra name).
+func sweepTemps(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".tmp") || !e.Type().IsRegular() {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleTemp {
+			_ = os.Remove(filepath.Join(dir, name))
+		}
+	}
 }
 
 // OpenJournal opens the log of session id for appending and returns its
@@ -258,7 +308,7 @@ func OpenJournal(stateDir, id string) (*Journal, []Record, error) {
 		_ = f.Close()
 		return nil, nil, err
 	}
-	if err := lockJournal(f, id); err != nil {
+	if err := lockJournal(f, id, path); err != nil {
 		return fail(err)
 	}
 	recs, good, err := readRecords(f)
@@ -342,7 +392,13 @@ func (j *Journal) Append(rec Record) error {
 	}
 	b = append(b, '\n')
 	if _, err := j.f.Write(b); err != nil {
-		j.err = fmt.Errorf("session log: %w", err)
+		// Name the log, not the descriptor's file name (a new log is
+		// written through the temporary name it was linked from).
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		j.err = fmt.Errorf("session log %s: %w", j.path, err)
 		return j.err
 	}
 	return nil
