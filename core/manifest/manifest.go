@@ -384,7 +384,7 @@ func Parse(file string, data []byte) (*Manifest, error) {
 		}
 		switch k.Value {
 		case "plugins":
-			if v.Kind == yaml.ScalarNode && v.Tag == "!!null" && v.Value == "" {
+			if v.Kind == yaml.ScalarNode && v.Tag == "!!null" && v.Value == "" && v.Style&yaml.TaggedStyle == 0 {
 				// `plugins:` with nothing after it: as truncated as an
 				// empty file. An explicit `plugins: ~` (case c2) or
 				// `plugins: []` boots nothing on purpose.

@@ -18,8 +18,10 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // B19: every malformed manifest is an error naming the file and line.
 func TestParseRejectsMalformedManifests(t *testing.T) {
-	if m, err := manifest.Parse("harness.yml", []byte("plugins: []\n")); err != nil || len(m.Plugins) != 0 {
-		t.Fatalf("plugins: [] = %v, %v; want an empty tree on purpose", m, err)
+	for _, empty := range []string{"plugins: []\n", "plugins: ~\n", "plugins: null\n", "plugins: !!null\n"} {
+		if m, err := manifest.Parse("harness.yml", []byte(empty)); err != nil || len(m.Plugins) != 0 {
+			t.Fatalf("%q = %v, %v; want an empty tree on purpose", empty, m, err)
+		}
 	}
 	for _, tc := range []struct {
 		name, in, want string
