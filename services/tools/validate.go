@@ -337,7 +337,8 @@ func (v *validator) normalized(raw string, inst any, notes []string) (string, []
 	if len(notes) == 0 && len(ints) == 0 {
 		return raw, nil, nil
 	}
-	sort.Strings(ints) // found in map order
+	// Found in map order: sort by path, as violations are.
+	sort.SliceStable(ints, func(i, j int) bool { return lessPointer(notePath(ints[i]), notePath(ints[j])) })
 	// No HTML escaping: a raw tool gets "<&>" as the model wrote it.
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
@@ -467,7 +468,39 @@ func (v *validator) validateValue(inst any) []Violation {
 // at one path: the library walks object properties in map order, and the
 // same arguments must always give the same message.
 func sortViolations(vs []Violation) {
-	sort.SliceStable(vs, func(i, j int) bool { return vs[i].Path < vs[j].Path })
+	sort.SliceStable(vs, func(i, j int) bool { return lessPointer(vs[i].Path, vs[j].Path) })
+}
+
+// lessPointer orders JSON Pointers segment by segment, array indices (and
+// any all-digit segments) by number: /items/2 before /items/10.
+func lessPointer(a, b string) bool {
+	for a != "" && b != "" {
+		var sa, sb string
+		sa, a, _ = strings.Cut(strings.TrimPrefix(a, "/"), "/")
+		sb, b, _ = strings.Cut(strings.TrimPrefix(b, "/"), "/")
+		if a != "" {
+			a = "/" + a
+		}
+		if b != "" {
+			b = "/" + b
+		}
+		if sa == sb {
+			continue
+		}
+		na, ea := strconv.ParseUint(sa, 10, 64)
+		nb, eb := strconv.ParseUint(sb, 10, 64)
+		if ea == nil && eb == nil {
+			return na < nb
+		}
+		return sa < sb
+	}
+	return len(a) < len(b)
+}
+
+// notePath is the path a coercion note starts with ("/items/2: coerced …").
+func notePath(note string) string {
+	p, _, _ := strings.Cut(note, ": ")
+	return p
 }
 
 // coercer finds type errors that an integer-valued string would fix and

@@ -174,3 +174,14 @@ func TestLocateTypeErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestLessPointer(t *testing.T) {
+	ordered := []string{"", "/a", "/a/2", "/a/10", "/a/10/b", "/a/b", "/b", "/items/2/limit", "/items/10/limit"}
+	for i := range ordered {
+		for j := range ordered {
+			if got, want := lessPointer(ordered[i], ordered[j]), i < j; got != want && ordered[i] != ordered[j] {
+				t.Errorf("lessPointer(%q, %q) = %v, want %v", ordered[i], ordered[j], got, want)
+			}
+		}
+	}
+}
