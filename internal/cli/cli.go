@@ -255,14 +255,9 @@ func fileError(what string, err error) error {
 // applies opts' manifest changes (--yes swaps the approval row), so the
 // result reconciles onto that harness without undoing them.
 func (e *Env) ReloadManifest(opts ...BootOption) (*manifest.Manifest, error) {
-	m, err := e.LoadManifest()
+	o, err := e.bootOptions(opts)
 	if err != nil {
 		return nil, err
-	}
-	subprocess.ConcealEnv(m.CredentialEnv()...)
-	o := fxcore.Options{Manifest: m}
-	for _, opt := range opts {
-		opt(&o)
 	}
 	return o.Manifest, nil
 }
@@ -284,24 +279,40 @@ type BootOption func(*fxcore.Options)
 // SkipAudit boots even when some rows do not activate.
 func SkipAudit() BootOption { return func(o *fxcore.Options) { o.SkipAudit = true } }
 
-// Build loads the manifest and builds (without starting) the harness.
-func (e *Env) Build(opts ...BootOption) (*fxcore.Harness, error) {
+// bootOptions loads the manifest and makes the harness options opts
+// adjust. Children never inherit the variables the manifest reads
+// credentials from (B10), whatever their names.
+func (e *Env) bootOptions(opts []BootOption) (fxcore.Options, error) {
 	m, err := e.LoadManifest()
 	if err != nil {
-		return nil, err
+		return fxcore.Options{}, err
 	}
-	// Children never inherit the variables the harness reads credentials
-	// from (B10), whatever their names.
 	subprocess.ConcealEnv(m.CredentialEnv()...)
 	o := fxcore.Options{Manifest: m, Env: e.LookupEnv, Logger: e.Logger()}
 	for _, opt := range opts {
 		opt(&o)
 	}
+	return o, nil
+}
+
+// Build loads the manifest and builds (without starting) the harness.
+func (e *Env) Build(opts ...BootOption) (*fxcore.Harness, error) {
+	h, _, err := e.build(opts)
+	return h, err
+}
+
+// build is Build that also returns the manifest the harness was built
+// from.
+func (e *Env) build(opts []BootOption) (*fxcore.Harness, *manifest.Manifest, error) {
+	o, err := e.bootOptions(opts)
+	if err != nil {
+		return nil, nil, err
+	}
 	h, err := fxcore.New(o, e.Modules...)
 	if err != nil {
-		return nil, Failure(err)
+		return nil, nil, Failure(err)
 	}
-	return h, nil
+	return h, o.Manifest, nil
 }
 
 // Boot builds and starts the configured harness. Manifest, config and

@@ -16,11 +16,7 @@ func init() {
 				"problems are listed on stderr (FILE:LINE:COL) and the exit status is 2.",
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
-				m, err := env.LoadManifest()
-				if err != nil {
-					return err
-				}
-				h, err := env.Build()
+				h, m, err := env.build(nil)
 				if err != nil {
 					return err
 				}
