@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"os"
 	"runtime"
 	"time"
 
@@ -82,7 +83,7 @@ func (s *Service) registerPromptFacts(c *core.Context) error {
 			m, err := s.llm.Resolve(s.cfg.Model)
 			return m.Name, err == nil
 		},
-		"cwd":  func() (string, bool) { wd, err := osGetwd(); return wd, err == nil },
+		"cwd":  func() (string, bool) { wd, err := os.Getwd(); return wd, err == nil },
 		"date": func() (string, bool) { return time.Now().Format(time.DateOnly), true },
 		"os":   func() (string, bool) { return runtime.GOOS, true },
 	}

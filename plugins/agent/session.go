@@ -114,7 +114,7 @@ type sourced struct{ source, text string }
 // nothing; a killed process's lock goes with it.
 func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
 	if o.Cwd == "" {
-		wd, err := osGetwd()
+		wd, err := os.Getwd()
 		if err != nil {
 			return nil, fmt.Errorf("working directory: %w", err)
 		}
@@ -416,4 +416,3 @@ func (ss *Session) drop() {
 	ss.wmu.Unlock()
 }
 
-func osGetwd() (string, error) { return os.Getwd() }
