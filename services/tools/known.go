@@ -1,6 +1,10 @@
 package tools
 
-import "github.com/dshgo/harness/core"
+import (
+	"slices"
+
+	"github.com/dshgo/harness/core"
+)
 
 // KnownNames returns the names visible in scope before restrictions (the
 // scope's own and every inherited name), used to validate prompt tool orders.
@@ -11,7 +15,7 @@ func (r *Registry) KnownNames(scope *core.ScopeID) []string {
 	if scope != nil {
 		if l := r.scoped[scope]; l != nil {
 			for _, t := range l.tools {
-				if !contains(names, t.name) {
+				if !slices.Contains(names, t.name) {
 					names = append(names, t.name)
 				}
 			}

@@ -515,7 +515,7 @@ func (c *coercer) walk(ve *jsonschema.ValidationError, inCombinator bool) {
 	case *kind.AnyOf, *kind.OneOf, *kind.Not:
 		inCombinator = true
 	case *kind.Type:
-		if inCombinator || k.Got != "string" || !(contains(k.Want, "integer") || contains(k.Want, "number")) {
+		if inCombinator || k.Got != "string" || !(slices.Contains(k.Want, "integer") || slices.Contains(k.Want, "number")) {
 			return
 		}
 		s, ok := valueAt(c.root, ve.InstanceLocation).(string)
@@ -567,15 +567,6 @@ func isIntegerText(s string) bool {
 		}
 	}
 	return true
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func valueAt(root any, loc []string) any {
