@@ -140,7 +140,8 @@ func (p *typedPlugin[C]) config(cfg any) (C, error) {
 }
 
 // ValidateConfig runs the config's Validate method (on the value or the
-// pointer receiver) if it has one, and wraps a failure in a *ConfigError.
+// pointer receiver) if it has one, and wraps a failure in a *ConfigError:
+// one Issue per error of an errors.Join, else one for the error.
 // cfg must be a pointer to the config value.
 func ValidateConfig(plugin string, cfg any) error {
 	var err error
@@ -160,5 +161,21 @@ func ValidateConfig(plugin string, cfg any) error {
 		}
 		return ce
 	}
-	return &ConfigError{Plugin: plugin, Issues: []Issue{{Message: err.Error()}}}
+	return &ConfigError{Plugin: plugin, Issues: issuesOf(err)}
+}
+
+// issuesOf makes each error an errors.Join holds (at any depth) an issue
+// of its own, and any other error one issue.
+func issuesOf(err error) []Issue {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []Issue{{Message: err.Error()}}
+	}
+	var out []Issue
+	for _, e := range j.Unwrap() {
+		if e != nil {
+			out = append(out, issuesOf(e)...)
+		}
+	}
+	return out
 }

@@ -30,7 +30,7 @@ type LookupEnv func(name string) (string, bool)
 // else at the row's config node (else the row). Every problem of the first
 // stage that finds any (!env, unknown keys, decoding, Validate) is
 // reported; several are joined with errors.Join, one per line. A Validate
-// error made with errors.Join counts one problem per line.
+// error made with errors.Join counts one problem per joined error.
 func DecodeConfig(p core.Plugin, e Entry, env LookupEnv) (any, error) {
 	if env == nil {
 		env = os.LookupEnv
@@ -77,7 +77,7 @@ func DecodeConfig(p core.Plugin, e Entry, env LookupEnv) (any, error) {
 			report(node, err.Error())
 			return nil, done()
 		}
-		for _, is := range splitIssues(ce.Issues) {
+		for _, is := range ce.Issues {
 			path := is.Path
 			if path == "" {
 				// A plain Validate error that starts with a field path
@@ -89,24 +89,6 @@ func DecodeConfig(p core.Plugin, e Entry, env LookupEnv) (any, error) {
 		return nil, done()
 	}
 	return cfg, nil
-}
-
-// splitIssues makes each line of a pathless issue (a Validate error built
-// with errors.Join) an issue of its own.
-func splitIssues(issues []core.Issue) []core.Issue {
-	var out []core.Issue
-	for _, is := range issues {
-		if is.Path != "" || !strings.Contains(is.Message, "\n") {
-			out = append(out, is)
-			continue
-		}
-		for line := range strings.SplitSeq(is.Message, "\n") {
-			if line = strings.TrimSpace(line); line != "" {
-				out = append(out, core.Issue{Message: line})
-			}
-		}
-	}
-	return out
 }
 
 // fileOf names the file n was written in: the file of the top-level config
