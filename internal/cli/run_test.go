@@ -363,11 +363,7 @@ func TestRunContinue(t *testing.T) {
 		t.Fatal(r.stderr)
 	}
 	w, _ := srv.Requests()[1].Wire()
-	var texts []string
-	for _, msg := range w.Messages[1:] {
-		texts = append(texts, msg.Role+":"+msg.Text())
-	}
-	if got := strings.Join(texts, "|"); got != "user:one|assistant:first|user:two" {
+	if got := w.History(); got != "user:one|assistant:first|user:two" {
 		t.Fatalf("history = %s", got)
 	}
 	list, _ := agent.ListSessions(state)

@@ -110,11 +110,7 @@ func TestRunRequestFailureKeepsSession(t *testing.T) {
 	}
 	reqs := srv.Requests()
 	w, _ := reqs[len(reqs)-1].Wire()
-	var got []string
-	for _, msg := range w.Messages[1:] {
-		got = append(got, msg.Role+":"+msg.Text())
-	}
-	if s := strings.Join(got, "|"); s != "user:dangling|user:next" {
+	if s := w.History(); s != "user:dangling|user:next" {
 		t.Fatalf("history = %s", s)
 	}
 }
@@ -147,11 +143,7 @@ func TestChatMissingKeyThenFixedManifest(t *testing.T) {
 		t.Fatalf("no reload:\n%s", c.errb.String())
 	}
 	w, _ := srv.Requests()[0].Wire()
-	var got []string
-	for _, msg := range w.Messages[1:] {
-		got = append(got, msg.Role+":"+msg.Text())
-	}
-	if s := strings.Join(got, "|"); s != "user:next" {
+	if s := w.History(); s != "user:next" {
 		t.Fatalf("history = %s", s)
 	}
 	list, err := agent.ListSessions(state)

@@ -172,11 +172,7 @@ func TestResumeWithConfigErrorAppendsNothing(t *testing.T) {
 	if _, err := ss.Run(context.Background(), "next"); err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for _, m := range f.wire(1).Messages[1:] {
-		got = append(got, m.Role+":"+m.Text())
-	}
-	if s := strings.Join(got, "|"); s != "user:one|assistant:first|user:next" {
+	if s := f.wire(1).History(); s != "user:one|assistant:first|user:next" {
 		t.Fatalf("request history = %s", s)
 	}
 }
@@ -212,12 +208,7 @@ func TestRequestFailuresKeepTheSession(t *testing.T) {
 				t.Fatal(err)
 			}
 			reqs := f.srv.Requests()
-			w := f.wire(len(reqs) - 1)
-			var got []string
-			for _, m := range w.Messages[1:] {
-				got = append(got, m.Role+":"+m.Text())
-			}
-			if s := strings.Join(got, "|"); s != "user:dangling|user:next" {
+			if s := f.wire(len(reqs) - 1).History(); s != "user:dangling|user:next" {
 				t.Fatalf("request history = %s", s)
 			}
 		})

@@ -415,4 +415,3 @@ func (ss *Session) drop() {
 	ss.holding, ss.held = false, nil
 	ss.wmu.Unlock()
 }
-

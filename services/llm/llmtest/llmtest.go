@@ -136,6 +136,19 @@ type WireMessage struct {
 	ToolCallID       string          `json:"tool_call_id"`
 }
 
+// History renders the conversation of the request after its system
+// message as "role:text" entries joined by "|" ("user:one|assistant:first|
+// user:two"), for asserting what a resumed session sent.
+func (w WireRequest) History() string {
+	var got []string
+	for _, m := range w.Messages {
+		if m.Role != "system" {
+			got = append(got, m.Role+":"+m.Text())
+		}
+	}
+	return strings.Join(got, "|")
+}
+
 // Text returns Content as a string ("" for null or absent; parts joined).
 func (m WireMessage) Text() string {
 	var s string
