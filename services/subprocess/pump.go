@@ -105,13 +105,13 @@ func (p *pump) closeAll() {
 			_ = f.SetReadDeadline(time.Now())
 		}
 	}
-	bp := copyBuffers.Get().(*[]byte)
 	for i := range p.streams {
-		if s := &p.streams[i]; s.fd >= 0 && s.out != nil {
+		if s := &p.streams[i]; s.fd >= 0 && s.out != nil { // only at the grace deadline
+			bp := copyBuffers.Get().(*[]byte)
 			drain(s.fd, s.out, *bp)
+			copyBuffers.Put(bp)
 		}
 	}
-	copyBuffers.Put(bp)
 	p.readers.Wait()
 	for i := range p.streams {
 		if f := p.streams[i].file; f != nil {
