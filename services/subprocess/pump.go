@@ -106,7 +106,7 @@ func (p *pump) closeAll() {
 		}
 	}
 	for i := range p.streams {
-		if s := &p.streams[i]; s.fd >= 0 && s.out != nil { // only at the grace deadline
+		if s := &p.streams[i]; s.fd >= 0 && s.out != nil { // still open: the grace deadline, or a failed spawn
 			bp := copyBuffers.Get().(*[]byte)
 			drain(s.fd, s.out, *bp)
 			copyBuffers.Put(bp)
