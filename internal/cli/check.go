@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -14,13 +15,15 @@ func init() {
 			Short: "Validate the manifest and boot every plugin, then stop",
 			Long: "check parses and composes the manifest, decodes every plugin config, boots the plugin tree\n" +
 				"and requires every enabled row to become active. It prints `ok: N plugins active` (exit 0)\n" +
-				"or each problem with its FILE:LINE:COL or the failed/pending rows (exit 2).",
+				"or each problem with its FILE:LINE:COL or the failed/pending rows (exit 2). MCP servers of the\n" +
+				"mcp row must connect too: each one that failed or exited is listed with its stderr tail (exit 2).",
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				h, err := env.Boot()
 				if err != nil {
 					return err
 				}
+				problems := mcpProblems(h)
 				n := 0
 				for _, s := range h.Loader.Status() {
 					if s.State == "active" {
@@ -29,6 +32,9 @@ func init() {
 				}
 				if err := h.Stop(context.Background()); err != nil {
 					return Failure(fmt.Errorf("stopping: %w", err))
+				}
+				if len(problems) > 0 {
+					return UsageError(fmt.Errorf("%d MCP server(s) did not start:\n%s", len(problems), strings.Join(problems, "\n")))
 				}
 				fmt.Fprintf(env.Stdout, "ok: %d plugins active\n", n)
 				return nil

@@ -142,7 +142,7 @@ func (p *plugin) setGrants(scope *core.ScopeID, g *Policy) {
 }
 
 func callOf(e *tools.Execution) Call {
-	return Call{Tool: e.Name(), Args: json.RawMessage(e.Arguments())}
+	return Call{Tool: e.Name(), Args: json.RawMessage(e.Arguments()), ReadOnly: e.Tool() != nil && e.Tool().ReadOnly()}
 }
 
 // guard enforces deny rules and plan mode after every pre-execute vote and

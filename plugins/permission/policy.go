@@ -78,6 +78,10 @@ type Call struct {
 	Args json.RawMessage
 	// Cwd is the working directory of the calling session; "" uses the policy's.
 	Cwd string
+	// ReadOnly is set when the tool itself declares that it changes nothing
+	// (tools.WithReadOnly, e.g. an MCP tool with readOnlyHint); it counts
+	// like a name in Spec.ReadOnly.
+	ReadOnly bool
 }
 
 // Spec is everything a policy is built from; the plugin's Config carries it.
@@ -184,7 +188,7 @@ func (p *Policy) Evaluate(c Call) Verdict {
 				Reason: fmt.Sprintf("permission denied: rule %q in the deny list matches this call", r.source)}
 		}
 	}
-	readOnly := p.ReadOnly(c.Tool)
+	readOnly := c.ReadOnly || p.ReadOnly(c.Tool)
 	if p.mode == ModePlan && !readOnly {
 		return Verdict{Decision: Deny,
 			Reason: fmt.Sprintf("permission denied: plan mode allows only read-only tools, and %q is not read-only", c.Tool)}

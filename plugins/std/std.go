@@ -9,6 +9,7 @@ import (
 	"github.com/dshgo/harness/plugins/approval"
 	"github.com/dshgo/harness/plugins/hooks"
 	llmopenai "github.com/dshgo/harness/plugins/llm-openai"
+	"github.com/dshgo/harness/plugins/mcp"
 	"github.com/dshgo/harness/plugins/permission"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
 	spillpolicy "github.com/dshgo/harness/plugins/spill-policy"
@@ -41,6 +42,7 @@ func Plugins() []core.Plugin {
 		toolbash.Plugin,
 		toolfs.Plugin,
 		toolsearch.Plugin,
+		mcp.Plugin,
 		llm.Plugin,
 		llmopenai.Plugin,
 		agent.Plugin,

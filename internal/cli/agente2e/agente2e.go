@@ -8,6 +8,7 @@ import (
 	"github.com/dshgo/harness/plugins/agent"
 	"github.com/dshgo/harness/plugins/approval"
 	"github.com/dshgo/harness/plugins/hooks"
+	"github.com/dshgo/harness/plugins/mcp"
 	llmopenai "github.com/dshgo/harness/plugins/llm-openai"
 	"github.com/dshgo/harness/plugins/permission"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
@@ -28,7 +29,7 @@ func Needed() []core.Plugin {
 		subprocess.Plugin, systemprompt.Plugin, tools.Plugin, prompttools.Plugin, tokenmeter.Plugin,
 		llm.Plugin, llmopenai.Plugin, agent.Plugin,
 		toolbash.Plugin, toolfs.Plugin, toolsearch.Plugin,
-		approval.Plugin, permission.Plugin, hooks.Plugin,
+		approval.Plugin, permission.Plugin, hooks.Plugin, mcp.Plugin,
 	}
 }
 
