@@ -219,4 +219,3 @@ func freePort(t *testing.T) string {
 	defer l.Close()
 	return fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
 }
-
