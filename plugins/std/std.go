@@ -17,6 +17,7 @@ import (
 	toolsearch "github.com/dshgo/harness/plugins/tool-search"
 	tooltimeout "github.com/dshgo/harness/plugins/tool-timeout"
 	"github.com/dshgo/harness/services/llm"
+	"github.com/dshgo/harness/services/sessions"
 	"github.com/dshgo/harness/services/spill"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
@@ -43,6 +44,7 @@ func Plugins() []core.Plugin {
 		toolsearch.Plugin,
 		llm.Plugin,
 		llmopenai.Plugin,
+		sessions.JSONLPlugin,
 		agent.Plugin,
 	}
 }
