@@ -47,6 +47,19 @@ type Options struct {
 	Env EnvPolicy `yaml:"env" json:"env,omitempty" jsonschema:"description=Extra environment scrub patterns."`
 	// Isolation: auto (default), cgroup or pgid.
 	Isolation Isolation `yaml:"isolation" json:"isolation,omitempty" jsonschema:"enum=auto,enum=cgroup,enum=pgid,description=How the processes of one spawn are bounded: cgroup v2 leaf when writable (auto)\\, required (cgroup)\\, or the process group only (pgid)."`
+	// Sandbox is the deployment's default policy for agent commands: the
+	// bash tool, its terminals and the search tools spawn under it (see
+	// Runtime.Sandbox). Mode off (the plugin default) or empty: no
+	// sandbox. The default harness.yml sets workspace-write.
+	Sandbox SandboxPolicy `yaml:"sandbox" json:"sandbox,omitempty" jsonschema:"description=Default sandbox policy for agent commands (docs/sandbox.md)."`
+	// SandboxBackend forces a backend: auto (default: bwrap, else
+	// landlock), bwrap or landlock.
+	SandboxBackend string `yaml:"sandboxBackend" json:"sandboxBackend,omitempty" jsonschema:"enum=auto,enum=bwrap,enum=landlock,description=Sandbox backend: auto (bwrap when it works\\, else Landlock)\\, bwrap or landlock."`
+	// Dumpable keeps the harness process dumpable. By default New calls
+	// prctl(PR_SET_DUMPABLE, 0): processes of the same user (children
+	// outside the sandbox, hooks) can then neither read
+	// /proc/<harness>/environ or mem nor ptrace it; root still can.
+	Dumpable bool `yaml:"dumpable" json:"dumpable,omitempty" jsonschema:"description=Keep the harness process dumpable (debuggers of the same user can attach\\, and so can every command it runs outside the sandbox). Default false."`
 }
 
 // Validate reports a bad option with its field path.
@@ -58,6 +71,16 @@ func (o Options) Validate() error {
 	}
 	if err := o.Env.Validate(); err != nil {
 		return fmt.Errorf("env.%w", err)
+	}
+	if o.Sandbox.Mode != "" {
+		if err := o.Sandbox.Validate(); err != nil {
+			return fmt.Errorf("sandbox.%w", err)
+		}
+	}
+	switch o.SandboxBackend {
+	case "", "auto", "bwrap", "landlock":
+	default:
+		return fmt.Errorf("sandboxBackend: must be auto, bwrap or landlock, got %q", o.SandboxBackend)
 	}
 	if o.SpillDir != "" && !filepath.IsAbs(o.SpillDir) {
 		return fmt.Errorf("spillDir: must be an absolute path, got %q", o.SpillDir)
@@ -76,6 +99,9 @@ type Runtime struct {
 	// devNull is StdinIgnore's fd 0, opened once: every child shares it.
 	devNull *os.File
 	env     envCache
+
+	sandboxPolicy SandboxPolicy
+	sandbox       sandboxState
 
 	spillOnce sync.Once
 	spillCfg  string
@@ -106,8 +132,19 @@ func New(opts Options, logger *slog.Logger) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("subprocess-local: %w", err)
 	}
+	if !opts.Dumpable {
+		// Same-user processes (commands outside the sandbox, hooks) must not
+		// read this process's environment or memory through /proc or ptrace.
+		if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+			logger.Warn("subprocess-local: prctl(PR_SET_DUMPABLE, 0) failed; same-user processes can read the harness environment", "err", err)
+		}
+	}
 	r := &Runtime{log: logger, policy: opts.Env, spillCfg: opts.SpillDir, devNull: devNull,
-		handles: map[*Handle]struct{}{}, terms: map[*Terminal]struct{}{}}
+		handles: map[*Handle]struct{}{}, terms: map[*Terminal]struct{}{},
+		sandboxPolicy: opts.Sandbox.Clone(), sandbox: sandboxState{prefer: opts.SandboxBackend}}
+	if r.sandboxPolicy.Mode == "" {
+		r.sandboxPolicy.Mode = SandboxOff
+	}
 	if opts.SpillDir != "" {
 		// A configured directory is checked now: one that others can read
 		// is refused at start, rather than turning spilling off at the

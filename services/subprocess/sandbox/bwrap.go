@@ -1,0 +1,99 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// bwrap is the bubblewrap backend: namespaces and bind mounts.
+type bwrap struct {
+	path string
+}
+
+// probeTimeout bounds the bwrap probe run.
+const probeTimeout = 10 * time.Second
+
+// probeBwrap finds bwrap on PATH and runs it once with the namespaces every
+// spawn uses (mount, PID with its own /proc, network), so a kernel or
+// container that forbids them is found at start-up, not at the first
+// command.
+func probeBwrap() (Backend, error) {
+	path, err := exec.LookPath("bwrap")
+	if err != nil {
+		return nil, fmt.Errorf("bwrap: not installed (%v)", err)
+	}
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		return nil, fmt.Errorf("bwrap: probe: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+		"--unshare-pid", "--unshare-net", "--unshare-ipc", "--die-with-parent", "--new-session", "--", truePath)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.Env = []string{}
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("bwrap: %s does not work here (user namespaces unavailable?): %v: %s", path, err, strings.TrimSpace(stderr.String()))
+	}
+	return &bwrap{path: path}, nil
+}
+
+func (b *bwrap) Name() string { return BackendBwrap }
+
+// Check: bwrap enforces every part of a policy.
+func (b *bwrap) Check(p Policy) Report {
+	return Report{Backend: BackendBwrap, Enforcement: EnforcementFull}
+}
+
+// Wrap builds the bwrap command line. Order matters: later mounts cover
+// earlier ones, so / goes read-only first, then /dev, /proc and /tmp, then
+// the writable binds, then the masks over denied paths (which therefore win
+// even inside the workspace).
+func (b *bwrap) Wrap(req Request) (Command, Report, error) {
+	rep := Report{Backend: BackendBwrap, Enforcement: EnforcementFull}
+	args := make([]string, 0, 32)
+	args = append(args, b.path, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts")
+	if !req.Terminal {
+		// A terminal's program must keep the PTY as its controlling
+		// terminal; every other spawn already has none (Setsid), and a new
+		// session closes TIOCSTI injection into anything outside.
+		args = append(args, "--new-session")
+	}
+	if !req.Policy.Network {
+		args = append(args, "--unshare-net")
+	}
+	args = append(args, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
+	// The working directory must exist inside even in read-only mode
+	// (it may live under /tmp, which is private).
+	args = append(args, "--ro-bind", req.Dir, req.Dir)
+	for _, w := range writableDirs(req) {
+		args = append(args, "--bind", w, w)
+	}
+	denied, incomplete := deniedPaths(req)
+	for _, d := range denied {
+		st, err := os.Stat(d)
+		switch {
+		case err != nil:
+			continue
+		case st.IsDir():
+			args = append(args, "--tmpfs", d, "--remount-ro", d)
+		default:
+			args = append(args, "--ro-bind", os.DevNull, d)
+		}
+	}
+	if len(incomplete) > 0 {
+		rep.Enforcement = EnforcementPartial
+		rep.Reasons = append(rep.Reasons, fmt.Sprintf("denyRead patterns matched more than %d paths and were masked only in part: %s", maxDenyMatches, strings.Join(incomplete, ", ")))
+	}
+	args = append(args, "--chdir", req.Dir, "--", req.Path)
+	if len(req.Argv) > 1 {
+		args = append(args, req.Argv[1:]...)
+	}
+	return Command{Path: b.path, Args: args, Env: req.Env}, rep, nil
+}
