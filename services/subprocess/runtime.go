@@ -321,6 +321,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 	if r.cg != nil {
 		_ = r.cg.remove()
 	}
+	r.sandbox.close()
 	if r.spillTemp {
 		_ = os.Remove(r.spillDir) // only succeeds when no spill file is left
 	}

@@ -55,6 +55,14 @@ func (s *sandboxState) get() (sandbox.Backend, []error) {
 	return s.backend, s.errs
 }
 
+// close releases what the backend holds (Landlock's private TMPDIR).
+func (s *sandboxState) close() {
+	s.once.Do(func() {}) // no probe after Close
+	if c, ok := s.backend.(interface{ Close() error }); ok {
+		_ = c.Close()
+	}
+}
+
 // Sandbox returns the deployment's default policy for agent commands (the
 // plugin config's sandbox: block) and what the chosen backend enforces for
 // it. With mode off, or when no backend works, the report's enforcement is

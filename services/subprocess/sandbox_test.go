@@ -3,8 +3,10 @@ package subprocess
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +29,7 @@ func sandboxRuntime(t *testing.T, backend string, opts Options) *Runtime {
 	return newRuntime(t, opts)
 }
 
-var sandboxBackends = []string{sandbox.BackendBwrap}
+var sandboxBackends = []string{sandbox.BackendBwrap, sandbox.BackendLandlock}
 
 // runIn runs script under policy p in dir and returns exit code, stdout
 // and stderr.
@@ -71,5 +73,187 @@ func TestSandboxWriteOutsideWorkspaceFails(t *testing.T) {
 				t.Logf("stderr: %s", stderr)
 			}
 		})
+	}
+}
+
+func TestSandboxNetworkOffBlocksLoopback(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Write([]byte("hello-from-host\n"))
+			_ = c.Close()
+		}
+	}()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	script := "exec 3<>/dev/tcp/127.0.0.1/" + port + " && head -n1 <&3"
+	for _, backend := range sandboxBackends {
+		t.Run(backend, func(t *testing.T) {
+			rt := sandboxRuntime(t, backend, Options{})
+			ws := t.TempDir()
+			code, stdout, stderr, rep := runIn(t, rt, &SandboxPolicy{Mode: SandboxWorkspaceWrite}, ws, script)
+			if code == 0 || strings.Contains(stdout, "hello-from-host") {
+				t.Fatalf("network off: loopback connection succeeded (exit %d, %q, report %v)", code, stdout, rep)
+			}
+			t.Logf("network off: exit %d, stderr %s", code, strings.TrimSpace(stderr))
+			// Control: the same command with network on reaches the listener.
+			code, stdout, stderr, _ = runIn(t, rt, &SandboxPolicy{Mode: SandboxWorkspaceWrite, Network: true}, ws, script)
+			if code != 0 || !strings.Contains(stdout, "hello-from-host") {
+				t.Fatalf("network on: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+			}
+		})
+	}
+}
+
+func TestSandboxDeniedPathsHidden(t *testing.T) {
+	for _, backend := range sandboxBackends {
+		t.Run(backend, func(t *testing.T) {
+			rt := sandboxRuntime(t, backend, Options{})
+			ws := t.TempDir()
+			must(t, os.WriteFile(filepath.Join(ws, ".env"), []byte("TOP_SECRET_ENV=1\n"), 0o600))
+			must(t, os.MkdirAll(filepath.Join(ws, "sub"), 0o700))
+			must(t, os.WriteFile(filepath.Join(ws, "sub", ".env"), []byte("TOP_SECRET_SUB=1\n"), 0o600))
+			must(t, os.MkdirAll(filepath.Join(ws, "keys"), 0o700))
+			must(t, os.WriteFile(filepath.Join(ws, "keys", "id_rsa"), []byte("TOP_SECRET_KEY\n"), 0o600))
+			must(t, os.WriteFile(filepath.Join(ws, "public.txt"), []byte("visible\n"), 0o600))
+			p := &SandboxPolicy{Mode: SandboxReadOnly, DenyRead: []string{"**/.env", filepath.Join(ws, "keys")}}
+			code, stdout, stderr, rep := runIn(t, rt, p, ws, "cat public.txt; cat .env; cat sub/.env; cat keys/id_rsa; ln keys/id_rsa hard 2>&1; cat hard; true")
+			if strings.Contains(stdout+stderr, "TOP_SECRET") {
+				t.Fatalf("denied content leaked (report %v):\n%s\n%s", rep, stdout, stderr)
+			}
+			if code != 0 || !strings.Contains(stdout, "visible") {
+				t.Fatalf("allowed file unreadable: exit %d, %q, %q", code, stdout, stderr)
+			}
+			if backend == sandbox.BackendBwrap {
+				// bwrap masks: the denied files read as empty, not as errors.
+				code, stdout, stderr, _ := runIn(t, rt, p, ws, "wc -c < .env; ls -A keys | wc -l")
+				if f := strings.Fields(stdout); code != 0 || len(f) != 2 || f[0] != "0" || f[1] != "0" {
+					t.Fatalf("bwrap: denied paths should read as empty: exit %d, %q, %q", code, stdout, stderr)
+				}
+				// workspace-write: the mask still wins over the writable bind.
+				pw := &SandboxPolicy{Mode: SandboxWorkspaceWrite, DenyRead: []string{"**/.env"}}
+				_, stdout, stderr, _ = runIn(t, rt, pw, ws, "cat .env sub/.env; echo x > .env")
+				if strings.Contains(stdout+stderr, "TOP_SECRET") {
+					t.Fatalf("workspace-write: denied content leaked: %s %s", stdout, stderr)
+				}
+				if b, _ := os.ReadFile(filepath.Join(ws, ".env")); string(b) != "TOP_SECRET_ENV=1\n" {
+					t.Fatalf("a masked file was overwritten: %q", b)
+				}
+			}
+		})
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSandboxSetsidDaemonIsKilled(t *testing.T) {
+	for _, backend := range sandboxBackends {
+		t.Run(backend, func(t *testing.T) {
+			rt := sandboxRuntime(t, backend, Options{})
+			m := marker(3600)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			h, err := rt.Spawn(Spec{Context: ctx, Argv: []string{"bash", "-c", "setsid sleep " + m + " </dev/null >/dev/null 2>&1 & sleep 0.2; echo started"},
+				Dir: t.TempDir(), Sandbox: &SandboxPolicy{Mode: SandboxWorkspaceWrite},
+				Stdin: IgnoreStdin(), Stdout: Collect(1024), Stderr: Collect(1024), Grace: 500 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			<-h.Done()
+			if got := h.Collected().Stdout.ReadFrom(0).Text; got != "started\n" {
+				t.Fatalf("stdout %q, stderr %q", got, h.Collected().Stderr.ReadFrom(0).Text)
+			}
+			h.Terminate()
+			if ok, err := h.WaitForExit(ctx); !ok || err != nil {
+				t.Fatalf("WaitForExit: %v %v", ok, err)
+			}
+			// WaitForExit saw the whole range: nothing of it is left.
+			assertNoSurvivor(t, "sleep "+m, 0)
+		})
+	}
+}
+
+func TestSandboxTerminalWorks(t *testing.T) {
+	for _, backend := range sandboxBackends {
+		t.Run(backend, func(t *testing.T) {
+			rt := sandboxRuntime(t, backend, Options{})
+			ws := t.TempDir()
+			spec := termSpec("bash", "--norc", "--noprofile", "-i")
+			spec.Dir, spec.Sandbox = ws, &SandboxPolicy{Mode: SandboxWorkspaceWrite}
+			term, err := rt.SpawnTerminal(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep := term.Sandbox(); rep.Backend != backend {
+				t.Fatalf("terminal report %v", rep)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			must(t, term.Write(ctx, "[ -t 0 ] && echo tty-$((6*7)); echo x > f.txt; echo y > /etc/nope; stty size\n"))
+			var acc strings.Builder
+			readUntil(t, term, &acc, "tty-42")
+			readUntil(t, term, &acc, "24 80")
+			must(t, term.Resize(ctx, 100, 30))
+			must(t, term.Write(ctx, "stty size; exit 3\n"))
+			out, outcome := transcript(t, term)
+			if exitCode(t, outcome) != 3 || !strings.Contains(out, "30 100") {
+				t.Fatalf("outcome %v, transcript %q", outcome, acc.String()+out)
+			}
+			if b, err := os.ReadFile(filepath.Join(ws, "f.txt")); err != nil || string(b) != "x\n" {
+				t.Fatalf("write in workspace from terminal: %q %v", b, err)
+			}
+			if _, err := os.Stat("/etc/nope"); err == nil {
+				t.Fatal("terminal wrote /etc/nope")
+			}
+		})
+	}
+}
+
+func TestSandboxUnavailableFailsLoudly(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // no bwrap on PATH
+	rt := newRuntime(t, Options{SandboxBackend: sandbox.BackendBwrap})
+	_, err := rt.Run(Spec{Argv: []string{"/bin/true"}, Dir: t.TempDir(), Sandbox: &SandboxPolicy{Mode: SandboxWorkspaceWrite},
+		Stdin: IgnoreStdin(), Stdout: Collect(64), Stderr: Collect(64), Grace: time.Second})
+	if !errors.Is(err, ErrSandboxUnavailable) {
+		t.Fatalf("err %v: want ErrSandboxUnavailable", err)
+	}
+	for _, want := range []string{"apt-get install bubblewrap", "sandbox: {mode: off}"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if _, rep := rt.Sandbox(); rep.Enforcement != EnforcementNone {
+		t.Errorf("default report %v", rep)
+	}
+	// Unsandboxed spawns still work.
+	if _, err := rt.Run(Spec{Argv: []string{"/bin/true"}, Dir: t.TempDir(), Stdin: IgnoreStdin(), Stdout: Collect(64), Stderr: Collect(64), Grace: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSandboxReports(t *testing.T) {
+	rt := sandboxRuntime(t, sandbox.BackendLandlock, Options{Sandbox: SandboxPolicy{Mode: SandboxWorkspaceWrite, DenyRead: []string{"**/.env"}}})
+	p, rep := rt.Sandbox()
+	if p.Mode != SandboxWorkspaceWrite || rep.Backend != "landlock" || rep.Enforcement != EnforcementPartial || len(rep.Reasons) == 0 {
+		t.Fatalf("landlock default: %v %v", p, rep)
+	}
+	if !strings.Contains(strings.Join(rep.Reasons, "\n"), "PID namespace") {
+		t.Errorf("reasons %q should name the missing PID namespace", rep.Reasons)
+	}
+	off := newRuntime(t, Options{})
+	if p, rep := off.Sandbox(); p.Mode != SandboxOff || rep.Enforcement != EnforcementNone {
+		t.Fatalf("off: %v %v", p, rep)
 	}
 }

@@ -6,13 +6,41 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
 // bwrap is the bubblewrap backend: namespaces and bind mounts.
 type bwrap struct {
 	path string
+
+	emptyOnce sync.Once
+	emptyDir  string
+	empty     string // an empty read-only file: what a denied file shows
+	emptyErr  error
+}
+
+// emptyFile is the mask of denied files: /dev/null cannot serve (binds are
+// nodev), so an empty 0400 file in a private directory is bound instead.
+func (b *bwrap) emptyFile() (string, error) {
+	b.emptyOnce.Do(func() {
+		b.emptyDir, b.emptyErr = os.MkdirTemp("", "harness-sandbox-")
+		if b.emptyErr == nil {
+			b.empty = filepath.Join(b.emptyDir, "empty")
+			b.emptyErr = os.WriteFile(b.empty, nil, 0o400)
+		}
+	})
+	return b.empty, b.emptyErr
+}
+
+// Close removes the mask file.
+func (b *bwrap) Close() error {
+	if b.emptyDir == "" {
+		return nil
+	}
+	return os.RemoveAll(b.emptyDir)
 }
 
 // probeTimeout bounds the bwrap probe run.
@@ -84,7 +112,11 @@ func (b *bwrap) Wrap(req Request) (Command, Report, error) {
 		case st.IsDir():
 			args = append(args, "--tmpfs", d, "--remount-ro", d)
 		default:
-			args = append(args, "--ro-bind", os.DevNull, d)
+			empty, err := b.emptyFile()
+			if err != nil {
+				return Command{}, rep, fmt.Errorf("mask for denied files: %w", err)
+			}
+			args = append(args, "--ro-bind", empty, d)
 		}
 	}
 	if len(incomplete) > 0 {
