@@ -40,7 +40,8 @@ type Options struct {
 	// SpillDir holds collect-mode spill files. Empty: a private directory
 	// created on first use with os.MkdirTemp("", "harness-subprocess-")
 	// (mode 0700). A configured directory is created 0700 if missing and
-	// must not be group- or world-accessible.
+	// must not be group- or world-accessible: New (the plugin's start)
+	// fails otherwise, naming the directory and the mode expected.
 	SpillDir string `yaml:"spillDir" json:"spillDir,omitempty" jsonschema:"description=Directory for collect-mode spill files (0700). Default: a private directory under the system temp dir."`
 	// Env adds deny and allow patterns to the fixed credential scrub.
 	Env EnvPolicy `yaml:"env" json:"env,omitempty" jsonschema:"description=Extra environment scrub patterns."`
@@ -144,6 +145,16 @@ func New(opts Options, logger *slog.Logger) (*Runtime, error) {
 	if r.sandboxPolicy.Mode == "" {
 		r.sandboxPolicy.Mode = SandboxOff
 	}
+	if opts.SpillDir != "" {
+		// A configured directory is checked now: one that others can read
+		// is refused at start, rather than turning spilling off at the
+		// first spawn that needs it.
+		r.spillOnce.Do(r.prepareSpillDir)
+		if r.spillErr != nil {
+			_ = devNull.Close()
+			return nil, fmt.Errorf("subprocess-local: %w", r.spillErr)
+		}
+	}
 	if opts.Isolation != IsolationProcessGroup {
 		cg, err := probeCgroup()
 		switch {
@@ -221,17 +232,17 @@ func (r *Runtime) prepareSpillDir() {
 		return
 	}
 	if err := os.MkdirAll(r.spillCfg, 0o700); err != nil {
-		r.spillErr = fmt.Errorf("subprocess: spill dir: %w", err)
+		r.spillErr = fmt.Errorf("spillDir: %w", err)
 		return
 	}
 	st, err := os.Lstat(r.spillCfg)
 	switch {
 	case err != nil:
-		r.spillErr = fmt.Errorf("subprocess: spill dir: %w", err)
+		r.spillErr = fmt.Errorf("spillDir: %w", err)
 	case !st.IsDir():
-		r.spillErr = fmt.Errorf("subprocess: spill dir %s: not a directory", r.spillCfg)
+		r.spillErr = fmt.Errorf("spillDir %s: not a directory", r.spillCfg)
 	case st.Mode().Perm()&0o077 != 0:
-		r.spillErr = fmt.Errorf("subprocess: spill dir %s: mode %o is accessible to others; want 0700", r.spillCfg, st.Mode().Perm())
+		r.spillErr = fmt.Errorf("spillDir %s: mode %04o lets other users in; want 0700 (chmod 700 %s)", r.spillCfg, st.Mode().Perm(), r.spillCfg)
 	default:
 		r.spillDir = r.spillCfg
 	}
