@@ -8,6 +8,7 @@ import (
 	"github.com/dshgo/harness/plugins/agent"
 	"github.com/dshgo/harness/plugins/approval"
 	"github.com/dshgo/harness/plugins/hooks"
+	"github.com/dshgo/harness/plugins/instructions"
 	llmopenai "github.com/dshgo/harness/plugins/llm-openai"
 	"github.com/dshgo/harness/plugins/permission"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
@@ -34,6 +35,7 @@ func Plugins() []core.Plugin {
 		permission.Plugin,
 		hooks.Plugin,
 		prompttools.Plugin,
+		instructions.Plugin,
 		tools.Plugin,
 		tooltimeout.Plugin,
 		spill.Plugin,
