@@ -154,7 +154,7 @@ func New(s Spec) (*Policy, error) {
 		spec: s, mode: s.Mode, cwd: s.Cwd,
 		shell: lowerKeys(s.ShellTools), file: lowerKeys(s.FileTools), fileDefault: lowerKeys(s.FileToolDefaultPath),
 		workdirArg: lowerKeys(s.ShellWorkdir),
-		readOnly: lowerSet(s.ReadOnly), editing: lowerSet(s.EditTools),
+		readOnly:   lowerSet(s.ReadOnly), editing: lowerSet(s.EditTools),
 	}
 	var err error
 	if p.allow, err = parseRules("allow", s.Allow); err != nil {
