@@ -245,7 +245,10 @@ func (a *analyzer) stmt(stmt *syntax.Stmt, depth int) {
 	precise, loose := commandStarts(words)
 	for _, i := range precise {
 		sub := reduceProgram(argv[i:])
-		part.Forms = appendForm(appendForm(part.Forms, strings.Join(argv[i:], " ")), strings.Join(sub, " "))
+		// A program given by its path is also its name for deny rules only:
+		// `bash(git *)` must not allow `/tmp/x/git status`.
+		part.Forms = appendForm(part.Forms, strings.Join(argv[i:], " "))
+		part.Extra = appendForm(part.Extra, strings.Join(sub, " "))
 		part.Argvs = append(part.Argvs, sub)
 		if why := programUnknown(words[i]); why != "" && part.Unknown == "" {
 			part.Unknown = why

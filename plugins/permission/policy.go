@@ -203,8 +203,9 @@ type subject struct {
 	cwd       string
 	// workdir is the shell call's working directory (absolute), "" when
 	// the call gives none; outside is set when it lies outside the workspace.
-	workdir string
-	outside bool
+	workdir  string
+	workdirs []string // workdir's absolute forms, checked against read deny rules
+	outside  bool
 	// unknown is the reason of the first unknown part ("" when none).
 	unknown string
 	// reads and writes are the absolute forms of the static targets of
@@ -280,7 +281,7 @@ func (p *Policy) denied(tool string, sub subject) (Rule, bool) {
 	for _, target := range []struct {
 		tools []string
 		paths []string
-	}{{[]string{"read"}, sub.reads}, {[]string{"write", "edit"}, sub.writes}} {
+	}{{[]string{"read"}, sub.reads}, {[]string{"write", "edit"}, sub.writes}, {[]string{"read"}, sub.workdirs}} {
 		for _, t := range target.tools {
 			if _, isFile := p.file[t]; !isFile || len(target.paths) == 0 {
 				continue
@@ -439,6 +440,7 @@ func (p *Policy) shellSubject(name, key string, args map[string]any, cwd string,
 			}
 			base = filepath.Clean(wd)
 			sub.workdir = base
+			sub.workdirs = pathForms(base, cwd, p.home)
 			roots := p.workspaceRoots(cwd, roots)
 			sub.outside = !within(base, roots) || !within(resolveExisting(base), roots)
 			raw.Extra = []string{"cd " + base, "cd " + base + "/"}
