@@ -13,15 +13,15 @@ import (
 // written (normalized spacing, redirections dropped); the other forms are the
 // same command with quoting resolved (quotes removed, `$'…'` decoded,
 // backslashes dropped), and with wrapper programs (sudo, env, nohup,
-// timeout …) peeled off and a program given by its path reduced to its name.
+// timeout …) peeled off.
 //
 // Matching is conservative in both directions: a deny or ask rule matches a
 // part when it matches any form or any of Extra; an allow rule covers a part
 // only when it matches every form of Forms.
 type commandPart struct {
 	Forms []string
-	// Extra are forms only deny and ask rules see: the command after every
-	// argument of a wrapper (so `timeout --weird X rm -rf v` still shows
+	// Extra are forms only deny and ask rules see: the program given by its
+	// path reduced to its name, the command after every argument of a wrapper (so `timeout --weird X rm -rf v` still shows
 	// `rm -rf v` whatever the wrapper's options), brace expansions, and,
 	// added by the policy, arguments resolved against the call's workdir.
 	Extra []string

@@ -1,6 +1,7 @@
 package permission
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -224,8 +225,7 @@ func allowHint(current, add []string) string {
 	quoted := func(rules []string) string {
 		out := make([]string, len(rules))
 		for i, r := range rules {
-			b, _ := json.Marshal(r)
-			out[i] = string(b)
+			out[i] = quoteJSON(r)
 		}
 		return strings.Join(out, ", ")
 	}
@@ -287,4 +287,14 @@ func (p *plugin) rememberAlways(req tools.ApprovalRequest) {
 	if g, err := New(spec); err == nil {
 		p.setGrants(req.Scope, g)
 	}
+}
+
+// quoteJSON renders s as a JSON string (also a YAML double-quoted scalar)
+// without escaping <, > and & (rules name redirections).
+func quoteJSON(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
 }
