@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/services/subprocess"
 	"github.com/spf13/cobra"
 )
 
@@ -15,8 +17,10 @@ func init() {
 			Short: "Validate the manifest and boot every plugin, then stop",
 			Long: "check parses and composes the manifest, decodes every plugin config, boots the plugin tree\n" +
 				"and requires every enabled row to become active. It prints `ok: N plugins active` (exit 0)\n" +
-				"or each problem with its FILE:LINE:COL or the failed/pending rows (exit 2). MCP servers of the\n" +
-				"mcp row must connect too: each one that failed or exited is listed with its stderr tail (exit 2).",
+				"or each problem with its FILE:LINE:COL or the failed/pending rows (exit 2). With the\n" +
+				"subprocess service mounted, a second line shows the default sandbox policy and the\n" +
+				"backend the probe chose (`sandbox: workspace-write, network off, via bwrap: full`). MCP servers of\n" +
+				"the mcp row must connect too: each one that failed or exited is listed with its stderr tail (exit 2).",
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				h, err := env.Boot()
@@ -30,13 +34,17 @@ func init() {
 						n++
 					}
 				}
+				var sandbox string
+				if rt, ok := core.Lookup(h.Root.Context(), subprocess.Key); ok {
+					sandbox = sandboxLine(rt) + "\n"
+				}
 				if err := h.Stop(context.Background()); err != nil {
 					return Failure(fmt.Errorf("stopping: %w", err))
 				}
 				if len(problems) > 0 {
 					return UsageError(fmt.Errorf("%d MCP server(s) did not start:\n%s", len(problems), strings.Join(problems, "\n")))
 				}
-				fmt.Fprintf(env.Stdout, "ok: %d plugins active\n", n)
+				fmt.Fprintf(env.Stdout, "ok: %d plugins active\n%s", n, sandbox)
 				return nil
 			},
 		}

@@ -12,7 +12,6 @@ import (
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tools"
-	"go.uber.org/fx"
 )
 
 // Key is the "mcp" service: the row's *Manager (server states for the CLI).
@@ -26,9 +25,6 @@ var Plugin = core.Define("mcp", apply,
 	core.WithInject(tools.Key.Name(), subprocess.Key.Name()),
 	core.WithProvides(Key.Name()),
 	core.WithDescription("Model Context Protocol client: stdio and streamable HTTP servers as mcp__SERVER__TOOL tools."))
-
-// Module contributes Plugin to the catalog.
-var Module = fx.Module("mcp", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
 
 // Version is the client version sent in initialize (clientInfo.version).
 var Version = "dev"

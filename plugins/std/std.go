@@ -8,6 +8,7 @@ import (
 	"github.com/dshgo/harness/plugins/agent"
 	"github.com/dshgo/harness/plugins/approval"
 	"github.com/dshgo/harness/plugins/hooks"
+	"github.com/dshgo/harness/plugins/instructions"
 	llmopenai "github.com/dshgo/harness/plugins/llm-openai"
 	"github.com/dshgo/harness/plugins/mcp"
 	"github.com/dshgo/harness/plugins/permission"
@@ -18,6 +19,7 @@ import (
 	toolsearch "github.com/dshgo/harness/plugins/tool-search"
 	tooltimeout "github.com/dshgo/harness/plugins/tool-timeout"
 	"github.com/dshgo/harness/services/llm"
+	"github.com/dshgo/harness/services/sessions"
 	"github.com/dshgo/harness/services/spill"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
@@ -34,6 +36,7 @@ func Plugins() []core.Plugin {
 		permission.Plugin,
 		hooks.Plugin,
 		prompttools.Plugin,
+		instructions.Plugin,
 		tools.Plugin,
 		tooltimeout.Plugin,
 		spill.Plugin,
@@ -45,6 +48,7 @@ func Plugins() []core.Plugin {
 		mcp.Plugin,
 		llm.Plugin,
 		llmopenai.Plugin,
+		sessions.JSONLPlugin,
 		agent.Plugin,
 	}
 }
