@@ -11,12 +11,10 @@ import (
 	"testing"
 
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/core/fxcore"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tokenmeter"
 	"github.com/dshgo/harness/services/tools"
-	"go.uber.org/fx"
 )
 
 // echoTool is a test plugin registering one tool.
@@ -47,10 +45,10 @@ func runPrompt(t *testing.T, manifestYAML string, args ...string) (code int, std
 		Stdin:  strings.NewReader(""),
 		Stdout: &out,
 		Stderr: &errOut,
-		Modules: []fx.Option{
-			fxcore.ProvidePlugin(systemprompt.Plugin), fxcore.ProvidePlugin(tools.Plugin),
-			fxcore.ProvidePlugin(prompttools.Plugin), fxcore.ProvidePlugin(tokenmeter.Plugin),
-			fxcore.ProvidePlugin(echoTool), fxcore.ProvidePlugin(brokenPlugin),
+		Plugins: []core.Plugin{
+			systemprompt.Plugin, tools.Plugin,
+			prompttools.Plugin, tokenmeter.Plugin,
+			echoTool, brokenPlugin,
 		},
 		LookupEnv:   func(string) (string, bool) { return "", false },
 		Ctx:         context.Background(),

@@ -9,7 +9,6 @@ import (
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/tools"
-	"go.uber.org/fx"
 )
 
 // Config is the permission plugin's configuration.
@@ -70,9 +69,6 @@ var Plugin = core.Define("permission", apply,
 	core.WithInject(tools.Key.Name()),
 	core.WithProvides(tools.ReadPolicyKey.Name()),
 	core.WithDescription("Allow, ask and deny rules over tool calls; deny rules are registry guards."))
-
-// Module contributes Plugin to the catalog.
-var Module = fx.Module("permission", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
 
 // unanswerable is what the permission plugin asks of an approval service:
 // why can no one answer ("" when someone can)? approval.Service implements it.

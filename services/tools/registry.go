@@ -188,7 +188,7 @@ func (r *Registry) register(c *core.Context, t *Tool) error {
 }
 
 func (r *Registry) changed() {
-	core.Emit(context.Background(), r.c, Changed, core.Target{}, r)
+	Changed.Emit(context.Background(), r.c.Here(), r)
 }
 
 // Guard adds a guard in the layer of c's scope, as an effect of c's fiber.
