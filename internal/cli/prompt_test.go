@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/plugins/instructions"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tokenmeter"
@@ -48,7 +49,7 @@ func runPrompt(t *testing.T, manifestYAML string, args ...string) (code int, std
 		Plugins: []core.Plugin{
 			systemprompt.Plugin, tools.Plugin,
 			prompttools.Plugin, tokenmeter.Plugin,
-			echoTool, brokenPlugin,
+			echoTool, brokenPlugin, instructions.Plugin,
 		},
 		LookupEnv:   func(string) (string, bool) { return "", false },
 		Ctx:         context.Background(),

@@ -80,6 +80,13 @@ type CommandHook struct {
 	Timeout float64 `yaml:"timeout" json:"timeout,omitempty" jsonschema:"description=Limit in seconds (Claude Code's unit); 0 means 60,minimum=0"`
 	// Name labels the hook in denial reasons and logs; defaults to the command.
 	Name string `yaml:"name" json:"name,omitempty" jsonschema:"description=Label of the hook in denial reasons and logs (default: the command)"`
+	// FailOpen makes a failure of this hook (it could not run: a spawn
+	// error, exit status 126 or 127, a missing script; it timed out, was
+	// killed, or printed invalid JSON) a logged non-blocking error, as in
+	// Claude Code, instead of denying the call. It matters for PreToolUse
+	// only: other events never fail closed. Default false: a safety hook
+	// that silently does not run must not open the gate.
+	FailOpen bool `yaml:"failOpen" json:"failOpen,omitempty" jsonschema:"description=PreToolUse only: a failure of this hook (cannot run: spawn error or exit 126/127 or missing script; timeout; killed; invalid JSON) is logged and the call proceeds as in Claude Code instead of being denied (default false: fail closed)"`
 }
 
 // label names the hook for reasons and logs.

@@ -17,9 +17,13 @@
 // hookSpecificOutput.updatedToolOutput to replace the tool output).
 //
 // Answers merge deny > ask > allow with the reasons of the winning answer
-// joined. For PreToolUse a hook that times out, is killed, cannot start or
-// prints invalid JSON fails closed: the call is denied with a reason naming
-// the hook. For the other events such failures are logged and ignored.
+// joined. For PreToolUse a hook that times out, is killed, cannot run (a
+// spawn error; bash's exit status 126 or 127) or prints invalid JSON fails
+// closed: the call is denied with a reason naming the hook, unless the hook
+// sets failOpen (Claude Code's behaviour: logged, the call proceeds). For the
+// other events such failures are logged and ignored. A hook answers when its
+// command exits; descendants still holding its pipes are drained within a
+// short grace and terminated.
 //
 // Contract: Claude Code hooks (reference A16) over the dsh pipeline (A9, A10);
 // the deny-wins case is B17.

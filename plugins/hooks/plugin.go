@@ -159,6 +159,7 @@ func (h *runner) dispatch(ctx context.Context, selected []CommandHook, p Payload
 			start := time.Now()
 			r := h.run(ctx, hk.Command, stdin, p.Cwd, env, hk.timeout())
 			outs[i] = decode(p.HookEventName, hk.label(), seconds(hk.timeout()), r)
+			outs[i].failOpen = hk.FailOpen
 			h.log.Debug("hook ran", "event", p.HookEventName, "hook", hk.label(), "exit", r.exitCode,
 				"signal", r.signal, "timedOut", r.timedOut, "duration", time.Since(start))
 		}()

@@ -58,7 +58,8 @@ type outcome struct {
 	context  string
 	replace  *string // PostToolUse output replacement
 	plain    string  // stdout that is not JSON (exit 0): context for SessionStart, UserPromptSubmit
-	failed   bool    // timed out, crashed, could not start, or printed invalid JSON
+	failed   bool    // timed out, crashed, could not start (126, 127, spawn error), or printed invalid JSON
+	failOpen bool    // the hook's failOpen: a failure is a non-blocking error even for PreToolUse
 	failure  string  // why, for reasons and logs
 	warning  string  // non-blocking error (exit code other than 0 and 2)
 	exitCode int
@@ -75,7 +76,8 @@ type runResult struct {
 }
 
 // decode applies the protocol to one hook run: a timeout, a signal, a start
-// failure or invalid JSON on stdout is a failure; exit 2 is a block with
+// failure (a spawn error, or bash's exit status 126 or 127: the command was
+// not executable or not found) or invalid JSON on stdout is a failure; exit 2 is a block with
 // stderr as its reason; another non-zero exit is a non-blocking error; exit 0
 // with a JSON object on stdout carries the structured answer, and plain text
 // on stdout carries nothing.
@@ -89,6 +91,18 @@ func decode(event, hook string, timeout string, r runResult) outcome {
 		return failed(o, fmt.Sprintf("could not run: %v", r.err))
 	case r.signal != "":
 		return failed(o, fmt.Sprintf("was killed by signal %s", r.signal))
+	case r.exitCode == 126 || r.exitCode == 127:
+		// bash's "cannot execute" and "command not found": the hook did not
+		// run at all (a missing or non-executable script, a typo).
+		why := "could not run: exit status %d (command not found)"
+		if r.exitCode == 126 {
+			why = "could not run: exit status %d (not executable)"
+		}
+		why = fmt.Sprintf(why, r.exitCode)
+		if stderr != "" {
+			why += ": " + firstLine(stderr)
+		}
+		return failed(o, why)
 	case r.exitCode == 2:
 		o.verdict = verdictDeny
 		o.reason = stderr
@@ -220,7 +234,8 @@ type merged struct {
 
 // merge folds outcomes (in configuration order): the strictest verdict wins
 // (deny > ask > allow), with the reasons of every hook that gave it. When
-// failClosed is set, a failed hook counts as a deny naming the hook.
+// failClosed is set, a failed hook counts as a deny naming the hook, unless
+// that hook is failOpen.
 func merge(outs []outcome, failClosed bool) merged {
 	var m merged
 	reasons := map[verdict][]string{}
@@ -229,7 +244,7 @@ func merge(outs []outcome, failClosed bool) merged {
 		if o.failed {
 			msg := fmt.Sprintf("hook %q %s", o.hook, o.failure)
 			m.failures = append(m.failures, msg)
-			if !failClosed {
+			if !failClosed || o.failOpen {
 				continue
 			}
 			v, reason = verdictDeny, msg+"; failing closed"

@@ -3,6 +3,8 @@ package toolbash
 import (
 	"strconv"
 	"strings"
+
+	"github.com/dshgo/harness/services/subprocess"
 )
 
 // Stream is one collected output stream of a foreground run.
@@ -44,6 +46,9 @@ type Value struct {
 	Stdout Stream `json:"stdout"`
 	// Stderr is the collected standard error.
 	Stderr Stream `json:"stderr"`
+	// Sandbox is what the OS sandbox enforced for the call (backend
+	// "none" when it ran unsandboxed).
+	Sandbox *subprocess.SandboxReport `json:"sandbox,omitempty"`
 }
 
 // renderStream is a stream's text; when truncated: the head (if any), a note

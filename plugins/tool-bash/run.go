@@ -93,7 +93,17 @@ type Args struct {
 	Description string   `json:"description" jsonschema_description:"What the command does, in 5-10 words of active voice."`
 	TimeoutMs   *float64 `json:"timeoutMs,omitempty" jsonschema_description:"Optional deadline in milliseconds (default 120000, at most 600000)."`
 	Workdir     *string  `json:"workdir,omitempty" jsonschema_description:"Optional working directory; a relative path resolves against the session working directory."`
+	// Sandbox "off" asks to run this call outside the OS sandbox (codex's
+	// escalation); the permission plugin asks the user about such a call.
+	Sandbox *string `json:"sandbox,omitempty" jsonschema:"enum=off" jsonschema_description:"Only when a command cannot work inside the sandbox (it needs the network or must write outside the working directory): \"off\" to run it unsandboxed, which asks the user. Requires justification."`
+	// Justification says why the call needs to run unsandboxed (required
+	// with sandbox "off").
+	Justification *string `json:"justification,omitempty" jsonschema_description:"With sandbox \"off\": one sentence, shown to the user, saying why the command must run outside the sandbox."`
 }
+
+// Unsandboxed reports whether the call asks to run outside the sandbox
+// (sandbox "off").
+func (a Args) Unsandboxed() bool { return a.Sandbox != nil && *a.Sandbox == "off" }
 
 // Validate applies the body-level checks of B1 (exact dsh wording).
 func (a Args) Validate() error {
@@ -104,6 +114,10 @@ func (a Args) Validate() error {
 		return errors.New("invalid description: expected a non-empty string")
 	case a.TimeoutMs != nil && !(*a.TimeoutMs > 0) || a.TimeoutMs != nil && *a.TimeoutMs > 1e15:
 		return fmt.Errorf("invalid timeoutMs: expected a positive number, got %v", *a.TimeoutMs)
+	case a.Sandbox != nil && *a.Sandbox != "off":
+		return fmt.Errorf("invalid sandbox: the only accepted value is \"off\", got %q", *a.Sandbox)
+	case a.Unsandboxed() && (a.Justification == nil || strings.TrimSpace(*a.Justification) == ""):
+		return errors.New("invalid justification: sandbox \"off\" requires a non-empty justification")
 	}
 	return nil
 }
@@ -129,9 +143,21 @@ func (x *Executor) Run(ctx context.Context, args Args) (Value, error) {
 			dir = filepath.Join(base, dir)
 		}
 	}
+	// Every call runs under the deployment's default sandbox policy with
+	// its workdir as the workspace (the session working directory stays
+	// writable too), unless it asked for sandbox "off", which the
+	// permission plugin has approved by the time the body runs.
+	var sb *subprocess.SandboxPolicy
+	if policy, _ := x.Runtime.Sandbox(); policy.Enabled() && !args.Unsandboxed() {
+		if policy.Mode == subprocess.SandboxWorkspaceWrite && base != dir {
+			policy.WritableRoots = append(policy.WritableRoots, base)
+		}
+		sb = &policy
+	}
 	runCtx, cancel := context.WithTimeoutCause(ctx, timeout, errTimeout)
 	defer cancel()
 	res, err := x.Runtime.Run(subprocess.Spec{
+		Sandbox: sb,
 		Context: runCtx,
 		Argv:    []string{"bash", "-c", args.Command},
 		Dir:     dir,
@@ -153,6 +179,7 @@ func (x *Executor) Run(ctx context.Context, args Args) (Value, error) {
 		TimeoutMs: timeout.Milliseconds(),
 		Stdout:    streamOf(res.Stdout, x.MaxOutputBytes),
 		Stderr:    streamOf(res.Stderr, x.MaxOutputBytes),
+		Sandbox:   &res.Sandbox,
 	}
 	if res.Outcome.Signal != "" {
 		sig := res.Outcome.Signal

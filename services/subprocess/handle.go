@@ -68,6 +68,8 @@ type Handle struct {
 
 	pump pump // collected streams and StdinData, run by wait
 
+	sandbox SandboxReport
+
 	done    chan struct{}
 	outcome Outcome
 	waitErr error
@@ -111,8 +113,12 @@ func (r *Runtime) spawn(spec Spec) (*Handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Handle{rt: r, grace: spec.Grace, done: make(chan struct{})}
-	cmd := &exec.Cmd{Path: path, Args: spec.Argv, Dir: spec.Dir, Env: env,
+	wrapped, rep, err := r.wrapSandbox(spec.Sandbox, spec.Dir, path, spec.Argv, env, false, nil)
+	if err != nil {
+		return nil, err
+	}
+	h := &Handle{rt: r, grace: spec.Grace, done: make(chan struct{}), sandbox: rep}
+	cmd := &exec.Cmd{Path: wrapped.Path, Args: wrapped.Args, Dir: spec.Dir, Env: wrapped.Env,
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
 	h.cmd = cmd
 
@@ -366,8 +372,15 @@ func (h *Handle) isGone() bool {
 	return h.gone
 }
 
-// Pid is the direct child's pid (also its pgid and session id).
+// Pid is the direct child's pid (also its pgid and session id). In a bwrap
+// sandbox that is bwrap itself; the program runs as its child in a private
+// PID namespace.
 func (h *Handle) Pid() int { return h.pid }
+
+// Sandbox reports what the sandbox enforces for this child: the backend
+// ("bwrap", "landlock", or "none" when it runs unsandboxed), full, partial
+// or none, and why.
+func (h *Handle) Sandbox() SandboxReport { return h.sandbox }
 
 // Stdin is the caller-owned write end in StdinPipe mode, else nil. Close it
 // to send EOF.

@@ -21,10 +21,12 @@ const DisposeTimeout = 30 * time.Second
 // the fixed pattern misses. Setting env.deny in harness.yml replaces it.
 var DefaultEnvDeny = []string{"*CREDENTIAL*", "*PASSPHRASE*"}
 
-// SetDefaults fills the plugin config's defaults: isolation auto and
-// env.deny DefaultEnvDeny.
+// SetDefaults fills the plugin config's defaults: isolation auto,
+// env.deny DefaultEnvDeny, sandbox mode off and sandboxBackend auto.
 func (o *Options) SetDefaults() {
 	o.Isolation = IsolationAuto
+	o.Sandbox.Mode = SandboxOff
+	o.SandboxBackend = "auto"
 	o.Env.Deny = slices.Clone(DefaultEnvDeny)
 }
 

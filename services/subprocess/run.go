@@ -12,6 +12,8 @@ type Result struct {
 	Outcome Outcome
 	Stdout  *CollectedOutput
 	Stderr  *CollectedOutput
+	// Sandbox is what the sandbox enforced for the run (Handle.Sandbox).
+	Sandbox SandboxReport
 }
 
 // Run is the foreground path a tool wants: Spawn, wait until the direct
@@ -32,7 +34,7 @@ func (r *Runtime) Run(spec Spec) (Result, error) {
 	h.wait() // on this goroutine: one handoff less than Spawn + <-Done
 
 	out, err := h.Outcome()
-	res := Result{Outcome: out, Stdout: h.collected.Stdout, Stderr: h.collected.Stderr}
+	res := Result{Outcome: out, Stdout: h.collected.Stdout, Stderr: h.collected.Stderr, Sandbox: h.sandbox}
 	if err != nil {
 		return res, err
 	}

@@ -40,12 +40,26 @@ type Options struct {
 	// SpillDir holds collect-mode spill files. Empty: a private directory
 	// created on first use with os.MkdirTemp("", "harness-subprocess-")
 	// (mode 0700). A configured directory is created 0700 if missing and
-	// must not be group- or world-accessible.
+	// must not be group- or world-accessible: New (the plugin's start)
+	// fails otherwise, naming the directory and the mode expected.
 	SpillDir string `yaml:"spillDir" json:"spillDir,omitempty" jsonschema:"description=Directory for collect-mode spill files (0700). Default: a private directory under the system temp dir."`
 	// Env adds deny and allow patterns to the fixed credential scrub.
 	Env EnvPolicy `yaml:"env" json:"env,omitempty" jsonschema:"description=Extra environment scrub patterns."`
 	// Isolation: auto (default), cgroup or pgid.
 	Isolation Isolation `yaml:"isolation" json:"isolation,omitempty" jsonschema:"enum=auto,enum=cgroup,enum=pgid,description=How the processes of one spawn are bounded: cgroup v2 leaf when writable (auto)\\, required (cgroup)\\, or the process group only (pgid)."`
+	// Sandbox is the deployment's default policy for agent commands: the
+	// bash tool, its terminals and the search tools spawn under it (see
+	// Runtime.Sandbox). Mode off (the plugin default) or empty: no
+	// sandbox. The default harness.yml sets workspace-write.
+	Sandbox SandboxPolicy `yaml:"sandbox" json:"sandbox,omitempty" jsonschema:"description=Default sandbox policy for agent commands (docs/sandbox.md)."`
+	// SandboxBackend forces a backend: auto (default: bwrap, else
+	// landlock), bwrap or landlock.
+	SandboxBackend string `yaml:"sandboxBackend" json:"sandboxBackend,omitempty" jsonschema:"enum=auto,enum=bwrap,enum=landlock,description=Sandbox backend: auto (bwrap when it works\\, else Landlock)\\, bwrap or landlock."`
+	// Dumpable keeps the harness process dumpable. By default New calls
+	// prctl(PR_SET_DUMPABLE, 0): processes of the same user (children
+	// outside the sandbox, hooks) can then neither read
+	// /proc/<harness>/environ or mem nor ptrace it; root still can.
+	Dumpable bool `yaml:"dumpable" json:"dumpable,omitempty" jsonschema:"description=Keep the harness process dumpable (debuggers of the same user can attach\\, and so can every command it runs outside the sandbox). Default false."`
 }
 
 // Validate reports a bad option with its field path.
@@ -57,6 +71,16 @@ func (o Options) Validate() error {
 	}
 	if err := o.Env.Validate(); err != nil {
 		return fmt.Errorf("env.%w", err)
+	}
+	if o.Sandbox.Mode != "" {
+		if err := o.Sandbox.Validate(); err != nil {
+			return fmt.Errorf("sandbox.%w", err)
+		}
+	}
+	switch o.SandboxBackend {
+	case "", "auto", "bwrap", "landlock":
+	default:
+		return fmt.Errorf("sandboxBackend: must be auto, bwrap or landlock, got %q", o.SandboxBackend)
 	}
 	if o.SpillDir != "" && !filepath.IsAbs(o.SpillDir) {
 		return fmt.Errorf("spillDir: must be an absolute path, got %q", o.SpillDir)
@@ -75,6 +99,9 @@ type Runtime struct {
 	// devNull is StdinIgnore's fd 0, opened once: every child shares it.
 	devNull *os.File
 	env     envCache
+
+	sandboxPolicy SandboxPolicy
+	sandbox       sandboxState
 
 	spillOnce sync.Once
 	spillCfg  string
@@ -105,8 +132,29 @@ func New(opts Options, logger *slog.Logger) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("subprocess-local: %w", err)
 	}
+	if !opts.Dumpable {
+		// Same-user processes (commands outside the sandbox, hooks) must not
+		// read this process's environment or memory through /proc or ptrace.
+		if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+			logger.Warn("subprocess-local: prctl(PR_SET_DUMPABLE, 0) failed; same-user processes can read the harness environment", "err", err)
+		}
+	}
 	r := &Runtime{log: logger, policy: opts.Env, spillCfg: opts.SpillDir, devNull: devNull,
-		handles: map[*Handle]struct{}{}, terms: map[*Terminal]struct{}{}}
+		handles: map[*Handle]struct{}{}, terms: map[*Terminal]struct{}{},
+		sandboxPolicy: opts.Sandbox.Clone(), sandbox: sandboxState{prefer: opts.SandboxBackend}}
+	if r.sandboxPolicy.Mode == "" {
+		r.sandboxPolicy.Mode = SandboxOff
+	}
+	if opts.SpillDir != "" {
+		// A configured directory is checked now: one that others can read
+		// is refused at start, rather than turning spilling off at the
+		// first spawn that needs it.
+		r.spillOnce.Do(r.prepareSpillDir)
+		if r.spillErr != nil {
+			_ = devNull.Close()
+			return nil, fmt.Errorf("subprocess-local: %w", r.spillErr)
+		}
+	}
 	if opts.Isolation != IsolationProcessGroup {
 		cg, err := probeCgroup()
 		switch {
@@ -184,17 +232,17 @@ func (r *Runtime) prepareSpillDir() {
 		return
 	}
 	if err := os.MkdirAll(r.spillCfg, 0o700); err != nil {
-		r.spillErr = fmt.Errorf("subprocess: spill dir: %w", err)
+		r.spillErr = fmt.Errorf("spillDir: %w", err)
 		return
 	}
 	st, err := os.Lstat(r.spillCfg)
 	switch {
 	case err != nil:
-		r.spillErr = fmt.Errorf("subprocess: spill dir: %w", err)
+		r.spillErr = fmt.Errorf("spillDir: %w", err)
 	case !st.IsDir():
-		r.spillErr = fmt.Errorf("subprocess: spill dir %s: not a directory", r.spillCfg)
+		r.spillErr = fmt.Errorf("spillDir %s: not a directory", r.spillCfg)
 	case st.Mode().Perm()&0o077 != 0:
-		r.spillErr = fmt.Errorf("subprocess: spill dir %s: mode %o is accessible to others; want 0700", r.spillCfg, st.Mode().Perm())
+		r.spillErr = fmt.Errorf("spillDir %s: mode %04o lets other users in; want 0700 (chmod 700 %s)", r.spillCfg, st.Mode().Perm(), r.spillCfg)
 	default:
 		r.spillDir = r.spillCfg
 	}
@@ -273,6 +321,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 	if r.cg != nil {
 		_ = r.cg.remove()
 	}
+	r.sandbox.close()
 	if r.spillTemp {
 		_ = os.Remove(r.spillDir) // only succeeds when no spill file is left
 	}

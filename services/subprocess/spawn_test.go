@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dshgo/harness/core"
 )
 
 func TestSpawnValidation(t *testing.T) {
@@ -251,22 +253,36 @@ func TestSpillFileIsPrivate(t *testing.T) {
 	_ = os.Remove(p)
 }
 
+// A configured spill directory that other users can read is refused when the
+// runtime starts (the plugin's Apply), naming the directory and the mode
+// expected, instead of silently turning spilling off at the first spawn that
+// needs it (issue 20 item 15). A private one is used as is.
 func TestSpillDirConfigured(t *testing.T) {
 	open := filepath.Join(t.TempDir(), "open")
 	if err := os.Mkdir(open, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	rt := newRuntime(t, Options{SpillDir: open})
-	s := collectSpec(nil, `seq 1 100`, 10, time.Second)
-	s.Stdout = CollectSpill(10, 1<<20)
-	res, err := rt.Run(s)
-	if err != nil || res.Stdout.SpillPath() != "" || res.Stdout.SpillErr() == nil ||
-		!strings.Contains(res.Stdout.SpillErr().Error(), "accessible to others") {
-		t.Fatalf("spill into a 0755 dir: path %q err %v, %v", res.Stdout.SpillPath(), res.Stdout.SpillErr(), err)
+	want := "subprocess-local: spillDir " + open + ": mode 0755 lets other users in; want 0700 (chmod 700 " + open + ")"
+	if rt, err := New(Options{SpillDir: open}, nil); err == nil || err.Error() != want {
+		if rt != nil {
+			_ = rt.Close(context.Background())
+		}
+		t.Fatalf("New with a 0755 spill dir: %v, want %q", err, want)
+	}
+	root := core.NewRoot()
+	defer root.Dispose(context.Background())
+	f := root.Context().Plugin(Plugin, Options{SpillDir: open})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = f.Await(ctx)
+	if f.Err() == nil || !strings.Contains(f.Err().Error(), want) {
+		t.Fatalf("plugin start with a 0755 spill dir: %v", f.Err())
 	}
 	priv := filepath.Join(t.TempDir(), "a", "b")
 	rt2 := newRuntime(t, Options{SpillDir: priv})
-	res, err = rt2.Run(s)
+	s := collectSpec(nil, `seq 1 100`, 10, time.Second)
+	s.Stdout = CollectSpill(10, 1<<20)
+	res, err := rt2.Run(s)
 	if err != nil || filepath.Dir(res.Stdout.SpillPath()) != priv {
 		t.Fatalf("spill path %q, %v", res.Stdout.SpillPath(), err)
 	}

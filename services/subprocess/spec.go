@@ -116,6 +116,12 @@ type Spec struct {
 	// whose parent end is Handle.Control. The child also gets
 	// HARNESS_SUBPROCESS_CONTROL=3.
 	Control bool
+	// Sandbox, when non-nil with mode read-only or workspace-write, runs
+	// the child confined by the runtime's sandbox backend, Dir being the
+	// workspace; Handle.Sandbox reports what is enforced. Spawn fails
+	// (ErrSandboxUnavailable) rather than run it unsandboxed when no
+	// backend works. nil or mode off: not sandboxed.
+	Sandbox *SandboxPolicy
 }
 
 // ErrInvalidSpec is wrapped by every validation error of Spec and

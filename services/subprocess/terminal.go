@@ -55,6 +55,9 @@ type TerminalSpec struct {
 	// the runtime then starts bash with a private --rcfile that sources
 	// ~/.bashrc and records prompt (idle) and command start (busy).
 	ShellActivity bool
+	// Sandbox is as Spec.Sandbox; the PTY stays the program's controlling
+	// terminal inside the sandbox. Terminal.Sandbox reports enforcement.
+	Sandbox *SandboxPolicy
 }
 
 func (s *TerminalSpec) validate() error {
@@ -96,6 +99,7 @@ type Terminal struct {
 	rng     managedRange
 	out     *outBuf
 	hooks   *shellHooks // nil without shell integration
+	sandbox SandboxReport
 
 	exited     chan struct{} // program reaped
 	readerDone chan struct{}
@@ -140,7 +144,17 @@ func (r *Runtime) SpawnTerminal(spec TerminalSpec) (*Terminal, error) {
 		}
 		argv = []string{argv[0], "--rcfile", t.hooks.rcfile, "-i"}
 	}
-	t.cmd = &exec.Cmd{Path: path, Args: argv, Dir: spec.Dir, Env: env}
+	var extraRW []string
+	if t.hooks != nil {
+		extraRW = []string{t.hooks.dir}
+	}
+	wrapped, rep, err := r.wrapSandbox(spec.Sandbox, spec.Dir, path, argv, env, true, extraRW)
+	if err != nil {
+		t.hooks.remove()
+		return nil, err
+	}
+	t.sandbox = rep
+	t.cmd = &exec.Cmd{Path: wrapped.Path, Args: wrapped.Args, Dir: spec.Dir, Env: wrapped.Env}
 	attrs := &syscall.SysProcAttr{Setsid: true, Setctty: true}
 	var cgRange cgroupRange
 	if r.cg != nil {
@@ -288,8 +302,14 @@ func (t *Terminal) drain(buf []byte) {
 	})
 }
 
-// Pid is the program's pid (also its session and process-group id).
+// Pid is the program's pid (also its session and process-group id). In a
+// bwrap sandbox it is the pid of bwrap, whose child in its own PID
+// namespace runs the program.
 func (t *Terminal) Pid() int { return t.pid }
+
+// Sandbox reports what the sandbox enforces for this terminal (backend
+// "none", enforcement none when it runs unsandboxed).
+func (t *Terminal) Sandbox() SandboxReport { return t.sandbox }
 
 // Read reads terminal output in order; it returns io.EOF after the last
 // byte once the program exited, and context.Cause(ctx) if ctx ends first.

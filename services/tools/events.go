@@ -41,9 +41,15 @@ var PostExecute = core.NewWaterfallEvent[*Execution, PostDecision]("tools/post-e
 // logged; they never change the outcome.
 var Result = core.NewEmitEvent[*Execution]("tools/result")
 
-// Changed is emitted (unscoped) after a tool is registered or unregistered or a
-// restriction changes. The payload is the registry.
-var Changed = core.NewEmitEvent[*Registry]("tools/change")
+// Changed is dispatched (unscoped: every listener sees every change) after a
+// tool is registered or unregistered or a restriction is added or removed; the
+// payload is the registry. It is a serial event so that a failing listener is
+// seen, with the same semantics as the system prompt's change event: an error
+// (or panic) from a listener during a registration rolls the registration
+// back and is returned by Register or Restrict ("tool x: change listener:
+// ..."); during a removal it is only logged. Listeners return handled=false to
+// let the others run. Guards do not fire it.
+var Changed = core.NewBailEvent[*Registry, struct{}]("tools/change")
 
 // OnPreExecute registers fn as a pre-execute policy vote on c's fiber (an
 // effect: removed when the fiber unloads). Unlike a raw PreExecute listener a

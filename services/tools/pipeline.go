@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 
 	"github.com/dshgo/harness/core"
 )
@@ -19,7 +20,9 @@ import (
 //  3. PreExecute waterfall (merged with OnPreExecute votes);
 //  4. ask: the approval service (ApprovalKey) looked up now; absent: deny;
 //  5. cancel: ABORTED_BEFORE_DISPATCH;
-//  6. guards, global then the scope chain farthest to nearest: first reason denies;
+//  6. guards, global then the scope chain farthest to nearest, walked live (a
+//     guard added during the walk to a layer not yet finished runs in this
+//     call): first reason denies;
 //  7. denial: "Error: <reason>";
 //  8. caller cancelled meanwhile: ABORTED_BEFORE_DISPATCH;
 //  9. Execute waterfall around the body (the tool is resolved again; the body is
@@ -210,12 +213,55 @@ func (r *Registry) runGuards(e *Execution) (reason string, err error) {
 			err = r.recovered("tool guard", v)
 		}
 	}()
-	for _, g := range r.guardsFor(e.call.Scope) {
-		if reason = g(e); reason != "" {
-			return reason, nil
+	// The walk is live (reference A9 step 6, "live iteration"): the layers
+	// are read again before each guard, so a guard registered during the
+	// walk (by another guard, or concurrently) is run in this same call when
+	// its layer has not been finished yet, and one removed before its turn is
+	// not run. Each guard runs at most once.
+	var seen []*guardEntry
+	for _, scope := range guardOrder(e.call.Scope) {
+		for {
+			g := r.nextGuard(scope, seen)
+			if g == nil {
+				break
+			}
+			seen = append(seen, g)
+			if reason = g.fn(e); reason != "" {
+				return reason, nil
+			}
 		}
 	}
 	return "", nil
+}
+
+// guardOrder lists the layers guards run in: global (nil) first, then scope's
+// chain farthest to nearest.
+func guardOrder(scope *core.ScopeID) []*core.ScopeID {
+	order := []*core.ScopeID{nil}
+	if scope != nil {
+		ch := scope.Chain()
+		for i := len(ch) - 1; i >= 0; i-- {
+			order = append(order, ch[i])
+		}
+	}
+	return order
+}
+
+// nextGuard returns the first guard of scope's layer (nil: global) not in
+// seen, in registration order; nil when there is none.
+func (r *Registry) nextGuard(scope *core.ScopeID, seen []*guardEntry) *guardEntry {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	l := r.layerFor(scope, false)
+	if l == nil {
+		return nil
+	}
+	for _, g := range l.guards {
+		if !slices.Contains(seen, g) {
+			return g
+		}
+	}
+	return nil
 }
 
 // dispatch runs steps 9–10.

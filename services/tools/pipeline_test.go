@@ -112,6 +112,35 @@ func TestGuardsBeatAnyWaterfallOrder(t *testing.T) {
 	}
 }
 
+// Guards are walked live (reference A9 step 6): a guard that a guard adds
+// during a call is checked in that same call (its layer not yet finished), a
+// scoped guard added by a global guard runs too, and each guard runs once.
+func TestGuardAddedDuringACallIsCheckedInThatCall(t *testing.T) {
+	e := newEnv(t)
+	var calls, laterRuns atomic.Int64
+	e.register(echoTool(&calls))
+	aID := core.NewScopeID("agent", nil)
+	a, err := core.NewScope(e.c, aID)
+	e.on(err)
+	var added atomic.Bool
+	e.on(e.reg.Guard(e.c, func(x *tools.Execution) string {
+		if added.CompareAndSwap(false, true) {
+			e.on(e.reg.Guard(e.c, func(x *tools.Execution) string {
+				laterRuns.Add(1)
+				return "denied by a guard added during this call"
+			}))
+			e.on(e.reg.Guard(a.Context(), func(x *tools.Execution) string {
+				return "not reached: the global guard denies first"
+			}))
+		}
+		return ""
+	}))
+	o := e.reg.Execute(context.Background(), tools.Call{ID: "c1", Name: "echo", Arguments: `{"text":"x"}`, Scope: aID})
+	if text(o) != "Error: denied by a guard added during this call" || calls.Load() != 0 || laterRuns.Load() != 1 {
+		t.Fatalf("got %q, body ran %d, later guard ran %d", text(o), calls.Load(), laterRuns.Load())
+	}
+}
+
 type bashArgs struct {
 	Command string `json:"command"`
 }
@@ -522,7 +551,10 @@ func TestNestedCallsSkipPresentationMeta(t *testing.T) {
 func TestChangedFiresOnRegisterAndUnregister(t *testing.T) {
 	e := newEnv(t)
 	var changes atomic.Int64
-	e.on(core.On(e.c, tools.Changed, func(context.Context, *tools.Registry) error { changes.Add(1); return nil }))
+	e.on(core.On(e.c, tools.Changed, func(context.Context, *tools.Registry) (struct{}, bool, error) {
+		changes.Add(1)
+		return struct{}{}, false, nil
+	}))
 	f := e.mount(func(c *core.Context) error { return tools.Register(c, echoTool(nil)) })
 	if changes.Load() != 1 {
 		t.Errorf("after register: %d", changes.Load())
@@ -531,6 +563,56 @@ func TestChangedFiresOnRegisterAndUnregister(t *testing.T) {
 	if changes.Load() != 2 {
 		t.Errorf("after unregister: %d", changes.Load())
 	}
+}
+
+// A failing tools/change listener rolls the registration back and its error
+// reaches the registering caller, as with the system prompt's change event
+// (reference A7): the tool is not visible and its name is free again; a
+// restriction likewise. A failure on removal is only logged.
+var errIndexFull = errors.New("index full")
+
+func TestChangeListenerFailureRollsTheRegistrationBack(t *testing.T) {
+	e := newEnv(t)
+	var fail atomic.Bool
+	e.on(core.On(e.c, tools.Changed, func(context.Context, *tools.Registry) (struct{}, bool, error) {
+		if fail.Load() {
+			return struct{}{}, false, errIndexFull
+		}
+		return struct{}{}, false, nil
+	}))
+	fail.Store(true)
+	var regErr error
+	f := e.mount(func(c *core.Context) error {
+		regErr = tools.Register(c, echoTool(nil))
+		return nil
+	})
+	if regErr == nil || !strings.HasPrefix(regErr.Error(), `tool echo: change listener: event tools/change: `) || !errors.Is(regErr, errIndexFull) {
+		t.Fatalf("Register with a failing listener: %v", regErr)
+	}
+	if _, ok := e.reg.Get("echo", nil); ok {
+		t.Fatal("the tool stayed registered after its change listener failed")
+	}
+	if o := e.exec("echo", `{"text":"x"}`); code(o) != tools.CodeUnknownTool {
+		t.Fatalf("the rolled-back tool still runs: %+v", o)
+	}
+	fail.Store(false)
+	e.register(echoTool(nil)) // the name is free again
+	if _, ok := e.reg.Get("echo", nil); !ok {
+		t.Fatal("register after the rollback failed")
+	}
+	// Restrict: rolled back too.
+	aID := core.NewScopeID("a", nil)
+	a, err := core.NewScope(e.c, aID)
+	e.on(err)
+	fail.Store(true)
+	if err := e.reg.Restrict(a.Context(), tools.Filter{Deny: []string{"echo"}}); err == nil {
+		t.Fatal("Restrict with a failing change listener returned nil")
+	}
+	if _, ok := e.reg.Get("echo", aID); !ok {
+		t.Fatal("the rolled-back restriction still hides the tool")
+	}
+	// A failure on removal leaves the removal done.
+	e.on(f.Dispose(context.Background()))
 }
 
 func TestExecutionIdentity(t *testing.T) {

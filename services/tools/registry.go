@@ -148,52 +148,71 @@ func (r *Registry) register(c *core.Context, t *Tool) error {
 		return t.err
 	}
 	scope := c.Scope()
-	var dup error
-	err := c.Effect("tool "+t.name, func() (func(), error) {
-		r.mu.Lock()
-		l := r.layerFor(scope, true)
-		if l.find(t.name) != nil {
-			r.dropIfEmpty(scope)
-			r.mu.Unlock()
-			if scope == nil {
-				dup = fmt.Errorf("tool %q is already registered (for a per-agent variant, register through that agent's scoped context instead)", t.name)
-			} else {
-				dup = fmt.Errorf("tool %q is already registered in this scope", t.name)
-			}
-			return nil, dup
-		}
-		l.tools = append(l.tools, t)
-		r.gen.Add(1)
+	r.mu.Lock()
+	l := r.layerFor(scope, true)
+	if l.find(t.name) != nil {
+		r.dropIfEmpty(scope)
 		r.mu.Unlock()
-		return func() {
-			r.mu.Lock()
-			if l := r.layerFor(scope, false); l != nil {
-				if i := slices.Index(l.tools, t); i >= 0 {
-					l.tools = slices.Delete(l.tools, i, i+1)
-					r.gen.Add(1)
-				}
-				r.dropIfEmpty(scope)
+		if scope == nil {
+			return fmt.Errorf("tool %q is already registered (for a per-agent variant, register through that agent's scoped context instead)", t.name)
+		}
+		return fmt.Errorf("tool %q is already registered in this scope", t.name)
+	}
+	l.tools = append(l.tools, t)
+	r.gen.Add(1)
+	r.mu.Unlock()
+	undo := func() {
+		r.mu.Lock()
+		if l := r.layerFor(scope, false); l != nil {
+			if i := slices.Index(l.tools, t); i >= 0 {
+				l.tools = slices.Delete(l.tools, i, i+1)
+				r.gen.Add(1)
 			}
-			r.mu.Unlock()
-			r.changed()
-		}, nil
-	})
-	if dup != nil {
-		return dup
+			r.dropIfEmpty(scope)
+		}
+		r.mu.Unlock()
 	}
-	if err == nil {
-		r.changed()
-	}
-	return err
+	return r.commit(c, "tool "+t.name, undo)
 }
 
-func (r *Registry) changed() {
-	Changed.Emit(context.Background(), r.c.Here(), r)
+// commit finishes a registration already made (undo takes it back): it
+// dispatches Changed, and a failing listener undoes the registration and its
+// error is returned ("tool x: change listener: ..."); otherwise the undo, with
+// a second Changed, becomes an effect of c's fiber.
+func (r *Registry) commit(c *core.Context, label string, undo func()) error {
+	if err := r.changed(c.Context()); err != nil {
+		undo()
+		return fmt.Errorf("%s: change listener: %w", label, err)
+	}
+	var once sync.Once
+	dispose := func() {
+		once.Do(func() {
+			undo()
+			if err := r.changed(context.WithoutCancel(c.Context())); err != nil {
+				r.c.Logger().Warn("tools/change listener failed on removal", "registration", label, "err", err)
+			}
+		})
+	}
+	// The registration is made before the effect so that its errors reach
+	// the caller unwrapped; the effect only owns its undo.
+	if err := c.Effect(label, func() (func(), error) { return dispose, nil }); err != nil {
+		dispose()
+		return err
+	}
+	return nil
+}
+
+// changed dispatches Changed; the first listener error is returned.
+func (r *Registry) changed(ctx context.Context) error {
+	_, _, err := Changed.Bail(ctx, r.c.Here(), r)
+	return err
 }
 
 // Guard adds a guard in the layer of c's scope, as an effect of c's fiber.
 // Global guards apply to every call; scoped guards to calls of that scope and
-// its descendants.
+// its descendants. Guards are walked live: one added while a call's guards
+// are running (even by another guard) is checked in that same call unless
+// its layer has already been walked. Guards do not fire Changed.
 func (r *Registry) Guard(c *core.Context, g Guard) error {
 	if g == nil {
 		return fmt.Errorf("tools: Guard of a nil function")
@@ -260,29 +279,22 @@ func (r *Registry) Restrict(c *core.Context, f Filter) error {
 	if f.Allow != nil {
 		res.allow = set(f.Allow)
 	}
-	err := c.Effect("tool restriction", func() (func(), error) {
+	r.mu.Lock()
+	l := r.layerFor(scope, true)
+	l.restrictions = append(l.restrictions, res)
+	r.gen.Add(1)
+	r.mu.Unlock()
+	return r.commit(c, "tool restriction", func() {
 		r.mu.Lock()
-		l := r.layerFor(scope, true)
-		l.restrictions = append(l.restrictions, res)
-		r.gen.Add(1)
-		r.mu.Unlock()
-		return func() {
-			r.mu.Lock()
-			if l := r.layerFor(scope, false); l != nil {
-				if i := slices.Index(l.restrictions, res); i >= 0 {
-					l.restrictions = slices.Delete(l.restrictions, i, i+1)
-					r.gen.Add(1)
-				}
-				r.dropIfEmpty(scope)
+		if l := r.layerFor(scope, false); l != nil {
+			if i := slices.Index(l.restrictions, res); i >= 0 {
+				l.restrictions = slices.Delete(l.restrictions, i, i+1)
+				r.gen.Add(1)
 			}
-			r.mu.Unlock()
-			r.changed()
-		}, nil
+			r.dropIfEmpty(scope)
+		}
+		r.mu.Unlock()
 	})
-	if err == nil {
-		r.changed()
-	}
-	return err
 }
 
 func set(names []string) map[string]bool {
@@ -424,27 +436,4 @@ func (r *Registry) Schemas(scope *core.ScopeID) []Schema {
 		out[i] = Schema{Name: t.name, Description: t.description, Parameters: t.Parameters()}
 	}
 	return out
-}
-
-// guardsFor returns the guards that apply to a call in scope: global ones,
-// then each chain layer farthest to nearest.
-func (r *Registry) guardsFor(scope *core.ScopeID) []Guard {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	var gs []Guard
-	for _, g := range r.global.guards {
-		gs = append(gs, g.fn)
-	}
-	if scope != nil {
-		ch := r.chain(scope)
-		for i := len(ch) - 1; i >= 0; i-- {
-			if ch[i] == nil {
-				continue
-			}
-			for _, g := range ch[i].guards {
-				gs = append(gs, g.fn)
-			}
-		}
-	}
-	return gs
 }

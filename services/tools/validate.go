@@ -282,7 +282,8 @@ func parseJSONStd(raw string) (any, error) {
 // integer-valued string where an integer or number is expected ("5" becomes
 // 5), and, in valid arguments, a number the schema says is an integer but that
 // is not written as one (100.0, 1e2 and -0 become 100, 100 and 0), so that a
-// Go integer field can hold it. The fast checks accept neither, so they skip
+// Go integer field can hold it. A negative zero anywhere else is a "lossless"
+// violation: JSON has no -0 distinct from 0 (reference E3). The fast checks accept neither, so they skip
 // nothing here.
 func (v *validator) check(raw string) (normalized string, coerced []string, violations []Violation) {
 	if raw == "" {
@@ -291,14 +292,20 @@ func (v *validator) check(raw string) (normalized string, coerced []string, viol
 	if v.emptyOK && raw == "{}" {
 		return raw, nil, nil
 	}
-	if v.fast != nil && v.fast.acceptsText(raw) {
+	// A negative zero may need a violation (lossless), which the fast
+	// checks never give: text that may hold one goes to the library.
+	fast := v.fast
+	if strings.Contains(raw, "-0") {
+		fast = nil
+	}
+	if fast != nil && fast.acceptsText(raw) {
 		return raw, nil, nil // certainly valid JSON and arguments: nothing to coerce
 	}
 	inst, err := parseJSON(raw)
 	if err != nil {
 		return raw, nil, []Violation{{Rule: "json", Message: "arguments are not valid JSON: " + err.Error()}}
 	}
-	if v.fast != nil && v.fast.accepts(inst) {
+	if fast != nil && fast.accepts(inst) {
 		return raw, nil, nil // certainly valid, so nothing to coerce either
 	}
 	verr := v.schema.Validate(inst)
@@ -334,6 +341,9 @@ func (v *validator) check(raw string) (normalized string, coerced []string, viol
 func (v *validator) normalized(raw string, inst any, notes []string) (string, []string, []Violation) {
 	var ints []string
 	inst = normalizeIntegers(inst, v.doc, nil, &ints)
+	if lossy := negativeZeros(inst, nil, nil); len(lossy) > 0 {
+		return raw, nil, lossy
+	}
 	if len(notes) == 0 && len(ints) == 0 {
 		return raw, nil, nil
 	}
@@ -397,6 +407,36 @@ func normalizeIntegers(x, sch any, loc []string, notes *[]string) any {
 		}
 	}
 	return x
+}
+
+// negativeZeros appends to out a violation for every negative zero left in x
+// (-0, -0.0, -0e5) and returns out. JSON has no negative zero distinct from
+// 0, so such a number is not lossless JSON (reference E3); where the schema
+// says integer, normalizeIntegers has already rewritten it to 0.
+func negativeZeros(x any, loc []string, out []Violation) []Violation {
+	switch val := x.(type) {
+	case json.Number:
+		if s := string(val); strings.HasPrefix(s, "-") {
+			if canon, whole := integerText(s); whole && canon == "0" {
+				out = append(out, Violation{Path: pointer(loc), Rule: "lossless",
+					Message: fmt.Sprintf("must be a lossless JSON value, got %s (JSON has no negative zero; send 0)", s)})
+			}
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(val))
+		for k := range val {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			out = negativeZeros(val[k], append(loc, k), out)
+		}
+	case []any:
+		for i, e := range val {
+			out = negativeZeros(e, append(loc, strconv.Itoa(i)), out)
+		}
+	}
+	return out
 }
 
 func integerOnly(t any) bool {

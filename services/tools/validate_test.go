@@ -396,3 +396,43 @@ func TestViolationOrderIsStable(t *testing.T) {
 		t.Errorf("message: %s", first)
 	}
 }
+
+// A negative zero has no JSON value distinct from 0, so it is not lossless
+// JSON (reference E3): where the schema says number, or says nothing, it is
+// an INVALID_ARGS violation at its path and the body never runs, for typed
+// and raw tools alike. Where the schema says integer it is rewritten to 0
+// (TestWholeNumbersWrittenAsFloats).
+func TestNegativeZeroIsNotLosslessJSON(t *testing.T) {
+	e := newEnv(t)
+	var ran atomic.Int64
+	typedTool := tools.Define("whole", "whole", func(context.Context, *tools.Execution, wholeArgs) (string, error) {
+		ran.Add(1)
+		return "ok", nil
+	})
+	e.register(typedTool, tools.DefineRaw("whole_raw", "whole", typedTool.Parameters(), func(context.Context, *tools.Execution, json.RawMessage) (any, error) {
+		ran.Add(1)
+		return "ok", nil
+	}), tools.DefineRaw("open_raw", "any object", json.RawMessage(`{"type":"object"}`), func(context.Context, *tools.Execution, json.RawMessage) (any, error) {
+		ran.Add(1)
+		return "ok", nil
+	}))
+	for _, tc := range []struct{ tool, args, want string }{
+		{"whole", `{"ratio":-0}`, `/ratio: lossless: must be a lossless JSON value, got -0 (JSON has no negative zero; send 0)`},
+		{"whole_raw", `{"ratio":-0.0}`, `/ratio: lossless: must be a lossless JSON value, got -0.0 (JSON has no negative zero; send 0)`},
+		{"whole", `{"ratio":-0e7,"limit":-0}`, `/ratio: lossless: must be a lossless JSON value, got -0e7 (JSON has no negative zero; send 0)`},
+		{"open_raw", `{"a":[1,-0]}`, `/a/1: lossless: must be a lossless JSON value, got -0 (JSON has no negative zero; send 0)`},
+	} {
+		before := ran.Load()
+		o := e.exec(tc.tool, tc.args)
+		if !o.IsError || o.ErrorMessage != "invalid arguments: "+tc.want || code(o) != tools.CodeInvalidArgs || ran.Load() != before {
+			t.Errorf("%s %s:\n got %q (%v)\nwant %q", tc.tool, tc.args, o.ErrorMessage, code(o), "invalid arguments: "+tc.want)
+		}
+	}
+	// Zero, and negative numbers that are not zero, stay valid.
+	for _, args := range []string{`{"ratio":0}`, `{"ratio":-0.5}`, `{"ratio":-0.0001e2}`, `{"limit":-0}`} {
+		before := ran.Load()
+		if o := e.exec("whole_raw", args); o.IsError || ran.Load() == before {
+			t.Errorf("%s: %q, want success", args, o.ErrorMessage)
+		}
+	}
+}

@@ -1,0 +1,197 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// Request is one spawn to confine.
+type Request struct {
+	// Policy is the enabled policy to enforce.
+	Policy Policy
+	// Dir is the working directory; it is the workspace (writable in
+	// workspace-write mode). Absolute.
+	Dir string
+	// Path is the resolved program (absolute) and Argv its arguments
+	// (Argv[0] is the name the program sees).
+	Path string
+	Argv []string
+	// Env is the child's environment; the backend may add to it.
+	Env []string
+	// Terminal is set for a PTY session: the program must keep the PTY as
+	// its controlling terminal (no new session).
+	Terminal bool
+	// ExtraWritable are directories the runtime itself needs writable
+	// inside the sandbox (a terminal's shell-integration directory).
+	ExtraWritable []string
+}
+
+// Command is what to exec instead of the request's program.
+type Command struct {
+	Path string
+	Args []string
+	Env  []string
+}
+
+// Backend enforces policies on spawns. Implementations are safe for
+// concurrent use.
+type Backend interface {
+	// Name is "bwrap" or "landlock".
+	Name() string
+	// Check reports what the backend enforces for p, without spawning.
+	Check(p Policy) Report
+	// Wrap returns the command that runs req confined, and the report for
+	// this spawn.
+	Wrap(req Request) (Command, Report, error)
+}
+
+// Names of the backends, for Options.Backend and reports.
+const (
+	BackendAuto     = "auto"
+	BackendBwrap    = "bwrap"
+	BackendLandlock = "landlock"
+)
+
+// Probe picks the first working backend: prefer is "auto" (or empty:
+// bwrap, then landlock), "bwrap" or "landlock" (that backend only). It
+// returns nil and the failure of every backend tried when none works.
+// A probe of bwrap runs it once (a few milliseconds).
+func Probe(prefer string) (Backend, []error) {
+	var order []func() (Backend, error)
+	switch prefer {
+	case "", BackendAuto:
+		order = []func() (Backend, error){probeBwrap, probeLandlock}
+	case BackendBwrap:
+		order = []func() (Backend, error){probeBwrap}
+	case BackendLandlock:
+		order = []func() (Backend, error){probeLandlock}
+	default:
+		return nil, []error{fmt.Errorf("sandbox backend %q: must be auto, bwrap or landlock", prefer)}
+	}
+	var errs []error
+	for _, p := range order {
+		b, err := p()
+		if err == nil {
+			return b, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, errs
+}
+
+// home is the harness user's home directory ("" when unknown).
+var home = sync.OnceValue(func() string { h, _ := os.UserHomeDir(); return h })
+
+// expandHome turns "~" and "~/x" into absolute paths; other paths are
+// returned as they are.
+func expandHome(p string) string {
+	if p == "~" {
+		return home()
+	}
+	if rest, ok := strings.CutPrefix(p, "~/"); ok && home() != "" {
+		return filepath.Join(home(), rest)
+	}
+	return p
+}
+
+// writableDirs are the directories a request may write: nothing in
+// read-only mode, else the workspace and the writable roots that exist
+// (resolved through symlinks), plus the runtime's own extra directories.
+func writableDirs(req Request) []string {
+	var out []string
+	add := func(p string) {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			if st, err := os.Stat(r); err == nil && st.IsDir() && !slices.Contains(out, r) {
+				out = append(out, r)
+			}
+		}
+	}
+	if req.Policy.Mode == ModeWorkspaceWrite {
+		add(req.Dir)
+		for _, r := range req.Policy.WritableRoots {
+			add(expandHome(r))
+		}
+	}
+	for _, r := range req.ExtraWritable {
+		add(r)
+	}
+	return out
+}
+
+// maxDenyMatches bounds how many paths one relative deny pattern may
+// expand to in one root (a walk of a huge tree stops there).
+const maxDenyMatches = 10000
+
+// errTooMany stops a pattern walk.
+var errTooMany = errors.New("too many matches")
+
+// deniedPaths expands the policy's DenyRead into existing absolute paths,
+// resolved through symlinks (the target is what must be hidden). Absolute
+// and ~/ entries are globbed on the file system; relative patterns inside
+// the workspace and each writable root. The second result lists patterns
+// that could not be expanded completely.
+func deniedPaths(req Request) ([]string, []string) {
+	var out, incomplete []string
+	add := func(p string) {
+		if r, err := filepath.EvalSymlinks(p); err == nil && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	roots := []string{req.Dir}
+	for _, r := range req.Policy.WritableRoots {
+		roots = append(roots, expandHome(r))
+	}
+	for _, pat := range req.Policy.DenyRead {
+		pat = expandHome(pat)
+		if filepath.IsAbs(pat) {
+			if !hasMeta(pat) {
+				add(filepath.Clean(pat))
+				continue
+			}
+			base, rel := doublestar.SplitPattern(filepath.ToSlash(pat))
+			if n := globInto(base, rel, add); n < 0 {
+				incomplete = append(incomplete, pat)
+			}
+			continue
+		}
+		for _, root := range roots {
+			if !hasMeta(pat) {
+				if _, err := os.Lstat(filepath.Join(root, pat)); err == nil {
+					add(filepath.Join(root, pat))
+				}
+				continue
+			}
+			if n := globInto(root, filepath.ToSlash(pat), add); n < 0 {
+				incomplete = append(incomplete, pat+" in "+root)
+			}
+		}
+	}
+	return out, incomplete
+}
+
+func hasMeta(p string) bool { return strings.ContainsAny(p, "*?[{\\") }
+
+// globInto adds the matches of pattern under base; it returns -1 when the
+// walk was cut short.
+func globInto(base, pattern string, add func(string)) int {
+	n := 0
+	err := doublestar.GlobWalk(os.DirFS(base), pattern, func(p string, _ fs.DirEntry) error {
+		add(filepath.Join(base, filepath.FromSlash(p)))
+		if n++; n >= maxDenyMatches {
+			return errTooMany
+		}
+		return nil
+	}, doublestar.WithNoFollow())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return -1
+	}
+	return n
+}

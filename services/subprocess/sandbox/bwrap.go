@@ -1,0 +1,146 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// bwrap is the bubblewrap backend: namespaces and bind mounts.
+type bwrap struct {
+	path string
+
+	emptyOnce sync.Once
+	emptyDir  string
+	empty     string // an empty read-only file: what a denied file shows
+	emptyErr  error
+}
+
+// emptyFile is the mask of denied files: /dev/null cannot serve (binds are
+// nodev), so an empty 0400 file in a private directory is bound instead.
+func (b *bwrap) emptyFile() (string, error) {
+	b.emptyOnce.Do(func() {
+		b.emptyDir, b.emptyErr = os.MkdirTemp("", "harness-sandbox-")
+		if b.emptyErr == nil {
+			b.empty = filepath.Join(b.emptyDir, "empty")
+			b.emptyErr = os.WriteFile(b.empty, nil, 0o400)
+		}
+	})
+	return b.empty, b.emptyErr
+}
+
+// Close removes the mask file.
+func (b *bwrap) Close() error {
+	if b.emptyDir == "" {
+		return nil
+	}
+	return os.RemoveAll(b.emptyDir)
+}
+
+// probeTimeout bounds the bwrap probe run.
+const probeTimeout = 10 * time.Second
+
+// probeBwrap finds bwrap on PATH and runs it once with the namespaces every
+// spawn uses (mount, PID with its own /proc, network), so a kernel or
+// container that forbids them is found at start-up, not at the first
+// command.
+func probeBwrap() (Backend, error) {
+	path, err := exec.LookPath("bwrap")
+	if err != nil {
+		return nil, fmt.Errorf("bwrap: not installed (%v)", err)
+	}
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		return nil, fmt.Errorf("bwrap: probe: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+		"--unshare-pid", "--unshare-net", "--unshare-ipc", "--die-with-parent", "--new-session", "--", truePath)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.Env = []string{}
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("bwrap: %s does not work here (user namespaces unavailable?): %v: %s", path, err, strings.TrimSpace(stderr.String()))
+	}
+	return &bwrap{path: path}, nil
+}
+
+func (b *bwrap) Name() string { return BackendBwrap }
+
+// Check: bwrap enforces every part of a policy.
+func (b *bwrap) Check(p Policy) Report {
+	return Report{Backend: BackendBwrap, Enforcement: EnforcementFull}
+}
+
+// Wrap builds the bwrap command line. Order matters: later mounts cover
+// earlier ones, so / goes read-only first, then /dev, /proc and /tmp, then
+// the writable binds, then the masks over denied paths (which therefore win
+// even inside the workspace).
+func (b *bwrap) Wrap(req Request) (Command, Report, error) {
+	rep := Report{Backend: BackendBwrap, Enforcement: EnforcementFull}
+	args := make([]string, 0, 32)
+	args = append(args, b.path, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts")
+	if !req.Terminal {
+		// A terminal's program must keep the PTY as its controlling
+		// terminal; every other spawn already has none (Setsid), and a new
+		// session closes TIOCSTI injection into anything outside.
+		args = append(args, "--new-session")
+	}
+	if !req.Policy.Network {
+		args = append(args, "--unshare-net")
+	}
+	// / read-only; writable binds; then fresh /dev, /proc and a private
+	// /tmp over whatever those binds brought in (a workspace of / or /home
+	// would otherwise re-expose the host's); then what lives under /tmp
+	// (the working directory must exist inside even in read-only mode).
+	args = append(args, "--ro-bind", "/", "/")
+	writable := writableDirs(req)
+	var underTmp []string
+	for _, w := range writable {
+		if within(w, "/tmp") {
+			underTmp = append(underTmp, w)
+			continue
+		}
+		args = append(args, "--bind", w, w)
+	}
+	args = append(args, "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
+	if within(req.Dir, "/tmp") && !slices.ContainsFunc(underTmp, func(w string) bool { return within(req.Dir, w) }) {
+		args = append(args, "--ro-bind", req.Dir, req.Dir)
+	}
+	for _, w := range underTmp {
+		args = append(args, "--bind", w, w)
+	}
+	denied, incomplete := deniedPaths(req)
+	for _, d := range denied {
+		st, err := os.Stat(d)
+		switch {
+		case err != nil:
+			continue
+		case st.IsDir():
+			args = append(args, "--tmpfs", d, "--remount-ro", d)
+		default:
+			empty, err := b.emptyFile()
+			if err != nil {
+				return Command{}, rep, fmt.Errorf("mask for denied files: %w", err)
+			}
+			args = append(args, "--ro-bind", empty, d)
+		}
+	}
+	if len(incomplete) > 0 {
+		rep.Enforcement = EnforcementPartial
+		rep.Reasons = append(rep.Reasons, fmt.Sprintf("denyRead patterns matched more than %d paths and were masked only in part: %s", maxDenyMatches, strings.Join(incomplete, ", ")))
+	}
+	args = append(args, "--chdir", req.Dir, "--", req.Path)
+	if len(req.Argv) > 1 {
+		args = append(args, req.Argv[1:]...)
+	}
+	return Command{Path: b.path, Args: args, Env: req.Env}, rep, nil
+}

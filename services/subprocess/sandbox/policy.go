@@ -1,0 +1,161 @@
+// Package sandbox turns a subprocess sandbox policy into OS enforcement.
+//
+// A [Policy] says what a command may do: read everything except the
+// DenyRead paths, write nowhere (read-only), or only in its workspace and
+// the writable roots (workspace-write), and reach the network or not. A
+// [Backend] wraps one spawn so that the kernel enforces it, and returns a
+// [Report] saying how much of the policy it enforces (full, partial with
+// reasons, or none). Two Linux backends exist, chosen by [Probe]:
+//
+//   - bwrap (bubblewrap): mount, PID, IPC and (network off) network
+//     namespaces; / read-only, the workspace and writable roots bound
+//     writable, fresh /dev, its own /proc, private /tmp, denied paths
+//     masked. Full enforcement.
+//   - landlock: the Linux Landlock LSM applied in the child by a re-exec of
+//     the current executable (see [Init]); the harness process itself is
+//     never restricted. Partial: no PID namespace, no private /tmp, and
+//     the network rules of the kernel's ABI only.
+//
+// The package is used by services/subprocess (Spec.Sandbox); docs/sandbox.md
+// says exactly what is and is not contained.
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Mode is a sandbox policy's file-system mode.
+type Mode string
+
+const (
+	// ModeOff runs the command unsandboxed.
+	ModeOff Mode = "off"
+	// ModeReadOnly lets the command read (except DenyRead) and write
+	// nowhere but its private /tmp and /dev/null-like devices.
+	ModeReadOnly Mode = "read-only"
+	// ModeWorkspaceWrite is ModeReadOnly plus write access to the workspace
+	// (the spawn's working directory) and the writable roots.
+	ModeWorkspaceWrite Mode = "workspace-write"
+)
+
+// Policy is what a sandboxed command may do. The zero value (mode "") is
+// not a valid policy; a nil *Policy on a spawn means "not sandboxed".
+//
+// In YAML, network accepts true/false and on/off (yaml.v3 decodes both
+// into a bool); in JSON a boolean.
+type Policy struct {
+	// Mode is off, read-only or workspace-write.
+	Mode Mode `yaml:"mode" json:"mode" jsonschema:"enum=off,enum=read-only,enum=workspace-write,description=off: no sandbox; read-only: read everything but denyRead and write nowhere; workspace-write: also write the working directory and writableRoots"`
+	// WritableRoots are absolute directories writable in workspace-write
+	// mode in addition to the workspace ("~/" expands to the home
+	// directory). A root that does not exist is skipped.
+	WritableRoots []string `yaml:"writableRoots" json:"writableRoots,omitempty" jsonschema:"description=Extra absolute directories writable in workspace-write mode (~/ is the home directory)"`
+	// Network allows network access (default false: no network).
+	Network bool `yaml:"network" json:"network,omitempty" jsonschema:"description=Allow network access (on/off or true/false; default off)"`
+	// DenyRead are paths whose content the command must not read: absolute
+	// paths, "~/" paths, or doublestar patterns; a relative pattern (such
+	// as **/.env) applies inside the workspace and each writable root.
+	DenyRead []string `yaml:"denyRead" json:"denyRead,omitempty" jsonschema:"description=Paths or doublestar patterns whose content is hidden (~/.ssh\\, **/.env); relative patterns apply inside the workspace and writable roots"`
+}
+
+// Enabled reports whether p asks for a sandbox (mode read-only or
+// workspace-write).
+func (p *Policy) Enabled() bool {
+	return p != nil && (p.Mode == ModeReadOnly || p.Mode == ModeWorkspaceWrite)
+}
+
+// Clone returns a deep copy.
+func (p Policy) Clone() Policy {
+	p.WritableRoots = slices.Clone(p.WritableRoots)
+	p.DenyRead = slices.Clone(p.DenyRead)
+	return p
+}
+
+// Validate reports the first bad field by its path (mode, writableRoots[i],
+// denyRead[i]).
+func (p Policy) Validate() error {
+	switch p.Mode {
+	case ModeOff, ModeReadOnly, ModeWorkspaceWrite:
+	case "":
+		return errors.New("mode: required (off, read-only or workspace-write)")
+	default:
+		return fmt.Errorf("mode: must be off, read-only or workspace-write, got %q", p.Mode)
+	}
+	for i, r := range p.WritableRoots {
+		if strings.IndexByte(r, 0) >= 0 || !(filepath.IsAbs(r) || strings.HasPrefix(r, "~/")) {
+			return fmt.Errorf("writableRoots[%d]: must be an absolute or ~/ path, got %q", i, r)
+		}
+	}
+	for i, d := range p.DenyRead {
+		if d == "" || strings.IndexByte(d, 0) >= 0 {
+			return fmt.Errorf("denyRead[%d]: must be a non-empty path or pattern", i)
+		}
+	}
+	return nil
+}
+
+// Enforcement says how much of a policy a backend enforces.
+type Enforcement string
+
+const (
+	// EnforcementFull: every part of the policy is enforced by the kernel.
+	EnforcementFull Enforcement = "full"
+	// EnforcementPartial: some parts are enforced; Report.Reasons lists
+	// what is not.
+	EnforcementPartial Enforcement = "partial"
+	// EnforcementNone: the command runs unsandboxed.
+	EnforcementNone Enforcement = "none"
+)
+
+// Report is what a backend enforces for one policy (or one spawn).
+type Report struct {
+	// Backend is "bwrap", "landlock" or "none".
+	Backend string `json:"backend"`
+	// Enforcement is full, partial or none.
+	Enforcement Enforcement `json:"enforcement"`
+	// Reasons explain a partial or none enforcement, one short sentence
+	// each; empty for full.
+	Reasons []string `json:"reasons,omitempty"`
+}
+
+// Unsandboxed is the report of a spawn that runs without a sandbox.
+func Unsandboxed(reason string) Report {
+	return Report{Backend: "none", Enforcement: EnforcementNone, Reasons: []string{reason}}
+}
+
+// String renders "bwrap: full" or "landlock: partial (a; b)".
+func (r Report) String() string {
+	s := r.Backend + ": " + string(r.Enforcement)
+	if len(r.Reasons) > 0 {
+		s += " (" + strings.Join(r.Reasons, "; ") + ")"
+	}
+	return s
+}
+
+// ErrUnavailable is wrapped by the error of a spawn that requires a
+// sandbox when no backend works. Its message says how to install
+// bubblewrap or opt out.
+var ErrUnavailable = errors.New("sandbox required but no sandbox backend works on this machine")
+
+// UnavailableError is the spawn error when a sandbox is required and no
+// backend works; Causes are the probe failures of each backend.
+type UnavailableError struct{ Causes []error }
+
+func (e *UnavailableError) Error() string {
+	var b strings.Builder
+	b.WriteString(ErrUnavailable.Error())
+	for _, c := range e.Causes {
+		b.WriteString("; ")
+		b.WriteString(c.Error())
+	}
+	b.WriteString(". Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) or enable Landlock in the kernel, " +
+		"or opt out of the sandbox with `sandbox: {mode: off}` in the subprocess row of harness.yml (commands then run with your full permissions)")
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrUnavailable) hold.
+func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
