@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/plugins/hooks/lifecycle"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/systemprompt"
 )
@@ -75,8 +76,9 @@ type Session struct {
 	// call got past the route's up-front checks (see [Session.Run]).
 	wmu     sync.Mutex
 	journal *Journal // nil until the log file exists
-	header  Record   // the header a new log starts with
-	holding bool     // records are held, not written
+	claude  *claudeTranscript
+	header  Record // the header a new log starts with
+	holding bool   // records are held, not written
 	held    []Record
 	wclosed bool
 
@@ -200,6 +202,7 @@ func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
 		return fail(err)
 	}
 	ss := &Session{svc: s, id: o.ID, scope: sc, journal: journal, header: header, opts: o, model: model, route: model.Route()}
+	ss.claude = &claudeTranscript{path: ClaudeTranscriptPath(s.stateDir, o.ID), sessionID: o.ID, cwd: o.Cwd}
 	ss.history = Replay(recs)
 	for _, r := range recs {
 		if r.Type == RecordUser && r.Source == SourceRuntimeContext && r.Message != nil {
@@ -247,7 +250,12 @@ func (ss *Session) registerScoped() error {
 			return err
 		}
 	}
-	return nil
+	// Messages for the user from policy plugins (a hook's systemMessage)
+	// are shown as notices.
+	return core.On(c, lifecycle.SystemMessage, func(_ context.Context, n lifecycle.Notice) error {
+		ss.observe(Event{Type: EventNotice, Text: n.Text, Source: n.Source})
+		return nil
+	})
 }
 
 // ID returns the session id.
@@ -357,6 +365,7 @@ func claim(stateDir, id string) error {
 func (ss *Session) write(rec Record) error {
 	ss.wmu.Lock()
 	defer ss.wmu.Unlock()
+	ss.claude.add(rec, ss.svc.c.Logger().Warn)
 	if ss.holding {
 		if rec.Time.IsZero() {
 			rec.Time = time.Now().UTC()
@@ -388,6 +397,7 @@ func (ss *Session) writeLocked(rec Record) error {
 func (ss *Session) hold() {
 	ss.wmu.Lock()
 	ss.holding = true
+	ss.claude.mark()
 	ss.wmu.Unlock()
 }
 
@@ -413,5 +423,6 @@ func (ss *Session) release() error {
 func (ss *Session) drop() {
 	ss.wmu.Lock()
 	ss.holding, ss.held = false, nil
+	ss.claude.rollback()
 	ss.wmu.Unlock()
 }
