@@ -12,6 +12,7 @@ import (
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/core/fxcore"
+	"github.com/dshgo/harness/plugins/instructions"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tokenmeter"
@@ -50,7 +51,7 @@ func runPrompt(t *testing.T, manifestYAML string, args ...string) (code int, std
 		Modules: []fx.Option{
 			fxcore.ProvidePlugin(systemprompt.Plugin), fxcore.ProvidePlugin(tools.Plugin),
 			fxcore.ProvidePlugin(prompttools.Plugin), fxcore.ProvidePlugin(tokenmeter.Plugin),
-			fxcore.ProvidePlugin(echoTool), fxcore.ProvidePlugin(brokenPlugin),
+			fxcore.ProvidePlugin(echoTool), fxcore.ProvidePlugin(brokenPlugin), fxcore.ProvidePlugin(instructions.Plugin),
 		},
 		LookupEnv:   func(string) (string, bool) { return "", false },
 		Ctx:         context.Background(),

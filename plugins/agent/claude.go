@@ -21,6 +21,16 @@ func ClaudeTranscriptPath(stateDir, id string) string {
 	return filepath.Join(SessionsDir(stateDir), "claude", id+".jsonl")
 }
 
+// claudeTranscriptFor returns the Claude-format transcript path of session
+// id whose log is at location: beside it when the log is a file (the JSONL
+// store), else under a per-user directory in the system temp directory.
+func claudeTranscriptFor(location, id string) string {
+	if filepath.IsAbs(location) {
+		return filepath.Join(filepath.Dir(location), "claude", id+".jsonl")
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("harness-transcripts-%d", os.Getuid()), id+".jsonl")
+}
+
 // claudeTranscript appends a session's conversation to a file in the
 // format Claude Code writes its transcripts in, for hook scripts that read
 // `transcript_path` (a Stop hook looking at the last assistant message): one

@@ -8,6 +8,7 @@ import (
 	"github.com/dshgo/harness/plugins/agent"
 	"github.com/dshgo/harness/plugins/approval"
 	"github.com/dshgo/harness/plugins/hooks"
+	"github.com/dshgo/harness/plugins/instructions"
 	llmopenai "github.com/dshgo/harness/plugins/llm-openai"
 	"github.com/dshgo/harness/plugins/permission"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
@@ -17,6 +18,7 @@ import (
 	toolsearch "github.com/dshgo/harness/plugins/tool-search"
 	tooltimeout "github.com/dshgo/harness/plugins/tool-timeout"
 	"github.com/dshgo/harness/services/llm"
+	"github.com/dshgo/harness/services/sessions"
 	"github.com/dshgo/harness/services/spill"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
@@ -33,6 +35,7 @@ func Plugins() []core.Plugin {
 		permission.Plugin,
 		hooks.Plugin,
 		prompttools.Plugin,
+		instructions.Plugin,
 		tools.Plugin,
 		tooltimeout.Plugin,
 		spill.Plugin,
@@ -43,6 +46,7 @@ func Plugins() []core.Plugin {
 		toolsearch.Plugin,
 		llm.Plugin,
 		llmopenai.Plugin,
+		sessions.JSONLPlugin,
 		agent.Plugin,
 	}
 }

@@ -13,7 +13,12 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(fakeHarnessEnv); mode != "" {
+		os.Exit(fakeHarness(mode))
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // newRuntime starts a runtime closed at the end of the test; Close must
 // succeed.

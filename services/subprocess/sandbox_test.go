@@ -3,11 +3,15 @@ package subprocess
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -256,4 +260,100 @@ func TestSandboxReports(t *testing.T) {
 	if p, rep := off.Sandbox(); p.Mode != SandboxOff || rep.Enforcement != EnforcementNone {
 		t.Fatalf("off: %v %v", p, rep)
 	}
+}
+
+// fakeHarnessEnv makes the test binary act as a harness (TestMain): it
+// starts a runtime and runs one command that tries to read the harness's
+// environment, printing what it got.
+const fakeHarnessEnv = "SUBPROCESS_TEST_FAKE_HARNESS"
+
+func fakeHarness(mode string) int {
+	opts := Options{}
+	var p *SandboxPolicy
+	switch mode {
+	case "off":
+	case "off-dumpable":
+		opts.Dumpable = true
+	default:
+		opts.SandboxBackend = mode
+		p = &SandboxPolicy{Mode: SandboxReadOnly}
+	}
+	rt, err := New(opts, nil)
+	if err != nil {
+		fmt.Println("fake harness:", err)
+		return 1
+	}
+	defer rt.Close(context.Background())
+	res, err := rt.Run(Spec{Argv: []string{"bash", "-c", "cat /proc/$PPID/environ; echo; cat /proc/" + strconv.Itoa(os.Getpid()) + "/environ; echo; cat /proc/" + strconv.Itoa(os.Getpid()) + "/cmdline"},
+		Dir: "/", Sandbox: p, Stdin: IgnoreStdin(), Stdout: Collect(1 << 20), Stderr: Collect(1 << 16), Grace: time.Second})
+	if err != nil {
+		fmt.Println("fake harness:", err)
+		return 1
+	}
+	fmt.Printf("report %v\nstdout %q\nstderr %q\n", res.Sandbox, res.Stdout.ReadFrom(0).Text, res.Stderr.ReadFrom(0).Text)
+	return 0
+}
+
+// TestHarnessEnvironmentInvisible runs a fake harness (this test binary)
+// whose initial environment holds a secret, and a command under it that
+// reads /proc/$PPID/environ and /proc/<harness>/environ: in the sandbox
+// (PID namespace, Landlock's ptrace scope) and outside it (the harness is
+// non-dumpable; run as an unprivileged user, since root passes every
+// ptrace check) nothing of the secret shows. A dumpable harness is the
+// control: there the same command does read it.
+func TestHarnessEnvironmentInvisible(t *testing.T) {
+	secret := "s3cr3t-" + marker(1)
+	for _, tc := range []struct {
+		mode    string
+		visible bool
+	}{
+		{sandbox.BackendBwrap, false},
+		{sandbox.BackendLandlock, false},
+		{"off", false},
+		{"off-dumpable", true},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			exe := os.Args[0]
+			var cred *syscall.Credential
+			if strings.HasPrefix(tc.mode, "off") {
+				if os.Getuid() == 0 {
+					exe, cred = exeForNobody(t), &syscall.Credential{Uid: 65534, Gid: 65534}
+				}
+			} else {
+				sandboxRuntime(t, tc.mode, Options{}) // fail in CI / skip elsewhere without the backend
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, exe, "-test.run=^$")
+			cmd.Dir = "/"
+			cmd.Env = []string{fakeHarnessEnv + "=" + tc.mode, "FAKE_HARNESS_API_KEY=" + secret, "PATH=" + os.Getenv("PATH")}
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+			out, err := cmd.CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "report ") {
+				t.Fatalf("fake harness: %v\n%s", err, out)
+			}
+			if got := strings.Contains(string(out), secret); got != tc.visible {
+				t.Fatalf("secret visible = %v, want %v:\n%s", got, tc.visible, out)
+			}
+			t.Logf("%s", out)
+		})
+	}
+}
+
+// exeForNobody copies the test binary where uid 65534 can run it.
+func exeForNobody(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "subprocess-nobody-")
+	must(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	must(t, os.Chmod(dir, 0o755))
+	src, err := os.Open(os.Args[0])
+	must(t, err)
+	defer src.Close()
+	dst := filepath.Join(dir, "harness.test")
+	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	must(t, err)
+	_, err = io.Copy(f, src)
+	must(t, errors.Join(err, f.Close()))
+	return dst
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -96,11 +97,25 @@ func (b *bwrap) Wrap(req Request) (Command, Report, error) {
 	if !req.Policy.Network {
 		args = append(args, "--unshare-net")
 	}
-	args = append(args, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
-	// The working directory must exist inside even in read-only mode
-	// (it may live under /tmp, which is private).
-	args = append(args, "--ro-bind", req.Dir, req.Dir)
-	for _, w := range writableDirs(req) {
+	// / read-only; writable binds; then fresh /dev, /proc and a private
+	// /tmp over whatever those binds brought in (a workspace of / or /home
+	// would otherwise re-expose the host's); then what lives under /tmp
+	// (the working directory must exist inside even in read-only mode).
+	args = append(args, "--ro-bind", "/", "/")
+	writable := writableDirs(req)
+	var underTmp []string
+	for _, w := range writable {
+		if within(w, "/tmp") {
+			underTmp = append(underTmp, w)
+			continue
+		}
+		args = append(args, "--bind", w, w)
+	}
+	args = append(args, "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
+	if within(req.Dir, "/tmp") && !slices.ContainsFunc(underTmp, func(w string) bool { return within(req.Dir, w) }) {
+		args = append(args, "--ro-bind", req.Dir, req.Dir)
+	}
+	for _, w := range underTmp {
 		args = append(args, "--bind", w, w)
 	}
 	denied, incomplete := deniedPaths(req)

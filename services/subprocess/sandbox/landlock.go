@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
 )
 
 // LandlockMarkerEnv is set (to "1") in the environment of the re-exec that
@@ -51,7 +53,7 @@ func (b *landlockBackend) Name() string { return BackendLandlock }
 func (b *landlockBackend) Check(p Policy) Report {
 	rep := Report{Backend: BackendLandlock, Enforcement: EnforcementPartial}
 	rep.Reasons = append(rep.Reasons,
-		"no private PID namespace: other processes and their command lines are visible in /proc (their environment and memory are not: Landlock confines ptrace-mode access to the sandbox)",
+		"no private PID namespace: other processes and their command lines are visible in /proc; the environment and memory of processes of the same user are readable unless they are non-dumpable (the harness is, and the sandbox drops every capability, so even root gets no override)",
 		"no private /tmp: /tmp is read-only and TMPDIR points to a private writable directory",
 		"denied directories can be listed (names are visible, contents are not)")
 	if p.Mode == ModeWorkspaceWrite && len(p.DenyRead) > 0 {
@@ -193,6 +195,20 @@ func Init() {
 
 func init() { Init() }
 
+// dropCapabilities empties the bounding, ambient, inheritable, permitted
+// and effective sets of the calling thread (errors ignored: an
+// unprivileged process has nothing to drop).
+func dropCapabilities() {
+	for c := 0; c <= 63; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); errors.Is(err, unix.EINVAL) {
+			break
+		}
+	}
+	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+	var data [2]unix.CapUserData
+	_ = unix.Capset(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &data[0])
+}
+
 func landlockExec(argv []string) error {
 	if len(argv) < 4 {
 		return errors.New("re-exec: missing arguments")
@@ -241,6 +257,12 @@ func landlockExec(argv []string) error {
 		return fmt.Errorf("restrict: %w", err)
 	}
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, LandlockMarkerEnv+"=") })
+	// Drop every capability on the thread that execs (capabilities are
+	// per thread): root inside keeps its uid but loses CAP_SYS_PTRACE and
+	// the other overrides, so a non-dumpable harness stays unreadable, and
+	// no_new_privs keeps setuid binaries from giving any back.
+	runtime.LockOSThread()
+	dropCapabilities()
 	if err := syscall.Exec(path, cmdArgv, env); err != nil {
 		return fmt.Errorf("exec %s: %w", path, err)
 	}
