@@ -18,6 +18,7 @@ import (
 	"github.com/dshgo/harness/plugins/agent"
 	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
 	"github.com/dshgo/harness/services/llm"
+	"github.com/dshgo/harness/services/sessions"
 	"github.com/spf13/pflag"
 )
 
@@ -38,6 +39,7 @@ type agentFlags struct {
 	cwd            string
 	cont           bool
 	session        string
+	fork           string
 	appendSystem   string
 	yes            bool
 	reasoningLevel string
@@ -54,6 +56,7 @@ func (f *agentFlags) register(fl *pflag.FlagSet, maxStepsHelp string) {
 	fl.StringVar(&f.cwd, "cwd", "", "working directory of the session (default: the current directory)")
 	fl.BoolVar(&f.cont, "continue", false, "continue the most recent session of the working directory")
 	fl.StringVar(&f.session, "session", "", "resume the `ID` session (list them with harness sessions)")
+	fl.StringVar(&f.fork, "fork", "", "continue from a copy of the `ID` session (a new session; ID stays as it is)")
 	fl.StringVar(&f.appendSystem, "append-system-prompt", "", "text appended to the system prompt")
 	fl.BoolVarP(&f.yes, "yes", "y", false, "approve every tool call a policy asks about (deny rules still apply)")
 }
@@ -71,13 +74,23 @@ func (f *agentFlags) options() (agent.Options, error) {
 	if f.maxSteps < 0 || f.maxStepsSet && f.maxSteps < 1 {
 		return o, fmt.Errorf("--max-steps %d: must be at least 1", f.maxSteps)
 	}
-	if f.cont && f.session != "" {
-		return o, errors.New("--continue and --session are mutually exclusive")
+	if n := btoi(f.cont) + btoi(f.session != "") + btoi(f.fork != ""); n > 1 {
+		return o, errors.New("--continue, --session and --fork are mutually exclusive")
 	}
 	if f.session != "" && !agent.ValidSessionID(f.session) {
 		return o, fmt.Errorf("--session %q: not a session id (see `harness sessions`)", f.session)
 	}
+	if f.fork != "" && !agent.ValidSessionID(f.fork) {
+		return o, fmt.Errorf("--fork %q: not a session id (see `harness sessions`)", f.fork)
+	}
 	return o, nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // agentHost is a booted harness with its agent service.
@@ -159,20 +172,17 @@ func (a *agentHost) open(ctx context.Context, f *agentFlags, o agent.Options) (*
 	}
 	o.Cwd = wd
 	o.ID = f.session
+	o.Fork = f.fork
 	if f.cont {
-		list, err := agent.ListSessions(a.agent.StateDir())
+		store := a.agent.Sessions()
+		page, err := store.List(ctx, sessions.Query{Cwd: wd, Limit: 1})
 		if err != nil {
 			return nil, Failure(err)
 		}
-		for _, s := range list {
-			if s.Cwd == wd {
-				o.ID = s.ID
-				break
-			}
+		if len(page.Sessions) == 0 {
+			return nil, UsageError(fmt.Errorf("--continue: no session for %s in %s", wd, store.Location("")))
 		}
-		if o.ID == "" {
-			return nil, UsageError(fmt.Errorf("--continue: no session for %s in %s", wd, agent.SessionsDir(a.agent.StateDir())))
-		}
+		o.ID = page.Sessions[0].ID
 	}
 	ss, err := a.agent.Open(ctx, o)
 	if err != nil {

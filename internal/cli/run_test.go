@@ -46,9 +46,10 @@ func agentManifest(url, state, extra string) string {
       retryBaseDelay: 1ms
       models:
         - {name: m1, default: true, contextWindow: 1000000}
-  - name: agent
+  - name: sessions-jsonl
     config:
       stateDir: %s
+  - name: agent
   - name: tool-bash
   - name: tool-fs
   - name: tool-search
@@ -445,7 +446,7 @@ func TestChatReloadsTheManifestBetweenTurns(t *testing.T) {
 	// A changed agent row reloads the agent service itself: the session
 	// is resumed on the new one.
 	changed := strings.Replace(base, "Working directory: {{cwd}}", "RELOADED-SUFFIX", 1)
-	changed = strings.Replace(changed, "      stateDir: "+state, "      stateDir: "+state+"\n      maxSteps: 7", 1)
+	changed = strings.Replace(changed, "  - name: agent\n", "  - name: agent\n    config:\n      maxSteps: 7\n", 1)
 	save(changed)
 	say("two", "second answer")
 	save("plugins: [\n")

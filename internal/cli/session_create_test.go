@@ -54,7 +54,7 @@ func TestRunConfigErrorsLeaveNoSession(t *testing.T) {
 		{"--thinking", nil, []string{"--thinking"}, "no thinking switch"},
 		{"--reasoning-effort", nil, []string{"--reasoning-effort", "high"}, "no reasoning effort"},
 		{"thinking in the agent row", func(_ *testing.T, m string) string {
-			return strings.Replace(m, "  - name: agent\n    config:\n", "  - name: agent\n    config:\n      thinking: enabled\n", 1)
+			return strings.Replace(m, "  - name: agent\n", "  - name: agent\n    config:\n      thinking: enabled\n", 1)
 		}, nil, "the agent row of harness.yml sets thinking: enabled"},
 		{"unknown --model", nil, []string{"--model", "nope/x"}, `provider "nope" is not registered`},
 	}
@@ -134,7 +134,7 @@ func TestChatMissingKeyThenFixedManifest(t *testing.T) {
 	}
 	// The key and a changed agent row: the agent plugin restarts.
 	time.Sleep(20 * time.Millisecond) // a distinct modification time
-	save(strings.Replace(good, "      stateDir: "+state, "      stateDir: "+state+"\n      maxSteps: 7", 1))
+	save(strings.Replace(good, "  - name: agent\n", "  - name: agent\n    config:\n      maxSteps: 7\n", 1))
 	c.say("next", c.out, "hello after the fix")
 	if code := c.end(); code != 0 {
 		t.Fatalf("exit %d: %s", code, c.errb.String())
@@ -169,7 +169,7 @@ func TestChatReopenFailureAfterReload(t *testing.T) {
 	c.say("one", c.out, "first answer")
 	time.Sleep(20 * time.Millisecond) // a distinct modification time
 	gone := strings.Replace(good, "provider: test", "provider: other", 1)
-	gone = strings.Replace(gone, "      stateDir: "+state, "      stateDir: "+state+"\n      maxSteps: 7", 1)
+	gone = strings.Replace(gone, "  - name: agent\n", "  - name: agent\n    config:\n      maxSteps: 7\n", 1)
 	if err := os.WriteFile(cfg, []byte(gone), 0o644); err != nil {
 		t.Fatal(err)
 	}

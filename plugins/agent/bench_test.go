@@ -13,6 +13,7 @@ import (
 	"github.com/dshgo/harness/plugins/agent"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
 	"github.com/dshgo/harness/services/llm"
+	"github.com/dshgo/harness/services/sessions"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tokenmeter"
 	"github.com/dshgo/harness/services/tools"
@@ -76,7 +77,8 @@ func BenchmarkStep(b *testing.B) {
 	for _, p := range []core.Plugin{systemprompt.Plugin, tools.Plugin, prompttools.Plugin, tokenmeter.Plugin, llm.Plugin, benchModel, benchTools} {
 		rc.Plugin(p, nil)
 	}
-	fb := rc.Plugin(agent.Plugin, agent.Config{StateDir: state, MaxSteps: 50})
+	rc.Plugin(sessions.JSONLPlugin, sessions.JSONLConfig{StateDir: state})
+	fb := rc.Plugin(agent.Plugin, agent.Config{MaxSteps: 50})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := fb.Await(ctx); err != nil {
@@ -84,9 +86,18 @@ func BenchmarkStep(b *testing.B) {
 	}
 	svc, _ := core.Lookup(rc, agent.Key)
 	// A 50-message history: 12 turns of user, assistant(tool call), tool, assistant + 2.
-	seed, err := agent.CreateJournal(state, agent.Record{ID: "seed", Cwd: "/w", Model: "bench/m"})
+	seed, err := svc.Sessions().Create(ctx, sessions.Header{ID: "seed", Cwd: "/w", Model: "bench/m"})
 	if err != nil {
 		b.Fatal(err)
+	}
+	add := func(r agent.Record) {
+		e, err := r.Entry()
+		if err == nil {
+			_, err = seed.Append(ctx, e)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
 	}
 	body := string(make([]byte, 0))
 	for range 40 {
@@ -94,15 +105,15 @@ func BenchmarkStep(b *testing.B) {
 	}
 	for i := range 12 {
 		id := fmt.Sprintf("h%d", i)
-		_ = seed.Append(agent.Record{Type: agent.RecordUser, Turn: i + 1, Message: &llm.Message{Role: llm.RoleUser, Content: "please look at file " + id}})
-		_ = seed.Append(agent.Record{Type: agent.RecordAssistant, Message: &llm.Message{Role: llm.RoleAssistant, Content: "Reading it.", ToolCalls: []llm.ToolCall{{ID: id, Name: "t01", Arguments: `{"path":"` + id + `"}`}}}})
-		_ = seed.Append(agent.Record{Type: agent.RecordToolResult, Message: &llm.Message{Role: llm.RoleTool, ToolCallID: id, Name: "t01", Content: body}})
-		_ = seed.Append(agent.Record{Type: agent.RecordAssistant, Message: &llm.Message{Role: llm.RoleAssistant, Content: "It contains the expected content."}})
+		add(agent.Record{Type: agent.RecordUser, Turn: i + 1, Message: &llm.Message{Role: llm.RoleUser, Content: "please look at file " + id}})
+		add(agent.Record{Type: agent.RecordAssistant, Message: &llm.Message{Role: llm.RoleAssistant, Content: "Reading it.", ToolCalls: []llm.ToolCall{{ID: id, Name: "t01", Arguments: `{"path":"` + id + `"}`}}}})
+		add(agent.Record{Type: agent.RecordToolResult, Message: &llm.Message{Role: llm.RoleTool, ToolCallID: id, Name: "t01", Content: body}})
+		add(agent.Record{Type: agent.RecordAssistant, Message: &llm.Message{Role: llm.RoleAssistant, Content: "It contains the expected content."}})
 	}
-	_ = seed.Append(agent.Record{Type: agent.RecordUser, Turn: 13, Message: &llm.Message{Role: llm.RoleUser, Content: "thanks"}})
-	_ = seed.Append(agent.Record{Type: agent.RecordAssistant, Message: &llm.Message{Role: llm.RoleAssistant, Content: "You are welcome."}})
+	add(agent.Record{Type: agent.RecordUser, Turn: 13, Message: &llm.Message{Role: llm.RoleUser, Content: "thanks"}})
+	add(agent.Record{Type: agent.RecordAssistant, Message: &llm.Message{Role: llm.RoleAssistant, Content: "You are welcome."}})
 	_ = seed.Close()
-	seedBytes, err := os.ReadFile(seed.Path())
+	seedBytes, err := os.ReadFile(agent.SessionPath(state, "seed"))
 	if err != nil {
 		b.Fatal(err)
 	}

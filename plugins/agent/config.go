@@ -2,11 +2,10 @@ package agent
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/llm"
+	"github.com/dshgo/harness/services/sessions"
 )
 
 // Config is the agent plugin's configuration (harness.yml row `name: agent`).
@@ -22,19 +21,32 @@ type Config struct {
 	Thinking llm.Thinking `yaml:"thinking" jsonschema:"enum=,enum=enabled,enum=disabled,description=Thinking mode (empty: the model default)"`
 	// ReasoningEffort is passed to models that support it when thinking is on.
 	ReasoningEffort string `yaml:"reasoningEffort" jsonschema:"description=Reasoning effort for thinking models (e.g. high or max)"`
-	// StateDir holds the session logs (StateDir/sessions/ID.jsonl). Empty:
-	// $XDG_STATE_HOME/harness, else ~/.local/state/harness.
-	StateDir string `yaml:"stateDir" jsonschema:"description=Directory of session logs (default $XDG_STATE_HOME/harness or ~/.local/state/harness)"`
+	// StateDir is no longer read here: the session store is its own row
+	// (sessions-jsonl, whose stateDir this was; or sessions-postgres).
+	// Setting it is an error that says so.
+	StateDir string `yaml:"stateDir" jsonschema:"description=Moved: set stateDir on the sessions-jsonl row"`
 	// MaxParallelToolCalls bounds overlapped parallel-safe tool bodies of one
 	// step; 0 uses the tools service's maxParallel, 1 runs them serially.
 	MaxParallelToolCalls int `yaml:"maxParallelToolCalls" jsonschema:"minimum=0,description=Overlapped parallel-safe tool calls per step (0: the tools service default)"`
+	// MaxToolArgBytes bounds one tool call's argument text, in bytes
+	// (0 or unset: DefaultMaxToolArgBytes, 1 MiB). Larger arguments are not kept: the call is logged
+	// and sent back to the model with arguments {} and gets an
+	// INVALID_ARGS error result saying how large they were.
+	MaxToolArgBytes int64 `yaml:"maxToolArgBytes" jsonschema:"minimum=0,default=1048576,description=Largest tool-call argument text kept in bytes (0: 1 MiB); larger arguments become an error result and are discarded"`
 }
 
 // DefaultMaxSteps is the default bound on model calls per user turn.
 const DefaultMaxSteps = 50
 
-// SetDefaults sets MaxSteps to 50.
-func (c *Config) SetDefaults() { c.MaxSteps = DefaultMaxSteps }
+// DefaultMaxToolArgBytes is the default bound on one tool call's
+// arguments: 1 MiB.
+const DefaultMaxToolArgBytes = 1 << 20
+
+// SetDefaults sets MaxSteps to 50 and MaxToolArgBytes to 1 MiB.
+func (c *Config) SetDefaults() {
+	c.MaxSteps = DefaultMaxSteps
+	c.MaxToolArgBytes = DefaultMaxToolArgBytes
+}
 
 // Validate checks the bounds and the thinking mode.
 func (c Config) Validate() error {
@@ -45,6 +57,12 @@ func (c Config) Validate() error {
 	if err := c.Thinking.Validate(); err != nil {
 		issues = append(issues, core.Issue{Path: "thinking", Message: err.Error()})
 	}
+	if c.MaxToolArgBytes < 0 {
+		issues = append(issues, core.Issue{Path: "maxToolArgBytes", Message: fmt.Sprintf("must not be negative, got %d", c.MaxToolArgBytes)})
+	}
+	if c.StateDir != "" {
+		issues = append(issues, core.Issue{Path: "stateDir", Message: "moved to the session store: set it on the sessions-jsonl row (`- name: sessions-jsonl` with `config: {stateDir: ...}`)"})
+	}
 	if c.MaxParallelToolCalls < 0 {
 		issues = append(issues, core.Issue{Path: "maxParallelToolCalls", Message: "must not be negative"})
 	}
@@ -54,17 +72,16 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// DefaultStateDir returns $XDG_STATE_HOME/harness, else
-// ~/.local/state/harness, else a harness directory under the temp dir.
+// maxToolArgBytes is MaxToolArgBytes with 0 meaning the default.
+func (c Config) maxToolArgBytes() int64 {
+	if c.MaxToolArgBytes <= 0 {
+		return DefaultMaxToolArgBytes
+	}
+	return c.MaxToolArgBytes
+}
+
+// DefaultStateDir returns the default state directory of the
+// sessions-jsonl store ([sessions.DefaultStateDir]).
 func DefaultStateDir(lookup func(string) (string, bool)) string {
-	if lookup == nil {
-		lookup = os.LookupEnv
-	}
-	if v, ok := lookup("XDG_STATE_HOME"); ok && filepath.IsAbs(v) {
-		return filepath.Join(v, "harness")
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".local", "state", "harness")
-	}
-	return filepath.Join(os.TempDir(), "harness-state")
+	return sessions.DefaultStateDir(lookup)
 }

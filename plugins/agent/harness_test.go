@@ -17,6 +17,7 @@ import (
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/llm/llmtest"
+	"github.com/dshgo/harness/services/sessions"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tokenmeter"
 	"github.com/dshgo/harness/services/tools"
@@ -95,7 +96,7 @@ func newFixtureCfg(t *testing.T, turns []llmtest.Turn, acfg agent.Config, opts .
 	rc.Plugin(toolsPlugin, struct {
 		Dir string `yaml:"dir"`
 	}{f.dir})
-	acfg.StateDir = f.state
+	rc.Plugin(sessions.JSONLPlugin, sessions.JSONLConfig{StateDir: f.state})
 	if acfg.MaxSteps == 0 {
 		acfg.MaxSteps = agent.DefaultMaxSteps
 	}

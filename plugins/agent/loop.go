@@ -169,10 +169,8 @@ func (t *turn) doStep(ctx context.Context) (msg llm.Message, done bool, err erro
 	if err != nil {
 		return msg, false, err
 	}
-	var (
-		asm  llm.Assembler
-		werr error
-	)
+	var werr error
+	asm := llm.Assembler{MaxArgumentBytes: ss.svc.cfg.maxToolArgBytes()}
 	for c := range ss.svc.llm.Stream(ctx, req) {
 		if !t.gated {
 			// The first chunk of the turn tells whether the route's

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/llm"
+	"github.com/dshgo/harness/services/sessions"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tools"
 )
@@ -18,9 +19,9 @@ import (
 var Key = core.NewKey[*Service]("agent")
 
 // Plugin provides the agent service (the loop and its sessions). It waits
-// for the llm, tools and systemPrompt services.
+// for the llm, tools, systemPrompt and sessions services.
 var Plugin = core.Define("agent", apply,
-	core.WithInject(llm.Key.Name(), tools.Key.Name(), systemprompt.Key.Name()),
+	core.WithInject(llm.Key.Name(), tools.Key.Name(), systemprompt.Key.Name(), sessions.Key.Name()),
 	core.WithProvides(Key.Name()),
 	core.WithDescription("the agent loop: sessions that stream the model and run its tool calls"))
 
@@ -32,7 +33,7 @@ var Module = fx.Module("agent", fx.Provide(fx.Annotate(func() core.Plugin { retu
 type Service struct {
 	c        *core.Context
 	cfg      Config
-	stateDir string
+	sessions *sessions.Service
 	llm      *llm.Service
 	tools    *tools.Registry
 	prompt   *systemprompt.Service
@@ -42,13 +43,10 @@ func apply(c *core.Context, cfg Config) error {
 	s := &Service{
 		c:        c,
 		cfg:      cfg,
-		stateDir: cfg.StateDir,
+		sessions: core.Use(c, sessions.Key),
 		llm:      core.Use(c, llm.Key),
 		tools:    core.Use(c, tools.Key),
 		prompt:   core.Use(c, systemprompt.Key),
-	}
-	if s.stateDir == "" {
-		s.stateDir = DefaultStateDir(nil)
 	}
 	if err := s.registerPromptFacts(c); err != nil {
 		return err
@@ -56,8 +54,8 @@ func apply(c *core.Context, cfg Config) error {
 	return core.Provide(c, Key, s)
 }
 
-// StateDir returns the directory holding the session logs.
-func (s *Service) StateDir() string { return s.stateDir }
+// Sessions returns the session store the sessions are logged in.
+func (s *Service) Sessions() *sessions.Service { return s.sessions }
 
 // Config returns the plugin's configuration.
 func (s *Service) Config() Config { return s.cfg }

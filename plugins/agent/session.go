@@ -13,6 +13,7 @@ import (
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/llm"
+	"github.com/dshgo/harness/services/sessions"
 	"github.com/dshgo/harness/services/systemprompt"
 )
 
@@ -41,6 +42,11 @@ const AppendSystemPromptSection = "agent:append-system-prompt"
 type Options struct {
 	// ID resumes the stored session with this id; empty starts a new one.
 	ID string
+	// Fork starts a new session from a copy of the stored session with
+	// this id (which is only read: it may be open elsewhere). The copy
+	// has the same records, except the header: its parent is Fork, its
+	// origin "fork". Exclusive with ID.
+	Fork string
 	// Cwd is the working directory the session reports to the model
 	// (default: the process working directory). Tools resolve paths
 	// against the directory they were configured with.
@@ -75,9 +81,9 @@ type Session struct {
 	// first kept record; a turn's records are held until its first model
 	// call got past the route's up-front checks (see [Session.Run]).
 	wmu     sync.Mutex
-	journal *Journal // nil until the log file exists
-	header  Record   // the header a new log starts with
-	holding bool     // records are held, not written
+	journal *sessions.Writer // a new session is stored by its first kept record
+	holding bool             // records are held, not written
+	copied  []Record         // a fork's records, written before its first own record
 	held    []Record
 	wclosed bool
 
@@ -108,12 +114,13 @@ type sourced struct{ source, text string }
 // session that fails its first model call on a configuration error (a
 // missing API key) is never stored either.
 //
-// One session is open once at a time: until Close, the session holds an
-// exclusive lock on its log file (taken when the file is opened, or when
-// a new session creates it) and a claim in this process. Opening it again
-// meanwhile, from another harness process or in this one, fails at once
-// with a [*SessionInUseError] (errors.Is [ErrSessionInUse]) and touches
-// nothing; a killed process's lock goes with it.
+// One session is open once at a time: until Close, the session is held
+// exclusively through the sessions service (sessions-jsonl: a claim in
+// this process and a lock on its log file, taken when the file is opened
+// or when a new session creates it). Opening it again meanwhile, from
+// another harness process or in this one, fails at once with a
+// [*SessionInUseError] (errors.Is [ErrSessionInUse]) and touches nothing;
+// a killed process's hold goes with it.
 func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
 	if o.Cwd == "" {
 		wd, err := os.Getwd()
@@ -135,44 +142,44 @@ func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
 		fromConfig = append(fromConfig, "reasoningEffort: "+s.cfg.ReasoningEffort)
 	}
 	var (
-		journal *Journal
+		journal *sessions.Writer
 		recs    []Record
-		header  Record
-		err     error
 		resumed = o.ID != ""
 	)
-	claimed := "" // the log path this Open claimed in this process
-	if resumed {
-		if err := claim(s.stateDir, o.ID); err != nil {
-			return nil, err
-		}
-		claimed = SessionPath(s.stateDir, o.ID)
-		journal, recs, err = OpenJournal(s.stateDir, o.ID)
-		if errors.Is(err, ErrSessionNotFound) {
-			// Opened earlier in this process but nothing kept yet.
-			if h, ok := unwritten.Load(claimed); ok {
-				header, err = h.(Record), nil
-			}
-		}
-		if err != nil {
-			opened.Delete(claimed)
-			return nil, err
-		}
-		if len(recs) > 0 {
-			header = recs[0]
-		}
-		if o.Model == "" {
-			o.Model = header.Model
-		}
-	}
 	fail := func(err error) (*Session, error) {
 		if journal != nil {
 			_ = journal.Close()
 		}
-		if claimed != "" {
-			opened.Delete(claimed)
-		}
 		return nil, err
+	}
+	if resumed && o.Fork != "" {
+		return nil, fmt.Errorf("session options: ID %s and Fork %s are mutually exclusive", o.ID, o.Fork)
+	}
+	if resumed {
+		var stored []sessions.Record
+		var err error
+		if journal, stored, err = s.sessions.Open(ctx, o.ID); err != nil {
+			return nil, err
+		}
+		if recs, err = DecodeRecords(stored); err != nil {
+			return fail(fmt.Errorf("session %s (%s): %w", o.ID, s.sessions.Location(o.ID), err))
+		}
+		if o.Model == "" {
+			o.Model = journal.Header().Model
+		}
+	}
+	var copied []Record // a fork's records, stored with its first kept record
+	if o.Fork != "" {
+		src, err := ReadSession(ctx, s.sessions, o.Fork)
+		if err != nil {
+			return nil, fmt.Errorf("--fork: %w", err)
+		}
+		if o.Model == "" && len(src) > 0 {
+			o.Model = src[0].Model
+		}
+		if len(src) > 0 {
+			recs, copied = src, src[1:]
+		}
 	}
 	route := o.Model
 	if route == "" {
@@ -190,18 +197,20 @@ func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
 	}
 	if !resumed {
 		o.ID = NewSessionID(time.Now())
-		if err := claim(s.stateDir, o.ID); err != nil {
+		h := sessions.Header{ID: o.ID, Cwd: o.Cwd, Model: model.Route(), Time: time.Now().UTC()}
+		if o.Fork != "" {
+			h.Parent, h.Origin = o.Fork, "fork"
+		}
+		journal, err = s.sessions.Reserve(h)
+		if err != nil {
 			return fail(err)
 		}
-		claimed = SessionPath(s.stateDir, o.ID)
-		header = Record{Type: RecordSession, V: JournalVersion, ID: o.ID, Cwd: o.Cwd, Model: model.Route(), Time: time.Now().UTC()}
-		unwritten.Store(SessionPath(s.stateDir, o.ID), header)
 	}
 	sc, err := core.NewScope(s.c, core.NewScopeID("session:"+o.ID, nil))
 	if err != nil {
 		return fail(err)
 	}
-	ss := &Session{svc: s, id: o.ID, scope: sc, journal: journal, header: header, opts: o, model: model, route: model.Route()}
+	ss := &Session{svc: s, id: o.ID, scope: sc, journal: journal, copied: copied, opts: o, model: model, route: model.Route()}
 	ss.history = Replay(recs)
 	for _, r := range recs {
 		if r.Type == RecordUser && r.Source == SourceRuntimeContext && r.Message != nil {
@@ -275,9 +284,10 @@ func (ss *Session) Model() llm.Model { return ss.model }
 // Cwd returns the session's working directory.
 func (ss *Session) Cwd() string { return ss.opts.Cwd }
 
-// LogPath returns the path of the session's JSONL log. A new session's
-// file exists once its first turn kept a record (see [Session.Run]).
-func (ss *Session) LogPath() string { return SessionPath(ss.svc.stateDir, ss.id) }
+// LogPath returns where the session is stored (sessions-jsonl: the path
+// of its JSONL log). A new session is stored once its first turn kept a
+// record (see [Session.Run]).
+func (ss *Session) LogPath() string { return ss.svc.sessions.Location(ss.id) }
 
 // History returns a copy of the conversation so far.
 func (ss *Session) History() []llm.Message {
@@ -340,11 +350,7 @@ func (ss *Session) Close(ctx context.Context) error {
 	ss.wmu.Lock()
 	defer ss.wmu.Unlock()
 	ss.wclosed = true
-	if ss.journal != nil {
-		err = errors.Join(err, ss.journal.Close()) // releases the file's lock
-	}
-	opened.Delete(ss.LogPath())
-	return err
+	return errors.Join(err, ss.journal.Close()) // releases the session
 }
 
 // observe delivers e to the observer and the session scope.
@@ -366,30 +372,6 @@ func (ss *Session) append(rec Record) error {
 	return ss.write(rec)
 }
 
-// unwritten holds the headers of the sessions opened in this process whose
-// log file does not exist yet, by log path, so that reopening one by id
-// (chat does when a configuration reload restarts the agent plugin)
-// continues it rather than failing with ErrSessionNotFound. An entry is
-// removed when the file is created.
-var unwritten sync.Map
-
-// opened holds the log paths of the sessions open in this process. The
-// lock an open [Journal] holds on its file keeps every other opener out,
-// but a new session has no file until its first kept record: this claim
-// makes a second Open of it by id (or of any open session) fail at once
-// with a [*SessionInUseError] too. Close removes it.
-var opened sync.Map
-
-// claim records that session id of stateDir is open in this process, or
-// returns a [*SessionInUseError] when it already is.
-func claim(stateDir, id string) error {
-	path := SessionPath(stateDir, id)
-	if _, dup := opened.LoadOrStore(path, struct{}{}); dup {
-		return &SessionInUseError{ID: id, Path: path, PID: os.Getpid()}
-	}
-	return nil
-}
-
 // write logs rec, or holds it while the running turn holds its records.
 func (ss *Session) write(rec Record) error {
 	ss.wmu.Lock()
@@ -404,21 +386,29 @@ func (ss *Session) write(rec Record) error {
 	return ss.writeLocked(rec)
 }
 
-// writeLocked appends rec to the log, creating the file with the session
-// header first when it does not exist yet. ss.wmu is held.
+// writeLocked appends rec to the log; a new session is stored (its header
+// first) by its first record. ss.wmu is held.
 func (ss *Session) writeLocked(rec Record) error {
-	if ss.journal == nil {
-		if ss.wclosed {
-			return errors.New("session log is closed")
-		}
-		j, err := CreateJournal(ss.svc.stateDir, ss.header)
-		if err != nil {
+	if ss.wclosed {
+		return errors.New("session log is closed")
+	}
+	for len(ss.copied) > 0 {
+		if err := ss.appendLocked(ss.copied[0]); err != nil {
 			return err
 		}
-		ss.journal = j
-		unwritten.Delete(j.Path())
+		ss.copied = ss.copied[1:]
 	}
-	return ss.journal.Append(rec)
+	return ss.appendLocked(rec)
+}
+
+// appendLocked stores rec. ss.wmu is held.
+func (ss *Session) appendLocked(rec Record) error {
+	e, err := rec.Entry()
+	if err != nil {
+		return err
+	}
+	_, err = ss.journal.Append(context.Background(), e)
+	return err
 }
 
 // hold starts holding records (the start of a turn).

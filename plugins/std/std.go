@@ -20,6 +20,7 @@ import (
 	tooltimeout "github.com/dshgo/harness/plugins/tool-timeout"
 	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
 	"github.com/dshgo/harness/services/llm"
+	"github.com/dshgo/harness/services/sessions"
 	"github.com/dshgo/harness/services/spill"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
@@ -49,6 +50,7 @@ func Plugins() []core.Plugin {
 		toolsearch.Plugin,
 		llm.Plugin,
 		llmopenai.Plugin,
+		sessions.JSONLPlugin,
 		agent.Plugin,
 	}
 }

@@ -30,8 +30,10 @@ func manifest(url, state string) string {
       baseURL: %s
       apiKey: sk-test
       models: [{name: m1, contextWindow: 100000}]
+  - name: sessions-jsonl
+    config: {stateDir: %s}
   - name: agent
-    config: {model: test, stateDir: %s}
+    config: {model: test}
 `, url, state)
 }
 

@@ -19,6 +19,7 @@ import (
 	toolsearch "github.com/dshgo/harness/plugins/tool-search"
 	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
 	"github.com/dshgo/harness/services/llm"
+	"github.com/dshgo/harness/services/sessions"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tokenmeter"
@@ -29,7 +30,7 @@ import (
 func Needed() []core.Plugin {
 	return []core.Plugin{
 		subprocess.Plugin, systemprompt.Plugin, tools.Plugin, prompttools.Plugin, tokenmeter.Plugin,
-		llm.Plugin, llmopenai.Plugin, agent.Plugin,
+		llm.Plugin, llmopenai.Plugin, sessions.JSONLPlugin, agent.Plugin,
 		toolbash.Plugin, toolfs.Plugin, toolsearch.Plugin,
 		approval.Plugin, permission.Plugin, hooks.Plugin,
 		tooltodo.Plugin, instructions.Plugin, environment.Plugin,

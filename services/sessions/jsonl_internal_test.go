@@ -1,6 +1,7 @@
-package agent
+package sessions
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -8,47 +9,45 @@ import (
 	"time"
 )
 
-// CreateJournal on a file system without hard links (linkFile fails with
-// EPERM, as on FAT or many FUSE mounts) creates the log in place: it has
-// its header, is locked, and resumes like any other.
-func TestCreateJournalWithoutHardLinks(t *testing.T) {
+// Create on a file system without hard links (linkFile fails with EPERM,
+// as on FAT or many FUSE mounts) creates the log in place: it has its
+// header, is locked, and reopens like any other.
+func TestCreateWithoutHardLinks(t *testing.T) {
 	defer func(l func(string, string) error) { linkFile = l }(linkFile)
 	linkFile = func(string, string) error { return &os.LinkError{Op: "link", Err: syscall.EPERM} }
-	state := t.TempDir()
-	j, err := CreateJournal(state, Record{ID: "nolinks", Cwd: "/"})
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := New(NewJSONL(dir))
+	w, err := s.Create(ctx, Header{ID: "nolinks", Cwd: "/"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := j.Append(Record{Type: RecordUser, Turn: 1}); err != nil {
+	if _, err := w.Append(ctx, Entry{Type: "user", Fields: []byte(`{"turn":1}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := OpenJournal(state, "nolinks"); err == nil {
+	if _, _, err := New(NewJSONL(dir)).Open(ctx, "nolinks"); err == nil {
 		t.Fatal("a second open of the created log was not refused")
 	}
-	if err := j.Close(); err != nil {
+	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	j2, recs, err := OpenJournal(state, "nolinks")
+	w2, recs, err := s.Open(ctx, "nolinks")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer j2.Close()
-	if len(recs) != 2 || recs[0].Type != RecordSession || recs[1].Seq != 2 {
+	defer w2.Close()
+	if len(recs) != 2 || recs[0].Type != TypeHeader || recs[1].Seq != 2 {
 		t.Fatalf("records %+v", recs)
 	}
-	if ents, _ := os.ReadDir(SessionsDir(state)); len(ents) != 1 {
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Fatalf("sessions dir holds %d entries, want the log alone", len(ents))
 	}
 }
 
 // Temporary files of a create that was killed midway are removed by the
 // next create once they are old; a fresh one (a create in progress) stays.
-func TestCreateJournalSweepsStaleTemps(t *testing.T) {
-	state := t.TempDir()
-	dir := SessionsDir(state)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
+func TestCreateSweepsStaleTemps(t *testing.T) {
+	dir := t.TempDir()
 	stale, fresh := filepath.Join(dir, ".old.123.tmp"), filepath.Join(dir, ".new.456.tmp")
 	for _, p := range []string{stale, fresh} {
 		if err := os.WriteFile(p, []byte("{}\n"), 0o600); err != nil {
@@ -59,11 +58,11 @@ func TestCreateJournalSweepsStaleTemps(t *testing.T) {
 	if err := os.Chtimes(stale, old, old); err != nil {
 		t.Fatal(err)
 	}
-	j, err := CreateJournal(state, Record{ID: "sweeper", Cwd: "/"})
+	w, err := New(NewJSONL(dir)).Create(context.Background(), Header{ID: "sweeper", Cwd: "/"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer j.Close()
+	defer w.Close()
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Errorf("stale temp file still there: %v", err)
 	}

@@ -1,0 +1,204 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dshgo/harness/services/llm"
+	"github.com/dshgo/harness/services/sessions"
+	"github.com/dshgo/harness/services/tools"
+)
+
+// JournalVersion is the version of the session log format, carried by the
+// header record.
+const JournalVersion = sessions.FormatVersion
+
+// Record types of the session log.
+const (
+	RecordSession    = sessions.TypeHeader // header: id, cwd, model, parent, origin, time (seq 1)
+	RecordUser       = "user"              // a user message (the prompt, or plugin-sourced context when Source is set)
+	RecordAssistant  = "assistant"         // the assistant message of one step: text, reasoning, tool calls
+	RecordToolCall   = "tool/call"         // a tool call about to run: callId, name, raw arguments
+	RecordToolResult = "tool/result"       // its result: the tool message, isError, error info, meta
+	RecordUsage      = "usage"             // provider-reported (or estimated) usage of one model call
+	RecordState      = "state"             // a plugin's keyed session state (key, state), e.g. the todo list; the last value of a key wins
+)
+
+// Record is one record of a session log, stored through the sessions
+// service (one line of a JSONL log). Type says which fields are set.
+// Records with a Message rebuild the conversation on replay, in order.
+type Record struct {
+	Type string    `json:"type,omitzero"`
+	Seq  int64     `json:"seq,omitzero"`
+	Time time.Time `json:"time,omitzero"`
+
+	// Header fields (RecordSession).
+	V      int    `json:"v,omitempty"`
+	ID     string `json:"id,omitempty"`
+	Cwd    string `json:"cwd,omitempty"`
+	Model  string `json:"model,omitempty"`
+	Parent string `json:"parent,omitempty"`
+	Origin string `json:"origin,omitempty"`
+
+	// Turn is the 1-based user turn, Step the 1-based model call within it.
+	Turn int `json:"turn,omitempty"`
+	Step int `json:"step,omitempty"`
+
+	// Message is the conversation entry (user, assistant, tool/result).
+	Message *llm.Message `json:"message,omitempty"`
+	// Source names the plugin that authored a user message that did not
+	// come from the user (runtime context, additional contexts, hooks).
+	Source string `json:"source,omitempty"`
+	// Aborted marks an assistant message cut short by cancellation.
+	Aborted bool `json:"aborted,omitempty"`
+
+	// Tool call and result fields. The canonical tool value is never
+	// persisted (dsh A13): replay reproduces what the model saw.
+	CallID    string           `json:"callId,omitempty"`
+	Name      string           `json:"name,omitempty"`
+	Arguments string           `json:"arguments,omitempty"`
+	Content   []tools.Content  `json:"content,omitempty"`
+	IsError   bool             `json:"isError,omitempty"`
+	Error     *tools.ErrorInfo `json:"error,omitempty"`
+	Meta      json.RawMessage  `json:"meta,omitempty"`
+
+	// State fields (RecordState): Key names the state, State is its new
+	// JSON value.
+	Key   string          `json:"key,omitempty"`
+	State json.RawMessage `json:"state,omitempty"`
+
+	// Usage fields (RecordUsage). Estimated is true when the stream carried
+	// no usage and the figures are the harness's own estimate.
+	Usage     *llm.Usage `json:"usage,omitempty"`
+	Estimated bool       `json:"estimated,omitempty"`
+}
+
+// Entry returns r as a sessions entry: its type and time, and its other
+// fields (Seq is assigned by the store).
+func (r Record) Entry() (sessions.Entry, error) {
+	e := sessions.Entry{Type: r.Type, Time: r.Time}
+	r.Type, r.Seq, r.Time = "", 0, time.Time{}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return e, fmt.Errorf("session log: encoding %s record: %w", e.Type, err)
+	}
+	e.Fields = b
+	return e, nil
+}
+
+// DecodeRecords decodes stored records.
+func DecodeRecords(stored []sessions.Record) ([]Record, error) {
+	out := make([]Record, 0, len(stored))
+	for _, s := range stored {
+		var r Record
+		if err := json.Unmarshal(s.Data, &r); err != nil {
+			return nil, fmt.Errorf("session record %d: %w", s.Seq, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// ReadSession reads the records of session id from store.
+func ReadSession(ctx context.Context, store *sessions.Service, id string) ([]Record, error) {
+	stored, err := store.Read(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return DecodeRecords(stored)
+}
+
+// ErrSessionNotFound is returned when resuming an id that has no log.
+var ErrSessionNotFound = sessions.ErrNotFound
+
+// ErrSessionInUse is matched (errors.Is) by a [*SessionInUseError].
+var ErrSessionInUse = sessions.ErrInUse
+
+// SessionInUseError is returned when a session is open for writing
+// elsewhere: another harness process, or another [Service.Open] in this
+// one. Nothing was read or written.
+type SessionInUseError = sessions.InUseError
+
+// SessionInfo summarises one stored session for `harness sessions`.
+type SessionInfo = sessions.Info
+
+// ValidSessionID reports whether id can name a session log: letters,
+// digits, '-' and '_', at most 128 bytes. Ids never become paths otherwise.
+func ValidSessionID(id string) bool { return sessions.ValidID(id) }
+
+// NewSessionID returns a fresh id that sorts by creation time:
+// "20261130T010203-" followed by 8 random hex digits.
+func NewSessionID(now time.Time) string { return sessions.NewID(now) }
+
+// SessionsDir returns the directory of JSONL session logs under stateDir
+// (the sessions-jsonl row's stateDir).
+func SessionsDir(stateDir string) string { return sessions.JSONLDir(stateDir) }
+
+// SessionPath returns the JSONL log file of session id under stateDir.
+func SessionPath(stateDir, id string) string {
+	return sessions.NewJSONL(SessionsDir(stateDir)).Location(id)
+}
+
+// ListSessions lists the sessions of a sessions-jsonl store under
+// stateDir, newest first (through the sessions service).
+func ListSessions(stateDir string) ([]SessionInfo, error) {
+	p, err := sessions.New(sessions.NewJSONL(SessionsDir(stateDir))).List(context.Background(), sessions.Query{})
+	return p.Sessions, err
+}
+
+// ReadJournal reads the records of the JSONL session log at path (a file
+// STATEDIR/sessions/ID.jsonl) through a sessions-jsonl store over its
+// directory; a torn final line is ignored.
+func ReadJournal(path string) ([]Record, error) {
+	id, ok := strings.CutSuffix(filepath.Base(path), ".jsonl")
+	if !ok {
+		return nil, fmt.Errorf("session log %s: not a .jsonl file", path)
+	}
+	return ReadSession(context.Background(), sessions.New(sessions.NewJSONL(filepath.Dir(path))), id)
+}
+
+// Replay rebuilds the conversation of a log: every record carrying a
+// message, in order. An assistant message whose tool calls lack results
+// (a crash between the two) gets aborted results so the history stays a
+// valid request.
+func Replay(recs []Record) []llm.Message {
+	var out []llm.Message
+	pending := map[string]bool{}
+	var open []llm.ToolCall
+	flush := func() {
+		for _, tc := range open {
+			if pending[tc.ID] {
+				out = append(out, llm.Message{Role: llm.RoleTool, ToolCallID: tc.ID, Name: tc.Name, Content: abortedResultText})
+			}
+		}
+		open, pending = nil, map[string]bool{}
+	}
+	for _, r := range recs {
+		if r.Message == nil {
+			continue
+		}
+		m := *r.Message
+		switch m.Role {
+		case llm.RoleTool:
+			delete(pending, m.ToolCallID)
+		default:
+			flush()
+		}
+		out = append(out, m)
+		if m.Role == llm.RoleAssistant {
+			open = slices.Clone(m.ToolCalls)
+			for _, tc := range m.ToolCalls {
+				pending[tc.ID] = true
+			}
+		}
+	}
+	flush()
+	return out
+}
+
+const abortedResultText = "Error: the tool call was interrupted before it finished"
