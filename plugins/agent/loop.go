@@ -134,13 +134,13 @@ func (t *turn) run(ctx context.Context, prompt string) error {
 			continue
 		}
 		t.res.Text = msg.Content
-		cont, reason, added := ss.stop(ctx, stopActive)
+		cont, reason, added := ss.stop(ctx, stopActive, msg.Content)
 		for _, p := range added {
 			if err := t.user(p.text, p.source); err != nil {
 				return err
 			}
 		}
-		if !cont || stopActive {
+		if !cont {
 			return nil
 		}
 		stopActive = true
