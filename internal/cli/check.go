@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/subprocess"
@@ -39,6 +40,9 @@ func init() {
 					return Failure(fmt.Errorf("stopping: %w", err))
 				}
 				fmt.Fprintf(env.Stdout, "ok: %d plugins active\n%s", n, sandbox)
+				if len(env.claudeUsed) > 0 {
+					fmt.Fprintf(env.Stdout, "claude settings: %s\n", strings.Join(env.claudeUsed, ", "))
+				}
 				return nil
 			},
 		}
