@@ -317,8 +317,8 @@ func (p *Policy) denied(tool string, sub subject) (Rule, bool) {
 	return Rule{}, false
 }
 
-// inWorkspace reports whether every path of a file call lies inside the
-// working directory or one of the call's roots, symlinks resolved.
+// inWorkspace reports whether the path of a file call, symlinks resolved,
+// lies inside the working directory or one of the call's roots.
 func (p *Policy) inWorkspace(sub subject, c Call) bool {
 	if sub.kind != "file" {
 		return true
@@ -326,13 +326,9 @@ func (p *Policy) inWorkspace(sub subject, c Call) bool {
 	if len(sub.paths) == 0 {
 		return false
 	}
-	roots := p.workspaceRoots(sub.cwd, c.Roots)
-	for _, f := range sub.paths {
-		if !within(f, roots) {
-			return false
-		}
-	}
-	return within(resolveExisting(sub.paths[0]), roots)
+	// What counts is where the write lands: the path with every symlink
+	// (also a dangling last one) resolved.
+	return within(resolveExisting(sub.paths[0]), p.workspaceRoots(sub.cwd, c.Roots))
 }
 
 // workspaceRoots is cwd and roots, absolute, each also with symlinks
@@ -448,7 +444,7 @@ func (p *Policy) shellSubject(name, key string, args map[string]any, cwd string,
 			sub.workdir = base
 			sub.workdirs = pathForms(base, cwd, p.home)
 			roots := p.workspaceRoots(cwd, roots)
-			sub.outside = !within(base, roots) || !within(resolveExisting(base), roots)
+			sub.outside = !within(resolveExisting(base), roots)
 			raw.Extra = []string{"cd " + base, "cd " + base + "/"}
 		}
 	}
