@@ -85,6 +85,10 @@ type Call struct {
 	Args json.RawMessage
 	// Cwd is the working directory of the calling session; "" uses the policy's.
 	Cwd string
+	// ReadOnly is set when the tool itself declares that it changes nothing
+	// (tools.WithReadOnly, e.g. an MCP tool with readOnlyHint); it counts
+	// like a name in Spec.ReadOnly.
+	ReadOnly bool
 	// Sandboxed is set when the call will run inside an enforced
 	// workspace-write sandbox (the permission plugin sets it for shell
 	// calls from the subprocess service's sandbox policy). A sandboxed
@@ -232,7 +236,7 @@ func (p *Policy) Evaluate(c Call) Verdict {
 		return Verdict{Decision: Deny, Rule: r.source,
 			Reason: fmt.Sprintf("permission denied: rule %q in the deny list matches this call", r.source)}
 	}
-	readOnly := p.ReadOnly(c.Tool)
+	readOnly := c.ReadOnly || p.ReadOnly(c.Tool)
 	if p.mode == ModePlan && !readOnly {
 		return Verdict{Decision: Deny,
 			Reason: fmt.Sprintf("permission denied: plan mode allows only read-only tools, and %q is not read-only", c.Tool)}
