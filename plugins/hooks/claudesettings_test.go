@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dshgo/harness/core/fxcore"
+	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/internal/cli"
 	"github.com/dshgo/harness/internal/policytest"
 	"github.com/dshgo/harness/plugins/approval"
@@ -17,7 +17,6 @@ import (
 	toolbash "github.com/dshgo/harness/plugins/tool-bash"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/tools"
-	"go.uber.org/fx"
 )
 
 // claudeProject writes a repository set up for Claude Code: project and
@@ -64,9 +63,9 @@ func harnessIn(t *testing.T, dir, home string, extraEnv map[string]string, args 
 	env := &cli.Env{
 		Stdout: &out, Stderr: &errOut, Stdin: strings.NewReader(""),
 		DefaultManifest: []byte(manifest),
-		Modules: []fx.Option{
-			fxcore.ProvidePlugin(subprocess.Plugin), fxcore.ProvidePlugin(tools.Plugin), fxcore.ProvidePlugin(toolbash.Plugin),
-			fxcore.ProvidePlugin(approval.Plugin), fxcore.ProvidePlugin(permission.Plugin), fxcore.ProvidePlugin(hooks.Plugin),
+		Plugins: []core.Plugin{
+			subprocess.Plugin, tools.Plugin, toolbash.Plugin,
+			approval.Plugin, permission.Plugin, hooks.Plugin,
 		},
 		LookupEnv: func(k string) (string, bool) {
 			if k == "HOME" {
