@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 
-	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/plugins/hooks/lifecycle"
 )
 
@@ -15,15 +14,14 @@ const (
 )
 
 func (ss *Session) lifecycleSession() lifecycle.Session {
-	return lifecycle.Session{ID: ss.id, Cwd: ss.opts.Cwd, TranscriptPath: ss.LogPath()}
+	return lifecycle.Session{ID: ss.id, Cwd: ss.opts.Cwd, TranscriptPath: ss.claude.path, Scope: ss.scope.ID()}
 }
 
 // sessionStart fires SessionStart; its contexts are added before the next
 // prompt. A failing listener is logged and ignored (SessionStart cannot
 // block).
 func (ss *Session) sessionStart(ctx context.Context, source string) []sourced {
-	d, err := core.Waterfall(ctx, ss.svc.c, lifecycle.SessionStart, core.To(ss.scope.ID()),
-		lifecycle.Start{Session: ss.lifecycleSession(), Source: source}, lifecycle.Pass[lifecycle.Start])
+	d, err := lifecycle.SessionStart.Run(ctx, ss.svc.c.To(ss.scope.ID()), lifecycle.Start{Session: ss.lifecycleSession(), Source: source}, lifecycle.Pass[lifecycle.Start])
 	if err != nil {
 		ss.svc.c.Logger().Warn("SessionStart listener failed", "session", ss.id, "err", err)
 		return nil
@@ -34,8 +32,7 @@ func (ss *Session) sessionStart(ctx context.Context, source string) []sourced {
 // promptSubmit fires UserPromptSubmit: a block or a failed listener
 // rejects the prompt (fail closed).
 func (ss *Session) promptSubmit(ctx context.Context, prompt string) (blocked bool, reason string, added []sourced) {
-	d, err := core.Waterfall(ctx, ss.svc.c, lifecycle.UserPromptSubmit, core.To(ss.scope.ID()),
-		lifecycle.Prompt{Session: ss.lifecycleSession(), Prompt: prompt}, lifecycle.Pass[lifecycle.Prompt])
+	d, err := lifecycle.UserPromptSubmit.Run(ctx, ss.svc.c.To(ss.scope.ID()), lifecycle.Prompt{Session: ss.lifecycleSession(), Prompt: prompt}, lifecycle.Pass[lifecycle.Prompt])
 	if err != nil {
 		return true, err.Error(), nil
 	}
@@ -46,15 +43,17 @@ func (ss *Session) promptSubmit(ctx context.Context, prompt string) (blocked boo
 }
 
 // stop fires Stop: a block keeps the turn going with the reason as the
-// next user message (once per turn: StopHookActive tells listeners).
-func (ss *Session) stop(ctx context.Context, active bool) (cont bool, reason string, added []sourced) {
-	d, err := core.Waterfall(ctx, ss.svc.c, lifecycle.Stop, core.To(ss.scope.ID()),
-		lifecycle.Stopping{Session: ss.lifecycleSession(), StopHookActive: active}, lifecycle.Pass[lifecycle.Stopping])
+// next user message, as often as listeners block (StopHookActive tells them
+// the turn already continued; MaxSteps bounds the turn); a halt
+// (`continue: false`) ends it whatever the blocks.
+func (ss *Session) stop(ctx context.Context, active bool, last string) (cont bool, reason string, added []sourced) {
+	d, err := lifecycle.Stop.Run(ctx, ss.svc.c.To(ss.scope.ID()),
+		lifecycle.Stopping{Session: ss.lifecycleSession(), StopHookActive: active, LastAssistantMessage: last}, lifecycle.Pass[lifecycle.Stopping])
 	if err != nil {
 		ss.svc.c.Logger().Warn("Stop listener failed", "session", ss.id, "err", err)
 		return false, "", nil
 	}
-	return d.Block && d.Reason != "", d.Reason, contexts(SourceStop, d.AdditionalContext)
+	return d.Block && d.Reason != "" && !d.Halt, d.Reason, contexts(SourceStop, d.AdditionalContext)
 }
 
 func contexts(source string, texts []string) []sourced {

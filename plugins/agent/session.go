@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/plugins/hooks/lifecycle"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
 	"github.com/dshgo/harness/services/systemprompt"
@@ -81,8 +83,9 @@ type Session struct {
 	// call got past the route's up-front checks (see [Session.Run]).
 	wmu     sync.Mutex
 	journal *sessions.Writer // a new session is stored by its first kept record
-	holding bool             // records are held, not written
-	copied  []Record         // a fork's records, written before its first own record
+	claude  *claudeTranscript
+	holding bool     // records are held, not written
+	copied  []Record // a fork's records, written before its first own record
 	held    []Record
 	wclosed bool
 
@@ -95,6 +98,7 @@ type Session struct {
 	turn         int
 	total        llm.Usage
 	pending      []sourced // contexts to add before the next prompt (SessionStart)
+	states       map[string]json.RawMessage
 	closed       bool
 }
 
@@ -219,6 +223,7 @@ func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
 		return fail(err)
 	}
 	ss := &Session{svc: s, id: o.ID, scope: sc, journal: journal, copied: copied, opts: o, model: model, route: model.Route()}
+	ss.claude = &claudeTranscript{path: claudeTranscriptFor(s.sessions.Location(o.ID), o.ID), sessionID: o.ID, cwd: o.Cwd}
 	ss.history = Replay(recs)
 	for _, r := range recs {
 		if r.Type == RecordUser && r.Source == SourceRuntimeContext && r.Message != nil {
@@ -229,6 +234,12 @@ func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
 		}
 		if r.Type == RecordUsage && r.Usage != nil && !r.Estimated {
 			ss.total = ss.total.Add(*r.Usage)
+		}
+		if r.Type == RecordState && r.Key != "" {
+			if ss.states == nil {
+				ss.states = map[string]json.RawMessage{}
+			}
+			ss.states[r.Key] = r.State
 		}
 	}
 	if err := ss.registerScoped(); err != nil {
@@ -266,7 +277,12 @@ func (ss *Session) registerScoped() error {
 			return err
 		}
 	}
-	return nil
+	// Messages for the user from policy plugins (a hook's systemMessage)
+	// are shown as notices.
+	return core.On(c, lifecycle.SystemMessage, func(_ context.Context, n lifecycle.Notice) error {
+		ss.observe(Event{Type: EventNotice, Text: n.Text, Source: n.Source})
+		return nil
+	})
 }
 
 // ID returns the session id.
@@ -296,6 +312,35 @@ func (ss *Session) History() []llm.Message {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	return append([]llm.Message(nil), ss.history...)
+}
+
+// State returns the current value of a keyed session state (nil when never
+// set): the last value set in this session or, after a resume, recorded in
+// its log. It implements sessionstate.Store.
+func (ss *Session) State(key string) json.RawMessage {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.states[key]
+}
+
+// SetState replaces a keyed session state: it appends a state record to the
+// log and emits an EventState with the key and the value. value must be
+// valid JSON (an error otherwise, and nothing changes).
+func (ss *Session) SetState(key string, value json.RawMessage) error {
+	if key == "" || !json.Valid(value) {
+		return fmt.Errorf("session state %q: want a key and a JSON value", key)
+	}
+	value = append(json.RawMessage(nil), value...)
+	ss.mu.Lock()
+	if ss.states == nil {
+		ss.states = map[string]json.RawMessage{}
+	}
+	ss.states[key] = value
+	turn := ss.turn
+	ss.mu.Unlock()
+	err := ss.write(Record{Type: RecordState, Turn: turn, Key: key, State: value})
+	ss.observe(Event{Type: EventState, Turn: turn, Key: key, State: value})
+	return err
 }
 
 // Usage returns the session's summed provider-reported usage.
@@ -332,7 +377,7 @@ func (ss *Session) observe(e Event) {
 	if ss.opts.Observer != nil {
 		ss.opts.Observer(e)
 	}
-	core.Emit(context.Background(), ss.svc.c, Observed, core.To(ss.scope.ID()), e)
+	Observed.Emit(context.Background(), ss.svc.c.To(ss.scope.ID()), e)
 }
 
 // append adds m to the history and the log.
@@ -349,6 +394,7 @@ func (ss *Session) append(rec Record) error {
 func (ss *Session) write(rec Record) error {
 	ss.wmu.Lock()
 	defer ss.wmu.Unlock()
+	ss.claude.add(rec, ss.svc.c.Logger().Warn)
 	if ss.holding {
 		if rec.Time.IsZero() {
 			rec.Time = time.Now().UTC()
@@ -388,6 +434,7 @@ func (ss *Session) appendLocked(rec Record) error {
 func (ss *Session) hold() {
 	ss.wmu.Lock()
 	ss.holding = true
+	ss.claude.mark()
 	ss.wmu.Unlock()
 }
 
@@ -413,5 +460,6 @@ func (ss *Session) release() error {
 func (ss *Session) drop() {
 	ss.wmu.Lock()
 	ss.holding, ss.held = false, nil
+	ss.claude.rollback()
 	ss.wmu.Unlock()
 }

@@ -2,6 +2,7 @@ package hooks_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"os"
@@ -39,8 +40,7 @@ func TestSessionStartAddsContext(t *testing.T) {
 	c := lifecycleRoot(t, dir, hooks.Events{SessionStart: []hooks.MatcherGroup{
 		group("startup", examples(t, "session-context.sh"), plain), group("resume", onlyResume),
 	}})
-	d, err := core.Waterfall(context.Background(), c, lifecycle.SessionStart, core.Target{},
-		lifecycle.Start{Session: lifecycle.Session{ID: "s1", Cwd: dir}, Source: "startup"}, lifecycle.Pass[lifecycle.Start])
+	d, err := lifecycle.SessionStart.Run(context.Background(), c.Here(), lifecycle.Start{Session: lifecycle.Session{ID: "s1", Cwd: dir}, Source: "startup"}, lifecycle.Pass[lifecycle.Start])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,8 +61,7 @@ echo '{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalConte
 	record := script(t, dir, "record.sh", "cat > \"$CLAUDE_PROJECT_DIR/prompt.json\"\n")
 	c := lifecycleRoot(t, dir, hooks.Events{UserPromptSubmit: []hooks.MatcherGroup{group("", guard, record)}})
 	submit := func(text string) lifecycle.Decision {
-		d, err := core.Waterfall(context.Background(), c, lifecycle.UserPromptSubmit, core.Target{},
-			lifecycle.Prompt{Session: lifecycle.Session{ID: "s1", Cwd: dir}, Prompt: text}, lifecycle.Pass[lifecycle.Prompt])
+		d, err := lifecycle.UserPromptSubmit.Run(context.Background(), c.Here(), lifecycle.Prompt{Session: lifecycle.Session{ID: "s1", Cwd: dir}, Prompt: text}, lifecycle.Pass[lifecycle.Prompt])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,8 +77,12 @@ echo '{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalConte
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"session_id":"s1","transcript_path":"","cwd":"` + dir + `","hook_event_name":"UserPromptSubmit","prompt":"fix the build"}` + "\n"
-	if string(raw) != want {
+	var sent struct {
+		TranscriptPath string `json:"transcript_path"`
+	}
+	_ = json.Unmarshal(raw, &sent)
+	want := `{"session_id":"s1","transcript_path":"` + sent.TranscriptPath + `","cwd":"` + dir + `","hook_event_name":"UserPromptSubmit","permission_mode":"default","prompt":"fix the build"}` + "\n"
+	if string(raw) != want || sent.TranscriptPath == "" {
 		t.Fatalf("payload %s\nwant %s", raw, want)
 	}
 }
@@ -94,8 +97,7 @@ echo '{"decision":"block","reason":"run the tests before stopping"}'
 `)
 	c := lifecycleRoot(t, dir, hooks.Events{Stop: []hooks.MatcherGroup{group("", stop)}})
 	fire := func(active bool) lifecycle.Decision {
-		d, err := core.Waterfall(context.Background(), c, lifecycle.Stop, core.Target{},
-			lifecycle.Stopping{Session: lifecycle.Session{ID: "s1"}, StopHookActive: active}, lifecycle.Pass[lifecycle.Stopping])
+		d, err := lifecycle.Stop.Run(context.Background(), c.Here(), lifecycle.Stopping{Session: lifecycle.Session{ID: "s1"}, StopHookActive: active}, lifecycle.Pass[lifecycle.Stopping])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,8 +115,7 @@ func TestLifecycleFailuresFailOpen(t *testing.T) {
 	dir := t.TempDir()
 	bad := script(t, dir, "bad.sh", "cat >/dev/null\necho '{broken'\n")
 	c := lifecycleRoot(t, dir, hooks.Events{UserPromptSubmit: []hooks.MatcherGroup{group("", bad)}})
-	d, err := core.Waterfall(context.Background(), c, lifecycle.UserPromptSubmit, core.Target{},
-		lifecycle.Prompt{Prompt: "hi"}, lifecycle.Pass[lifecycle.Prompt])
+	d, err := lifecycle.UserPromptSubmit.Run(context.Background(), c.Here(), lifecycle.Prompt{Prompt: "hi"}, lifecycle.Pass[lifecycle.Prompt])
 	if err != nil || d.Block {
 		t.Fatalf("decision %+v err %v", d, err)
 	}
