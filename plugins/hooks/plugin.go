@@ -28,7 +28,7 @@ var Plugin = core.Define("hooks", apply,
 var Module = fx.Module("hooks", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
 
 func apply(c *core.Context, cfg Config) error {
-	h, err := newRunner(cfg, subprocessRunner(core.Use(c, subprocess.Key)), c.Logger())
+	h, err := newRunner(cfg, subprocessRunnerWith(core.Use(c, subprocess.Key), cfg.Sandbox), c.Logger())
 	if err != nil {
 		return err
 	}
