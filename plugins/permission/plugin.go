@@ -11,8 +11,8 @@ import (
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/plugins/workdir"
+	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/tools"
-	"go.uber.org/fx"
 )
 
 // Config is the permission plugin's configuration.
@@ -84,9 +84,6 @@ var Plugin = core.Define("permission", apply,
 	core.WithProvides(tools.ReadPolicyKey.Name()),
 	core.WithDescription("Allow, ask and deny rules over tool calls; deny rules are registry guards."))
 
-// Module contributes Plugin to the catalog.
-var Module = fx.Module("permission", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
-
 // unanswerable is what the permission plugin asks of an approval service:
 // why can no one answer ("" when someone can)? approval.Service implements it.
 type unanswerable interface{ Unanswerable() string }
@@ -154,14 +151,45 @@ func (p *plugin) setGrants(scope *core.ScopeID, g *Policy) {
 	p.grants[weak.Make(scope)] = g
 }
 
-// callOf is the policy's view of an execution: its tool, arguments and the
-// session working directory its context carries.
+// callOf is the policy's view of an execution: its tool, arguments, the
+// session working directory its context carries, and how the subprocess
+// service's sandbox will run it.
 func (p *plugin) callOf(e *tools.Execution) Call {
 	c := Call{Tool: e.Name(), Args: json.RawMessage(e.Arguments())}
 	if ctx := e.Context(); ctx != nil {
 		c.Cwd, _ = workdir.From(ctx)
 	}
+	roots, active := p.sandbox()
+	if active {
+		c.Roots = roots
+	}
+	if p.policy.Shell(c.Tool) {
+		var args struct {
+			Sandbox any `json:"sandbox"`
+		}
+		_ = json.Unmarshal(c.Args, &args)
+		c.Escalated = args.Sandbox == "off"
+		c.Sandboxed = active && !c.Escalated
+	}
 	return c
+}
+
+// sandbox reports whether the subprocess service runs commands in an
+// enforced workspace-write sandbox by default, and that sandbox's writable
+// roots. No subprocess service, mode off or read-only, or an enforcement of
+// none: not active. Landlock's "partial" counts as enforced (writes and
+// reads outside the policy are refused; what it cannot hide is in the
+// report and docs/sandbox.md).
+func (p *plugin) sandbox() ([]string, bool) {
+	rt, ok := core.Lookup(p.c, subprocess.Key)
+	if !ok || rt == nil {
+		return nil, false
+	}
+	pol, rep := rt.Sandbox()
+	if pol.Mode != subprocess.SandboxWorkspaceWrite || rep.Enforcement == subprocess.EnforcementNone {
+		return nil, false
+	}
+	return pol.WritableRoots, true
 }
 
 // guard enforces deny rules and plan mode after every pre-execute vote and

@@ -189,6 +189,12 @@ func (p *Policy) allowSources() []string {
 // Mode returns the policy's mode.
 func (p *Policy) Mode() Mode { return p.mode }
 
+// Shell reports whether tool is configured as a shell tool.
+func (p *Policy) Shell(tool string) bool {
+	_, ok := p.shell[strings.ToLower(tool)]
+	return ok
+}
+
 // ReadOnly reports whether tool is configured as read-only.
 func (p *Policy) ReadOnly(tool string) bool { return p.readOnly[strings.ToLower(tool)] }
 
