@@ -8,10 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dshgo/harness/core/fxcore"
+	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/internal/cli"
 	"github.com/dshgo/harness/services/subprocess"
-	"go.uber.org/fx"
 )
 
 // runSandboxCLI runs `harness --config CFG ARGS...` in dir with only the
@@ -24,7 +23,7 @@ func runSandboxCLI(t *testing.T, dir, manifest string, args ...string) (string, 
 	}
 	var out, errb bytes.Buffer
 	env := &cli.Env{Stdout: &out, Stderr: &errb, Stdin: strings.NewReader("from-stdin\n"),
-		Modules:   []fx.Option{fxcore.ProvidePlugin(subprocess.Plugin)},
+		Plugins:   []core.Plugin{subprocess.Plugin},
 		LookupEnv: func(string) (string, bool) { return "", false },
 		Getwd:     func() (string, error) { return dir, nil },
 		Ctx:       context.Background()}
