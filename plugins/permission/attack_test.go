@@ -76,6 +76,14 @@ var attacks = []attack{
 	{name: "ansi-c hex program", command: `$'\x72m' -rf {V}`, deny: []string{rmDeny}, mode: permission.ModeBypass, want: "deny"},
 	{name: "ansi-c octal option", command: `rm $'-\162f' {V}`, deny: []string{rmDeny}, mode: permission.ModeBypass, want: "deny"},
 	{name: "backslash program", command: `r\m -rf {V}`, deny: []string{rmDeny}, mode: permission.ModeBypass, want: "deny"},
+	// Variables whose value runs as a command.
+	{name: "GIT_SSH_COMMAND", command: "GIT_SSH_COMMAND='rm -rf {V}' git fetch", deny: []string{rmDeny}, mode: permission.ModeBypass, want: "deny"},
+	{name: "export PAGER", command: "export PAGER='rm -rf {V}'; git log", deny: []string{rmDeny}, mode: permission.ModeBypass, want: "deny"},
+	{name: "BASH_ENV process substitution", command: "BASH_ENV=<(echo 'rm -rf {V}') bash -c true", deny: []string{rmDeny}, mode: permission.ModeBypass, want: "deny"},
+	{name: "env BASH_ENV", command: "env BASH_ENV=<(cat {V}/keep) bash -c true", mode: permission.ModeBypass, want: "ask"},
+	{name: "heredoc body substitution", command: "cat <<EOF\n$(rm -rf {V})\nEOF", deny: []string{rmDeny}, mode: permission.ModeBypass, want: "deny"},
+	{name: "coproc", command: "coproc rm -rf {V}", deny: []string{rmDeny}, mode: permission.ModeBypass, want: "deny"},
+	{name: "nested three deep", command: `sh -c 'bash -c "sh -c \"rm -rf {V}\""'`, deny: []string{rmDeny}, mode: permission.ModeBypass, want: "deny"},
 	// Non-static program names: unknown, asked in every mode.
 	{name: "variable program", command: "x=rm; $x -rf {V}", deny: []string{rmDeny}, mode: permission.ModeBypass, want: "ask"},
 	{name: "default-value program", command: "${x:-rm} -rf {V}", deny: []string{rmDeny}, mode: permission.ModeBypass, want: "ask"},
@@ -112,6 +120,9 @@ var attacks = []attack{
 	{name: "workdir ssh read redirection", command: `echo "$(<id_rsa)"`, workdir: "{V}/.ssh", allow: []string{"bash(echo *)"}, want: "ask"},
 	{name: "workdir outside the workspace", command: "ls", workdir: "{V}", allow: []string{"bash(ls *)"}, want: "ask"},
 	{name: "workdir read-denied", command: "ls", workdir: "{V}/.ssh", allow: []string{"bash(ls *)"}, deny: []string{"read({V}/.ssh/**)"}, want: "deny"},
+	{name: "cd then relative cat", command: "cd {V}/.ssh && cat id_rsa", deny: []string{"bash(*.ssh/*)"}, mode: permission.ModeBypass, want: "deny"},
+	{name: "cd into a read-denied directory", command: "cd {V}/.ssh; ls", allow: []string{"bash(cd *)", "bash(ls *)"}, deny: []string{"read({V}/.ssh/**)"}, want: "deny"},
+	{name: "cd then read redirection", command: `cd {V} && echo "$(< secret)"`, deny: []string{"read({V}/secret)"}, mode: permission.ModeBypass, want: "deny"},
 	{name: "workdir inside the workspace", command: "pwd", workdir: "sub", allow: []string{"bash(pwd)"}, want: "allow", contains: "/sub"},
 }
 

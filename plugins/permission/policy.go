@@ -321,8 +321,8 @@ func (p *Policy) denied(tool string, sub subject) (Rule, bool) {
 	return Rule{}, false
 }
 
-// inWorkspace reports whether every path of a file call lies inside the
-// working directory or one of the call's roots, symlinks resolved.
+// inWorkspace reports whether the path of a file call, symlinks resolved,
+// lies inside the working directory or one of the call's roots.
 func (p *Policy) inWorkspace(sub subject, c Call) bool {
 	if sub.kind != "file" {
 		return true
@@ -330,13 +330,9 @@ func (p *Policy) inWorkspace(sub subject, c Call) bool {
 	if len(sub.paths) == 0 {
 		return false
 	}
-	roots := p.workspaceRoots(sub.cwd, c.Roots)
-	for _, f := range sub.paths {
-		if !within(f, roots) {
-			return false
-		}
-	}
-	return within(resolveExisting(sub.paths[0]), roots)
+	// What counts is where the write lands: the path with every symlink
+	// (also a dangling last one) resolved.
+	return within(resolveExisting(sub.paths[0]), p.workspaceRoots(sub.cwd, c.Roots))
 }
 
 // workspaceRoots is cwd and roots, absolute, each also with symlinks
@@ -452,10 +448,11 @@ func (p *Policy) shellSubject(name, key string, args map[string]any, cwd string,
 			sub.workdir = base
 			sub.workdirs = pathForms(base, cwd, p.home)
 			roots := p.workspaceRoots(cwd, roots)
-			sub.outside = !within(base, roots) || !within(resolveExisting(base), roots)
+			sub.outside = !within(resolveExisting(base), roots)
 			raw.Extra = []string{"cd " + base, "cd " + base + "/"}
 		}
 	}
+	moved := sub.workdir != ""
 	for i := range parts {
 		part := &parts[i]
 		if part.Unknown != "" && sub.unknown == "" {
@@ -467,10 +464,26 @@ func (p *Policy) shellSubject(name, key string, args map[string]any, cwd string,
 		for _, t := range part.WriteTargets {
 			sub.writes = append(sub.writes, pathForms(t, base, p.home)...)
 		}
-		if sub.workdir != "" {
+		if moved {
 			for _, argv := range part.Argvs {
 				part.Extra = appendForm(part.Extra, strings.Join(resolveOperands(argv, base), " "))
 			}
+		}
+		// `cd DIR` (or pushd) moves later parts: their relative operands and
+		// targets resolve against DIR, and DIR itself is seen as a directory
+		// (`cd ~/.ssh` is also `cd /home/me/.ssh/`) and checked against the
+		// deny rules on read.
+		if len(part.Argvs) > 0 && len(part.Argvs[0]) == 2 && (part.Argvs[0][0] == "cd" || part.Argvs[0][0] == "pushd") {
+			dir := part.Argvs[0][1]
+			if strings.HasPrefix(dir, "~/") && p.home != "" || dir == "~" && p.home != "" {
+				dir = filepath.Join(p.home, strings.TrimPrefix(dir[1:], "/"))
+			}
+			if !filepath.IsAbs(dir) {
+				dir = filepath.Join(base, dir)
+			}
+			base, moved = filepath.Clean(dir), true
+			part.Extra = appendForm(part.Extra, "cd "+base+"/")
+			sub.workdirs = append(sub.workdirs, pathForms(base, cwd, p.home)...)
 		}
 	}
 	sub.parts = append(parts, raw) // the raw line is one more thing a deny or ask rule may match
