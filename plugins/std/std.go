@@ -19,6 +19,7 @@ import (
 	tooltimeout "github.com/dshgo/harness/plugins/tool-timeout"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
+	sessionspg "github.com/dshgo/harness/services/sessions/postgres"
 	"github.com/dshgo/harness/services/spill"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
@@ -47,6 +48,7 @@ func Plugins() []core.Plugin {
 		llm.Plugin,
 		llmopenai.Plugin,
 		sessions.JSONLPlugin,
+		sessionspg.Plugin,
 		agent.Plugin,
 	}
 }
