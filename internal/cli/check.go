@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/services/subprocess"
 	"github.com/spf13/cobra"
 )
 
@@ -14,7 +16,9 @@ func init() {
 			Short: "Validate the manifest and boot every plugin, then stop",
 			Long: "check parses and composes the manifest, decodes every plugin config, boots the plugin tree\n" +
 				"and requires every enabled row to become active. It prints `ok: N plugins active` (exit 0)\n" +
-				"or each problem with its FILE:LINE:COL or the failed/pending rows (exit 2).",
+				"or each problem with its FILE:LINE:COL or the failed/pending rows (exit 2). With the\n" +
+				"subprocess service mounted, a second line shows the default sandbox policy and the\n" +
+				"backend the probe chose (`sandbox: workspace-write, network off, via bwrap: full`).",
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				h, err := env.Boot()
@@ -27,10 +31,14 @@ func init() {
 						n++
 					}
 				}
+				var sandbox string
+				if rt, ok := core.Lookup(h.Root.Context(), subprocess.Key); ok {
+					sandbox = sandboxLine(rt) + "\n"
+				}
 				if err := h.Stop(context.Background()); err != nil {
 					return Failure(fmt.Errorf("stopping: %w", err))
 				}
-				fmt.Fprintf(env.Stdout, "ok: %d plugins active\n", n)
+				fmt.Fprintf(env.Stdout, "ok: %d plugins active\n%s", n, sandbox)
 				return nil
 			},
 		}

@@ -170,7 +170,9 @@ func Run(args []string, env *Env) int {
 	if env.Interrupted() && code != ExitUsage {
 		code = ExitInterrupted
 	}
-	fmt.Fprintf(env.Stderr, "harness: %v\n", err)
+	if !errors.Is(err, errSilent) {
+		fmt.Fprintf(env.Stderr, "harness: %v\n", err)
+	}
 	return code
 }
 

@@ -65,13 +65,27 @@ type Mount struct {
 // registry. The root is disposed when the test ends.
 func Harness(t testing.TB, extra ...Mount) *tools.Registry {
 	t.Helper()
+	return HarnessWith(t, Mount{BashTool, nil}, extra...)
+}
+
+// HarnessWith is Harness with another bash tool (such as the real
+// tool-bash plugin, so tests see what the shipped tool does).
+func HarnessWith(t testing.TB, bash Mount, extra ...Mount) *tools.Registry {
+	t.Helper()
+	return Boot(t, append([]Mount{{subprocess.Plugin, nil}, {tools.Plugin, nil}, bash}, extra...)...)
+}
+
+// Boot mounts exactly mounts, in order (the caller includes subprocess-local
+// with its config, the tool registry and a bash tool), waits until all are
+// active, and returns the registry. The root is disposed when the test ends.
+func Boot(t testing.TB, all ...Mount) *tools.Registry {
+	t.Helper()
 	root := core.NewRoot(core.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	t.Cleanup(func() {
 		if err := root.Dispose(context.Background()); err != nil {
 			t.Errorf("dispose: %v", err)
 		}
 	})
-	all := append([]Mount{{subprocess.Plugin, nil}, {tools.Plugin, nil}, {BashTool, nil}}, extra...)
 	var fibers []*core.Fiber
 	for _, m := range all {
 		fibers = append(fibers, root.Context().Plugin(m.Plugin, m.Config))

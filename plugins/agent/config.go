@@ -28,13 +28,25 @@ type Config struct {
 	// MaxParallelToolCalls bounds overlapped parallel-safe tool bodies of one
 	// step; 0 uses the tools service's maxParallel, 1 runs them serially.
 	MaxParallelToolCalls int `yaml:"maxParallelToolCalls" jsonschema:"minimum=0,description=Overlapped parallel-safe tool calls per step (0: the tools service default)"`
+	// MaxToolArgBytes bounds one tool call's argument text, in bytes
+	// (0 or unset: DefaultMaxToolArgBytes, 1 MiB). Larger arguments are not kept: the call is logged
+	// and sent back to the model with arguments {} and gets an
+	// INVALID_ARGS error result saying how large they were.
+	MaxToolArgBytes int64 `yaml:"maxToolArgBytes" jsonschema:"minimum=0,default=1048576,description=Largest tool-call argument text kept in bytes (0: 1 MiB); larger arguments become an error result and are discarded"`
 }
 
 // DefaultMaxSteps is the default bound on model calls per user turn.
 const DefaultMaxSteps = 50
 
-// SetDefaults sets MaxSteps to 50.
-func (c *Config) SetDefaults() { c.MaxSteps = DefaultMaxSteps }
+// DefaultMaxToolArgBytes is the default bound on one tool call's
+// arguments: 1 MiB.
+const DefaultMaxToolArgBytes = 1 << 20
+
+// SetDefaults sets MaxSteps to 50 and MaxToolArgBytes to 1 MiB.
+func (c *Config) SetDefaults() {
+	c.MaxSteps = DefaultMaxSteps
+	c.MaxToolArgBytes = DefaultMaxToolArgBytes
+}
 
 // Validate checks the bounds and the thinking mode.
 func (c Config) Validate() error {
@@ -44,6 +56,9 @@ func (c Config) Validate() error {
 	}
 	if err := c.Thinking.Validate(); err != nil {
 		issues = append(issues, core.Issue{Path: "thinking", Message: err.Error()})
+	}
+	if c.MaxToolArgBytes < 0 {
+		issues = append(issues, core.Issue{Path: "maxToolArgBytes", Message: fmt.Sprintf("must not be negative, got %d", c.MaxToolArgBytes)})
 	}
 	if c.StateDir != "" {
 		issues = append(issues, core.Issue{Path: "stateDir", Message: "moved to the session store: set it on the sessions-jsonl row (`- name: sessions-jsonl` with `config: {stateDir: ...}`)"})
@@ -55,6 +70,14 @@ func (c Config) Validate() error {
 		return &core.ConfigError{Issues: issues}
 	}
 	return nil
+}
+
+// maxToolArgBytes is MaxToolArgBytes with 0 meaning the default.
+func (c Config) maxToolArgBytes() int64 {
+	if c.MaxToolArgBytes <= 0 {
+		return DefaultMaxToolArgBytes
+	}
+	return c.MaxToolArgBytes
 }
 
 // DefaultStateDir returns the default state directory of the

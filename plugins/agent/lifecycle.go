@@ -15,7 +15,7 @@ const (
 )
 
 func (ss *Session) lifecycleSession() lifecycle.Session {
-	return lifecycle.Session{ID: ss.id, Cwd: ss.opts.Cwd, TranscriptPath: ss.LogPath()}
+	return lifecycle.Session{ID: ss.id, Cwd: ss.opts.Cwd, TranscriptPath: ss.claude.path, Scope: ss.scope.ID()}
 }
 
 // sessionStart fires SessionStart; its contexts are added before the next
@@ -46,15 +46,17 @@ func (ss *Session) promptSubmit(ctx context.Context, prompt string) (blocked boo
 }
 
 // stop fires Stop: a block keeps the turn going with the reason as the
-// next user message (once per turn: StopHookActive tells listeners).
-func (ss *Session) stop(ctx context.Context, active bool) (cont bool, reason string, added []sourced) {
+// next user message, as often as listeners block (StopHookActive tells them
+// the turn already continued; MaxSteps bounds the turn); a halt
+// (`continue: false`) ends it whatever the blocks.
+func (ss *Session) stop(ctx context.Context, active bool, last string) (cont bool, reason string, added []sourced) {
 	d, err := core.Waterfall(ctx, ss.svc.c, lifecycle.Stop, core.To(ss.scope.ID()),
-		lifecycle.Stopping{Session: ss.lifecycleSession(), StopHookActive: active}, lifecycle.Pass[lifecycle.Stopping])
+		lifecycle.Stopping{Session: ss.lifecycleSession(), StopHookActive: active, LastAssistantMessage: last}, lifecycle.Pass[lifecycle.Stopping])
 	if err != nil {
 		ss.svc.c.Logger().Warn("Stop listener failed", "session", ss.id, "err", err)
 		return false, "", nil
 	}
-	return d.Block && d.Reason != "", d.Reason, contexts(SourceStop, d.AdditionalContext)
+	return d.Block && d.Reason != "" && !d.Halt, d.Reason, contexts(SourceStop, d.AdditionalContext)
 }
 
 func contexts(source string, texts []string) []sourced {

@@ -133,13 +133,13 @@ func (t *turn) run(ctx context.Context, prompt string) error {
 			continue
 		}
 		t.res.Text = msg.Content
-		cont, reason, added := ss.stop(ctx, stopActive)
+		cont, reason, added := ss.stop(ctx, stopActive, msg.Content)
 		for _, p := range added {
 			if err := t.user(p.text, p.source); err != nil {
 				return err
 			}
 		}
-		if !cont || stopActive {
+		if !cont {
 			return nil
 		}
 		stopActive = true
@@ -168,10 +168,8 @@ func (t *turn) doStep(ctx context.Context) (msg llm.Message, done bool, err erro
 	if err != nil {
 		return msg, false, err
 	}
-	var (
-		asm  llm.Assembler
-		werr error
-	)
+	var werr error
+	asm := llm.Assembler{MaxArgumentBytes: ss.svc.cfg.maxToolArgBytes()}
 	for c := range ss.svc.llm.Stream(ctx, req) {
 		if !t.gated {
 			// The first chunk of the turn tells whether the route's

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/plugins/hooks/lifecycle"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
 	"github.com/dshgo/harness/services/systemprompt"
@@ -81,8 +82,9 @@ type Session struct {
 	// call got past the route's up-front checks (see [Session.Run]).
 	wmu     sync.Mutex
 	journal *sessions.Writer // a new session is stored by its first kept record
-	holding bool             // records are held, not written
-	copied  []Record         // a fork's records, written before its first own record
+	claude  *claudeTranscript
+	holding bool     // records are held, not written
+	copied  []Record // a fork's records, written before its first own record
 	held    []Record
 	wclosed bool
 
@@ -209,6 +211,7 @@ func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
 		return fail(err)
 	}
 	ss := &Session{svc: s, id: o.ID, scope: sc, journal: journal, copied: copied, opts: o, model: model, route: model.Route()}
+	ss.claude = &claudeTranscript{path: claudeTranscriptFor(s.sessions.Location(o.ID), o.ID), sessionID: o.ID, cwd: o.Cwd}
 	ss.history = Replay(recs)
 	for _, r := range recs {
 		if r.Type == RecordUser && r.Source == SourceRuntimeContext && r.Message != nil {
@@ -256,7 +259,12 @@ func (ss *Session) registerScoped() error {
 			return err
 		}
 	}
-	return nil
+	// Messages for the user from policy plugins (a hook's systemMessage)
+	// are shown as notices.
+	return core.On(c, lifecycle.SystemMessage, func(_ context.Context, n lifecycle.Notice) error {
+		ss.observe(Event{Type: EventNotice, Text: n.Text, Source: n.Source})
+		return nil
+	})
 }
 
 // ID returns the session id.
@@ -339,6 +347,7 @@ func (ss *Session) append(rec Record) error {
 func (ss *Session) write(rec Record) error {
 	ss.wmu.Lock()
 	defer ss.wmu.Unlock()
+	ss.claude.add(rec, ss.svc.c.Logger().Warn)
 	if ss.holding {
 		if rec.Time.IsZero() {
 			rec.Time = time.Now().UTC()
@@ -378,6 +387,7 @@ func (ss *Session) appendLocked(rec Record) error {
 func (ss *Session) hold() {
 	ss.wmu.Lock()
 	ss.holding = true
+	ss.claude.mark()
 	ss.wmu.Unlock()
 }
 
@@ -403,5 +413,6 @@ func (ss *Session) release() error {
 func (ss *Session) drop() {
 	ss.wmu.Lock()
 	ss.holding, ss.held = false, nil
+	ss.claude.rollback()
 	ss.wmu.Unlock()
 }

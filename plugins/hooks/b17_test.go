@@ -74,7 +74,7 @@ func b17(t *testing.T, order []string, permissionFirst bool) {
 	}
 	assertDenied(t, "parallel step", outs[1])
 	audit, _ := os.ReadFile(filepath.Join(dir, ".harness-audit.log"))
-	if string(audit) != "PreToolUse bash\nPreToolUse bash\n" {
+	if string(audit) != "PreToolUse Bash\nPreToolUse Bash\n" {
 		t.Errorf("audit log after the step: %q", audit)
 	}
 
@@ -95,7 +95,7 @@ func b17(t *testing.T, order []string, permissionFirst bool) {
 		t.Errorf("redaction: %q", text(o))
 	}
 	audit, _ = os.ReadFile(filepath.Join(dir, ".harness-audit.log"))
-	if n := strings.Count(string(audit), "PreToolUse bash\n"); n != 6 {
+	if n := strings.Count(string(audit), "PreToolUse Bash\n"); n != 6 {
 		t.Errorf("audit ran %d times for 6 calls: %q", n, audit)
 	}
 }

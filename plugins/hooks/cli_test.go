@@ -88,7 +88,7 @@ func TestB17ThroughHarnessTool(t *testing.T) {
 		t.Errorf("redaction: exit %d, %q", code, out)
 	}
 	audit, _ := os.ReadFile(filepath.Join(dir, ".harness-audit.log"))
-	if string(audit) != strings.Repeat("PreToolUse bash\n", 4) {
+	if string(audit) != strings.Repeat("PreToolUse Bash\n", 4) {
 		t.Errorf("audit log: %q", audit)
 	}
 }

@@ -29,11 +29,19 @@ type Config struct {
 	Cwd string `yaml:"cwd" json:"cwd,omitempty" jsonschema:"description=Directory hook commands run in and the cwd they are told (default: the process working directory)"`
 	// SessionID is the `session_id` sent when the caller supplies none.
 	SessionID string `yaml:"sessionId" json:"sessionId,omitempty" jsonschema:"description=session_id sent to hooks when the caller supplies none"`
-	// ToolNames renames tools in the `tool_name` hooks read, for scripts that
-	// test Claude Code's names: {bash: Bash, read: Read, write: Write, edit:
-	// Edit, grep: Grep, glob: Glob}. Matchers see the harness's names
-	// (case-insensitively) either way.
-	ToolNames map[string]string `yaml:"toolNames" json:"toolNames,omitempty" jsonschema:"description=Renames tools in the tool_name hooks read (e.g. bash: Bash) for scripts written for Claude Code; matchers see the harness names either way"`
+	// ToolNames renames tools in the `tool_name` hooks read, on top of the
+	// default naming (an entry wins over both).
+	ToolNames map[string]string `yaml:"toolNames" json:"toolNames,omitempty" jsonschema:"description=Renames tools in the tool_name hooks read; an entry wins over the default naming"`
+	// HarnessToolNames sends the harness's own tool names (bash, read, …)
+	// in `tool_name` instead of Claude Code's (Bash, Read, Write, Edit, Grep,
+	// Glob), which are the default so scripts written for Claude Code work
+	// unchanged. Matchers select by either name, case-insensitively.
+	HarnessToolNames bool `yaml:"harnessToolNames" json:"harnessToolNames,omitempty" jsonschema:"description=Send the harness tool names (bash and read and ...) in tool_name instead of Claude Code's (Bash and Read and Write and Edit and Grep and Glob: the default); matchers select by either name"`
+	// PermissionMode is the `permission_mode` hooks are told: default,
+	// acceptEdits, plan or bypassPermissions (Claude Code's names). Empty
+	// means default. The Claude Code settings layer sets it from
+	// permissions.defaultMode.
+	PermissionMode string `yaml:"permissionMode" json:"permissionMode,omitempty" jsonschema:"description=permission_mode sent to hooks (Claude Code's names),enum=default,enum=acceptEdits,enum=plan,enum=bypassPermissions"`
 }
 
 // Events holds the matcher groups of each supported event. Claude Code events
@@ -112,6 +120,11 @@ func (h CommandHook) timeout() time.Duration {
 // Validate checks every group: known handler type, non-empty command,
 // non-negative timeout, compilable matcher. Errors name the field path.
 func (c Config) Validate() error {
+	switch c.PermissionMode {
+	case "", "default", "acceptEdits", "plan", "bypassPermissions":
+	default:
+		return fmt.Errorf("permissionMode: must be default, acceptEdits, plan or bypassPermissions, got %q", c.PermissionMode)
+	}
 	for _, ev := range c.Hooks.all() {
 		for i, g := range ev.groups {
 			where := fmt.Sprintf("hooks.%s[%d]", ev.name, i)

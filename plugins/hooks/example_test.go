@@ -87,7 +87,7 @@ func TestExampleManifest(t *testing.T) {
 		t.Errorf("rm -rf: %q", got)
 	}
 	log, _ := os.ReadFile(audit)
-	if n := strings.Count(string(log), "PreToolUse bash\n"); n != len(tests)+1 {
+	if n := strings.Count(string(log), "PreToolUse Bash\n"); n != len(tests)+1 {
 		t.Errorf("audit hook ran %d times for %d calls: %q", n, len(tests)+1, log)
 	}
 }

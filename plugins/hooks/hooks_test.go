@@ -100,9 +100,15 @@ func TestHookPayload(t *testing.T) {
 	if err := json.Unmarshal(raw, &got); err != nil {
 		t.Fatal(err)
 	}
+	// transcript_path is always a readable file (outside a session, an
+	// empty transcript in a private directory); tool_name is Claude Code's.
+	tp, _ := got["transcript_path"].(string)
+	if st, err := os.Stat(tp); err != nil || !st.Mode().IsRegular() {
+		t.Errorf("transcript_path %q: %v", tp, err)
+	}
 	want := map[string]any{
-		"session_id": "s-1", "transcript_path": "", "cwd": dir, "hook_event_name": "PreToolUse",
-		"tool_name": "bash", "tool_input": map[string]any{"command": "echo '<&>'"}, "tool_use_id": "call-7",
+		"session_id": "s-1", "transcript_path": tp, "cwd": dir, "hook_event_name": "PreToolUse", "permission_mode": "default",
+		"tool_name": "Bash", "tool_input": map[string]any{"command": "echo '<&>'"}, "tool_use_id": "call-7",
 	}
 	if g, w := mustJSON(got), mustJSON(want); g != w {
 		t.Errorf("pre payload\n got %s\nwant %s", g, w)
@@ -262,13 +268,14 @@ func TestPreToolUseOrderDoesNotMatter(t *testing.T) {
 			t.Errorf("order %v: %q", order, text(o))
 		}
 		log, _ := os.ReadFile(filepath.Join(dir, ".harness-audit.log"))
-		if string(log) != "PreToolUse bash\n" {
+		if string(log) != "PreToolUse Bash\n" {
 			t.Errorf("order %v: audit log %q", order, log)
 		}
 	}
 }
 
-// TestToolNamesForClaudeScripts: a script testing Claude Code's tool name.
+// TestToolNamesForClaudeScripts: a script testing Claude Code's tool name
+// works by default; harnessToolNames opts out; toolNames renames on top.
 func TestToolNamesForClaudeScripts(t *testing.T) {
 	dir := t.TempDir()
 	cmd := script(t, dir, "claude.sh", `input=$(cat)
@@ -278,8 +285,13 @@ esac
 `)
 	cfg := hooksConfig(dir, []hooks.MatcherGroup{group("Bash", cmd)}, nil)
 	reg := harness(t, mount{Plugin: hooks.Plugin, Config: cfg}, headless)
+	if o := run(t, reg, "c1", "echo ok"); text(o) != "Error: Bash is blocked by this Claude Code script" {
+		t.Fatalf("by default the script sees Bash: %q", text(o))
+	}
+	cfg.HarnessToolNames = true
+	reg = harness(t, mount{Plugin: hooks.Plugin, Config: cfg}, headless)
 	if o := run(t, reg, "c1", "echo ok"); text(o) != "ok\n" {
-		t.Fatalf("without toolNames the script sees bash: %q", text(o))
+		t.Fatalf("with harnessToolNames the script sees bash: %q", text(o))
 	}
 	cfg.ToolNames = map[string]string{"bash": "Bash"}
 	reg = harness(t, mount{Plugin: hooks.Plugin, Config: cfg}, headless)

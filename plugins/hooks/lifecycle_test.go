@@ -2,6 +2,7 @@ package hooks_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"os"
@@ -78,8 +79,12 @@ echo '{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalConte
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"session_id":"s1","transcript_path":"","cwd":"` + dir + `","hook_event_name":"UserPromptSubmit","prompt":"fix the build"}` + "\n"
-	if string(raw) != want {
+	var sent struct {
+		TranscriptPath string `json:"transcript_path"`
+	}
+	_ = json.Unmarshal(raw, &sent)
+	want := `{"session_id":"s1","transcript_path":"` + sent.TranscriptPath + `","cwd":"` + dir + `","hook_event_name":"UserPromptSubmit","permission_mode":"default","prompt":"fix the build"}` + "\n"
+	if string(raw) != want || sent.TranscriptPath == "" {
 		t.Fatalf("payload %s\nwant %s", raw, want)
 	}
 }

@@ -8,7 +8,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,22 +46,23 @@ func apply(c *core.Context, cfg Config) error {
 			return err
 		}
 	}
-	if len(h.events[EventSessionStart]) > 0 {
-		if err := core.On(c, lifecycle.SessionStart, h.sessionStart); err != nil {
-			return err
-		}
+	// The lifecycle events are always heard, to learn each session's
+	// transcript path for the tool events of that session.
+	if err := core.On(c, lifecycle.SessionStart, h.sessionStart); err != nil {
+		return err
 	}
-	if len(h.events[EventUserPromptSubmit]) > 0 {
-		if err := core.On(c, lifecycle.UserPromptSubmit, h.userPromptSubmit); err != nil {
-			return err
-		}
+	if err := core.On(c, lifecycle.UserPromptSubmit, h.userPromptSubmit); err != nil {
+		return err
 	}
-	if len(h.events[EventStop]) > 0 {
-		if err := core.On(c, lifecycle.Stop, h.stop); err != nil {
-			return err
-		}
+	if err := core.On(c, lifecycle.Stop, h.stop); err != nil {
+		return err
 	}
-	return nil
+	h.notify = func(scope *core.ScopeID, n lifecycle.Notice) {
+		core.Emit(context.Background(), c, lifecycle.SystemMessage, core.To(scope), n)
+	}
+	return c.Effect("hooks transcripts", func() (func(), error) {
+		return h.removeFallback, nil
+	})
 }
 
 // compiledGroup is a matcher group ready to run.
@@ -69,13 +73,21 @@ type compiledGroup struct {
 
 // runner holds the compiled configuration of one active hooks plugin.
 type runner struct {
-	events    map[string][]compiledGroup
-	cwd       string
-	sessionID string
-	toolNames map[string]string
-	run       runFunc
-	log       *slog.Logger
-	approver  func() (tools.Approver, bool) // the approval service, looked up per call
+	events         map[string][]compiledGroup
+	cwd            string
+	sessionID      string
+	toolNames      map[string]string
+	harnessNames   bool
+	permissionMode string
+	run            runFunc
+	log            *slog.Logger
+	approver       func() (tools.Approver, bool)         // the approval service, looked up per call
+	notify         func(*core.ScopeID, lifecycle.Notice) // shows a systemMessage; nil: logged only
+
+	mu          sync.Mutex
+	transcripts map[string]string // session id → its Claude-format transcript, learned from lifecycle events
+	fallbackDir string            // private directory of empty transcripts for calls outside a session
+	warned      map[string]bool   // "hook\x00field" pairs already warned about
 }
 
 func newRunner(cfg Config, run runFunc, log *slog.Logger) (*runner, error) {
@@ -94,7 +106,13 @@ func newRunner(cfg Config, run runFunc, log *slog.Logger) (*runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cwd: %w", err)
 	}
-	h := &runner{events: map[string][]compiledGroup{}, cwd: abs, sessionID: cfg.SessionID, toolNames: cfg.ToolNames, run: run, log: log}
+	mode := cfg.PermissionMode
+	if mode == "" {
+		mode = "default"
+	}
+	h := &runner{events: map[string][]compiledGroup{}, cwd: abs, sessionID: cfg.SessionID, toolNames: cfg.ToolNames,
+		harnessNames: cfg.HarnessToolNames, permissionMode: mode, run: run, log: log,
+		transcripts: map[string]string{}, warned: map[string]bool{}}
 	for _, ev := range cfg.Hooks.all() {
 		for _, g := range ev.groups {
 			m, _ := compileMatcher(g.Matcher) // validated above
@@ -104,13 +122,13 @@ func newRunner(cfg Config, run runFunc, log *slog.Logger) (*runner, error) {
 	return h, nil
 }
 
-// selected returns the hooks of event whose matcher selects subject, each
-// distinct command once, in configuration order.
-func (h *runner) selected(event, subject string) []CommandHook {
+// selected returns the hooks of event whose matcher selects one of
+// subjects, each distinct command once, in configuration order.
+func (h *runner) selected(event string, subjects ...string) []CommandHook {
 	var out []CommandHook
 	seen := map[string]bool{}
 	for _, g := range h.events[event] {
-		if !g.matcher.match(subject) {
+		if !slices.ContainsFunc(subjects, g.matcher.match) {
 			continue
 		}
 		for _, hk := range g.hooks {
@@ -136,6 +154,10 @@ func (h *runner) dispatch(ctx context.Context, selected []CommandHook, p Payload
 	if p.SessionID == "" {
 		p.SessionID = h.sessionID
 	}
+	if p.TranscriptPath == "" {
+		p.TranscriptPath = h.transcriptOf(p.SessionID)
+	}
+	p.PermissionMode = h.permissionMode
 	stdin, err := encodePayload(p)
 	if err != nil {
 		outs := make([]outcome, len(selected))
@@ -206,35 +228,170 @@ func encodePayload(p Payload) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// toolName is the tool_name hooks read for the harness tool name.
+// toolName is the tool_name hooks read for the harness tool name: a
+// toolNames entry, else Claude Code's name (lifecycle.ClaudeToolName) unless
+// harnessToolNames is set.
 func (h *runner) toolName(name string) string {
 	if n, ok := h.toolNames[name]; ok && n != "" {
 		return n
 	}
-	return name
+	if h.harnessNames {
+		return name
+	}
+	return lifecycle.ClaudeToolName(name)
 }
 
-// sessionOf names the session of a tool call: its scope's label, if any.
+// toolHooks returns the hooks of a tool event whose matcher selects the
+// tool by its harness name, its Claude Code name or the name hooks are told.
+func (h *runner) toolHooks(event, name string) []CommandHook {
+	return h.selected(event, name, lifecycle.ClaudeToolName(name), h.toolName(name))
+}
+
+// sessionPrefix is how the agent labels a session's scope ("session:<id>").
+const sessionPrefix = "session:"
+
+// sessionOf names the session of a tool call: the session id of the
+// nearest scope labelled "session:<id>" (the agent's), the same id its
+// lifecycle events carry; else the scope's label; "" without a scope.
 func sessionOf(scope *core.ScopeID) string {
+	for s := scope; s != nil; s = s.Parent() {
+		if id, ok := strings.CutPrefix(s.Label(), sessionPrefix); ok {
+			return id
+		}
+	}
 	if scope == nil {
 		return ""
 	}
 	return scope.Label()
 }
 
+// learn records a session's transcript path from a lifecycle event.
+func (h *runner) learn(s lifecycle.Session) {
+	if s.ID == "" || s.TranscriptPath == "" {
+		return
+	}
+	h.mu.Lock()
+	h.transcripts[s.ID] = s.TranscriptPath
+	h.mu.Unlock()
+}
+
+// unsafeName matches what may not appear in a file name made from a session id.
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
+
+// transcriptOf returns the transcript path of session id: the one its
+// lifecycle events named, else an empty transcript file in a private
+// directory of this plugin (a call outside an agent session, such as
+// `harness tool`), so transcript_path is always a readable file. "" only
+// when that file cannot be made.
+func (h *runner) transcriptOf(id string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if p, ok := h.transcripts[id]; ok {
+		return p
+	}
+	if h.fallbackDir == "" {
+		dir, err := os.MkdirTemp("", "harness-hooks-")
+		if err != nil {
+			h.log.Warn("hooks: no transcript directory", "err", err)
+			return ""
+		}
+		h.fallbackDir = dir
+	}
+	name := unsafeName.ReplaceAllString(id, "_")
+	if name == "" || strings.Trim(name, ".") == "" {
+		name = "session"
+	}
+	p := filepath.Join(h.fallbackDir, name+".jsonl")
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		h.log.Warn("hooks: no transcript file", "err", err)
+		return ""
+	}
+	_ = f.Close()
+	h.transcripts[id] = p
+	return p
+}
+
+// removeFallback deletes the private transcript directory, if any.
+func (h *runner) removeFallback() {
+	h.mu.Lock()
+	dir := h.fallbackDir
+	h.fallbackDir = ""
+	h.mu.Unlock()
+	if dir != "" {
+		_ = os.RemoveAll(dir)
+	}
+}
+
+// toolInput is the tool_input hooks read: the call's arguments, with a
+// relative file_path made absolute against the working directory (Claude
+// Code sends absolute paths).
+func (h *runner) toolInput(args string) json.RawMessage {
+	if !strings.Contains(args, `"file_path"`) {
+		return json.RawMessage(args)
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal([]byte(args), &m) != nil {
+		return json.RawMessage(args)
+	}
+	var fp string
+	if json.Unmarshal(m["file_path"], &fp) != nil || fp == "" || filepath.IsAbs(fp) {
+		return json.RawMessage(args)
+	}
+	abs, _ := json.Marshal(filepath.Join(h.cwd, fp))
+	m["file_path"] = abs
+	out, err := json.Marshal(m)
+	if err != nil {
+		return json.RawMessage(args)
+	}
+	return out
+}
+
+// warnOnce logs, once per hook and field, that a hook's output had a field
+// the harness parsed but does not act on for that event.
+func (h *runner) warnOnce(event string, outs []outcome) {
+	for _, o := range outs {
+		for _, f := range o.ignored {
+			key := o.hook + "\x00" + event + "\x00" + f
+			h.mu.Lock()
+			seen := h.warned[key]
+			h.warned[key] = true
+			h.mu.Unlock()
+			if !seen {
+				h.log.Warn("hook output field is not honoured for this event; ignored", "hook", o.hook, "event", event, "field", f)
+			}
+		}
+	}
+}
+
+// show passes the hooks' systemMessages to the user.
+func (h *runner) show(event string, scope *core.ScopeID, outs []outcome) {
+	for _, o := range outs {
+		if o.systemMessage == "" {
+			continue
+		}
+		h.log.Info("hook systemMessage", "event", event, "hook", o.hook, "message", o.systemMessage)
+		if h.notify != nil {
+			h.notify(scope, lifecycle.Notice{Source: "hooks:" + event, Text: o.systemMessage})
+		}
+	}
+}
+
 // preToolUse is the PreToolUse vote: the hooks' merged answer, failing
 // closed. A hook's allow is only a vote; it lifts no other vote's ask or deny.
 func (h *runner) preToolUse(ctx context.Context, e *tools.Execution) (tools.Decision, error) {
-	sel := h.selected(EventPreToolUse, e.Name())
+	sel := h.toolHooks(EventPreToolUse, e.Name())
 	if len(sel) == 0 {
 		return tools.Allow(), nil
 	}
 	outs := h.dispatch(ctx, sel, Payload{
 		SessionID: sessionOf(e.Scope()), HookEventName: EventPreToolUse,
-		ToolName: h.toolName(e.Name()), ToolInput: json.RawMessage(e.Arguments()), ToolUseID: e.CallID(),
+		ToolName: h.toolName(e.Name()), ToolInput: h.toolInput(e.Arguments()), ToolUseID: e.CallID(),
 	})
 	m := merge(outs, true)
 	h.report(EventPreToolUse, m)
+	h.show(EventPreToolUse, e.Scope(), outs)
+	h.warnOnce(EventPreToolUse, outs)
 	switch m.verdict {
 	case verdictDeny:
 		return tools.Deny(m.reason), nil
@@ -281,17 +438,25 @@ func (h *runner) postToolUse(ctx context.Context, e *tools.Execution, next core.
 	if err != nil {
 		return d, err
 	}
-	sel := h.selected(EventPostToolUse, e.Name())
+	if !e.BodyStarted() {
+		return d, nil // the tool never ran (denied, cancelled, invalid, unknown): no PostToolUse, as in Claude Code
+	}
+	sel := h.toolHooks(EventPostToolUse, e.Name())
 	if len(sel) == 0 {
 		return d, nil
 	}
 	outs := h.dispatch(ctx, sel, Payload{
 		SessionID: sessionOf(e.Scope()), HookEventName: EventPostToolUse,
-		ToolName: h.toolName(e.Name()), ToolInput: json.RawMessage(e.Arguments()), ToolUseID: e.CallID(),
+		ToolName: h.toolName(e.Name()), ToolInput: h.toolInput(e.Arguments()), ToolUseID: e.CallID(),
 		ToolResponse: responseOf(e.Outcome(), d),
 	})
 	m := merge(outs, false)
 	h.report(EventPostToolUse, m)
+	h.show(EventPostToolUse, e.Scope(), outs)
+	h.warnOnce(EventPostToolUse, outs)
+	if m.halt {
+		e.ConcludeTurn() // continue: false — the turn ends after this step's results
+	}
 	switch {
 	case m.verdict == verdictDeny:
 		out := tools.Block(tools.Text(m.reason))
@@ -336,7 +501,8 @@ func responseOf(o *tools.Outcome, d tools.PostDecision) *ToolResponse {
 // lifecycleDecision runs the hooks of a lifecycle event and folds them into
 // a lifecycle.Decision. Plain stdout of SessionStart and UserPromptSubmit
 // hooks is context, as in Claude Code.
-func (h *runner) lifecycleDecision(ctx context.Context, event, subject string, p Payload) lifecycle.Decision {
+func (h *runner) lifecycleDecision(ctx context.Context, event, subject string, s lifecycle.Session, p Payload) lifecycle.Decision {
+	h.learn(s)
 	sel := h.selected(event, subject)
 	if len(sel) == 0 {
 		return lifecycle.Decision{}
@@ -344,7 +510,9 @@ func (h *runner) lifecycleDecision(ctx context.Context, event, subject string, p
 	outs := h.dispatch(ctx, sel, p)
 	m := merge(outs, false)
 	h.report(event, m)
-	d := lifecycle.Decision{AdditionalContext: m.contexts}
+	h.show(event, s.Scope, outs)
+	h.warnOnce(event, outs)
+	d := lifecycle.Decision{AdditionalContext: m.contexts, Halt: m.halt, HaltReason: m.haltReason}
 	if event == EventSessionStart || event == EventUserPromptSubmit {
 		d.AdditionalContext = nil
 		for _, o := range outs {
@@ -369,7 +537,7 @@ func payloadSession(s lifecycle.Session, event string) Payload {
 func (h *runner) sessionStart(ctx context.Context, p lifecycle.Start, next core.Next[lifecycle.Start, lifecycle.Decision]) (lifecycle.Decision, error) {
 	pl := payloadSession(p.Session, EventSessionStart)
 	pl.Source = p.Source
-	mine := h.lifecycleDecision(ctx, EventSessionStart, p.Source, pl)
+	mine := h.lifecycleDecision(ctx, EventSessionStart, p.Source, p.Session, pl)
 	mine.Block, mine.Reason = false, "" // SessionStart cannot block
 	rest, err := next(ctx, p)
 	return mine.Merge(rest), err
@@ -378,7 +546,7 @@ func (h *runner) sessionStart(ctx context.Context, p lifecycle.Start, next core.
 func (h *runner) userPromptSubmit(ctx context.Context, p lifecycle.Prompt, next core.Next[lifecycle.Prompt, lifecycle.Decision]) (lifecycle.Decision, error) {
 	pl := payloadSession(p.Session, EventUserPromptSubmit)
 	pl.Prompt = p.Prompt
-	mine := h.lifecycleDecision(ctx, EventUserPromptSubmit, "", pl)
+	mine := h.lifecycleDecision(ctx, EventUserPromptSubmit, "", p.Session, pl)
 	if mine.Block {
 		return mine, nil // the prompt is rejected; nothing downstream needs to see it
 	}
@@ -388,9 +556,9 @@ func (h *runner) userPromptSubmit(ctx context.Context, p lifecycle.Prompt, next 
 
 func (h *runner) stop(ctx context.Context, p lifecycle.Stopping, next core.Next[lifecycle.Stopping, lifecycle.Decision]) (lifecycle.Decision, error) {
 	pl := payloadSession(p.Session, EventStop)
-	active := p.StopHookActive
-	pl.StopHookActive = &active
-	mine := h.lifecycleDecision(ctx, EventStop, "", pl)
+	active, last := p.StopHookActive, p.LastAssistantMessage
+	pl.StopHookActive, pl.LastAssistantMessage = &active, &last
+	mine := h.lifecycleDecision(ctx, EventStop, "", p.Session, pl)
 	rest, err := next(ctx, p)
 	return mine.Merge(rest), err
 }

@@ -14,7 +14,7 @@ type Payload struct {
 	TranscriptPath string `json:"transcript_path"`
 	Cwd            string `json:"cwd"`
 	HookEventName  string `json:"hook_event_name"`
-	PermissionMode string `json:"permission_mode,omitempty"`
+	PermissionMode string `json:"permission_mode"`
 	// ToolName, ToolInput and ToolUseID are set for PreToolUse and PostToolUse.
 	ToolName  string          `json:"tool_name,omitempty"`
 	ToolInput json.RawMessage `json:"tool_input,omitempty"`
@@ -28,6 +28,9 @@ type Payload struct {
 	// StopHookActive is set for Stop: true when the turn already continues
 	// because a Stop hook blocked, so a hook can avoid looping forever.
 	StopHookActive *bool `json:"stop_hook_active,omitempty"`
+	// LastAssistantMessage is set for Stop: the text of the turn's final
+	// assistant message.
+	LastAssistantMessage *string `json:"last_assistant_message,omitempty"`
 }
 
 // ToolResponse is the tool result a PostToolUse hook sees.
@@ -63,6 +66,12 @@ type outcome struct {
 	failure  string  // why, for reasons and logs
 	warning  string  // non-blocking error (exit code other than 0 and 2)
 	exitCode int
+
+	systemMessage string   // shown to the user
+	halt          bool     // continue: false
+	haltReason    string   // its stopReason
+	ignored       []string // output fields parsed but not honoured for this event
+	updatedInput  json.RawMessage
 }
 
 // runResult is what running one hook command produced.
@@ -148,6 +157,7 @@ type structured struct {
 	Decision           string              `json:"decision"`
 	Reason             string              `json:"reason"`
 	SystemMessage      string              `json:"systemMessage"`
+	SuppressOutput     bool                `json:"suppressOutput"`
 	HookSpecificOutput *hookSpecificOutput `json:"hookSpecificOutput"`
 }
 
@@ -164,22 +174,47 @@ type hookSpecificOutput struct {
 // apply folds the structured answer into o. The top-level `decision` accepts
 // allow|deny|ask and the legacy approve|block; hookSpecificOutput's
 // permissionDecision overrides it. A hookSpecificOutput naming another event
-// is ignored. `continue: false` stops the action it gates (a deny).
+// is ignored. `continue: false` halts the session after the event (o.halt,
+// with stopReason) and also stops the action it gates: a PreToolUse call is
+// denied and a UserPromptSubmit prompt rejected with the stop reason; for
+// Stop it wins over a block. systemMessage is kept for the user.
+// suppressOutput is honoured by construction (a hook's stdout is never shown
+// to the user). Fields parsed but not acted on for the event are listed in
+// o.ignored.
 func (s structured) apply(event, hook string, o outcome) outcome {
 	o.verdict, o.reason = verdictOf(s.Decision), s.Reason
+	o.systemMessage = strings.TrimSpace(s.SystemMessage)
 	if h := s.HookSpecificOutput; h != nil && (h.HookEventName == "" || h.HookEventName == event) {
 		if v := verdictOf(h.PermissionDecision); v != verdictNone {
 			o.verdict, o.reason = v, h.PermissionDecisionReason
 		}
 		o.context = h.AdditionalContext
 		if r := firstPresent(h.UpdatedToolOutput, h.UpdatedMCPToolOutput); r != nil {
-			text := outputText(r)
-			o.replace = &text
+			if event == EventPostToolUse {
+				text := outputText(r)
+				o.replace = &text
+			} else {
+				o.ignored = append(o.ignored, "hookSpecificOutput.updatedToolOutput")
+			}
+		}
+		if r := firstPresent(h.UpdatedInput); r != nil {
+			if event == EventPreToolUse {
+				o.updatedInput = r
+			} else {
+				o.ignored = append(o.ignored, "hookSpecificOutput.updatedInput")
+			}
 		}
 	}
 	if s.Continue != nil && !*s.Continue {
-		o.verdict = verdictDeny
-		o.reason = s.StopReason
+		o.halt, o.haltReason = true, strings.TrimSpace(s.StopReason)
+		switch event {
+		case EventPreToolUse, EventUserPromptSubmit:
+			o.verdict, o.reason = verdictDeny, s.StopReason
+		case EventStop:
+			o.verdict, o.reason = verdictNone, ""
+		case EventSessionStart:
+			o.ignored = append(o.ignored, "continue")
+		}
 	}
 	if o.verdict == verdictDeny && strings.TrimSpace(o.reason) == "" {
 		o.reason = fmt.Sprintf("blocked by hook %q", hook)
@@ -224,12 +259,15 @@ func outputText(raw json.RawMessage) string {
 
 // merged is the fold of every hook that ran for one event.
 type merged struct {
-	verdict  verdict
-	reason   string   // reasons of the winning verdict, joined by a blank line
-	contexts []string // additionalContext values, in configuration order
-	replace  *string  // the last replacement in configuration order
-	failures []string // `hook "x" timed out after 60s` …
-	warnings []string
+	verdict      verdict
+	reason       string   // reasons of the winning verdict, joined by a blank line
+	contexts     []string // additionalContext values, in configuration order
+	replace      *string  // the last replacement in configuration order
+	failures     []string // `hook "x" timed out after 60s` …
+	warnings     []string
+	halt         bool            // some hook answered continue: false
+	haltReason   string          // their stopReasons, joined
+	updatedInput json.RawMessage // the last updatedInput in configuration order
 }
 
 // merge folds outcomes (in configuration order): the strictest verdict wins
@@ -263,6 +301,15 @@ func merge(outs []outcome, failClosed bool) merged {
 		}
 		if o.replace != nil {
 			m.replace = o.replace
+		}
+		if o.halt {
+			m.halt = true
+			if o.haltReason != "" {
+				m.haltReason = strings.TrimSpace(m.haltReason + "\n\n" + o.haltReason)
+			}
+		}
+		if o.updatedInput != nil {
+			m.updatedInput = o.updatedInput
 		}
 	}
 	m.reason = strings.Join(reasons[m.verdict], "\n\n")

@@ -36,7 +36,7 @@ func TestDecodeProtocol(t *testing.T) {
 		{name: "other event's output ignored", event: EventPreToolUse,
 			run:     runResult{stdout: []byte(`{"hookSpecificOutput":{"hookEventName":"PostToolUse","permissionDecision":"deny"}}`)},
 			verdict: verdictNone},
-		{name: "continue false", run: runResult{stdout: []byte(`{"continue":false,"stopReason":"halt"}`)}, verdict: verdictDeny, reason: "halt"},
+		{name: "continue false", event: EventPreToolUse, run: runResult{stdout: []byte(`{"continue":false,"stopReason":"halt"}`)}, verdict: verdictDeny, reason: "halt"},
 		{name: "context and string replacement", event: EventPostToolUse,
 			run:     runResult{stdout: []byte(`{"hookSpecificOutput":{"additionalContext":"ctx","updatedToolOutput":"new text"}}`)},
 			context: "ctx", replace: "new text"},

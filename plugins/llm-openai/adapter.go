@@ -178,6 +178,8 @@ func (a *Adapter) attempt(parent context.Context, params openai.ChatCompletionNe
 	if err != nil {
 		return classify(parent, ctx, err)
 	}
+	body := &limitedBody{rc: res.Body, left: a.cfg.maxResponseBytes()}
+	res.Body = body
 	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == "application/json" {
 		// A server (or proxy) that ignored stream=true: one whole completion.
 		defer res.Body.Close()
@@ -194,6 +196,9 @@ func (a *Adapter) attempt(parent context.Context, params openai.ChatCompletionNe
 		}
 	}
 	if err := stream.Err(); err != nil {
+		if body.over {
+			return a.tooLarge()
+		}
 		if t.finish != "" && !isStreamError(err) && parent.Err() == nil {
 			// The reply was complete; only the trailer ([DONE]) was lost.
 			return nil
@@ -217,13 +222,49 @@ func (a *Adapter) keyHint() string {
 	return fmt.Sprintf(" (no key configured: set apiKey or apiKeyEnv of the llm-openai row for provider %q)", a.cfg.Provider)
 }
 
-// maxWholeBody bounds a non-streamed response body (bytes).
-const maxWholeBody = 64 << 20
+// tooLarge is the error of a response that went past MaxResponseBytes.
+func (a *Adapter) tooLarge() *llm.Error {
+	return &llm.Error{Code: llm.CodeProtocol, Err: errTooLarge, Message: fmt.Sprintf(
+		"the response went past %d bytes and was cut (config field maxResponseBytes of the llm-openai row for provider %q)",
+		a.cfg.maxResponseBytes(), a.cfg.Provider)}
+}
+
+// errTooLarge is read from a response body past MaxResponseBytes.
+var errTooLarge = errors.New("response body too large")
+
+// limitedBody is a response body that fails with errTooLarge once more
+// than left bytes were read.
+type limitedBody struct {
+	rc   io.ReadCloser
+	left int64
+	over bool
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.over {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1] // one byte past the limit tells "too large"
+	}
+	n, err := b.rc.Read(p)
+	if int64(n) > b.left {
+		b.over = true
+		return int(b.left), errTooLarge
+	}
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *limitedBody) Close() error { return b.rc.Close() }
 
 // whole translates a non-streamed chat.completion response: its message is
 // fed to t as a single delta, so the chunk contract is the same.
 func (a *Adapter) whole(parent, ctx context.Context, res *http.Response, t *translator) *llm.Error {
-	body, err := io.ReadAll(io.LimitReader(res.Body, maxWholeBody))
+	body, err := io.ReadAll(res.Body)
+	if errors.Is(err, errTooLarge) {
+		return a.tooLarge()
+	}
 	if err != nil {
 		return classify(parent, ctx, err)
 	}

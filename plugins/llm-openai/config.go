@@ -53,6 +53,12 @@ type Config struct {
 	// RetryMaxDelay caps one backoff delay; a longer Retry-After makes the
 	// error final instead of waiting (default 30s).
 	RetryMaxDelay Duration `yaml:"retryMaxDelay" json:"retryMaxDelay,omitempty" jsonschema:"description=Cap on one backoff delay; a longer Retry-After makes the error final (a duration such as 30s)"`
+	// MaxResponseBytes bounds the bytes read from one model call's response
+	// body, headers excluded (default 64 MiB, far above any real answer:
+	// a 384K-token reply is under 2 MiB). A response that goes past it ends
+	// with a PROTOCOL error naming this field, so an endpoint that streams
+	// without end cannot grow memory without bound.
+	MaxResponseBytes int64 `yaml:"maxResponseBytes" json:"maxResponseBytes,omitempty" jsonschema:"description=Largest response body read from one model call in bytes (default 67108864 = 64 MiB); a longer response ends with an error,minimum=0"`
 	// Models lists the route's models; the first with default: true (or the
 	// first) serves requests naming only the provider.
 	Models []ModelConfig `yaml:"models" json:"models" jsonschema:"description=Models of the route; the first with default: true (else the first) serves requests naming only the provider,minItems=1"`
@@ -115,6 +121,8 @@ const (
 	DefaultMaxRetries     = 3
 	DefaultRetryBaseDelay = 500 * time.Millisecond
 	DefaultRetryMaxDelay  = 30 * time.Second
+	// DefaultMaxResponseBytes is the default MaxResponseBytes: 64 MiB.
+	DefaultMaxResponseBytes = 64 << 20
 )
 
 // SetDefaults fills the defaults before decoding.
@@ -135,6 +143,9 @@ func (c Config) Validate() error {
 	}
 	if c.Timeout < 0 || c.RetryBaseDelay < 0 || c.RetryMaxDelay < 0 {
 		errs = append(errs, errors.New("timeout, retryBaseDelay, retryMaxDelay: must not be negative"))
+	}
+	if c.MaxResponseBytes < 0 {
+		errs = append(errs, fmt.Errorf("maxResponseBytes: must not be negative, got %d", c.MaxResponseBytes))
 	}
 	if c.MaxRetries != nil && *c.MaxRetries < 0 {
 		errs = append(errs, fmt.Errorf("maxRetries: must not be negative, got %d", *c.MaxRetries))
@@ -238,6 +249,14 @@ func isLoopback(base string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// maxResponseBytes is MaxResponseBytes with 0 meaning the default.
+func (c Config) maxResponseBytes() int64 {
+	if c.MaxResponseBytes <= 0 {
+		return DefaultMaxResponseBytes
+	}
+	return c.MaxResponseBytes
 }
 
 func (c Config) maxRetries() int {

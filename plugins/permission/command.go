@@ -4,65 +4,147 @@ import (
 	"path"
 	"strings"
 
+	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
 
 // commandPart is one simple command found in a shell command line, with the
 // textual forms a rule may be matched against. Forms[0] is the command as
-// written (normalized spacing, redirections kept); the other forms are the
-// same command with quotes removed, with leading assignments dropped, and
-// with wrapper programs (sudo, env, nohup, timeout …) peeled off.
+// written (normalized spacing, redirections dropped); the other forms are the
+// same command with quoting resolved (quotes removed, `$'…'` decoded,
+// backslashes dropped), and with wrapper programs (sudo, env, nohup,
+// timeout …) peeled off.
 //
 // Matching is conservative in both directions: a deny or ask rule matches a
-// part when it matches any form; an allow rule covers a part only when it
-// matches every form.
+// part when it matches any form or any of Extra; an allow rule covers a part
+// only when it matches every form of Forms.
 type commandPart struct {
 	Forms []string
+	// Extra are forms only deny and ask rules see: the program given by its
+	// path reduced to its name, the command after every argument of a wrapper (so `timeout --weird X rm -rf v` still shows
+	// `rm -rf v` whatever the wrapper's options), brace expansions, and,
+	// added by the policy, arguments resolved against the call's workdir.
+	Extra []string
+	// Argvs are the command's argument vectors (quoting resolved, one per
+	// wrapper stage, program reduced to its name) for the option-aware
+	// matching of deny and ask rules (see optionPattern).
+	Argvs [][]string
 	// Written is the whole statement as written, redirections included; deny
-	// and ask rules also see it.
+	// and ask rules also see it, and an allow rule for a part that
+	// redirects must match it.
 	Written string
 	// Writes is set when the command redirects output into a file (`>`,
-	// `>>`, `&>`, `>|`, `<>`; /dev/null and fd duplications excepted). An
-	// allow rule covers such a part only if its pattern itself contains `>`,
-	// so `bash(echo *)` does not allow `echo x > ~/.bashrc`.
-	Writes bool
+	// `>>`, `&>`, `>|`, `<>`; /dev/null and fd duplications excepted).
+	// Reads is set when it reads a file through `<` or `<>` (also
+	// `$(< FILE)`). An allow rule covers such a part only if its pattern
+	// itself names the redirection (contains `>` or `<`), so `bash(echo *)`
+	// does not allow `echo x > ~/.bashrc` nor `echo "$(< ~/.ssh/id_rsa)"`.
+	Writes, Reads bool
+	// WriteTargets and ReadTargets are the static targets of those
+	// redirections (quoting resolved, `~/` kept), for file deny rules.
+	WriteTargets, ReadTargets []string
+	// Unknown, when set, says why no rule can know what this part runs: a
+	// program name that is not static (`$x`, `$(…)`), a script handed to a
+	// shell that is not literal, a line that does not parse. Such a part is
+	// never covered by allow rules and is asked in every mode.
+	Unknown string
 }
 
-// maxShellNesting bounds the recursion into `bash -c '…'` and `eval …` strings.
+// maxShellNesting bounds the recursion into nested scripts (`bash -c '…'`,
+// `eval …`, heredocs fed to a shell).
 const maxShellNesting = 4
 
-// splitCommand splits a shell command line into its simple commands: the
+// splitCommand analyses a shell command line into its simple commands: the
 // operands of `&&`, `||`, `;`, `|`, `&`, newlines, and every command nested
-// inside subshells, braces, control structures, function bodies, command and
-// process substitutions, and the string argument of `bash -c`, `sh -c` and
-// `eval`. It uses a real POSIX/bash parser, so quotes and escapes never split
-// a command. The boolean is false when the line does not parse; the caller
-// then has only the raw text, which no allow rule may cover.
+// inside subshells, braces, control structures, function bodies, command,
+// arithmetic and process substitutions, and the scripts handed to a shell
+// (`bash -c`, a pipe, heredoc or here-string into a shell, `eval`, `trap`,
+// `source`, aliases). It uses a real bash parser, so quotes and escapes never
+// split a command. The boolean is false when the line does not parse; the
+// single part returned then is unknown.
 func splitCommand(line string) ([]commandPart, bool) {
-	return splitCommandDepth(line, 0)
+	a := &analyzer{
+		printer:   syntax.NewPrinter(syntax.SingleLine(true)),
+		stdinFrom: map[*syntax.Stmt]*syntax.Stmt{},
+		seen:      map[string]bool{},
+	}
+	if !a.script(line, 0) {
+		return []commandPart{{Forms: []string{strings.TrimSpace(line)},
+			Unknown: "the command line does not parse as bash"}}, false
+	}
+	return a.parts, true
 }
 
-func splitCommandDepth(line string, depth int) ([]commandPart, bool) {
-	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
+// analyzer accumulates the parts of one command line.
+type analyzer struct {
+	printer *syntax.Printer
+	parts   []commandPart
+	// stdinFrom maps the first statement of a pipe's right side to the
+	// statement whose output feeds it.
+	stdinFrom map[*syntax.Stmt]*syntax.Stmt
+	seen      map[string]bool // nested scripts already analysed, by depth:text
+}
+
+func newParser() *syntax.Parser { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }
+
+// script parses src and adds its parts; false when it does not parse.
+func (a *analyzer) script(src string, depth int) bool {
+	file, err := newParser().Parse(strings.NewReader(src), "")
 	if err != nil {
-		return nil, false
+		return false
 	}
-	pr := syntax.NewPrinter(syntax.SingleLine(true))
-	printNode := func(n syntax.Node) string { return printWith(pr, n) }
-	var parts []commandPart
-	ok := true
-	syntax.Walk(file, func(node syntax.Node) bool {
-		stmt, isStmt := node.(*syntax.Stmt)
-		if !isStmt || stmt.Cmd == nil || isContainer(stmt.Cmd) {
-			return true
+	syntax.Walk(file, func(n syntax.Node) bool {
+		if b, ok := n.(*syntax.BinaryCmd); ok && (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) {
+			a.stdinFrom[firstStmt(b.Y)] = lastStmt(b.X)
 		}
-		part, nested, nestedOK := describeStmt(stmt, depth, printNode)
-		parts = append(parts, part)
-		parts = append(parts, nested...)
-		ok = ok && nestedOK
 		return true
 	})
-	return parts, ok
+	syntax.Walk(file, func(n syntax.Node) bool {
+		stmt, ok := n.(*syntax.Stmt)
+		if !ok {
+			return true
+		}
+		if stmt.Cmd != nil && isContainer(stmt.Cmd) {
+			if len(stmt.Redirs) > 0 {
+				a.containerRedirects(stmt)
+			}
+			return true
+		}
+		a.stmt(stmt, depth)
+		return true
+	})
+	return true
+}
+
+// nested analyses a script a command hands to a shell; an unparsable or too
+// deeply nested script is an unknown part.
+func (a *analyzer) nested(src string, depth int, why string) {
+	key := string(rune('0'+depth)) + src
+	if a.seen[key] {
+		return
+	}
+	a.seen[key] = true
+	if depth > maxShellNesting {
+		a.parts = append(a.parts, commandPart{Forms: []string{src}, Unknown: why + " is nested too deeply to analyse"})
+		return
+	}
+	if !a.script(src, depth) {
+		a.parts = append(a.parts, commandPart{Forms: []string{src}, Unknown: why + " does not parse as bash"})
+	}
+}
+
+func firstStmt(s *syntax.Stmt) *syntax.Stmt {
+	if b, ok := s.Cmd.(*syntax.BinaryCmd); ok && (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) {
+		return firstStmt(b.X)
+	}
+	return s
+}
+
+func lastStmt(s *syntax.Stmt) *syntax.Stmt {
+	if b, ok := s.Cmd.(*syntax.BinaryCmd); ok && (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) {
+		return lastStmt(b.Y)
+	}
+	return s
 }
 
 // isContainer reports whether cmd only groups other statements (which the walk
@@ -77,64 +159,474 @@ func isContainer(cmd syntax.Command) bool {
 	return false
 }
 
-// describeStmt builds the forms of one simple statement, plus the parts of a
-// shell string it hands to `bash -c` or `eval`.
-func describeStmt(stmt *syntax.Stmt, depth int, printNode func(syntax.Node) string) (commandPart, []commandPart, bool) {
-	written := printNode(stmt)
-	forms := []string{printNode(stmt.Cmd)}
-	writes := writesFile(stmt.Redirs, printNode)
-	call, isCall := stmt.Cmd.(*syntax.CallExpr)
-	if !isCall || len(call.Args) == 0 {
-		return commandPart{Forms: forms, Written: written, Writes: writes}, nil, true
+func (a *analyzer) print(n syntax.Node) string {
+	var b strings.Builder
+	if err := a.printer.Print(&b, n); err != nil {
+		return ""
 	}
-	argv := make([]string, len(call.Args))
-	for i, w := range call.Args {
-		argv[i] = unquoteWord(w, printNode)
-	}
-	forms = appendForm(forms, strings.Join(argv, " "))
-	inner := peelWrappers(argv)
-	forms = appendForm(forms, strings.Join(inner, " "))
-	if len(inner) > 0 && strings.Contains(inner[0], "/") {
-		// `/bin/rm -rf x` is `rm -rf x` for a deny rule; an allow rule must
-		// match every form, so this never lets `bash(rm *)` cover a path.
-		forms = appendForm(forms, strings.Join(append([]string{path.Base(inner[0])}, inner[1:]...), " "))
-	}
-
-	part := commandPart{Forms: forms, Written: written, Writes: writes}
-	script, hasScript := shellScriptArg(inner)
-	if !hasScript {
-		return part, nil, true
-	}
-	if depth >= maxShellNesting {
-		return part, nil, false
-	}
-	nested, ok := splitCommandDepth(script, depth+1)
-	if !ok {
-		nested = []commandPart{{Forms: []string{script}}}
-	}
-	return part, nested, ok
+	return strings.TrimSpace(b.String())
 }
 
-// writesFile reports whether any redirection writes to a file.
-func writesFile(redirs []*syntax.Redirect, printNode func(syntax.Node) string) bool {
+// containerRedirects adds a part for the redirections of a group
+// (`{ …; } > f`, `( … ) < f`): its commands are parts of their own.
+func (a *analyzer) containerRedirects(stmt *syntax.Stmt) {
+	var texts []string
+	for _, r := range stmt.Redirs {
+		texts = append(texts, a.print(r))
+	}
+	part := commandPart{Forms: []string{strings.Join(texts, " ")}, Written: strings.Join(texts, " ")}
+	a.redirects(&part, stmt.Redirs)
+	a.parts = append(a.parts, part)
+}
+
+// redirects records the file reads and writes of a statement's redirections.
+func (a *analyzer) redirects(part *commandPart, redirs []*syntax.Redirect) {
 	for _, r := range redirs {
-		target := ""
+		var target word
 		if r.Word != nil {
-			target = unquoteWord(r.Word, printNode)
+			target = a.word(r.Word)
 		}
 		switch r.Op {
 		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll, syntax.AppAll,
-			syntax.RdrAllClob, syntax.AppAllClob, syntax.RdrInOut:
-			if target != "/dev/null" {
-				return true
+			syntax.RdrAllClob, syntax.AppAllClob:
+			if target.val != "/dev/null" {
+				part.Writes = true
+				if target.static {
+					part.WriteTargets = append(part.WriteTargets, target.val)
+				}
+			}
+		case syntax.RdrInOut:
+			part.Writes, part.Reads = true, true
+			if target.static {
+				part.WriteTargets = append(part.WriteTargets, target.val)
+				part.ReadTargets = append(part.ReadTargets, target.val)
+			}
+		case syntax.RdrIn:
+			if target.val != "/dev/null" {
+				part.Reads = true
+				if target.static {
+					part.ReadTargets = append(part.ReadTargets, target.val)
+				}
 			}
 		case syntax.DplOut:
-			if strings.Trim(target, "0123456789") != "" && target != "-" {
-				return true
+			if strings.Trim(target.val, "0123456789") != "" && target.val != "-" {
+				part.Writes = true
+				if target.static {
+					part.WriteTargets = append(part.WriteTargets, target.val)
+				}
 			}
 		}
 	}
-	return false
+}
+
+// stmt adds the part of one simple statement and analyses the scripts it
+// hands to a shell.
+func (a *analyzer) stmt(stmt *syntax.Stmt, depth int) {
+	part := commandPart{Written: a.print(stmt)}
+	a.redirects(&part, stmt.Redirs)
+	call, isCall := stmt.Cmd.(*syntax.CallExpr)
+	switch {
+	case stmt.Cmd == nil: // `$(< FILE)`, `> FILE`
+		part.Forms = []string{part.Written}
+		a.parts = append(a.parts, part)
+		return
+	case !isCall || len(call.Args) == 0:
+		part.Forms = []string{a.print(stmt.Cmd)}
+		a.parts = append(a.parts, part)
+		return
+	}
+	words := make([]word, len(call.Args))
+	argv := make([]string, len(call.Args))
+	for i, w := range call.Args {
+		words[i] = a.word(w)
+		argv[i] = words[i].val
+	}
+	part.Forms = appendForm([]string{a.print(stmt.Cmd)}, strings.Join(argv, " "))
+	precise, loose := commandStarts(words)
+	for _, i := range precise {
+		sub := reduceProgram(argv[i:])
+		// A program given by its path is also its name for deny rules only:
+		// `bash(git *)` must not allow `/tmp/x/git status`.
+		part.Forms = appendForm(part.Forms, strings.Join(argv[i:], " "))
+		part.Extra = appendForm(part.Extra, strings.Join(sub, " "))
+		part.Argvs = append(part.Argvs, sub)
+		if why := programUnknown(words[i]); why != "" && part.Unknown == "" {
+			part.Unknown = why
+		}
+	}
+	for _, i := range loose {
+		sub := reduceProgram(argv[i:])
+		part.Extra = appendForm(appendForm(part.Extra, strings.Join(argv[i:], " ")), strings.Join(sub, " "))
+		part.Argvs = append(part.Argvs, sub)
+	}
+	for _, argv := range part.Argvs {
+		if g := stripGitGlobals(argv); g != nil {
+			part.Extra = appendForm(part.Extra, strings.Join(g, " "))
+			part.Argvs = append(part.Argvs, g)
+			break
+		}
+	}
+	for _, variant := range a.braceVariants(call.Args) {
+		part.Extra = appendForm(part.Extra, strings.Join(variant, " "))
+		part.Argvs = append(part.Argvs, reduceProgram(variant))
+	}
+	a.parts = append(a.parts, part)
+	idx := len(a.parts) - 1
+
+	for _, i := range precise {
+		a.scriptsOf(idx, stmt, words[i:], depth)
+		a.wrapperScripts(idx, words[i:], depth)
+	}
+	for _, i := range loose {
+		a.scriptsOf(-1, stmt, words[i:], depth)
+	}
+}
+
+// markUnknown marks part idx unknown, keeping the first reason; idx < 0
+// (a loose wrapper stage, see commandStarts) marks nothing.
+func (a *analyzer) markUnknown(idx int, why string) {
+	if idx >= 0 && a.parts[idx].Unknown == "" {
+		a.parts[idx].Unknown = why
+	}
+}
+
+// scriptsOf analyses what a command starting at words[0] runs as a script.
+func (a *analyzer) scriptsOf(idx int, stmt *syntax.Stmt, words []word, depth int) {
+	if len(words) == 0 || !words[0].static {
+		return
+	}
+	name := path.Base(words[0].val)
+	switch {
+	case shells[name]:
+		kind, i := shellOperand(words)
+		switch kind {
+		case operandScript:
+			a.scriptWord(idx, words[i], depth, "the script given to "+name+" -c")
+		case operandFile:
+			a.sourced(idx, stmt, words[i], depth, "the script "+name+" runs")
+		case operandStdin:
+			a.stdinScript(idx, stmt, depth, "the script "+name+" reads from its standard input")
+		}
+	case name == "source" || name == ".":
+		if len(words) > 1 {
+			a.sourced(idx, stmt, words[1], depth, "the file "+name+" reads")
+		}
+	case name == "eval":
+		var parts []string
+		for _, w := range words[1:] {
+			if !w.static {
+				a.markUnknown(idx, "eval runs text that is not literal ("+w.val+")")
+				return
+			}
+			parts = append(parts, w.val)
+		}
+		if len(parts) > 0 {
+			a.nested(strings.Join(parts, " "), depth+1, "the text given to eval")
+		}
+	case name == "trap":
+		rest := words[1:]
+		for len(rest) > 0 && (rest[0].val == "-p" || rest[0].val == "-l" || rest[0].val == "-P" || rest[0].val == "--") {
+			rest = rest[1:]
+		}
+		if len(rest) > 0 && rest[0].val != "-" {
+			a.scriptWord(idx, rest[0], depth, "the trap action")
+		}
+	case name == "alias":
+		for _, w := range words[1:] {
+			if _, value, ok := strings.Cut(w.val, "="); ok {
+				if !w.static {
+					a.markUnknown(idx, "the alias value is not literal ("+w.val+")")
+					continue
+				}
+				a.nested(value, depth+1, "the alias value")
+			}
+		}
+	}
+}
+
+// scriptWord analyses a word that is a script: literal → its parts; not
+// literal → unknown.
+func (a *analyzer) scriptWord(idx int, w word, depth int, what string) {
+	if !w.static {
+		a.markUnknown(idx, what+" is not literal ("+w.val+")")
+		return
+	}
+	a.nested(w.val, depth+1, what)
+}
+
+// sourced analyses a script file operand: standard input, a process
+// substitution with literal output, or a named file (governed by the
+// command's own form); anything else is unknown.
+func (a *analyzer) sourced(idx int, stmt *syntax.Stmt, w word, depth int, what string) {
+	switch w.val {
+	case "-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0":
+		a.stdinScript(idx, stmt, depth, what)
+		return
+	}
+	if w.static {
+		return
+	}
+	if len(w.node.Parts) == 1 {
+		if ps, ok := w.node.Parts[0].(*syntax.ProcSubst); ok && ps.Op == syntax.CmdIn && len(ps.Stmts) == 1 {
+			if text, ok := a.literalOutput(ps.Stmts[0]); ok {
+				a.nested(text, depth+1, what)
+				return
+			}
+		}
+	}
+	a.markUnknown(idx, what+" is not literal ("+w.val+")")
+}
+
+// stdinScript analyses the script a shell reads from its standard input: a
+// literal heredoc or here-string, or the literal output of `echo`/`printf`
+// piped into it; anything else is unknown.
+func (a *analyzer) stdinScript(idx int, stmt *syntax.Stmt, depth int, what string) {
+	if text, ok := a.stdinText(stmt); ok {
+		a.nested(text, depth+1, what)
+		return
+	}
+	a.markUnknown(idx, what+" is not literal")
+}
+
+// stdinText is the literal text stmt reads on its standard input, if known.
+func (a *analyzer) stdinText(stmt *syntax.Stmt) (string, bool) {
+	for i := len(stmt.Redirs) - 1; i >= 0; i-- {
+		r := stmt.Redirs[i]
+		if r.N != nil && r.N.Value != "0" {
+			continue
+		}
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			return a.heredoc(r)
+		case syntax.WordHdoc:
+			w := a.word(r.Word)
+			return w.val + "\n", w.static
+		case syntax.RdrIn, syntax.RdrInOut, syntax.DplIn:
+			return "", false
+		}
+	}
+	if from, ok := a.stdinFrom[stmt]; ok {
+		return a.literalOutput(from)
+	}
+	return "", false
+}
+
+// heredoc returns the body of a here-document when it is literal: a quoted
+// delimiter, or a body without expansions.
+func (a *analyzer) heredoc(r *syntax.Redirect) (string, bool) {
+	if r.Hdoc == nil {
+		return "", true
+	}
+	var b strings.Builder
+	for _, p := range r.Hdoc.Parts {
+		lit, ok := p.(*syntax.Lit)
+		if !ok {
+			return "", false
+		}
+		b.WriteString(lit.Value)
+	}
+	return b.String(), true
+}
+
+// literalOutput is what stmt writes to its standard output when that is
+// literal: `echo`/`printf` of static words, `cat` of a literal heredoc or
+// here-string.
+func (a *analyzer) literalOutput(stmt *syntax.Stmt) (string, bool) {
+	call, ok := stmt.Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Args) == 0 {
+		return "", false
+	}
+	var argv []string
+	for _, w := range call.Args {
+		v := a.word(w)
+		if !v.static {
+			return "", false
+		}
+		argv = append(argv, v.val)
+	}
+	switch path.Base(argv[0]) {
+	case "echo":
+		args, escapes := argv[1:], false
+		for len(args) > 0 && (args[0] == "-n" || args[0] == "-e" || args[0] == "-E" || args[0] == "-ne" || args[0] == "-en") {
+			escapes = escapes || strings.Contains(args[0], "e")
+			args = args[1:]
+		}
+		text := strings.Join(args, " ") + "\n"
+		if escapes {
+			text, _, _ = expand.Format(emptyConfig(), "%b", []string{text})
+		}
+		return text, true
+	case "printf":
+		if len(argv) < 2 {
+			return "", false
+		}
+		text, _, err := expand.Format(emptyConfig(), argv[1], argv[2:])
+		return text, err == nil
+	case "cat":
+		if len(argv) == 1 {
+			return a.stdinText(stmt)
+		}
+	}
+	return "", false
+}
+
+// word is one shell word: its value with quoting resolved when static, else
+// as written.
+type word struct {
+	val    string
+	static bool
+	node   *syntax.Word
+}
+
+// emptyConfig is an expansion config with an empty environment; a fresh one
+// per call (expand mutates the config it is given).
+func emptyConfig() *expand.Config {
+	return &expand.Config{Env: expand.FuncEnviron(func(string) string { return "" })}
+}
+
+// word resolves w's quoting when it is made only of literals, quoted
+// literals and `$'…'` strings; otherwise (parameter expansions, command
+// substitutions …) it returns the word as written, not static.
+func (a *analyzer) word(w *syntax.Word) word {
+	var b strings.Builder
+	for _, part := range w.Parts {
+		switch p := part.(type) {
+		case *syntax.Lit:
+			b.WriteString(unescapeLit(p.Value))
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				b.WriteString(ansiC(p.Value))
+			} else {
+				b.WriteString(p.Value)
+			}
+		case *syntax.DblQuoted:
+			for _, inner := range p.Parts {
+				lit, isLit := inner.(*syntax.Lit)
+				if !isLit {
+					return word{val: a.print(w), node: w}
+				}
+				b.WriteString(unescapeDouble(lit.Value))
+			}
+		default:
+			return word{val: a.print(w), node: w}
+		}
+	}
+	return word{val: b.String(), static: true, node: w}
+}
+
+// ansiC decodes the body of a `$'…'` string as bash does (`\x72m` is `rm`);
+// the text ends at a NUL byte.
+func ansiC(s string) string {
+	out, _, err := expand.Format(emptyConfig(), s, nil)
+	if err != nil {
+		return s
+	}
+	if i := strings.IndexByte(out, 0); i >= 0 {
+		out = out[:i]
+	}
+	return out
+}
+
+// unescapeLit drops the backslashes of an unquoted literal (`r\m` runs `rm`)
+// and backslash-newline line continuations.
+func unescapeLit(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// unescapeDouble drops the backslashes bash drops inside double quotes
+// (before `$`, backquote, `"`, `\` and newline).
+func unescapeDouble(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// programUnknown says why w, in command position, does not name a program
+// statically ("" when it does): an expansion, a glob or a brace expansion.
+func programUnknown(w word) string {
+	if !w.static {
+		return "the program name " + w.val + " is not static"
+	}
+	for _, p := range w.node.Parts {
+		lit, ok := p.(*syntax.Lit)
+		if !ok {
+			continue
+		}
+		if strings.ContainsAny(lit.Value, "*?[") || hasBraces(lit.Value) {
+			return "the program name " + w.val + " is expanded by the shell (glob or braces)"
+		}
+	}
+	return ""
+}
+
+func hasBraces(s string) bool {
+	open := strings.IndexByte(s, '{')
+	return open >= 0 && strings.IndexByte(s[open:], '}') > 0 &&
+		(strings.Contains(s[open:], ",") || strings.Contains(s[open:], ".."))
+}
+
+// braceVariants returns the argument vector with brace expansions expanded
+// (`rm -{r,f} v` → `rm -r -f v`), when any argument has one; at most 64
+// words are produced per argument.
+func (a *analyzer) braceVariants(args []*syntax.Word) [][]string {
+	any := false
+	for _, w := range args {
+		for _, p := range w.Parts {
+			if lit, ok := p.(*syntax.Lit); ok && hasBraces(lit.Value) {
+				any = true
+			}
+		}
+	}
+	if !any {
+		return nil
+	}
+	var argv []string
+	for _, w := range args {
+		text := a.print(w)
+		f, err := newParser().Parse(strings.NewReader(": "+text), "")
+		if err != nil || len(f.Stmts) != 1 {
+			return nil
+		}
+		call, ok := f.Stmts[0].Cmd.(*syntax.CallExpr)
+		if !ok || len(call.Args) != 2 {
+			return nil
+		}
+		cp := call.Args[1]
+		syntax.SplitBraces(cp)
+		n := 0
+		for ew, err := range expand.BracesSeq(nil, cp) {
+			if err != nil || n == 64 {
+				break
+			}
+			n++
+			argv = append(argv, a.word(ew).val)
+		}
+	}
+	return [][]string{argv}
 }
 
 func appendForm(forms []string, f string) []string {
@@ -146,113 +638,11 @@ func appendForm(forms []string, f string) []string {
 	return append(forms, f)
 }
 
-// printWith prints a syntax node on one line with normalized spacing.
-func printWith(pr *syntax.Printer, node syntax.Node) string {
-	var b strings.Builder
-	if err := pr.Print(&b, node); err != nil {
-		return ""
+// reduceProgram returns argv with the program given by its path reduced to
+// its name (`/bin/rm -rf x` → `rm -rf x`).
+func reduceProgram(argv []string) []string {
+	if len(argv) == 0 || !strings.Contains(argv[0], "/") {
+		return argv
 	}
-	return strings.TrimSpace(b.String())
-}
-
-// unquoteWord returns the word with its quoting removed when it is made only
-// of literals and quoted literals; otherwise (parameter expansions, command
-// substitutions …) the word as written.
-func unquoteWord(w *syntax.Word, printNode func(syntax.Node) string) string {
-	var b strings.Builder
-	for _, part := range w.Parts {
-		switch p := part.(type) {
-		case *syntax.Lit:
-			b.WriteString(unescapeLit(p.Value))
-		case *syntax.SglQuoted:
-			if p.Dollar {
-				return printNode(w)
-			}
-			b.WriteString(p.Value)
-		case *syntax.DblQuoted:
-			for _, inner := range p.Parts {
-				lit, isLit := inner.(*syntax.Lit)
-				if !isLit {
-					return printNode(w)
-				}
-				b.WriteString(lit.Value)
-			}
-		default:
-			return printNode(w)
-		}
-	}
-	return b.String()
-}
-
-// unescapeLit drops the backslashes of an unquoted literal (`r\m` runs `rm`).
-func unescapeLit(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) {
-			i++
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-// wrappers are programs that run their arguments as another command.
-var wrappers = map[string]bool{
-	"sudo": true, "doas": true, "env": true, "nohup": true, "nice": true, "ionice": true,
-	"time": true, "timeout": true, "command": true, "exec": true, "builtin": true,
-	"xargs": true, "stdbuf": true, "setsid": true, "chronic": true,
-}
-
-// peelWrappers drops leading wrapper programs, their options, and `VAR=value`
-// operands (env), so `sudo -n timeout 5 rm -rf x` yields `rm -rf x`. The
-// result is best-effort: it only adds forms for deny rules to see and never
-// widens what an allow rule covers.
-func peelWrappers(argv []string) []string {
-	for len(argv) > 0 && wrappers[path.Base(argv[0])] {
-		argv = argv[1:]
-		for len(argv) > 0 && (strings.HasPrefix(argv[0], "-") || strings.Contains(argv[0], "=") || isDuration(argv[0])) {
-			argv = argv[1:]
-		}
-	}
-	return argv
-}
-
-// isDuration reports whether s looks like a timeout operand (`5`, `2.5s`, `1m`).
-func isDuration(s string) bool {
-	if s == "" || s[0] < '0' || s[0] > '9' {
-		return false
-	}
-	return strings.Trim(s, "0123456789.smhd") == ""
-}
-
-// shells run their `-c` argument as a command line.
-var shells = map[string]bool{"bash": true, "sh": true, "dash": true, "zsh": true, "ksh": true, "mksh": true}
-
-// shellScriptArg returns the command line that argv hands to a shell: the
-// argument after `-c` (also in combined flags such as `-lc`) for a shell, or
-// the joined arguments of `eval`.
-func shellScriptArg(argv []string) (string, bool) {
-	if len(argv) < 2 {
-		return "", false
-	}
-	name := path.Base(argv[0])
-	if name == "eval" {
-		return strings.Join(argv[1:], " "), true
-	}
-	if !shells[name] {
-		return "", false
-	}
-	for i := 1; i < len(argv)-1; i++ {
-		a := argv[i]
-		if !strings.HasPrefix(a, "-") || strings.HasPrefix(a, "--") {
-			return "", false
-		}
-		if strings.Contains(a, "c") {
-			return argv[i+1], true
-		}
-	}
-	return "", false
+	return append([]string{path.Base(argv[0])}, argv[1:]...)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,7 +26,11 @@ func TestDefaultManifestPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	patch, err := manifest.ParsePatch("test.yml", []byte("- {id: approval, config: {answerer: headless}}\n"))
+	// The bash tool and the policy work in a fresh workspace; outside is a
+	// directory the sandbox must keep the commands out of.
+	work, outside := t.TempDir(), t.TempDir()
+	patch, err := manifest.ParsePatch("test.yml", []byte("- {id: approval, config: {answerer: headless}}\n"+
+		"- {id: bash, config: {cwd: "+policytest.Quote(work)+"}}\n- {id: permission, config: {cwd: "+policytest.Quote(work)+"}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,15 +79,23 @@ func TestDefaultManifestPolicy(t *testing.T) {
 	if err := root.Context().Plugin(probe, nil).Await(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// The default harness.yml runs bash in a workspace-write sandbox with
+	// autoAllowSandboxed: a headless session edits, builds and tests in the
+	// workspace without asking; deny rules still refuse; what only the
+	// sandbox can stop (network, writes outside the workspace) fails inside it.
 	tests := []struct{ command, want string }{
 		{"echo hi", "hi\n"},
 		{"pwd >/dev/null && echo ok", "ok\n"},
 		{"git status --short >/dev/null 2>&1; echo done", "done\n"},
 		{"rm -rf /nonexistent-default-policy", `Error: permission denied: rule "bash(rm -rf *)" in the deny list matches this call`},
+		{"rm -fr /nonexistent-default-policy", `Error: permission denied: rule "bash(rm -rf *)" in the deny list matches this call`},
 		{"sudo true", `Error: permission denied: rule "bash(sudo *)" in the deny list matches this call`},
+		{"env sudo true", `Error: permission denied: rule "bash(sudo *)" in the deny list matches this call`},
 		{"echo x && cat ~/.ssh/id_rsa", `Error: permission denied: rule "bash(*.ssh/*)" in the deny list matches this call`},
-		{"curl -s https://example.com", `Error: tool "bash" requires approval: no allow rule covers this call (permission mode default), but this session is headless`},
-		{"echo hi > notes.txt", `Error: tool "bash" requires approval`},
+		{"git push -f origin main", `Error: permission denied: rule "bash(git push --force *)" in the deny list matches this call`},
+		{"echo hi > notes.txt && cat notes.txt", "hi\n"},
+		{"curl -s https://example.com >/dev/null; echo curl exit $?", "curl exit "},
+		{"echo x > " + outside + "/escaped; echo write exit $?", "write exit "},
 	}
 	for _, tt := range tests {
 		args := `{"command":` + policytest.Quote(tt.command) + `,"description":"default policy"}`
@@ -90,6 +103,17 @@ func TestDefaultManifestPolicy(t *testing.T) {
 		if !strings.HasPrefix(got, tt.want) {
 			t.Errorf("%q:\n got %q\nwant %q…", tt.command, got, tt.want)
 		}
+		if strings.HasPrefix(got, "curl exit 0") || strings.HasPrefix(got, "write exit 0") {
+			t.Errorf("%q: the sandbox let it through: %q", tt.command, got)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(outside, "escaped")); !os.IsNotExist(err) {
+		t.Errorf("a write outside the workspace escaped the sandbox: %v", err)
+	}
+	// Escalation: asked, headless denied.
+	args := `{"command":"echo x > ` + outside + `/escalated","description":"d","sandbox":"off","justification":"needs it"}`
+	if got := policytest.Text(reg.Execute(ctx, tools.Call{ID: "c", Name: "bash", Arguments: args})); !strings.Contains(got, "asks to run outside the sandbox") {
+		t.Errorf("escalation: %q", got)
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 // FuzzEvaluate: any command line evaluates without panicking, and a line
 // containing a denied command is never allowed.
 func FuzzEvaluate(f *testing.F) {
-	for _, s := range []string{"git status", "echo 'a && b' | rm -rf /", "bash -c \"eval 'rm -rf x'\"", "$(", "a\\\n&& b", "f() { rm -rf /; }; f", "echo ${x:-$(rm -rf y)}"} {
+	for _, s := range []string{"git status", "bash <<< 'rm -rf x'", "echo 'rm -rf x' | sh", "$'\\x72m' -rf x", "timeout -s KILL 5 rm -fr x", "echo 'a && b' | rm -rf /", "bash -c \"eval 'rm -rf x'\"", "$(", "a\\\n&& b", "f() { rm -rf /; }; f", "echo ${x:-$(rm -rf y)}"} {
 		f.Add(s)
 	}
 	spec := defaultSpec(f.TempDir())

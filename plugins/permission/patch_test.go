@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/dshgo/harness/core/manifest"
@@ -86,6 +87,48 @@ func TestBypassPatchKeepsDefaultDenyRules(t *testing.T) {
 		args, _ := json.Marshal(map[string]string{"command": tc.command})
 		if got := pol.Evaluate(Call{Tool: "bash", Args: args}); got.Decision != tc.want {
 			t.Errorf("%s: %+v, want %v", tc.command, got, tc.want)
+		}
+	}
+}
+
+// TestDenialHintPatchAllowsTheCall: for compound commands and redirections,
+// the headless denial names rules that allow the call, as a patch that keeps
+// the default allow list; composing that very patch over the repository's
+// harness.yml makes the same call pass, and the default rules still hold.
+func TestDenialHintPatchAllowsTheCall(t *testing.T) {
+	base := policyOf(t, "none.yml", []byte("[]\n"))
+	patchLine := regexp.MustCompile(`(?m)^- \{id: permission, config: \{allow: \[.*\]\}\}$`)
+	for _, command := range []string{
+		"echo hello > out.txt",
+		"make build && ./run.sh --fast",
+		"sort < in.txt | uniq -c > counts.txt",
+		"go test ./... 2>&1 | tee test.log",
+		`echo "$(< notes.txt)"`,
+		"cd sub && npm ci",
+	} {
+		call := Call{Tool: "bash", Args: bashArgs(command)}
+		v := base.Evaluate(call)
+		if v.Decision != Ask || len(v.Suggestions) == 0 {
+			t.Errorf("%q: %+v, want an ask with suggestions", command, v)
+			continue
+		}
+		hint := (&plugin{policy: base}).denialFor(v, "bash", "this session is headless")
+		line := patchLine.FindString(hint)
+		if line == "" || !strings.Contains(hint, "harness config > harness.yml") || !strings.HasSuffix(hint, `The tool "bash" was not run.`) {
+			t.Errorf("%q: hint without a patch, the harness config advice or its end: %q", command, hint)
+			continue
+		}
+		patched := policyOf(t, "hint.yml", []byte(line+"\n"))
+		if got := patched.Evaluate(call); got.Decision != Allow {
+			t.Errorf("%q: with the hinted patch %s: %+v", command, line, got)
+		}
+		for _, still := range []struct {
+			command string
+			want    Decision
+		}{{"git status", Allow}, {"rm -rf /tmp/x", Deny}} {
+			if got := patched.Evaluate(Call{Tool: "bash", Args: bashArgs(still.command)}); got.Decision != still.want {
+				t.Errorf("%q: the hinted patch changed %q: %+v", command, still.command, got)
+			}
 		}
 	}
 }

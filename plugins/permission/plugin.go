@@ -1,13 +1,17 @@
 package permission
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"weak"
 
 	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/plugins/workdir"
+	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/tools"
 	"go.uber.org/fx"
 )
@@ -35,8 +39,15 @@ type Config struct {
 	// ReadOnlyTools change nothing: the default mode allows them, plan mode
 	// allows only them.
 	ReadOnlyTools []string `yaml:"readOnlyTools" json:"readOnlyTools,omitempty" jsonschema:"description=Tools that change nothing: the default mode runs them without asking and plan mode runs only them"`
-	// EditTools are the tools acceptEdits allows without asking.
-	EditTools []string `yaml:"editTools" json:"editTools,omitempty" jsonschema:"description=Tools acceptEdits mode runs without asking"`
+	// EditTools are the tools acceptEdits allows without asking, for paths
+	// inside the working directory and the sandbox's writable roots.
+	EditTools []string `yaml:"editTools" json:"editTools,omitempty" jsonschema:"description=Tools acceptEdits mode runs without asking (inside the working directory and the sandbox's writable roots)"`
+	// ShellWorkdir maps each shell tool to its working-directory argument.
+	ShellWorkdir map[string]string `yaml:"shellWorkdir" json:"shellWorkdir,omitempty" jsonschema:"description=Shell tools and their working-directory argument (tool: argument); relative paths in the command resolve against it and a workdir outside the workspace is asked"`
+	// AutoAllowSandboxed allows a shell call that runs in an enforced
+	// workspace-write sandbox without asking, unless a deny or ask rule
+	// matches (default true).
+	AutoAllowSandboxed bool `yaml:"autoAllowSandboxed" json:"autoAllowSandboxed" jsonschema:"description=Run shell calls that run in an enforced workspace-write sandbox without asking unless a deny or ask rule matches,default=true"`
 }
 
 // SetDefaults classifies the standard tool set: bash is the shell tool;
@@ -49,6 +60,8 @@ func (c *Config) SetDefaults() {
 	c.FileToolDefaultPath = map[string]string{"grep": ".", "glob": "."}
 	c.ReadOnlyTools = []string{"read", "grep", "glob"}
 	c.EditTools = []string{"write", "edit"}
+	c.ShellWorkdir = map[string]string{"bash": "workdir"}
+	c.AutoAllowSandboxed = true
 }
 
 // Validate compiles the rules; errors name the list and index (`deny[1]: …`).
@@ -62,6 +75,7 @@ func (c Config) spec() Spec {
 		Mode: c.Mode, Allow: c.Allow, Ask: c.Ask, Deny: c.Deny, Cwd: c.Cwd,
 		ShellTools: c.ShellTools, FileTools: c.FileTools, FileToolDefaultPath: c.FileToolDefaultPath,
 		ReadOnly: c.ReadOnlyTools, EditTools: c.EditTools,
+		ShellWorkdir: c.ShellWorkdir, AutoAllowSandboxed: c.AutoAllowSandboxed,
 	}
 }
 
@@ -141,14 +155,51 @@ func (p *plugin) setGrants(scope *core.ScopeID, g *Policy) {
 	p.grants[weak.Make(scope)] = g
 }
 
-func callOf(e *tools.Execution) Call {
-	return Call{Tool: e.Name(), Args: json.RawMessage(e.Arguments())}
+// callOf is the policy's view of an execution: its tool, arguments, the
+// session working directory its context carries, and how the subprocess
+// service's sandbox will run it.
+func (p *plugin) callOf(e *tools.Execution) Call {
+	c := Call{Tool: e.Name(), Args: json.RawMessage(e.Arguments())}
+	if ctx := e.Context(); ctx != nil {
+		c.Cwd, _ = workdir.From(ctx)
+	}
+	roots, active := p.sandbox()
+	if active {
+		c.Roots = roots
+	}
+	if p.policy.Shell(c.Tool) {
+		var args struct {
+			Sandbox any `json:"sandbox"`
+		}
+		_ = json.Unmarshal(c.Args, &args)
+		c.Escalated = args.Sandbox == "off"
+		c.Sandboxed = active && !c.Escalated
+	}
+	return c
+}
+
+// sandbox reports whether the subprocess service runs commands in an
+// enforced workspace-write sandbox by default, and that sandbox's writable
+// roots. No subprocess service, mode off or read-only, or an enforcement of
+// none: not active. Landlock's "partial" counts as enforced (writes and
+// reads outside the policy are refused; what it cannot hide is in the
+// report and docs/sandbox.md).
+func (p *plugin) sandbox() ([]string, bool) {
+	rt, ok := core.Lookup(p.c, subprocess.Key)
+	if !ok || rt == nil {
+		return nil, false
+	}
+	pol, rep := rt.Sandbox()
+	if pol.Mode != subprocess.SandboxWorkspaceWrite || rep.Enforcement == subprocess.EnforcementNone {
+		return nil, false
+	}
+	return pol.WritableRoots, true
 }
 
 // guard enforces deny rules and plan mode after every pre-execute vote and
 // approval: a registry guard can only deny, and nothing overrides it.
 func (p *plugin) guard(e *tools.Execution) string {
-	if v := p.policy.Evaluate(callOf(e)); v.Decision == Deny {
+	if v := p.policy.Evaluate(p.callOf(e)); v.Decision == Deny {
 		return v.Reason
 	}
 	return ""
@@ -156,7 +207,7 @@ func (p *plugin) guard(e *tools.Execution) string {
 
 // vote is the pre-execute policy vote.
 func (p *plugin) vote(_ context.Context, e *tools.Execution) (tools.Decision, error) {
-	call := callOf(e)
+	call := p.callOf(e)
 	v := p.policy.Evaluate(call)
 	switch v.Decision {
 	case Deny:
@@ -169,11 +220,11 @@ func (p *plugin) vote(_ context.Context, e *tools.Execution) (tools.Decision, er
 	}
 	approver, ok := core.Lookup(p.c, tools.ApprovalKey)
 	if !ok {
-		return tools.Deny(denialFor(v, e.Name(), "no approval service is mounted (add the approval plugin to harness.yml)")), nil
+		return tools.Deny(p.denialFor(v, e.Name(), "no approval service is mounted (add the approval plugin to harness.yml)")), nil
 	}
 	if u, ok := approver.(unanswerable); ok {
 		if why := u.Unanswerable(); why != "" {
-			return tools.Deny(denialFor(v, e.Name(), why)), nil
+			return tools.Deny(p.denialFor(v, e.Name(), why)), nil
 		}
 	}
 	p.listen(approver)
@@ -181,13 +232,46 @@ func (p *plugin) vote(_ context.Context, e *tools.Execution) (tools.Decision, er
 }
 
 // denialFor is the denial reason for an ask nobody can answer: what was
-// asked, why nobody can answer, and what to configure.
-func denialFor(v Verdict, tool, why string) string {
-	fix := fmt.Sprintf("add %q to the allow list of the permission plugin in harness.yml", v.Suggestion)
-	if v.Rule != "" {
-		fix = fmt.Sprintf("remove %q from the ask list of the permission plugin in harness.yml", v.Rule)
+// asked, why nobody can answer, and what to configure, never clipped.
+func (p *plugin) denialFor(v Verdict, tool, why string) string {
+	var fix string
+	switch {
+	case v.Rule != "":
+		fix = fmt.Sprintf("To let this call run, remove %q from the ask list of the permission plugin in harness.yml.", v.Rule)
+	case len(v.Suggestions) > 0:
+		fix = "To let this call run, " + allowHint(p.policy.allowSources(), v.Suggestions) +
+			" Or, to allow every call that no deny rule refuses, set mode: bypass."
+	case v.Unknown:
+		fix = "No allow rule can cover such a command: run it in the sandbox (subprocess-local config sandbox: {mode: workspace-write}, see docs/sandbox.md), write the program name literally, or approve it in an interactive session."
+	default:
+		fix = "No allow rule can cover this call; approve it in an interactive session."
 	}
-	return fmt.Sprintf("%s, but %s. To let this call run, %s (or, to allow every call that no deny rule refuses, set mode: bypass); the tool %q was not run.", v.Reason, why, fix, tool)
+	return fmt.Sprintf("%s, but %s. %s The tool %q was not run.", v.Reason, why, fix, tool)
+}
+
+// allowHint says how to add rules to the allow list without losing the
+// default configuration: a patch file repeating the current list (a patch's
+// list replaces the row's whole list), or the full configuration written by
+// `harness config`.
+func allowHint(current, add []string) string {
+	quoted := func(rules []string) string {
+		out := make([]string, len(rules))
+		for i, r := range rules {
+			out[i] = quoteJSON(r)
+		}
+		return strings.Join(out, ", ")
+	}
+	what := "the rule " + quoted(add)
+	if len(add) > 1 {
+		what = "the rules " + quoted(add)
+	}
+	all := append(append([]string{}, current...), add...)
+	return fmt.Sprintf("add %s to the allow list of the permission plugin: either save the patch\n"+
+		"- {id: permission, config: {allow: [%s]}}\n"+
+		"to a file and run with --patch FILE (the row id is the permission row's id in your harness.yml; a patch's list replaces the whole list, so the patch repeats the current rules), "+
+		"or write the complete configuration with `harness config > harness.yml` and add %s to its allow list "+
+		"(a harness.yml holding only a permission row would replace the whole default configuration).",
+		what, quoted(all), quoted(add))
 }
 
 // granted reports whether an "always" answer in this scope covers the call.
@@ -220,7 +304,7 @@ func (p *plugin) listen(a tools.Approver) {
 // only for calls the policy would ask about.
 func (p *plugin) rememberAlways(req tools.ApprovalRequest) {
 	v := p.policy.Evaluate(Call{Tool: req.Tool, Args: json.RawMessage(req.Arguments)})
-	if v.Decision != Ask || v.Suggestion == "" {
+	if v.Decision != Ask || len(v.Suggestions) == 0 {
 		return
 	}
 	p.mu.Lock()
@@ -230,9 +314,19 @@ func (p *plugin) rememberAlways(req tools.ApprovalRequest) {
 		allow = g.allowSources()
 	}
 	spec := p.policy.spec
-	spec.Allow, spec.Ask, spec.Deny, spec.Mode = append(allow, v.Suggestion), nil, nil, ModeDefault
+	spec.Allow, spec.Ask, spec.Deny, spec.Mode = append(allow, v.Suggestions...), nil, nil, ModeDefault
 	spec.ReadOnly = nil
 	if g, err := New(spec); err == nil {
 		p.setGrants(req.Scope, g)
 	}
+}
+
+// quoteJSON renders s as a JSON string (also a YAML double-quoted scalar)
+// without escaping <, > and & (rules name redirections).
+func quoteJSON(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -43,12 +43,11 @@ func TestIssueRuleSetThroughTheRegistry(t *testing.T) {
 		{"echo allowed", "allowed\n", false},
 		{"git --version >/dev/null && echo git ok", "git ok\n", false},
 		{"echo a; rm -rf " + filepath.Join(dir, "x"), `Error: permission denied: rule "bash(rm -rf *)" in the deny list matches this call`, true},
-		{"ls " + dir, `Error: tool "bash" requires approval: no allow rule covers this call (permission mode default), ` +
-			`but this session is headless: there is no terminal to ask on. To let this call run, add "bash(ls *)" to the allow list ` +
-			`of the permission plugin in harness.yml (or, to allow every call that no deny rule refuses, set mode: bypass); the tool "bash" was not run.`, true},
-		{"echo x | tee " + filepath.Join(dir, "f"), `Error: tool "bash" requires approval: no allow rule covers this call (permission mode default), ` +
-			`but this session is headless: there is no terminal to ask on. To let this call run, add "bash(echo x *)" to the allow list ` +
-			`of the permission plugin in harness.yml (or, to allow every call that no deny rule refuses, set mode: bypass); the tool "bash" was not run.`, true},
+		{"ls " + dir, headlessHint(`no allow rule covers this call (permission mode default)`,
+			[]string{"bash(git *)", "bash(go test *)", "bash(echo *)"}, "bash(ls *)"), true},
+		// The hint names the part that is not covered (tee), not the first one.
+		{"echo x | tee " + filepath.Join(dir, "f"), headlessHint(`no allow rule covers this call (permission mode default)`,
+			[]string{"bash(git *)", "bash(go test *)", "bash(echo *)"}, "bash(tee *)"), true},
 	}
 	for _, tt := range tests {
 		o := policytest.Run(reg, "c", tt.command)
@@ -61,13 +60,32 @@ func TestIssueRuleSetThroughTheRegistry(t *testing.T) {
 	}
 }
 
+// headlessHint is the full headless denial of a bash call whose hint is
+// rule, for a policy whose allow list is current.
+func headlessHint(reason string, current []string, rule string) string {
+	list := ""
+	for _, r := range append(current, rule) {
+		if list != "" {
+			list += ", "
+		}
+		list += policytest.Quote(r)
+	}
+	return `Error: tool "bash" requires approval: ` + reason + `, but this session is headless: there is no terminal to ask on. ` +
+		`To let this call run, add the rule ` + policytest.Quote(rule) + ` to the allow list of the permission plugin: either save the patch` + "\n" +
+		`- {id: permission, config: {allow: [` + list + `]}}` + "\n" +
+		`to a file and run with --patch FILE (the row id is the permission row's id in your harness.yml; a patch's list replaces the whole list, so the patch repeats the current rules), ` +
+		"or write the complete configuration with `harness config > harness.yml` and add " + policytest.Quote(rule) + ` to its allow list ` +
+		`(a harness.yml holding only a permission row would replace the whole default configuration). ` +
+		`Or, to allow every call that no deny rule refuses, set mode: bypass. The tool "bash" was not run.`
+}
+
 // TestAskRuleHeadlessNamesTheRule: an ask rule's denial says which rule to change.
 func TestAskRuleHeadlessNamesTheRule(t *testing.T) {
 	cfg := config(t.TempDir(), []string{"bash"}, []string{"bash(git push *)"}, nil)
 	reg := policytest.Harness(t, policytest.Mount{Plugin: permission.Plugin, Config: cfg}, headless)
 	o := policytest.Run(reg, "c", "git push origin main")
 	want := `Error: tool "bash" requires approval: rule "bash(git push *)" is in the ask list, but this session is headless: there is no terminal to ask on. ` +
-		`To let this call run, remove "bash(git push *)" from the ask list of the permission plugin in harness.yml (or, to allow every call that no deny rule refuses, set mode: bypass); the tool "bash" was not run.`
+		`To let this call run, remove "bash(git push *)" from the ask list of the permission plugin in harness.yml. The tool "bash" was not run.`
 	if policytest.Text(o) != want {
 		t.Fatalf("got %q", policytest.Text(o))
 	}
@@ -194,7 +212,7 @@ func TestNeverPolicyDenialSaysSo(t *testing.T) {
 	never := policytest.Mount{Plugin: approval.Plugin, Config: approval.Config{Answerer: approval.AnswererHeadless, Policy: approval.PolicyNever}}
 	reg := policytest.Harness(t, policytest.Mount{Plugin: permission.Plugin, Config: config(t.TempDir(), nil, nil, nil)}, never)
 	o := policytest.Run(reg, "c", "echo hi")
-	if c := policytest.Text(o); !strings.Contains(c, `but the approval policy is "never": every ask is rejected. To let this call run, add "bash(echo hi *)"`) {
+	if c := policytest.Text(o); !strings.Contains(c, `but the approval policy is "never": every ask is rejected. To let this call run, add the rule "bash(echo hi *)"`) {
 		t.Fatalf("got %q", c)
 	}
 }

@@ -66,8 +66,15 @@ type Verdict struct {
 	// Reason explains the decision in words the model and the user both read;
 	// empty for Allow.
 	Reason string
-	// Suggestion is a rule that would allow this call without asking (set for Ask).
-	Suggestion string
+	// Suggestions are rules that, added to the allow list together, would
+	// allow this call without asking (set for Ask when such rules exist;
+	// each was checked against the call). Empty when no allow rule can
+	// cover the call (an unknown program, a workdir outside the workspace,
+	// an ask rule).
+	Suggestions []string
+	// Unknown is set when the call was asked because a part of a shell
+	// command cannot be known statically (see [Call.Sandboxed]).
+	Unknown bool
 }
 
 // Call is what a policy evaluates: the tool name and its arguments as JSON.
@@ -78,6 +85,20 @@ type Call struct {
 	Args json.RawMessage
 	// Cwd is the working directory of the calling session; "" uses the policy's.
 	Cwd string
+	// Sandboxed is set when the call will run inside an enforced
+	// workspace-write sandbox (the permission plugin sets it for shell
+	// calls from the subprocess service's sandbox policy). A sandboxed
+	// shell call whose program is not static is not asked for that reason,
+	// and with [Spec.AutoAllowSandboxed] it is allowed unless a deny or ask
+	// rule matches.
+	Sandboxed bool
+	// Escalated is set when a shell call asks to run outside the sandbox
+	// (`"sandbox":"off"`); it is then not sandboxed and the reason says so.
+	Escalated bool
+	// Roots are directories besides Cwd that count as the workspace (the
+	// sandbox's writable roots): acceptEdits writes there without asking
+	// and a bash workdir there is not "outside the workspace".
+	Roots []string
 }
 
 // Spec is everything a policy is built from; the plugin's Config carries it.
@@ -97,8 +118,16 @@ type Spec struct {
 	FileToolDefaultPath map[string]string
 	// ReadOnly names the tools that change nothing.
 	ReadOnly []string
-	// EditTools names the tools acceptEdits allows.
+	// EditTools names the tools acceptEdits allows (inside the workspace).
 	EditTools []string
+	// ShellWorkdir maps a shell tool's name to its working-directory
+	// argument (bash → workdir): relative paths in the command resolve
+	// against it, and a workdir outside the workspace is asked.
+	ShellWorkdir map[string]string
+	// AutoAllowSandboxed allows a shell call that runs in an enforced
+	// workspace-write sandbox ([Call.Sandboxed]) without asking, unless a
+	// deny or ask rule matches.
+	AutoAllowSandboxed bool
 }
 
 // Policy is a compiled, immutable rule set; safe for concurrent use.
@@ -109,6 +138,7 @@ type Policy struct {
 	cwd, home         string
 	shell, file       map[string]string
 	fileDefault       map[string]string
+	workdirArg        map[string]string
 	readOnly, editing map[string]bool
 }
 
@@ -123,7 +153,8 @@ func New(s Spec) (*Policy, error) {
 	p := &Policy{
 		spec: s, mode: s.Mode, cwd: s.Cwd,
 		shell: lowerKeys(s.ShellTools), file: lowerKeys(s.FileTools), fileDefault: lowerKeys(s.FileToolDefaultPath),
-		readOnly: lowerSet(s.ReadOnly), editing: lowerSet(s.EditTools),
+		workdirArg: lowerKeys(s.ShellWorkdir),
+		readOnly:   lowerSet(s.ReadOnly), editing: lowerSet(s.EditTools),
 	}
 	var err error
 	if p.allow, err = parseRules("allow", s.Allow); err != nil {
@@ -158,6 +189,12 @@ func (p *Policy) allowSources() []string {
 // Mode returns the policy's mode.
 func (p *Policy) Mode() Mode { return p.mode }
 
+// Shell reports whether tool is configured as a shell tool.
+func (p *Policy) Shell(tool string) bool {
+	_, ok := p.shell[strings.ToLower(tool)]
+	return ok
+}
+
 // ReadOnly reports whether tool is configured as read-only.
 func (p *Policy) ReadOnly(tool string) bool { return p.readOnly[strings.ToLower(tool)] }
 
@@ -170,19 +207,30 @@ type subject struct {
 	coverable bool
 	paths     []string // file: absolute forms (lexical, symlinks resolved)
 	cwd       string
+	// workdir is the shell call's working directory (absolute), "" when
+	// the call gives none; outside is set when it lies outside the workspace.
+	workdir  string
+	workdirs []string // workdir's absolute forms, checked against read deny rules
+	outside  bool
+	// unknown is the reason of the first unknown part ("" when none).
+	unknown string
+	// reads and writes are the absolute forms of the static targets of
+	// read and write redirections.
+	reads, writes []string
 }
 
 // Evaluate decides one call. Precedence is fixed: any matching deny rule
 // denies; then plan mode denies non-read-only tools; then any matching ask
-// rule asks (except in bypass mode); then a call covered by allow rules is
-// allowed; otherwise the mode decides.
+// rule asks (except in bypass mode); then a shell call whose workdir is
+// outside the workspace, or (unless it runs in the sandbox) with a part that
+// cannot be known statically, is asked in every mode; then a call covered
+// by allow rules is allowed; then a sandboxed shell call is allowed when
+// AutoAllowSandboxed is set; otherwise the mode decides.
 func (p *Policy) Evaluate(c Call) Verdict {
 	sub := p.subjectOf(c)
-	for _, r := range p.deny {
-		if p.applies(r, c.Tool) && p.anyMatch(r, sub) {
-			return Verdict{Decision: Deny, Rule: r.source,
-				Reason: fmt.Sprintf("permission denied: rule %q in the deny list matches this call", r.source)}
-		}
+	if r, ok := p.denied(c.Tool, sub); ok {
+		return Verdict{Decision: Deny, Rule: r.source,
+			Reason: fmt.Sprintf("permission denied: rule %q in the deny list matches this call", r.source)}
 	}
 	readOnly := p.ReadOnly(c.Tool)
 	if p.mode == ModePlan && !readOnly {
@@ -192,20 +240,129 @@ func (p *Policy) Evaluate(c Call) Verdict {
 	if p.mode != ModeBypass {
 		for _, r := range p.ask {
 			if p.applies(r, c.Tool) && p.anyMatch(r, sub) {
-				return Verdict{Decision: Ask, Rule: r.source, Suggestion: p.suggest(c.Tool, sub),
+				return Verdict{Decision: Ask, Rule: r.source,
 					Reason: fmt.Sprintf("tool %q requires approval: rule %q is in the ask list", c.Tool, r.source)}
 			}
+		}
+	}
+	if sub.kind == "shell" {
+		if sub.outside {
+			return Verdict{Decision: Ask,
+				Reason: fmt.Sprintf("tool %q requires approval: its workdir %s is outside the workspace %s (no rule or mode allows that)", c.Tool, sub.workdir, sub.cwd)}
+		}
+		if sub.unknown != "" && !c.Sandboxed {
+			return Verdict{Decision: Ask, Unknown: true,
+				Reason: fmt.Sprintf("tool %q requires approval: %s, so no rule can tell what the command runs (asked in every permission mode unless the command runs in the sandbox)", c.Tool, sub.unknown)}
 		}
 	}
 	if p.covered(c.Tool, sub) {
 		return Verdict{Decision: Allow}
 	}
 	switch {
-	case readOnly, p.mode == ModeBypass, p.mode == ModeAcceptEdits && p.editing[strings.ToLower(c.Tool)]:
+	case readOnly, p.mode == ModeBypass,
+		sub.kind == "shell" && c.Sandboxed && p.spec.AutoAllowSandboxed,
+		p.mode == ModeAcceptEdits && p.editing[strings.ToLower(c.Tool)] && p.inWorkspace(sub, c):
 		return Verdict{Decision: Allow}
 	}
-	return Verdict{Decision: Ask, Suggestion: p.suggest(c.Tool, sub),
-		Reason: fmt.Sprintf("tool %q requires approval: no allow rule covers this call (permission mode %s)", c.Tool, p.mode)}
+	why := fmt.Sprintf("no allow rule covers this call (permission mode %s)", p.mode)
+	switch {
+	case c.Escalated:
+		why = fmt.Sprintf("it asks to run outside the sandbox, and no allow rule covers it (permission mode %s)", p.mode)
+	case p.mode == ModeAcceptEdits && p.editing[strings.ToLower(c.Tool)]:
+		why = "it writes outside the working directory and the sandbox's writable roots, and no allow rule covers it (permission mode acceptEdits)"
+	}
+	return Verdict{Decision: Ask, Suggestions: p.suggest(c, sub),
+		Reason: fmt.Sprintf("tool %q requires approval: %s", c.Tool, why)}
+}
+
+// denied returns the deny rule that matches the call: by its forms, by the
+// targets of its redirections (read rules for `< FILE`, write and edit rules
+// for `> FILE`), or by a hard link to a denied file.
+func (p *Policy) denied(tool string, sub subject) (Rule, bool) {
+	for _, r := range p.deny {
+		if p.applies(r, tool) && p.anyMatch(r, sub) {
+			return r, true
+		}
+	}
+	for _, target := range []struct {
+		tools []string
+		paths []string
+	}{{[]string{"read"}, sub.reads}, {[]string{"write", "edit"}, sub.writes}, {[]string{"read"}, sub.workdirs}} {
+		for _, t := range target.tools {
+			if _, isFile := p.file[t]; !isFile || len(target.paths) == 0 {
+				continue
+			}
+			for _, r := range p.deny {
+				if !p.applies(r, t) {
+					continue
+				}
+				for _, f := range target.paths {
+					if r.matchPath(f, sub.cwd, p.home) {
+						return r, true
+					}
+				}
+			}
+			for _, f := range target.paths {
+				if r, ok := p.linkDenied(t, f, sub.cwd); ok {
+					return r, true
+				}
+			}
+		}
+	}
+	if sub.kind == "file" && len(sub.paths) > 0 {
+		if r, ok := p.linkDenied(tool, sub.paths[len(sub.paths)-1], sub.cwd); ok {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}
+
+// inWorkspace reports whether every path of a file call lies inside the
+// working directory or one of the call's roots, symlinks resolved.
+func (p *Policy) inWorkspace(sub subject, c Call) bool {
+	if sub.kind != "file" {
+		return true
+	}
+	if len(sub.paths) == 0 {
+		return false
+	}
+	roots := p.workspaceRoots(sub.cwd, c.Roots)
+	for _, f := range sub.paths {
+		if !within(f, roots) {
+			return false
+		}
+	}
+	return within(resolveExisting(sub.paths[0]), roots)
+}
+
+// workspaceRoots is cwd and roots, absolute, each also with symlinks
+// resolved.
+func (p *Policy) workspaceRoots(cwd string, roots []string) []string {
+	var out []string
+	for _, r := range append([]string{cwd}, roots...) {
+		if strings.HasPrefix(r, "~/") && p.home != "" {
+			r = filepath.Join(p.home, r[2:])
+		}
+		if !filepath.IsAbs(r) {
+			r = filepath.Join(cwd, r)
+		}
+		r = filepath.Clean(r)
+		out = append(out, r)
+		if res := resolveExisting(r); res != r {
+			out = append(out, res)
+		}
+	}
+	return out
+}
+
+// within reports whether abs is one of roots or below one.
+func within(abs string, roots []string) bool {
+	for _, r := range roots {
+		if abs == r || strings.HasPrefix(abs, strings.TrimSuffix(r, string(filepath.Separator))+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
 }
 
 // ReadDenied reports the deny rule, as written, that forbids reading the file
@@ -256,11 +413,7 @@ func (p *Policy) subjectOf(c Call) subject {
 	var args map[string]any
 	_ = json.Unmarshal(c.Args, &args)
 	if key, ok := p.shell[name]; ok {
-		line, _ := args[key].(string)
-		parts, parsed := splitCommand(line)
-		// The raw line is always one more thing a deny or ask rule may match.
-		all := append(parts, commandPart{Forms: []string{strings.TrimSpace(line)}})
-		return subject{kind: "shell", parts: all, coverable: parsed && len(parts) > 0}
+		return p.shellSubject(name, key, args, cwd, c.Roots)
 	}
 	if key, ok := p.file[name]; ok {
 		raw, isString := args[key].(string)
@@ -273,6 +426,67 @@ func (p *Policy) subjectOf(c Call) subject {
 		return subject{kind: "file", paths: pathForms(raw, cwd, p.home), coverable: true, cwd: cwd}
 	}
 	return subject{kind: "other", parts: []commandPart{{Forms: []string{canonicalJSON(c.Args)}}}, coverable: true}
+}
+
+// shellSubject analyses a shell call: its parts, its workdir, and the
+// targets of its redirections resolved against the workdir.
+func (p *Policy) shellSubject(name, key string, args map[string]any, cwd string, roots []string) subject {
+	line, _ := args[key].(string)
+	parts, parsed := splitCommand(line)
+	sub := subject{kind: "shell", cwd: cwd, coverable: parsed && len(parts) > 0}
+	base := cwd
+	raw := commandPart{Forms: []string{strings.TrimSpace(line)}}
+	if wkey, ok := p.workdirArg[name]; ok {
+		if wd, _ := args[wkey].(string); wd != "" {
+			if strings.HasPrefix(wd, "~/") && p.home != "" || wd == "~" && p.home != "" {
+				wd = filepath.Join(p.home, strings.TrimPrefix(wd[1:], "/"))
+			}
+			if !filepath.IsAbs(wd) {
+				wd = filepath.Join(cwd, wd)
+			}
+			base = filepath.Clean(wd)
+			sub.workdir = base
+			sub.workdirs = pathForms(base, cwd, p.home)
+			roots := p.workspaceRoots(cwd, roots)
+			sub.outside = !within(base, roots) || !within(resolveExisting(base), roots)
+			raw.Extra = []string{"cd " + base, "cd " + base + "/"}
+		}
+	}
+	for i := range parts {
+		part := &parts[i]
+		if part.Unknown != "" && sub.unknown == "" {
+			sub.unknown = part.Unknown
+		}
+		for _, t := range part.ReadTargets {
+			sub.reads = append(sub.reads, pathForms(t, base, p.home)...)
+		}
+		for _, t := range part.WriteTargets {
+			sub.writes = append(sub.writes, pathForms(t, base, p.home)...)
+		}
+		if sub.workdir != "" {
+			for _, argv := range part.Argvs {
+				part.Extra = appendForm(part.Extra, strings.Join(resolveOperands(argv, base), " "))
+			}
+		}
+	}
+	sub.parts = append(parts, raw) // the raw line is one more thing a deny or ask rule may match
+	return sub
+}
+
+// resolveOperands returns argv with every relative operand (not an option,
+// not absolute, not `~/…`) joined to dir, so rules see the paths a command
+// given a workdir works on.
+func resolveOperands(argv []string, dir string) []string {
+	out := make([]string, len(argv))
+	copy(out, argv)
+	for i := 1; i < len(out); i++ {
+		a := out[i]
+		if a == "" || strings.HasPrefix(a, "-") || strings.HasPrefix(a, "~") || filepath.IsAbs(a) {
+			continue
+		}
+		out[i] = filepath.Join(dir, a)
+	}
+	return out
 }
 
 // anyMatch reports whether r matches any form of any part (deny, ask).
@@ -297,6 +511,18 @@ func (p *Policy) anyMatch(r Rule, s subject) bool {
 				return true
 			}
 		}
+		for _, f := range part.Extra {
+			if r.matchText(f) {
+				return true
+			}
+		}
+		if r.options != nil {
+			for _, argv := range part.Argvs {
+				if r.options.match(argv) {
+					return true
+				}
+			}
+		}
 	}
 	return false
 }
@@ -309,7 +535,7 @@ func (p *Policy) covered(tool string, s subject) bool {
 	for _, r := range p.allow {
 		if r.matchesTool(tool) {
 			if !r.hasArg {
-				return true
+				return s.kind != "shell" || (s.unknown == "" && !s.outside)
 			}
 			rules = append(rules, r)
 		}
@@ -345,9 +571,16 @@ func allPaths(r Rule, s subject, home string) bool {
 	return len(s.paths) > 0
 }
 
+// partCovered reports whether one rule covers the part: an unknown part
+// never; a part that redirects only through a rule naming the redirection,
+// matched against the statement as written; otherwise a rule matching
+// every form.
 func partCovered(rules []Rule, part commandPart) bool {
+	if part.Unknown != "" {
+		return false
+	}
 	for _, r := range rules {
-		if part.Writes {
+		if part.Writes || part.Reads {
 			if r.redirText != nil && r.redirText.match(squeezeRedirections(part.Written)) {
 				return true
 			}
@@ -364,31 +597,112 @@ func partCovered(rules []Rule, part commandPart) bool {
 	return false
 }
 
-// suggest proposes a rule that would allow the call, for the ask reason.
-func (p *Policy) suggest(tool string, s subject) string {
-	name := strings.ToLower(tool)
+// suggest proposes rules that, added to the allow list, would allow the
+// call; every proposal is checked against the call with the real matcher,
+// so a hint never names a rule that would not help. Nil when no allow rule
+// can cover the call.
+func (p *Policy) suggest(c Call, s subject) []string {
+	name := strings.ToLower(c.Tool)
+	var out []string
 	switch s.kind {
 	case "shell":
-		for _, part := range s.parts {
-			words := strings.Fields(part.Forms[len(part.Forms)-1])
-			if len(words) == 0 {
+		if !s.coverable || s.unknown != "" || s.outside {
+			return nil
+		}
+		var rules []Rule
+		for _, r := range p.allow {
+			if r.matchesTool(c.Tool) {
+				rules = append(rules, r)
+			}
+		}
+		for _, part := range s.parts[:len(s.parts)-1] {
+			if partCovered(rules, part) {
 				continue
 			}
-			prefix := words[0]
-			if len(words) > 1 && !strings.HasPrefix(words[1], "-") && !strings.ContainsAny(words[1], "/.$*?") {
-				prefix += " " + words[1]
+			rule, ok := suggestShellRule(name, part)
+			if !ok {
+				return nil
 			}
-			return fmt.Sprintf("%s(%s *)", name, prefix)
+			r, _ := ParseRule(rule)
+			rules = append(rules, r)
+			out = appendForm(out, rule)
 		}
 	case "file":
-		if len(s.paths) > 0 {
-			if rel, err := filepath.Rel(s.cwd, s.paths[0]); err == nil && !strings.HasPrefix(rel, "..") {
-				return fmt.Sprintf("%s(%s)", name, filepath.ToSlash(rel))
+		if len(s.paths) == 0 {
+			return nil
+		}
+		rel, err := filepath.Rel(s.cwd, s.paths[0])
+		rule := fmt.Sprintf("%s(%s)", name, escapeGlob(filepath.ToSlash(s.paths[0])))
+		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			rule = fmt.Sprintf("%s(%s)", name, escapeGlob(filepath.ToSlash(rel)))
+		}
+		if r, err := ParseRule(rule); err != nil || !allPaths(r, s, p.home) {
+			rule = fmt.Sprintf("%s(%s)", name, escapeGlob(filepath.ToSlash(s.paths[len(s.paths)-1])))
+			if r, err := ParseRule(rule); err != nil || !allPaths(r, s, p.home) {
+				return nil
 			}
-			return fmt.Sprintf("%s(%s)", name, filepath.ToSlash(s.paths[0]))
+		}
+		out = []string{rule}
+	default:
+		out = []string{name}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	// The proof: the call with these rules added is allowed.
+	spec := p.spec
+	spec.Allow = append(append([]string{}, spec.Allow...), out...)
+	if q, err := New(spec); err != nil || q.Evaluate(c).Decision != Allow {
+		return nil
+	}
+	return out
+}
+
+// suggestShellRule proposes one rule covering part: the program and its
+// subcommand followed by ` *`, else the program alone; for a part that
+// redirects, that prefix with its exact redirections; the statement as
+// written as the last resort. Each candidate is checked with partCovered.
+func suggestShellRule(tool string, part commandPart) (string, bool) {
+	var candidates []string
+	words := strings.Fields(part.Forms[len(part.Forms)-1])
+	if part.Writes || part.Reads {
+		redirs := redirectionsOf(part.Written)
+		if len(words) > 0 && redirs != "" {
+			candidates = append(candidates, escapeGlob(words[0])+" * "+escapeGlob(redirs), escapeGlob(words[0])+" "+escapeGlob(redirs))
+		}
+		candidates = append(candidates, escapeGlob(part.Written))
+	} else if len(words) > 0 {
+		if len(words) > 1 && !strings.HasPrefix(words[1], "-") && !strings.ContainsAny(words[1], "/.$*?\\'\"") {
+			candidates = append(candidates, escapeGlob(words[0]+" "+words[1])+" *")
+		}
+		candidates = append(candidates, escapeGlob(words[0])+" *")
+	}
+	for _, cand := range candidates {
+		rule := tool + "(" + cand + ")"
+		r, err := ParseRule(rule)
+		if err == nil && partCovered([]Rule{r}, part) {
+			return rule, true
 		}
 	}
-	return name
+	return "", false
+}
+
+// redirectionsOf returns the redirections of a statement as written (the
+// words from the first redirection operator on), with the spacing the
+// rule matcher uses.
+func redirectionsOf(written string) string {
+	squeezed := squeezeRedirections(written)
+	loc := redirSpacing.FindStringIndex(squeezed)
+	if loc == nil {
+		return ""
+	}
+	return strings.TrimSpace(squeezed[loc[0]:])
+}
+
+// escapeGlob quotes the text-glob metacharacters of s.
+func escapeGlob(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `(`, `\(`, `)`, `\)`)
+	return r.Replace(s)
 }
 
 // pathForms returns the absolute lexical path and, when different, the path
@@ -409,12 +723,24 @@ func pathForms(raw, cwd, home string) []string {
 	return forms
 }
 
-// resolveExisting resolves symlinks in the longest existing prefix of abs.
-func resolveExisting(abs string) string {
+// resolveExisting resolves symlinks in the longest existing prefix of abs;
+// a dangling symlink is followed to where it points (a write through it
+// creates the file there).
+func resolveExisting(abs string) string { return resolveDepth(abs, 0) }
+
+func resolveDepth(abs string, n int) string {
 	dir, rest := abs, ""
 	for {
 		if r, err := filepath.EvalSymlinks(dir); err == nil {
 			return filepath.Join(r, rest)
+		}
+		if fi, err := os.Lstat(dir); err == nil && fi.Mode()&os.ModeSymlink != 0 && n < 40 {
+			if target, err := os.Readlink(dir); err == nil {
+				if !filepath.IsAbs(target) {
+					target = filepath.Join(filepath.Dir(dir), target)
+				}
+				return resolveDepth(filepath.Join(filepath.Clean(target), rest), n+1)
+			}
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {

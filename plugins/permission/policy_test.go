@@ -69,7 +69,7 @@ func TestSplitCommandFormsPeelQuotesAndWrappers(t *testing.T) {
 	if !ok || len(parts) != 1 {
 		t.Fatalf("parts = %v, ok = %v", parts, ok)
 	}
-	want := []string{`sudo -n timeout 5 "r"m -rf /tmp/x`, "sudo -n timeout 5 rm -rf /tmp/x", "rm -rf /tmp/x"}
+	want := []string{`sudo -n timeout 5 "r"m -rf /tmp/x`, "sudo -n timeout 5 rm -rf /tmp/x", "timeout 5 rm -rf /tmp/x", "rm -rf /tmp/x"}
 	if !reflect.DeepEqual(parts[0].Forms, want) {
 		t.Fatalf("forms = %q, want %q", parts[0].Forms, want)
 	}
@@ -210,13 +210,13 @@ func TestEvaluateReasonsAndSuggestions(t *testing.T) {
 		t.Errorf("deny reason = %q", v.Reason)
 	}
 	v = p.Evaluate(Call{Tool: "bash", Args: bashArgs("go build ./... && go vet")})
-	if v.Decision != Ask || v.Suggestion != "bash(go build *)" ||
+	if v.Decision != Ask || !reflect.DeepEqual(v.Suggestions, []string{"bash(go build *)", "bash(go vet *)"}) ||
 		v.Reason != `tool "bash" requires approval: no allow rule covers this call (permission mode default)` {
 		t.Errorf("ask verdict = %+v", v)
 	}
 	v = p.Evaluate(Call{Tool: "write", Args: fileArgs("src/a.go")})
-	if v.Suggestion != "write(src/a.go)" {
-		t.Errorf("file suggestion = %q", v.Suggestion)
+	if !reflect.DeepEqual(v.Suggestions, []string{"write(src/a.go)"}) {
+		t.Errorf("file suggestion = %q", v.Suggestions)
 	}
 }
 

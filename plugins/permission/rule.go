@@ -26,16 +26,21 @@ type Rule struct {
 	arg     string
 	argText textGlob
 	// redirText is argText with spaces around redirection operators removed;
-	// set only when the pattern names a redirection (contains `>`).
+	// set only when the pattern names a redirection (contains `>` or `<`).
 	redirText *textGlob
+	// options is the option-aware reading of a shell pattern that names
+	// options (deny and ask rules only; nil otherwise).
+	options *optionPattern
 }
 
 // redirSpacing matches a redirection operator with the spaces around it.
-var redirSpacing = regexp.MustCompile(`\s*([0-9]*&?>[>|&]?)\s*`)
+var redirSpacing = regexp.MustCompile(`\s*([0-9]*(?:&>>?|>[>|&]?|<<<|<<-?|<[&>]?))\s*`)
 
 // squeezeRedirections removes the spaces around redirection operators, so
 // `go test > out.log` and the parser's `go test >out.log` compare equal.
-func squeezeRedirections(s string) string { return redirSpacing.ReplaceAllString(s, " $1") }
+func squeezeRedirections(s string) string {
+	return strings.TrimSpace(redirSpacing.ReplaceAllString(s, " $1"))
+}
 
 // ParseRule parses one rule. Errors name the problem: an empty rule, an empty
 // tool name, unbalanced parentheses, an empty argument pattern, or an invalid
@@ -63,10 +68,11 @@ func ParseRule(s string) (Rule, error) {
 	r := Rule{source: src, tool: compileTextGlob(strings.ToLower(name)), hasArg: hasArg, arg: arg}
 	if hasArg {
 		r.argText = compileTextGlob(arg)
-		if strings.Contains(arg, ">") {
+		if strings.ContainsAny(arg, "<>") {
 			g := compileTextGlob(squeezeRedirections(arg))
 			r.redirText = &g
 		}
+		r.options = parseOptionPattern(arg)
 		if pat := filePattern(arg, ""); !doublestar.ValidatePattern(pat) {
 			return Rule{}, fmt.Errorf("rule %q: invalid path pattern %q", src, arg)
 		}

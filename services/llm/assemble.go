@@ -3,6 +3,7 @@ package llm
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 )
@@ -29,10 +30,22 @@ type Response struct {
 //
 // Chunks after the finish are ignored. If the stream ended without a finish
 // (the consumer stopped early), Response reports FinishAborted.
+//
+// MaxArgumentBytes bounds what is kept of one tool call's arguments: once a
+// call's fragments exceed it, they are counted but no longer stored, and
+// Response gives that call Arguments `{}` and an ArgumentsError saying how
+// large the arguments were (see [ArgumentsTooLarge]), so an endpoint that
+// streams a huge argument cannot make the caller hold it. 0 keeps every
+// byte; set it before the first Add.
 type Assembler struct {
+	// MaxArgumentBytes is the largest tool-call argument text kept, in bytes
+	// (0: no limit).
+	MaxArgumentBytes int64
+
 	text, reasoning strings.Builder
 	calls           []ToolCall
 	args            []*strings.Builder // pointers: a grown slice must not copy a used Builder
+	sizes           []int64            // bytes received per call, kept or not
 	usage           *Usage
 	finish          FinishReason
 	err             *Error
@@ -52,11 +65,19 @@ func (a *Assembler) Add(c Chunk) {
 		for len(a.calls) <= c.Index {
 			a.calls = append(a.calls, ToolCall{})
 			a.args = append(a.args, &strings.Builder{})
+			a.sizes = append(a.sizes, 0)
 		}
 		a.calls[c.Index].ID = c.ToolCallID
 		a.calls[c.Index].Name = c.ToolName
 	case ChunkToolCallDelta:
 		if c.Index >= 0 && c.Index < len(a.args) {
+			a.sizes[c.Index] += int64(len(c.Text))
+			if a.MaxArgumentBytes > 0 && a.sizes[c.Index] > a.MaxArgumentBytes {
+				if a.args[c.Index].Len() > 0 {
+					*a.args[c.Index] = strings.Builder{} // drop what was kept
+				}
+				break
+			}
 			a.args[c.Index].WriteString(c.Text)
 		}
 	case ChunkUsage:
@@ -81,7 +102,11 @@ func (a *Assembler) Response() Response {
 		r.Err = Errorf(CodeAborted, "stream ended without a finish")
 	}
 	for i, c := range a.calls {
-		c.Arguments, c.ArgumentsError = NormalizeArguments(a.args[i].String())
+		if a.MaxArgumentBytes > 0 && a.sizes[i] > a.MaxArgumentBytes {
+			c.Arguments, c.ArgumentsError = "{}", ArgumentsTooLarge(a.sizes[i], a.MaxArgumentBytes)
+		} else {
+			c.Arguments, c.ArgumentsError = NormalizeArguments(a.args[i].String())
+		}
 		r.Message.ToolCalls = append(r.Message.ToolCalls, c)
 	}
 	if a.usage != nil {
@@ -98,6 +123,14 @@ func Collect(s Stream) Response {
 		a.Add(c)
 	}
 	return a.Response()
+}
+
+// ArgumentsTooLarge is the ArgumentsError of a tool call whose arguments
+// (size bytes) exceeded the limit (bytes) of an [Assembler]: the text the
+// agent reports back to the model.
+func ArgumentsTooLarge(size, limit int64) string {
+	return fmt.Sprintf("the arguments are %d bytes, over the limit of %d bytes, and were discarded; "+
+		"send smaller arguments (for a large file, write it in several smaller calls)", size, limit)
 }
 
 // NormalizeArguments turns a model's raw argument text into the text to keep

@@ -304,3 +304,21 @@ func TestCollectCallStartingAfterArgumentsOfAnother(t *testing.T) {
 		t.Fatalf("args = %q, want %q", got, want)
 	}
 }
+
+func TestAssemblerMaxArgumentBytesDiscardsOversizedArguments(t *testing.T) {
+	a := llm.Assembler{MaxArgumentBytes: 10}
+	a.Add(llm.Chunk{Kind: llm.ChunkToolCallStart, Index: 0, ToolCallID: "a", ToolName: "big"})
+	a.Add(llm.Chunk{Kind: llm.ChunkToolCallStart, Index: 1, ToolCallID: "b", ToolName: "small"})
+	a.Add(llm.Chunk{Kind: llm.ChunkToolCallDelta, Index: 0, Text: `{"x":"`})
+	a.Add(llm.Chunk{Kind: llm.ChunkToolCallDelta, Index: 1, Text: `{"y":1}`})
+	a.Add(llm.Chunk{Kind: llm.ChunkToolCallDelta, Index: 0, Text: `0123456789"}`})
+	a.Add(llm.Chunk{Kind: llm.ChunkFinish, Finish: llm.FinishToolCalls})
+	r := a.Response()
+	big, small := r.Message.ToolCalls[0], r.Message.ToolCalls[1]
+	if big.Arguments != "{}" || big.ArgumentsError != llm.ArgumentsTooLarge(18, 10) {
+		t.Fatalf("oversized call = %+v", big)
+	}
+	if small.Arguments != `{"y":1}` || small.ArgumentsError != "" {
+		t.Fatalf("call under the limit = %+v", small)
+	}
+}

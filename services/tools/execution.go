@@ -138,6 +138,12 @@ func (e *Execution) Tool() *Tool { return e.tool }
 // Context returns the caller's context (cancellation of the call).
 func (e *Execution) Context() context.Context { return e.ctx }
 
+// BodyStarted reports whether the tool's body was invoked: false for a call
+// that was denied, cancelled, failed validation or named an unknown tool, so
+// a PostExecute listener can tell a result of a call that never ran. It is
+// meaningful from PostExecute on.
+func (e *Execution) BodyStarted() bool { return e.started }
+
 // Outcome returns the outcome under review in PostExecute and the final outcome
 // in Result; nil before.
 func (e *Execution) Outcome() *Outcome { return e.outcome }

@@ -32,8 +32,13 @@ type Session struct {
 	ID string
 	// Cwd is the session's working directory.
 	Cwd string
-	// TranscriptPath is where the session log lives, or "".
+	// TranscriptPath is the session's transcript in Claude Code's JSONL
+	// format (one message per line: user, assistant with content blocks,
+	// tool results), kept current as the session runs, so hook scripts that
+	// read Claude's transcript work; "" when there is none.
 	TranscriptPath string
+	// Scope is the session's scope (the target of its events), or nil.
+	Scope *core.ScopeID
 }
 
 // Start is the payload of [SessionStart].
@@ -56,6 +61,9 @@ type Stopping struct {
 	// StopHookActive is true when the turn already continued because a Stop
 	// listener blocked; listeners use it to avoid keeping the agent going forever.
 	StopHookActive bool
+	// LastAssistantMessage is the text of the assistant's final message of
+	// the turn (Claude Code's last_assistant_message).
+	LastAssistantMessage string
 }
 
 // Decision is what listeners answer.
@@ -69,12 +77,19 @@ type Decision struct {
 	// AdditionalContext is text to add to the conversation as plugin-sourced
 	// context, in listener order.
 	AdditionalContext []string
+	// Halt ends the session's run after this event (Claude Code's
+	// `continue: false`), with HaltReason shown to the user; for Stop it
+	// wins over Block.
+	Halt bool
+	// HaltReason says why (Claude Code's stopReason); may be empty.
+	HaltReason string
 }
 
 // Merge folds other into d: a block from either side wins (reasons joined
 // by a blank line) and contexts accumulate, d's first.
 func (d Decision) Merge(other Decision) Decision {
-	out := Decision{Block: d.Block || other.Block}
+	out := Decision{Block: d.Block || other.Block, Halt: d.Halt || other.Halt}
+	out.HaltReason = strings.TrimSpace(d.HaltReason + "\n\n" + other.HaltReason)
 	var reasons []string
 	for _, x := range []Decision{d, other} {
 		if x.Block && x.Reason != "" {
@@ -89,6 +104,19 @@ func (d Decision) Merge(other Decision) Decision {
 // Pass is the inner function for a dispatch: nothing blocks, nothing is added.
 func Pass[P any](context.Context, P) (Decision, error) { return Decision{}, nil }
 
+// Notice is the payload of [SystemMessage].
+type Notice struct {
+	// Source names who speaks, e.g. "hooks:PreToolUse".
+	Source string
+	// Text is the message for the user.
+	Text string
+}
+
+// SystemMessage carries a message for the user (a hook's systemMessage),
+// dispatched to the session's scope; the agent shows it as a notice (stderr
+// in text mode, an event in stream-json). Listener failures are contained.
+var SystemMessage = core.NewEmitEvent[Notice]("agent/system-message")
+
 // The events. Names follow the agent's event namespace.
 var (
 	// SessionStart fires when a session starts or resumes, before the first step.
@@ -98,3 +126,19 @@ var (
 	// Stop fires when the model ended its turn without tool calls, before the loop stops.
 	Stop = core.NewWaterfallEvent[Stopping, Decision]("agent/stop")
 )
+
+// claudeToolNames maps the harness's built-in tool names to Claude Code's.
+var claudeToolNames = map[string]string{
+	"bash": "Bash", "read": "Read", "write": "Write", "edit": "Edit", "grep": "Grep", "glob": "Glob",
+}
+
+// ClaudeToolName returns the name Claude Code gives the harness tool name:
+// Bash, Read, Write, Edit, Grep and Glob for the built-in tools; any other
+// name (MCP tools are already mcp__<server>__<tool>) unchanged. Hook payloads
+// and the Claude-format transcript use it.
+func ClaudeToolName(name string) string {
+	if n, ok := claudeToolNames[name]; ok {
+		return n
+	}
+	return name
+}

@@ -25,8 +25,23 @@ func chunk(delta map[string]any, finish any, usage any) string {
 	return string(b)
 }
 
-// Raw returns payload unchanged: any JSON (or non-JSON) event text.
+// Raw returns payload unchanged: any JSON (or non-JSON) event text, sent
+// as one `data:` event.
 func Raw(payload string) string { return payload }
+
+// rawPrefix marks an event written without SSE framing. It starts with a
+// NUL byte, which no JSON payload can.
+const rawPrefix = "\x00llmtest-raw\x00"
+
+// Bytes returns an event that writes b to the response body exactly as
+// given, without the `data: ...\n\n` framing: SSE comments, several events
+// at once, a line split across writes, or garbage.
+func Bytes(b string) string { return rawPrefix + b }
+
+// KeepAlive is the SSE comment DeepSeek sends every few seconds while a
+// request waits in its queue (`: keep-alive` and a blank line). Clients
+// must ignore it.
+func KeepAlive() string { return Bytes(": keep-alive\n\n") }
 
 // TextDelta is a content delta.
 func TextDelta(text string) string {

@@ -13,6 +13,11 @@
 //     and without terminating the chunked body (a dropped connection; with
 //     no events it is a connection reset before any output).
 //
+// An event made by [KeepAlive] or [Bytes] is written as it is, without the
+// `data:` framing (SSE comments, partial lines, anything a real provider or
+// proxy sends). [Turn.Generate] produces events lazily, for streams too large
+// to hold (a 50 MB argument) or endless ones.
+//
 // A [Check] installed with [WithCheck] runs before the script and may answer
 // a request itself (see [DeepSeekReasoningCheck], which reproduces DeepSeek's
 // HTTP 400 when reasoning_content is missing). When the script is exhausted
@@ -56,6 +61,11 @@ type Turn struct {
 	ErrorBody string
 	// Header is added to the response (error or stream).
 	Header http.Header
+	// Generate, when set, produces more events after Events, one at a time
+	// as they are written (nothing is held): it is called once and stops when
+	// yield returns false (the client went away or the server closed).
+	// Delay applies to these events too.
+	Generate func(yield func(event string) bool)
 }
 
 // Error returns an error turn with an OpenAI-style body carrying message.
@@ -339,24 +349,51 @@ func (s *Server) writeTurn(w http.ResponseWriter, r *http.Request, t Turn) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
-	for _, e := range t.Events {
+	write := func(e string) bool {
 		if t.Delay > 0 {
 			timer := time.NewTimer(t.Delay)
 			select {
 			case <-timer.C:
 			case <-r.Context().Done():
 				timer.Stop()
-				return
+				return false
 			case <-s.closed:
 				timer.Stop()
-				return
+				return false
 			}
 		}
-		if _, err := fmt.Fprintf(w, "data: %s\n\n", e); err != nil {
-			return
+		var err error
+		if raw, ok := strings.CutPrefix(e, rawPrefix); ok {
+			_, err = io.WriteString(w, raw)
+		} else {
+			_, err = fmt.Fprintf(w, "data: %s\n\n", e)
+		}
+		if err != nil {
+			return false
 		}
 		if flusher != nil {
 			flusher.Flush()
+		}
+		select {
+		case <-s.closed:
+			return false
+		default:
+			return r.Context().Err() == nil
+		}
+	}
+	for _, e := range t.Events {
+		if !write(e) {
+			return
+		}
+	}
+	if t.Generate != nil {
+		ok := true
+		t.Generate(func(e string) bool {
+			ok = ok && write(e)
+			return ok
+		})
+		if !ok {
+			return
 		}
 	}
 	if t.Drop {
