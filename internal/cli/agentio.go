@@ -16,6 +16,7 @@ import (
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/core/fxcore"
 	"github.com/dshgo/harness/plugins/agent"
+	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
 	"github.com/spf13/pflag"
@@ -370,6 +371,14 @@ func (p *printer) observe(e agent.Event) {
 		if e.Total != nil {
 			p.tokens = e.Total.TotalTokens
 		}
+	case agent.EventState:
+		if e.Key == tooltodo.StateKey {
+			p.endText()
+			p.clearStatus()
+			if items, err := tooltodo.Parse(e.State); err == nil {
+				fmt.Fprintf(p.errw, "todos:\n%s", indent(tooltodo.Format(items)))
+			}
+		}
 	case agent.EventNotice:
 		p.endText() // the notice starts on its own line when both streams are one
 		p.clearStatus()
@@ -411,6 +420,16 @@ func (p *printer) final(r *agent.Result) {
 	enc := json.NewEncoder(p.out)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(r)
+}
+
+// indent prefixes every line of s with two spaces.
+func indent(s string) string {
+	var b strings.Builder
+	for l := range strings.Lines(s) {
+		b.WriteString("  ")
+		b.WriteString(l)
+	}
+	return b.String()
 }
 
 func oneLine(s string) string {

@@ -18,6 +18,7 @@ import (
 	"github.com/dshgo/harness/core/loader"
 	"github.com/dshgo/harness/core/manifest"
 	"github.com/dshgo/harness/plugins/agent"
+	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
 	"github.com/dshgo/harness/services/tokenmeter"
 )
 
@@ -29,7 +30,7 @@ func init() {
 			Short: "Talk to the agent interactively in one session",
 			Long: "chat boots the configured harness and runs one session interactively: each line you type is a\n" +
 				"turn (the answer streams to stdout, tool calls and results to stderr). Commands: /context shows the\n" +
-				"token meter's figures for the session, /tools lists the tools the model sees, /exit (or end of\n" +
+				"token meter's figures for the session, /todos the model's todo list, /tools lists the tools the model sees, /exit (or end of\n" +
 				"input) leaves. Ctrl-C cancels the running turn (its tools are stopped); a second Ctrl-C exits\n" +
 				"with status 130, and so does SIGTERM or SIGHUP (after cancelling the running turn). --continue and\n" +
 				"--session ID resume a stored session. A change to harness.yml (or a --patch file) is applied\n" +
@@ -181,8 +182,11 @@ func chat(env *Env, host *agentHost, f *agentFlags, opts agent.Options) error {
 		case line == "/context":
 			printContext(env.Stdout, host, ss)
 			continue
+		case line == "/todos":
+			printTodos(env.Stdout, env.Stderr, ss)
+			continue
 		case strings.HasPrefix(line, "/") && !strings.Contains(line, " "):
-			fmt.Fprintf(env.Stderr, "unknown command %s (known: /context, /tools, /exit)\n", line)
+			fmt.Fprintf(env.Stderr, "unknown command %s (known: /context, /todos, /tools, /exit)\n", line)
 			continue
 		}
 		if interrupted := runTurn(env.Stderr, ss, line, sig); interrupted {
@@ -308,6 +312,16 @@ func printContext(w io.Writer, host *agentHost, ss *agent.Session) {
 		return
 	}
 	fmt.Fprintf(w, "prompt tokens: %d  completion: %d  cache hits: %d  (no token meter mounted)\n", u.PromptTokens, u.CompletionTokens, u.CacheHitTokens)
+}
+
+// printTodos prints the session's todo list (tool-todo's state).
+func printTodos(w, errw io.Writer, ss *agent.Session) {
+	items, err := tooltodo.Parse(ss.State(tooltodo.StateKey))
+	if err != nil {
+		fmt.Fprintf(errw, "harness: the stored todo list is unreadable: %v\n", err)
+		return
+	}
+	_, _ = io.WriteString(w, tooltodo.Format(items))
 }
 
 func firstLine(s string) string {

@@ -28,6 +28,7 @@ const (
 	EventToolResult EventType = "tool_result" // ToolResult: in model order
 	EventUsage      EventType = "usage"       // Usage of the step (Estimated when the stream had none), Total of the session
 	EventNotice     EventType = "notice"      // Text: a warning worth showing (e.g. output cut by the length limit)
+	EventState      EventType = "state"       // Key, State: a plugin's session state changed (key "todos": the todo list)
 	EventResult     EventType = "result"      // Result: the end of the turn
 )
 
@@ -56,6 +57,10 @@ type Event struct {
 	Estimated bool       `json:"estimated,omitempty"`
 
 	Result *Result `json:"result,omitempty"`
+
+	// Key and State: a session state's name and new JSON value (EventState).
+	Key   string          `json:"key,omitempty"`
+	State json.RawMessage `json:"state,omitempty"`
 }
 
 // ToolCallEvent describes a tool call about to run.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dshgo/harness/plugins/sessionstate"
 	"github.com/dshgo/harness/plugins/workdir"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/systemprompt"
@@ -369,7 +370,8 @@ func (t *turn) runTools(ctx context.Context, calls []llm.ToolCall) (concluded bo
 		emitUpTo(len(calls))
 	}}
 	// Tools resolve relative paths against the session's directory (workdir).
-	outs := sched.Run(workdir.With(ctx, ss.opts.Cwd), valid)
+	// Tools keep per-session state (the todo list) through sessionstate.
+	outs := sched.Run(sessionstate.With(workdir.With(ctx, ss.opts.Cwd), ss), valid)
 	for i, o := range outs {
 		if results[index[i]] == nil {
 			results[index[i]] = o

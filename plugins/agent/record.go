@@ -26,6 +26,7 @@ const (
 	RecordToolCall   = "tool/call"         // a tool call about to run: callId, name, raw arguments
 	RecordToolResult = "tool/result"       // its result: the tool message, isError, error info, meta
 	RecordUsage      = "usage"             // provider-reported (or estimated) usage of one model call
+	RecordState      = "state"             // a plugin's keyed session state (key, state), e.g. the todo list; the last value of a key wins
 )
 
 // Record is one record of a session log, stored through the sessions
@@ -65,6 +66,11 @@ type Record struct {
 	IsError   bool             `json:"isError,omitempty"`
 	Error     *tools.ErrorInfo `json:"error,omitempty"`
 	Meta      json.RawMessage  `json:"meta,omitempty"`
+
+	// State fields (RecordState): Key names the state, State is its new
+	// JSON value.
+	Key   string          `json:"key,omitempty"`
+	State json.RawMessage `json:"state,omitempty"`
 
 	// Usage fields (RecordUsage). Estimated is true when the stream carried
 	// no usage and the figures are the harness's own estimate.

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -97,6 +98,7 @@ type Session struct {
 	turn         int
 	total        llm.Usage
 	pending      []sourced // contexts to add before the next prompt (SessionStart)
+	states       map[string]json.RawMessage
 	closed       bool
 }
 
@@ -223,6 +225,12 @@ func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
 		if r.Type == RecordUsage && r.Usage != nil && !r.Estimated {
 			ss.total = ss.total.Add(*r.Usage)
 		}
+		if r.Type == RecordState && r.Key != "" {
+			if ss.states == nil {
+				ss.states = map[string]json.RawMessage{}
+			}
+			ss.states[r.Key] = r.State
+		}
 	}
 	if err := ss.registerScoped(); err != nil {
 		_ = ss.Close(context.Background())
@@ -296,6 +304,35 @@ func (ss *Session) History() []llm.Message {
 	return append([]llm.Message(nil), ss.history...)
 }
 
+// State returns the current value of a keyed session state (nil when never
+// set): the last value set in this session or, after a resume, recorded in
+// its log. It implements sessionstate.Store.
+func (ss *Session) State(key string) json.RawMessage {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.states[key]
+}
+
+// SetState replaces a keyed session state: it appends a state record to the
+// log and emits an EventState with the key and the value. value must be
+// valid JSON (an error otherwise, and nothing changes).
+func (ss *Session) SetState(key string, value json.RawMessage) error {
+	if key == "" || !json.Valid(value) {
+		return fmt.Errorf("session state %q: want a key and a JSON value", key)
+	}
+	value = append(json.RawMessage(nil), value...)
+	ss.mu.Lock()
+	if ss.states == nil {
+		ss.states = map[string]json.RawMessage{}
+	}
+	ss.states[key] = value
+	turn := ss.turn
+	ss.mu.Unlock()
+	err := ss.write(Record{Type: RecordState, Turn: turn, Key: key, State: value})
+	ss.observe(Event{Type: EventState, Turn: turn, Key: key, State: value})
+	return err
+}
+
 // Usage returns the session's summed provider-reported usage.
 func (ss *Session) Usage() llm.Usage {
 	ss.mu.Lock()
@@ -330,7 +367,7 @@ func (ss *Session) observe(e Event) {
 	if ss.opts.Observer != nil {
 		ss.opts.Observer(e)
 	}
-	core.Emit(context.Background(), ss.svc.c, Observed, core.To(ss.scope.ID()), e)
+	Observed.Emit(context.Background(), ss.svc.c.To(ss.scope.ID()), e)
 }
 
 // append adds m to the history and the log.

@@ -13,7 +13,6 @@ import (
 	"github.com/dshgo/harness/plugins/workdir"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/tools"
-	"go.uber.org/fx"
 )
 
 // Config is the permission plugin's configuration.
@@ -84,9 +83,6 @@ var Plugin = core.Define("permission", apply,
 	core.WithInject(tools.Key.Name()),
 	core.WithProvides(tools.ReadPolicyKey.Name()),
 	core.WithDescription("Allow, ask and deny rules over tool calls; deny rules are registry guards."))
-
-// Module contributes Plugin to the catalog.
-var Module = fx.Module("permission", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
 
 // unanswerable is what the permission plugin asks of an approval service:
 // why can no one answer ("" when someone can)? approval.Service implements it.

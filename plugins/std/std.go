@@ -7,6 +7,7 @@ import (
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/plugins/agent"
 	"github.com/dshgo/harness/plugins/approval"
+	"github.com/dshgo/harness/plugins/environment"
 	"github.com/dshgo/harness/plugins/hooks"
 	"github.com/dshgo/harness/plugins/instructions"
 	llmopenai "github.com/dshgo/harness/plugins/llm-openai"
@@ -17,6 +18,7 @@ import (
 	toolfs "github.com/dshgo/harness/plugins/tool-fs"
 	toolsearch "github.com/dshgo/harness/plugins/tool-search"
 	tooltimeout "github.com/dshgo/harness/plugins/tool-timeout"
+	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
 	sessionspg "github.com/dshgo/harness/services/sessions/postgres"
@@ -37,8 +39,10 @@ func Plugins() []core.Plugin {
 		hooks.Plugin,
 		prompttools.Plugin,
 		instructions.Plugin,
+		environment.Plugin,
 		tools.Plugin,
 		tooltimeout.Plugin,
+		tooltodo.Plugin,
 		spill.Plugin,
 		spillpolicy.Plugin,
 		tokenmeter.Plugin,

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"go.uber.org/fx"
-
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/plugins/workdir"
 	"github.com/dshgo/harness/services/subprocess"
@@ -82,9 +80,6 @@ func (c Config) Validate() error {
 var Plugin = core.Define("tool-search", apply,
 	core.WithInject(tools.Key.Name()),
 	core.WithDescription("grep and glob tools (ripgrep when available, pure Go otherwise)"))
-
-// Module contributes Plugin to the harness catalog.
-var Module = fx.Module("tool-search", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
 
 func apply(c *core.Context, cfg Config) error {
 	cwd, err := workdir.Default(cfg.Cwd)

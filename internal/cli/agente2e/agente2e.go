@@ -7,7 +7,9 @@ import (
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/plugins/agent"
 	"github.com/dshgo/harness/plugins/approval"
+	"github.com/dshgo/harness/plugins/environment"
 	"github.com/dshgo/harness/plugins/hooks"
+	"github.com/dshgo/harness/plugins/instructions"
 	llmopenai "github.com/dshgo/harness/plugins/llm-openai"
 	"github.com/dshgo/harness/plugins/permission"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
@@ -15,6 +17,7 @@ import (
 	toolbash "github.com/dshgo/harness/plugins/tool-bash"
 	toolfs "github.com/dshgo/harness/plugins/tool-fs"
 	toolsearch "github.com/dshgo/harness/plugins/tool-search"
+	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
 	sessionspg "github.com/dshgo/harness/services/sessions/postgres"
@@ -31,6 +34,7 @@ func Needed() []core.Plugin {
 		llm.Plugin, llmopenai.Plugin, sessions.JSONLPlugin, sessionspg.Plugin, agent.Plugin,
 		toolbash.Plugin, toolfs.Plugin, toolsearch.Plugin,
 		approval.Plugin, permission.Plugin, hooks.Plugin,
+		tooltodo.Plugin, instructions.Plugin, environment.Plugin,
 	}
 }
 

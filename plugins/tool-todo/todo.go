@@ -1,0 +1,161 @@
+// Package tooltodo is the tool-todo plugin: the todo_write tool, with
+// which the model keeps a visible plan for a multi-step task (dsh's todo
+// subsystem, Claude Code's TodoWrite).
+//
+// Each call replaces the session's whole list. An item is {content,
+// status: pending | in_progress | completed, activeForm?}; at most one item
+// may be in_progress, and a call that breaks a rule gets an error result
+// saying which item and why (the list is then unchanged). The list is
+// session state (package sessionstate, key [StateKey]): the agent journals
+// every change as a "state" record of the session log, emits it as a
+// "state" event (stream-json), and a resumed session (--continue,
+// --session) starts with its last list. `harness chat` shows it with /todos.
+package tooltodo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"go.uber.org/fx"
+
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/plugins/sessionstate"
+	"github.com/dshgo/harness/services/tools"
+)
+
+// StateKey is the session state key of the todo list.
+const StateKey = "todos"
+
+// ToolName is the tool's name.
+const ToolName = "todo_write"
+
+// Statuses of an item.
+const (
+	StatusPending    = "pending"
+	StatusInProgress = "in_progress"
+	StatusCompleted  = "completed"
+)
+
+// Item is one entry of the list.
+type Item struct {
+	// Content says what is to be done, imperative ("Run the tests").
+	Content string `json:"content" jsonschema:"minLength=1,description=What to do, in the imperative (Run the tests)"`
+	// Status is pending, in_progress or completed.
+	Status string `json:"status" jsonschema:"enum=pending,enum=in_progress,enum=completed"`
+	// ActiveForm is the present-continuous form shown while the item is in
+	// progress ("Running the tests"); optional.
+	ActiveForm string `json:"activeForm,omitempty" jsonschema:"description=Present continuous form shown while in progress (Running the tests)"`
+}
+
+// Args are todo_write's arguments: the whole new list.
+type Args struct {
+	Todos []Item `json:"todos" jsonschema:"description=The complete updated todo list (replaces the previous one)"`
+}
+
+// MaxItems bounds the list.
+const MaxItems = 100
+
+// Description teaches the model when to use the tool.
+const Description = `Create or update your todo list for the current task; each call replaces the whole list.
+Use it for work with three or more distinct steps, or when the user gives several tasks: write the steps down first, mark exactly one item in_progress before you start it, and mark it completed as soon as it is done (not in batches). Add items you discover along the way; remove ones that no longer apply. Skip it for a single simple step or a purely conversational request.
+Items: {content: imperative ("Run the tests"), status: pending | in_progress | completed, activeForm?: "Running the tests"}. At most one item may be in_progress.`
+
+// Config is empty.
+type Config struct{}
+
+// Plugin registers todo_write. It waits for the tool registry.
+var Plugin = core.Define("tool-todo", apply,
+	core.WithInject(tools.Key.Name()),
+	core.WithDescription("todo_write: the model's task list, kept per session and restored on resume"))
+
+// Module contributes Plugin to the harness catalog.
+var Module = fx.Module("tool-todo", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
+
+func apply(c *core.Context, _ Config) error { return tools.Register(c, Tool()) }
+
+// Tool defines todo_write.
+func Tool() *tools.Tool {
+	return tools.Define(ToolName, Description, func(ctx context.Context, _ *tools.Execution, a Args) (string, error) {
+		if err := Validate(a.Todos); err != nil {
+			return "", &tools.Error{Name: "TodoError", Code: "TODO_INVALID", Message: err.Error()}
+		}
+		st, ok := sessionstate.From(ctx)
+		if !ok {
+			return "", &tools.Error{Name: "TodoError", Code: "TODO_NO_SESSION", Message: "todo_write works only inside an agent session"}
+		}
+		list := a.Todos
+		if list == nil {
+			list = []Item{}
+		}
+		b, err := json.Marshal(list)
+		if err != nil {
+			return "", err
+		}
+		if err := st.SetState(StateKey, b); err != nil {
+			return "", err
+		}
+		return "Todo list updated.\n" + Format(list), nil
+	})
+}
+
+// Validate checks the rules: non-empty content, a known status, at most
+// one in_progress item, at most MaxItems items.
+func Validate(items []Item) error {
+	if len(items) > MaxItems {
+		return fmt.Errorf("the list has %d items; at most %d are allowed", len(items), MaxItems)
+	}
+	inProgress := -1
+	for i, it := range items {
+		if strings.TrimSpace(it.Content) == "" {
+			return fmt.Errorf("todos[%d]: content is empty", i)
+		}
+		switch it.Status {
+		case StatusPending, StatusCompleted:
+		case StatusInProgress:
+			if inProgress >= 0 {
+				return fmt.Errorf("todos[%d] (%q) and todos[%d] (%q) are both in_progress; at most one item may be in_progress: finish or reset one first",
+					inProgress, items[inProgress].Content, i, it.Content)
+			}
+			inProgress = i
+		default:
+			return fmt.Errorf("todos[%d]: status %q: want pending, in_progress or completed", i, it.Status)
+		}
+	}
+	return nil
+}
+
+// Parse decodes a stored list (nil or empty: no list).
+func Parse(raw json.RawMessage) ([]Item, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var items []Item
+	err := json.Unmarshal(raw, &items)
+	return items, err
+}
+
+// Format renders the list one item per line: "[x] done", "[>] current
+// (activeForm)", "[ ] pending"; "(no todos)" when empty.
+func Format(items []Item) string {
+	if len(items) == 0 {
+		return "(no todos)\n"
+	}
+	var b strings.Builder
+	for _, it := range items {
+		switch it.Status {
+		case StatusCompleted:
+			fmt.Fprintf(&b, "[x] %s\n", it.Content)
+		case StatusInProgress:
+			if it.ActiveForm != "" {
+				fmt.Fprintf(&b, "[>] %s (%s)\n", it.Content, it.ActiveForm)
+			} else {
+				fmt.Fprintf(&b, "[>] %s\n", it.Content)
+			}
+		default:
+			fmt.Fprintf(&b, "[ ] %s\n", it.Content)
+		}
+	}
+	return b.String()
+}
