@@ -5,10 +5,7 @@ import (
 	"regexp"
 	"time"
 
-	"go.uber.org/fx"
-
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/core/fxcore"
 	"github.com/dshgo/harness/services/sessions"
 )
 
@@ -62,9 +59,6 @@ func (c *Config) Validate() error {
 var Plugin = core.Define("sessions-postgres", apply,
 	core.WithProvides(sessions.Key.Name()),
 	core.WithDescription("session store on PostgreSQL: tables with migrations, advisory-lock writers, LISTEN/NOTIFY followers"))
-
-// Module contributes Plugin to the harness catalog.
-var Module = fx.Module("sessions-postgres", fxcore.ProvidePlugin(Plugin))
 
 func apply(c *core.Context, cfg Config) error {
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.ConnectTimeout)
