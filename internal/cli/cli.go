@@ -335,5 +335,6 @@ func (e *Env) Boot(opts ...BootOption) (*fxcore.Harness, error) {
 	if err := h.Start(e.Ctx); err != nil {
 		return nil, UsageError(err)
 	}
+	awaitMCP(e.Ctx, h)
 	return h, nil
 }

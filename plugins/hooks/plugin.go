@@ -27,7 +27,7 @@ var Plugin = core.Define("hooks", apply,
 	core.WithDescription("Claude Code compatible command hooks: PreToolUse, PostToolUse, SessionStart, UserPromptSubmit, Stop."))
 
 func apply(c *core.Context, cfg Config) error {
-	h, err := newRunner(cfg, subprocessRunner(core.Use(c, subprocess.Key)), c.Logger())
+	h, err := newRunner(cfg, subprocessRunnerWith(core.Use(c, subprocess.Key), cfg.Sandbox), c.Logger())
 	if err != nil {
 		return err
 	}

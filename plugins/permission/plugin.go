@@ -155,7 +155,7 @@ func (p *plugin) setGrants(scope *core.ScopeID, g *Policy) {
 // session working directory its context carries, and how the subprocess
 // service's sandbox will run it.
 func (p *plugin) callOf(e *tools.Execution) Call {
-	c := Call{Tool: e.Name(), Args: json.RawMessage(e.Arguments())}
+	c := Call{Tool: e.Name(), Args: json.RawMessage(e.Arguments()), ReadOnly: e.Tool() != nil && e.Tool().ReadOnly()}
 	if ctx := e.Context(); ctx != nil {
 		c.Cwd, _ = workdir.From(ctx)
 	}

@@ -43,5 +43,5 @@ func ExampleDecision_Merge() {
 	a := lifecycle.Decision{AdditionalContext: []string{"a"}}
 	b := lifecycle.Decision{Block: true, Reason: "stop", AdditionalContext: []string{"b"}}
 	fmt.Printf("%+v\n", a.Merge(b))
-	// Output: {Block:true Reason:stop AdditionalContext:[a b]}
+	// Output: {Block:true Reason:stop AdditionalContext:[a b] Halt:false HaltReason:}
 }
