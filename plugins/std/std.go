@@ -22,6 +22,7 @@ import (
 	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
+	sessionspg "github.com/dshgo/harness/services/sessions/postgres"
 	"github.com/dshgo/harness/services/spill"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
@@ -53,6 +54,7 @@ func Plugins() []core.Plugin {
 		llm.Plugin,
 		llmopenai.Plugin,
 		sessions.JSONLPlugin,
+		sessionspg.Plugin,
 		agent.Plugin,
 	}
 }
