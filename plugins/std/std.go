@@ -19,6 +19,7 @@ import (
 	toolsearch "github.com/dshgo/harness/plugins/tool-search"
 	tooltimeout "github.com/dshgo/harness/plugins/tool-timeout"
 	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
+	"github.com/dshgo/harness/services/compaction"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
 	"github.com/dshgo/harness/services/spill"
@@ -49,6 +50,7 @@ func Plugins() []core.Plugin {
 		toolfs.Plugin,
 		toolsearch.Plugin,
 		llm.Plugin,
+		compaction.Plugin,
 		llmopenai.Plugin,
 		sessions.JSONLPlugin,
 		agent.Plugin,
