@@ -6,10 +6,15 @@
 //	func main() { harness.Main() }
 //
 // is the whole `harness` command; a custom binary imports third-party plugin
-// packages for their side effect (each calls [Register] from init) and calls
-// the same Main (the Caddy/xcaddy model). [New] builds a harness in-process
-// for tests and embedding. The default manifest is embedded
+// packages for their side effect (each calls [core.Register] from init) and
+// calls the same Main (the Caddy/xcaddy model). [New] builds a harness
+// in-process for tests and embedding. The default manifest is embedded
 // ([DefaultManifest]) and used when no harness.yml is found.
+//
+// A binary's plugin catalog has two sources, one per kind of plugin: the
+// built-in plugins listed in package plugins/std, and third-party plugins
+// that called [core.Register] from init. [WithPlugins] adds plugins to one
+// in-process harness (tests, embedding).
 package harness
 
 import (
@@ -23,7 +28,6 @@ import (
 	"github.com/dshgo/harness/internal/cli"
 	"github.com/dshgo/harness/plugins/std"
 	"github.com/dshgo/harness/services/subprocess"
-	"go.uber.org/fx"
 )
 
 // DefaultManifest is the embedded default harness.yml.
@@ -31,61 +35,53 @@ import (
 //go:embed harness.yml
 var DefaultManifest []byte
 
-func init() {
-	for _, p := range std.Plugins() {
-		core.Register(p)
-	}
-}
-
-// Register adds a plugin to the catalog of this binary, so harness.yml can
-// mount it by name. Call it from an init function of the plugin's package.
-// Two different plugins with one name panic at init (a programmer error).
-func Register(p core.Plugin) { core.Register(p) }
-
 // Main runs the harness command line with os.Args and exits with its code.
-// modules are extra fx options, for example fxcore.ProvidePlugin(p).
-func Main(modules ...fx.Option) { cli.Main(DefaultManifest, modules...) }
+// The catalog is the built-in plugins (plugins/std) plus every plugin
+// registered with [core.Register].
+func Main() { cli.Main(DefaultManifest, std.Plugins()...) }
 
-// Option configures [New].
-type Option func(*options)
+// Option configures [New]. The interface is sealed: the options are the
+// With* functions of this package.
+type Option interface{ applyHarness(*options) }
+
+type optionFunc func(*options)
+
+func (f optionFunc) applyHarness(o *options) { f(o) }
 
 type options struct {
 	file    string
 	yaml    []byte
 	patches []string
 	logger  *slog.Logger
-	modules []fx.Option
 	plugins []core.Plugin
 	env     manifest.LookupEnv
 }
 
 // WithConfigFile reads the manifest from path.
-func WithConfigFile(path string) Option { return func(o *options) { o.file = path } }
+func WithConfigFile(path string) Option { return optionFunc(func(o *options) { o.file = path }) }
 
 // WithManifest uses the given harness.yml text (named "harness.yml" in
 // errors).
-func WithManifest(yaml []byte) Option { return func(o *options) { o.yaml = yaml } }
+func WithManifest(yaml []byte) Option { return optionFunc(func(o *options) { o.yaml = yaml }) }
 
 // WithPatchFiles applies patch layers over the manifest, in order.
 func WithPatchFiles(paths ...string) Option {
-	return func(o *options) { o.patches = append(o.patches, paths...) }
+	return optionFunc(func(o *options) { o.patches = append(o.patches, paths...) })
 }
 
 // WithLogger sets the logger (default slog.Default()).
-func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+func WithLogger(l *slog.Logger) Option { return optionFunc(func(o *options) { o.logger = l }) }
 
-// WithModules adds fx options, such as plugin modules.
-func WithModules(m ...fx.Option) Option {
-	return func(o *options) { o.modules = append(o.modules, m...) }
-}
-
-// WithPlugins adds plugins to the catalog of this harness only.
+// WithPlugins adds plugins to the catalog of this harness only (tests,
+// embedding), besides the built-in and registered ones.
 func WithPlugins(ps ...core.Plugin) Option {
-	return func(o *options) { o.plugins = append(o.plugins, ps...) }
+	return optionFunc(func(o *options) { o.plugins = append(o.plugins, ps...) })
 }
 
 // WithEnv sets how !env variables are read (default os.LookupEnv).
-func WithEnv(env func(string) (string, bool)) Option { return func(o *options) { o.env = env } }
+func WithEnv(env func(string) (string, bool)) Option {
+	return optionFunc(func(o *options) { o.env = env })
+}
 
 // New builds a harness from the options (default: the embedded manifest).
 // Start it with h.Start(ctx) and stop it with h.Stop(ctx); reach its
@@ -93,7 +89,7 @@ func WithEnv(env func(string) (string, bool)) Option { return func(o *options) {
 func New(opts ...Option) (*fxcore.Harness, error) {
 	o := options{logger: slog.Default(), env: os.LookupEnv}
 	for _, opt := range opts {
-		opt(&o)
+		opt.applyHarness(&o)
 	}
 	var m *manifest.Manifest
 	var err error
@@ -122,5 +118,6 @@ func New(opts ...Option) (*fxcore.Harness, error) {
 	// Children never inherit the variables the harness reads credentials
 	// from (B10), whatever their names.
 	subprocess.ConcealEnv(m.CredentialEnv()...)
-	return fxcore.New(fxcore.Options{Manifest: m, Env: o.env, Logger: o.logger, Plugins: o.plugins}, o.modules...)
+	plugins := append(std.Plugins(), o.plugins...)
+	return fxcore.New(fxcore.Options{Manifest: m, Env: o.env, Logger: o.logger, Plugins: plugins})
 }

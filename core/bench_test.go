@@ -41,19 +41,19 @@ func BenchmarkDispatch(b *testing.B) {
 		b.Run(fmt.Sprintf("Emit/%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				core.Emit(ctx, c, benchEmit, core.Target{}, 1)
+				benchEmit.Emit(ctx, c.Here(), 1)
 			}
 		})
 		b.Run(fmt.Sprintf("Bail/%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				_, _, _ = core.Bail(ctx, c, benchBail, core.Target{}, 1)
+				_, _, _ = benchBail.Bail(ctx, c.Here(), 1)
 			}
 		})
 		b.Run(fmt.Sprintf("Waterfall/%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				_, _ = core.Waterfall(ctx, c, benchWF, core.Target{}, 1, inner)
+				_, _ = benchWF.Run(ctx, c.Here(), 1, inner)
 			}
 		})
 	}
@@ -154,17 +154,17 @@ func BenchmarkWaterfall(b *testing.B) {
 				})
 			}), nil)
 		}
-		t := core.To(core.NewScopeID("s", nil))
+		t := c.To(core.NewScopeID("s", nil))
 		b.Run(fmt.Sprintf("8B/%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				_, _ = core.Waterfall(ctx, c, benchWF8, t, 1, inner8)
+				_, _ = benchWF8.Run(ctx, t, 1, inner8)
 			}
 		})
 		b.Run(fmt.Sprintf("112B/%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				_, _ = core.Waterfall(ctx, c, benchWF112, t, 1, inner112)
+				_, _ = benchWF112.Run(ctx, t, 1, inner112)
 			}
 		})
 	}

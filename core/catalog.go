@@ -8,9 +8,9 @@ import (
 )
 
 // Catalog maps plugin names (harness.yml's `name`) to plugin definitions.
-// The built-in and third-party plugins of a binary are collected into one
-// catalog: through [Register] in init functions (the Caddy model) and
-// through the fx value group `group:"plugins"`.
+// A binary's catalog holds its built-in plugins (the plugins/std list, which
+// the harness package passes in) and the third-party plugins that called
+// [Register] from an init function (the Caddy model).
 type Catalog struct {
 	mu     sync.RWMutex
 	byName map[string]Plugin
@@ -78,8 +78,10 @@ func (c *Catalog) Names() []string {
 var registered = &Catalog{}
 
 // Register adds p to the process-wide catalog that harness binaries start
-// from. Call it from an init function. A second plugin with the same name is
-// a programmer error and panics at init.
+// from: the one way a third-party plugin package makes its plugin available
+// to harness.yml. Call it from an init function. A second plugin with the
+// same name is a programmer error and panics at init. (Built-in plugins are
+// listed in plugins/std instead.)
 func Register(p Plugin) {
 	if err := registered.Add(p); err != nil {
 		panic(err)

@@ -224,12 +224,12 @@ func TestWaterfallOrderShortCircuitAndErrors(t *testing.T) {
 	a := plug(nil, add("a"))
 	plug(nil, add("b"))
 	plug([]core.ListenOption{core.Prepend()}, add("first"))
-	got, err := core.Waterfall(ctx, c, wf, core.Target{}, 1, inner)
+	got, err := wf.Run(ctx, c.Here(), 1, inner)
 	if err != nil || got != "first(a(b(inner4)))" {
 		t.Fatalf("got %q %v", got, err)
 	}
 	_ = a.Dispose(ctx)
-	got, _ = core.Waterfall(ctx, c, wf, core.Target{}, 1, inner)
+	got, _ = wf.Run(ctx, c.Here(), 1, inner)
 	if got != "first(b(inner3))" {
 		t.Fatalf("after dispose got %q", got)
 	}
@@ -239,7 +239,7 @@ func TestWaterfallOrderShortCircuitAndErrors(t *testing.T) {
 		ran = true
 		return next(ctx, p)
 	})
-	got, _ = core.Waterfall(ctx, c, wf, core.Target{}, 1, inner)
+	got, _ = wf.Run(ctx, c.Here(), 1, inner)
 	if got != "first(b(veto))" || ran {
 		t.Fatalf("short-circuit got %q ran=%v", got, ran)
 	}
@@ -254,7 +254,7 @@ func TestWaterfallPanicPropagatesAsError(t *testing.T) {
 		})
 	}), nil)
 	innerRan := false
-	_, err := core.Waterfall(context.Background(), c, wf, core.Target{}, 1, func(ctx context.Context, p int) (string, error) {
+	_, err := wf.Run(context.Background(), c.Here(), 1, func(ctx context.Context, p int) (string, error) {
 		innerRan = true
 		return "", nil
 	})
@@ -283,7 +283,7 @@ func TestEmitContainsFailuresAndSnapshotsListeners(t *testing.T) {
 			return core.On(outer, emitEv, func(ctx context.Context, p string) error { rec.add("late " + p); return nil })
 		})
 	}), nil)
-	core.Emit(context.Background(), c, emitEv, core.Target{}, "x")
+	emitEv.Emit(context.Background(), c.Here(), "x")
 	if got := rec.get(); !slices.Equal(got, []string{"c x"}) {
 		t.Fatalf("got %v", got)
 	}
@@ -317,7 +317,7 @@ func TestBailStopsAtFirstHandledOrError(t *testing.T) {
 		handled bool
 		err     bool
 	}{{0, "", true, false}, {1, "last", true, false}, {-1, "", false, true}} {
-		got, handled, err := core.Bail(context.Background(), c, bailEv, core.Target{}, tc.in)
+		got, handled, err := bailEv.Bail(context.Background(), c.Here(), tc.in)
 		if got != tc.want || handled != tc.handled || (err != nil) != tc.err {
 			t.Errorf("Bail(%d) = %q %v %v", tc.in, got, handled, err)
 		}
@@ -344,8 +344,8 @@ func TestScopedListenersHearOnlyTheirScopeAndDescendants(t *testing.T) {
 	mk(sa.Context(), "a")
 	mk(sb.Context(), "b")
 	mk(sb.Context(), "b-global", core.Global())
-	for _, tg := range []core.Target{core.To(agentA), core.To(agentB), {}} {
-		core.Emit(context.Background(), c, emitEv, tg, tg.Scope.Label())
+	for _, tg := range []core.Target{c.To(agentA), c.To(agentB), c.Here()} {
+		emitEv.Emit(context.Background(), tg, tg.Scope().Label())
 	}
 	want := []string{"global:a", "preset:a", "a:a", "b-global:a", "global:b", "preset:b", "b:b", "b-global:b", "global:", "b-global:"}
 	if got := rec.get(); !slices.Equal(got, want) {

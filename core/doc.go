@@ -42,7 +42,13 @@
 // runs; errors and panics are contained and logged), [BailEvent] (in order;
 // the first handled result or the first error stops), [WaterfallEvent] (each
 // listener receives next; not calling it short-circuits; errors and panics
-// propagate to the dispatcher, so a failing policy hook fails closed).
+// propagate to the dispatcher, so a failing policy hook fails closed). An
+// event is dispatched by a method of its value, given a [Target]:
+//
+//	Greeted.Emit(ctx, c.Here(), name)                   // EmitEvent
+//	r, handled, err := Ask.Bail(ctx, c.To(scope), q)     // BailEvent
+//	d, err := PreExecute.Run(ctx, c.To(scope), e, inner) // WaterfallEvent
+//
 // Listeners run in registration order, [Prepend] puts one first, and the
 // listener list is snapshotted when a dispatch starts.
 //
@@ -50,9 +56,9 @@
 //
 // A [ScopeID] names, for example, one agent session, with an optional parent.
 // [NewScope] mints a child fiber whose [Context] carries that id. Listeners
-// registered through a scoped context receive only dispatches targeted ([To])
-// at that scope or one of its descendants; unscoped listeners receive every
-// dispatch. Disposing the scope removes everything registered through it.
+// registered through a scoped context receive only dispatches targeted
+// ([Context.To]) at that scope or one of its descendants; unscoped listeners
+// receive every dispatch. Disposing the scope removes everything registered through it.
 //
 // The contracts follow Cordis 4 as vendored by DeepSeek Harness (dsh), with
 // the deliberate Go differences documented on each type: strictly sequential

@@ -21,6 +21,9 @@ var (
 	// Dispose, Update) made from inside Apply or a disposer for a fiber whose
 	// transition cannot complete until the caller returns.
 	ErrInTransition = errors.New("lifecycle call would wait on the transition that is running it")
+	// ErrNoTarget is returned by a Bail or Run dispatch given the zero
+	// [Target]: make targets with [Context.To] or [Context.Here].
+	ErrNoTarget = errors.New("dispatch to the zero Target")
 	// ErrAbandoned fails a fiber whose Apply was still running when the root
 	// was aborted (start timeout).
 	ErrAbandoned = errors.New("apply abandoned: start timeout")

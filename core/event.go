@@ -19,17 +19,22 @@ type Event[H any] interface {
 	snapshot(r *Root) []*listener[H]
 }
 
-// ListenOption modifies a listener registration.
-type ListenOption func(*listenOptions)
+// ListenOption modifies a listener registration. The interface is sealed:
+// the options are the constructors of this package ([Prepend], [Global]).
+type ListenOption interface{ applyListen(*listenOptions) }
 
 type listenOptions struct{ prepend, global bool }
 
+type listenOptionFunc func(*listenOptions)
+
+func (f listenOptionFunc) applyListen(o *listenOptions) { f(o) }
+
 // Prepend puts the listener before every listener registered so far.
-func Prepend() ListenOption { return func(o *listenOptions) { o.prepend = true } }
+func Prepend() ListenOption { return listenOptionFunc(func(o *listenOptions) { o.prepend = true }) }
 
 // Global makes a listener registered through a scoped context receive every
 // dispatch, bypassing scope filtering.
-func Global() ListenOption { return func(o *listenOptions) { o.global = true } }
+func Global() ListenOption { return listenOptionFunc(func(o *listenOptions) { o.global = true }) }
 
 // On registers h as a listener of e, as an effect of c's fiber: the listener
 // is removed when the fiber unloads. Registered through a scoped context (and
@@ -44,7 +49,7 @@ func Global() ListenOption { return func(o *listenOptions) { o.global = true } }
 func On[H any](c *Context, e Event[H], h H, opts ...ListenOption) error {
 	var o listenOptions
 	for _, opt := range opts {
-		opt(&o)
+		opt.applyListen(&o)
 	}
 	return e.listen(c, h, o)
 }
@@ -147,7 +152,7 @@ func Listeners[H any](c *Context, e Event[H]) int {
 
 // EmitEvent is an observer event: every admitted listener runs, in order;
 // an error or panic in one is logged (event name, plugin) and the others
-// still run. Create with [NewEmitEvent]; dispatch with [Emit].
+// still run. Create with [NewEmitEvent]; dispatch with [EmitEvent.Emit].
 type EmitEvent[P any] struct {
 	name  string
 	id    uint64
@@ -170,14 +175,18 @@ func (e *EmitEvent[P]) listen(c *Context, h func(context.Context, P) error, o li
 }
 
 // Emit dispatches p to e's listeners admitted by t. It never fails: errors
-// and panics are contained per listener and logged.
-func Emit[P any](ctx context.Context, c *Context, e *EmitEvent[P], t Target, p P) {
-	for _, l := range e.lists.snapshot(c.root, e.id) {
+// and panics are contained per listener and logged. The zero Target reaches
+// no listener.
+func (e *EmitEvent[P]) Emit(ctx context.Context, t Target, p P) {
+	if t.root == nil {
+		return
+	}
+	for _, l := range e.lists.snapshot(t.root, e.id) {
 		if !l.admitted(t) || l.removed.Load() {
 			continue
 		}
 		if err := emitCall(ctx, l.h, p); err != nil {
-			c.root.logFailure("event listener failed", l.fiber, err, "event", e.name)
+			t.root.logFailure("event listener failed", l.fiber, err, "event", e.name)
 		}
 	}
 }
@@ -192,12 +201,12 @@ func emitCall[P any](ctx context.Context, h func(context.Context, P) error, p P)
 	return h(ctx, p)
 }
 
-// ---- Bail / Serial ----
+// ---- Bail ----
 
 // BailEvent is a first-answer event: listeners run in order until one
 // returns handled=true (its result is the dispatch's) or an error (which
 // stops the dispatch and is returned: fail closed). Create with
-// [NewBailEvent]; dispatch with [Bail] (or its synonym [Serial]).
+// [NewBailEvent]; dispatch with [BailEvent.Bail].
 type BailEvent[P, R any] struct {
 	name  string
 	id    uint64
@@ -219,11 +228,16 @@ func (e *BailEvent[P, R]) listen(c *Context, h func(context.Context, P) (R, bool
 	return register(c, e.id, e.name, h, o)
 }
 
-// Bail runs e's admitted listeners in order and returns the first handled
-// result. The first error (a panic becomes a *PanicError) stops the dispatch
-// and is returned. (zero, false, nil) means no listener handled p.
-func Bail[P, R any](ctx context.Context, c *Context, e *BailEvent[P, R], t Target, p P) (R, bool, error) {
-	for _, l := range e.lists.snapshot(c.root, e.id) {
+// Bail runs e's listeners admitted by t in order and returns the first
+// handled result. The first error (a panic becomes a *PanicError) stops the
+// dispatch and is returned. (zero, false, nil) means no listener handled p.
+// The zero Target is an error wrapping [ErrNoTarget].
+func (e *BailEvent[P, R]) Bail(ctx context.Context, t Target, p P) (R, bool, error) {
+	if t.root == nil {
+		var zero R
+		return zero, false, fmt.Errorf("event %s: %w", e.name, ErrNoTarget)
+	}
+	for _, l := range e.lists.snapshot(t.root, e.id) {
 		if !l.admitted(t) || l.removed.Load() {
 			continue
 		}
@@ -251,11 +265,6 @@ func bailCall[P, R any](ctx context.Context, h func(context.Context, P) (R, bool
 	return h(ctx, p)
 }
 
-// Serial is [Bail] under Cordis's other name: Go has no sync/async split.
-func Serial[P, R any](ctx context.Context, c *Context, e *BailEvent[P, R], t Target, p P) (R, bool, error) {
-	return Bail(ctx, c, e, t, p)
-}
-
 // ---- Waterfall ----
 
 // Next continues a waterfall: it calls the next listener, or the inner
@@ -269,8 +278,8 @@ type Next[P, R any] = func(ctx context.Context, p P) (R, error)
 // An error or panic propagates to the dispatcher and is never skipped, so a
 // failing policy hook fails closed. next must not be called concurrently
 // from several goroutines, and is valid only until the listener that
-// received it returns (dispatch state is pooled). Create with [NewWaterfallEvent]; dispatch with
-// [Waterfall].
+// received it returns (dispatch state is pooled). Create with
+// [NewWaterfallEvent]; dispatch with [WaterfallEvent.Run].
 type WaterfallEvent[P, R any] struct {
 	name  string
 	id    uint64
@@ -336,12 +345,17 @@ func (w *waterfallRun[P, R]) stepAt(from int) Next[P, R] {
 	}
 }
 
-// Waterfall dispatches p through e's admitted listeners around inner (which
+// Run dispatches p through e's listeners admitted by t around inner (which
 // may be nil: then the last next returns the zero R). It returns the
 // outermost listener's result. Errors and panics (as *PanicError)
-// propagate.
-func Waterfall[P, R any](ctx context.Context, c *Context, e *WaterfallEvent[P, R], t Target, p P, inner Next[P, R]) (R, error) {
-	list := e.lists.snapshot(c.root, e.id)
+// propagate. The zero Target is an error wrapping [ErrNoTarget] (inner does
+// not run: a policy event never fails open).
+func (e *WaterfallEvent[P, R]) Run(ctx context.Context, t Target, p P, inner Next[P, R]) (R, error) {
+	if t.root == nil {
+		var zero R
+		return zero, fmt.Errorf("event %s: %w", e.name, ErrNoTarget)
+	}
+	list := e.lists.snapshot(t.root, e.id)
 	if len(list) == 0 {
 		if inner == nil {
 			var zero R

@@ -45,11 +45,11 @@ func TestWaterfallRetryAndNestedPanic(t *testing.T) {
 		})
 	}), nil)
 	inner := func(ctx context.Context, p int) (string, error) { return fmt.Sprint(p), nil }
-	got, err := core.Waterfall(ctx, c, wfRetry, core.Target{}, 1, inner)
+	got, err := wfRetry.Run(ctx, c.Here(), 1, inner)
 	if err != nil || got != "m2,m12" {
 		t.Fatalf("retry got %q %v", got, err)
 	}
-	got, err = core.Waterfall(ctx, c, wfRetry, core.Target{}, -50, inner)
+	got, err = wfRetry.Run(ctx, c.Here(), -50, inner)
 	if err != nil || !strings.Contains(got, `plugin "bomb"`) || !strings.Contains(got, "boom") {
 		t.Fatalf("nested panic got %q %v", got, err)
 	}
@@ -63,7 +63,7 @@ func TestBailPanicNamesPlugin(t *testing.T) {
 	c.Plugin(core.Define("bomb", func(c *core.Context, _ struct{}) error {
 		return core.On(c, bailPanic, func(ctx context.Context, p int) (int, bool, error) { panic("boom") })
 	}), nil)
-	got, handled, err := core.Bail(context.Background(), c, bailPanic, core.Target{}, 1)
+	got, handled, err := bailPanic.Bail(context.Background(), c.Here(), 1)
 	var pe *core.PanicError
 	if got != 0 || handled || !errors.As(err, &pe) || !strings.Contains(err.Error(), `plugin "bomb"`) {
 		t.Fatalf("got %v %v %v", got, handled, err)
@@ -94,7 +94,7 @@ func TestEventSharedAcrossRoots(t *testing.T) {
 	for i, c := range cs {
 		wg.Go(func() {
 			for range 200 {
-				if got, err := core.Waterfall(ctx, c, wfShared, core.Target{}, 0, inner); got != i || err != nil {
+				if got, err := wfShared.Run(ctx, c.Here(), 0, inner); got != i || err != nil {
 					errs <- fmt.Errorf("root %d: got %d %v", i, got, err)
 					return
 				}
@@ -139,9 +139,33 @@ func TestWaterfallSkipsDoNotCarryOver(t *testing.T) {
 	for _, want := range []struct {
 		t   core.Target
 		out string
-	}{{core.Target{}, "g."}, {core.To(s.ID()), "s1gs2."}, {core.Target{}, "g."}, {core.To(s.ID()), "s1gs2."}} {
-		if got, err := core.Waterfall(ctx, c, wfSkip, want.t, 0, inner); got != want.out || err != nil {
+	}{{c.Here(), "g."}, {c.To(s.ID()), "s1gs2."}, {c.Here(), "g."}, {c.To(s.ID()), "s1gs2."}} {
+		if got, err := wfSkip.Run(ctx, want.t, 0, inner); got != want.out || err != nil {
 			t.Fatalf("got %q %v, want %q", got, err, want.out)
 		}
+	}
+}
+
+var (
+	noTargetBail = core.NewBailEvent[int, int]("test/no-target-bail")
+	noTargetWF   = core.NewWaterfallEvent[int, int]("test/no-target-wf")
+)
+
+// A dispatch needs a Target made by a Context: the zero Target is an
+// ErrNoTarget error for Bail and Run (a policy waterfall never runs inner
+// without its listeners), and reaches no listener for Emit.
+func TestZeroTargetIsRefused(t *testing.T) {
+	r := newRoot(t)
+	ctx := context.Background()
+	if _, handled, err := noTargetBail.Bail(ctx, core.Target{}, 1); handled || !errors.Is(err, core.ErrNoTarget) {
+		t.Fatalf("Bail: handled %v err %v", handled, err)
+	}
+	ran := false
+	_, err := noTargetWF.Run(ctx, core.Target{}, 1, func(context.Context, int) (int, error) { ran = true; return 1, nil })
+	if ran || !errors.Is(err, core.ErrNoTarget) || err.Error() != "event test/no-target-wf: dispatch to the zero Target" {
+		t.Fatalf("Run: inner ran %v, err %v", ran, err)
+	}
+	if got, err := noTargetWF.Run(ctx, r.Context().Here(), 1, func(context.Context, int) (int, error) { return 7, nil }); got != 7 || err != nil {
+		t.Fatalf("Run with Here: %d %v", got, err)
 	}
 }

@@ -67,7 +67,7 @@ func TestScopeDisposeRacingEmit(t *testing.T) {
 			t.Fatal(err)
 		}
 		wg.Add(2)
-		go func() { defer wg.Done(); core.Emit(ctx, host.Context(), ev, core.To(id), 1) }()
+		go func() { defer wg.Done(); ev.Emit(ctx, host.Context().To(id), 1) }()
 		go func() { defer wg.Done(); _ = s.Dispose(ctx) }()
 	}
 	wg.Wait()

@@ -31,8 +31,13 @@ type Plugin interface {
 	apply(c *Context, cfg any) error
 }
 
-// DefineOption configures a plugin definition.
-type DefineOption func(*def)
+// DefineOption configures a plugin definition. The interface is sealed: the
+// options are [WithInject], [WithProvides] and [WithDescription].
+type DefineOption interface{ applyDefine(*def) }
+
+type defineOptionFunc func(*def)
+
+func (f defineOptionFunc) applyDefine(d *def) { f(d) }
 
 type def struct {
 	name        string
@@ -45,17 +50,17 @@ type def struct {
 // plugin is applied only when all are available and is unloaded when one
 // goes away. Use [Use] to read them.
 func WithInject(names ...string) DefineOption {
-	return func(d *def) { d.inject = append(d.inject, names...) }
+	return defineOptionFunc(func(d *def) { d.inject = append(d.inject, names...) })
 }
 
 // WithProvides declares the services a plugin provides, for diagnostics.
 func WithProvides(names ...string) DefineOption {
-	return func(d *def) { d.provides = append(d.provides, names...) }
+	return defineOptionFunc(func(d *def) { d.provides = append(d.provides, names...) })
 }
 
 // WithDescription sets the plugin's one-line description.
 func WithDescription(text string) DefineOption {
-	return func(d *def) { d.description = text }
+	return defineOptionFunc(func(d *def) { d.description = text })
 }
 
 // Defaulter is implemented by config types (on the pointer receiver) that
@@ -79,7 +84,7 @@ type Validator interface{ Validate() error }
 func Define[C any](name string, apply func(c *Context, cfg C) error, opts ...DefineOption) Plugin {
 	d := def{name: name}
 	for _, o := range opts {
-		o(&d)
+		o.applyDefine(&d)
 	}
 	return &typedPlugin[C]{def: d, fn: apply}
 }

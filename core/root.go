@@ -41,18 +41,23 @@ type Root struct {
 
 var rootIDs atomic.Uint64
 
-// RootOption configures [NewRoot].
-type RootOption func(*Root)
+// RootOption configures [NewRoot]. The interface is sealed: the options are
+// [WithLogger] and [WithAbortableApply].
+type RootOption interface{ applyRoot(*Root) }
+
+type rootOptionFunc func(*Root)
+
+func (f rootOptionFunc) applyRoot(r *Root) { f(r) }
 
 // WithLogger sets the logger for lifecycle records and contained errors
 // (default slog.Default()).
-func WithLogger(l *slog.Logger) RootOption { return func(r *Root) { r.logger = l } }
+func WithLogger(l *slog.Logger) RootOption { return rootOptionFunc(func(r *Root) { r.logger = l }) }
 
 // WithAbortableApply runs each Apply on its own goroutine so that
 // [Root.Abort] can abandon an Apply that ignores its context (a start
 // timeout). Hosts with a start deadline use it (core/fxcore does); it costs
 // a goroutine per activation.
-func WithAbortableApply() RootOption { return func(r *Root) { r.abortable = true } }
+func WithAbortableApply() RootOption { return rootOptionFunc(func(r *Root) { r.abortable = true }) }
 
 // NewRoot creates a runtime whose root fiber is active.
 func NewRoot(opts ...RootOption) *Root {
@@ -66,7 +71,7 @@ func NewRoot(opts ...RootOption) *Root {
 		owned:    map[int64]context.Context{},
 	}
 	for _, o := range opts {
-		o(r)
+		o.applyRoot(r)
 	}
 	r.base, r.cancel = context.WithCancel(context.Background())
 	f := r.newFiber(rootPlugin, nil, nil)

@@ -66,18 +66,30 @@ func (id *ScopeID) String() string {
 	return id.parent.String() + "/" + id.label
 }
 
-// Target addresses a dispatch: listeners registered through a context scoped
-// to Scope or one of its ancestors receive it, as do unscoped listeners. The
-// zero Target reaches only unscoped (and Global) listeners.
-type Target struct{ Scope *ScopeID }
+// Target addresses a dispatch: a runtime and a scope in it. Listeners
+// registered through a context scoped to the target's scope or one of its
+// ancestors receive the dispatch, as do unscoped and [Global] listeners.
+// Make one with [Context.To] or [Context.Here]; the zero Target belongs to no
+// runtime (dispatching to it is an [ErrNoTarget] error, or nothing for Emit).
+type Target struct {
+	root  *Root
+	scope *ScopeID
+}
 
-// To targets a dispatch at scope id.
-func To(id *ScopeID) Target { return Target{Scope: id} }
+// To targets a dispatch at scope id in c's runtime (nil: only unscoped and
+// Global listeners receive it).
+func (c *Context) To(id *ScopeID) Target { return Target{root: c.root, scope: id} }
+
+// Here targets a dispatch at c's own scope: c.To(c.Scope()).
+func (c *Context) Here() Target { return Target{root: c.root, scope: c.scope} }
+
+// Scope returns the scope the dispatch is targeted at (nil: unscoped).
+func (t Target) Scope() *ScopeID { return t.scope }
 
 // admits reports whether a listener registered in scope ls receives a
-// dispatch to t (dsh scopeTarget: events flow up the chain, never down).
+// dispatch to t (events flow up the scope chain, never down).
 func (t Target) admits(ls *ScopeID) bool {
-	return ls == nil || t.Scope.Within(ls)
+	return ls == nil || t.scope.Within(ls)
 }
 
 // Scope is a live scope: a child fiber of the context that created it,

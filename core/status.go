@@ -24,5 +24,5 @@ func (r *Root) status(f *Fiber, from, to State, err error, pendingOn []string) {
 	if f.plugin == scopePlugin && len(StatusChanged.snapshot(r)) == 0 {
 		return
 	}
-	Emit(r.base, r.fiber.ctx, StatusChanged, Target{}, StatusChange{Fiber: f, Plugin: f.plugin.Name(), From: from, To: to, Err: err, PendingOn: pendingOn})
+	StatusChanged.Emit(r.base, Target{root: r}, StatusChange{Fiber: f, Plugin: f.plugin.Name(), From: from, To: to, Err: err, PendingOn: pendingOn})
 }

@@ -1,7 +1,7 @@
 // Package fxcore is the one place where go.uber.org/fx meets the harness
 // runtime. fx does the static part of a harness process: the logger, the
-// plugin catalog (collected from the fx value group `group:"plugins"`, from
-// [core.Register] and from explicit options), the root, the loader and
+// plugin catalog ([core.Registered] plus [Options.Plugins]), the root, the
+// loader and
 // exactly two lifecycle hooks: OnStart applies the manifest and audits it,
 // OnStop disposes the root. Everything dynamic (pending plugins, reloads,
 // disposal) is core's.
@@ -43,8 +43,9 @@ type Options struct {
 	Env manifest.LookupEnv
 	// Logger receives lifecycle records (nil: slog.Default()).
 	Logger *slog.Logger
-	// Plugins are added to the catalog besides the value group and
-	// core.Registered().
+	// Plugins are added to the catalog besides core.Registered(): the
+	// built-in list of the binary (plugins/std) and, in tests and embedding
+	// hosts, plugins of this harness only.
 	Plugins []core.Plugin
 	// StartTimeout and StopTimeout override the manifest's and the defaults.
 	StartTimeout, StopTimeout time.Duration
@@ -65,35 +66,15 @@ type Harness struct {
 	stopTimeout  time.Duration
 }
 
-// PluginsIn collects the plugins of the fx value group "plugins".
-type PluginsIn struct {
-	fx.In
-	Plugins []core.Plugin `group:"plugins"`
+// NewCatalog merges core.Registered() and extra plugins. The same
+// definition arriving twice is fine; two plugins under one name is an error.
+func NewCatalog(extra []core.Plugin) (*core.Catalog, error) {
+	return core.NewCatalog(append(core.Registered(), extra...)...)
 }
 
-// ProvidePlugin returns an fx option contributing p to the catalog: the
-// `Module` of every services/* and plugins/* package is built from it.
-func ProvidePlugin(p core.Plugin) fx.Option {
-	return fx.Provide(fx.Annotate(func() core.Plugin { return p }, fx.ResultTags(`group:"plugins"`)))
-}
-
-// NewCatalog merges the value group, core.Registered() and extra plugins.
-// The same definition arriving twice is fine; two plugins under one name is
-// an error.
-func NewCatalog(in PluginsIn, extra []core.Plugin) (*core.Catalog, error) {
-	all := append(append(core.Registered(), in.Plugins...), extra...)
-	cat := &core.Catalog{}
-	for _, p := range all {
-		if err := cat.Add(p); err != nil {
-			return nil, err
-		}
-	}
-	return cat, nil
-}
-
-// New builds the fx app for opts plus extra fx options (modules
-// contributing plugins). It fails if the fx graph is invalid.
-func New(opts Options, modules ...fx.Option) (*Harness, error) {
+// New builds the fx app for opts. It fails if the fx graph is invalid or
+// two different plugins share a name.
+func New(opts Options) (*Harness, error) {
 	if opts.Manifest == nil {
 		return nil, errors.New("fxcore: no manifest")
 	}
@@ -119,7 +100,7 @@ func New(opts Options, modules ...fx.Option) (*Harness, error) {
 		fx.RecoverFromPanics(),
 		fx.Supply(logger),
 		fx.Provide(
-			func(in PluginsIn) (*core.Catalog, error) { return NewCatalog(in, opts.Plugins) },
+			func() (*core.Catalog, error) { return NewCatalog(opts.Plugins) },
 			func(l *slog.Logger) *core.Root { return core.NewRoot(core.WithLogger(l), core.WithAbortableApply()) },
 			func(r *core.Root, c *core.Catalog) *loader.Loader { return loader.New(r, c, opts.Env) },
 		),
@@ -128,7 +109,7 @@ func New(opts Options, modules ...fx.Option) (*Harness, error) {
 		}),
 		fx.Populate(&h.Root, &h.Loader, &h.Catalog),
 	}
-	h.app = fx.New(append(fxOpts, modules...)...)
+	h.app = fx.New(fxOpts...)
 	if err := h.app.Err(); err != nil {
 		return nil, err
 	}

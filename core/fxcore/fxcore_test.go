@@ -119,7 +119,7 @@ func TestStartAndStop(t *testing.T) {
 		return c.Effect("x", func() (func(), error) { return func() { ord.add("stopped") }, nil })
 	})
 	m, _ := manifest.Parse("harness.yml", []byte("plugins:\n  - name: p\n"))
-	h, err := fxcore.New(fxcore.Options{Manifest: m, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, fxcore.ProvidePlugin(p))
+	h, err := fxcore.New(fxcore.Options{Manifest: m, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Plugins: []core.Plugin{p}})
 	if err != nil {
 		t.Fatal(err)
 	}

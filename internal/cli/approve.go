@@ -26,7 +26,7 @@ func (approveAll) Ask(context.Context, tools.ApprovalRequest) (tools.ApprovalOut
 // withApproveAll is the boot option of `--yes`: the manifest's approval
 // rows are replaced by approve-all (or one is added).
 func withApproveAll() BootOption {
-	return func(o *fxcore.Options) {
+	return bootOptionFunc(func(o *fxcore.Options) {
 		o.Plugins = append(o.Plugins, approveAllPlugin)
 		m := o.Manifest.Clone()
 		found := false
@@ -39,5 +39,5 @@ func withApproveAll() BootOption {
 			m.Plugins = append(m.Plugins, manifest.Entry{ID: "approve-all", Name: approveAllPlugin.Name()})
 		}
 		o.Manifest = m
-	}
+	})
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/subprocess"
@@ -18,13 +19,15 @@ func init() {
 				"and requires every enabled row to become active. It prints `ok: N plugins active` (exit 0)\n" +
 				"or each problem with its FILE:LINE:COL or the failed/pending rows (exit 2). With the\n" +
 				"subprocess service mounted, a second line shows the default sandbox policy and the\n" +
-				"backend the probe chose (`sandbox: workspace-write, network off, via bwrap: full`).",
+				"backend the probe chose (`sandbox: workspace-write, network off, via bwrap: full`). MCP servers of\n" +
+				"the mcp row must connect too: each one that failed or exited is listed with its stderr tail (exit 2).",
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				h, err := env.Boot()
 				if err != nil {
 					return err
 				}
+				problems := mcpProblems(h)
 				n := 0
 				for _, s := range h.Loader.Status() {
 					if s.State == "active" {
@@ -37,6 +40,9 @@ func init() {
 				}
 				if err := h.Stop(context.Background()); err != nil {
 					return Failure(fmt.Errorf("stopping: %w", err))
+				}
+				if len(problems) > 0 {
+					return UsageError(fmt.Errorf("%d MCP server(s) did not start:\n%s", len(problems), strings.Join(problems, "\n")))
 				}
 				fmt.Fprintf(env.Stdout, "ok: %d plugins active\n%s", n, sandbox)
 				return nil

@@ -23,11 +23,11 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/core/fxcore"
 	"github.com/dshgo/harness/core/manifest"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/spf13/cobra"
-	"go.uber.org/fx"
 )
 
 // Exit codes.
@@ -56,15 +56,17 @@ func UsageError(err error) error { return &ExitError{Code: ExitUsage, Err: err} 
 func Failure(err error) error { return &ExitError{Code: ExitFailure, Err: err} }
 
 // Env is what commands share: standard streams, the embedded default
-// manifest, extra fx modules of a custom binary, and the global flags.
+// manifest, the plugins of the binary besides core.Registered(), and the
+// global flags.
 type Env struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
 	// DefaultManifest is the embedded harness.yml used when no file is found.
 	DefaultManifest []byte
-	// Modules are extra fx options (plugin modules of a custom binary).
-	Modules []fx.Option
+	// Plugins are added to the catalog besides core.Registered(): the
+	// binary's built-in plugins (plugins/std), or a test's plugins.
+	Plugins []core.Plugin
 	// LookupEnv reads the environment (os.LookupEnv by default).
 	LookupEnv func(string) (string, bool)
 	// Getwd returns the working directory (os.Getwd by default).
@@ -177,9 +179,10 @@ func Run(args []string, env *Env) int {
 }
 
 // Main runs the CLI on os.Args and exits. defaultManifest is the embedded
-// harness.yml; modules contribute plugins of a custom binary.
-func Main(defaultManifest []byte, modules ...fx.Option) {
-	os.Exit(Run(os.Args[1:], &Env{DefaultManifest: defaultManifest, Modules: modules}))
+// harness.yml; plugins are the binary's built-in plugins (third-party ones
+// come from core.Registered()).
+func Main(defaultManifest []byte, plugins ...core.Plugin) {
+	os.Exit(Run(os.Args[1:], &Env{DefaultManifest: defaultManifest, Plugins: plugins}))
 }
 
 // Logger returns a stderr logger at the --log-level.
@@ -275,11 +278,15 @@ func (e *Env) ManifestFiles() []string {
 	return append(files, e.Patches...)
 }
 
-// BootOption adjusts [Env.Boot].
-type BootOption func(*fxcore.Options)
+// BootOption adjusts [Env.Boot]. The interface is sealed.
+type BootOption interface{ applyBoot(*fxcore.Options) }
+
+type bootOptionFunc func(*fxcore.Options)
+
+func (f bootOptionFunc) applyBoot(o *fxcore.Options) { f(o) }
 
 // SkipAudit boots even when some rows do not activate.
-func SkipAudit() BootOption { return func(o *fxcore.Options) { o.SkipAudit = true } }
+func SkipAudit() BootOption { return bootOptionFunc(func(o *fxcore.Options) { o.SkipAudit = true }) }
 
 // bootOptions loads the manifest and makes the harness options opts
 // adjust. Children never inherit the variables the manifest reads
@@ -290,9 +297,9 @@ func (e *Env) bootOptions(opts []BootOption) (fxcore.Options, error) {
 		return fxcore.Options{}, err
 	}
 	subprocess.ConcealEnv(m.CredentialEnv()...)
-	o := fxcore.Options{Manifest: m, Env: e.LookupEnv, Logger: e.Logger()}
+	o := fxcore.Options{Manifest: m, Env: e.LookupEnv, Logger: e.Logger(), Plugins: slices.Clone(e.Plugins)}
 	for _, opt := range opts {
-		opt(&o)
+		opt.applyBoot(&o)
 	}
 	return o, nil
 }
@@ -310,7 +317,7 @@ func (e *Env) build(opts []BootOption) (*fxcore.Harness, *manifest.Manifest, err
 	if err != nil {
 		return nil, nil, err
 	}
-	h, err := fxcore.New(o, e.Modules...)
+	h, err := fxcore.New(o)
 	if err != nil {
 		return nil, nil, Failure(err)
 	}
@@ -328,5 +335,6 @@ func (e *Env) Boot(opts ...BootOption) (*fxcore.Harness, error) {
 	if err := h.Start(e.Ctx); err != nil {
 		return nil, UsageError(err)
 	}
+	awaitMCP(e.Ctx, h)
 	return h, nil
 }

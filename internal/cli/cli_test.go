@@ -10,9 +10,7 @@ import (
 	"testing"
 
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/core/fxcore"
 	"github.com/dshgo/harness/internal/cli"
-	"go.uber.org/fx"
 	"go.uber.org/goleak"
 )
 
@@ -44,7 +42,7 @@ func runWithEnv(t *testing.T, dir string, vars map[string]string, args ...string
 	env := &cli.Env{
 		Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(""),
 		DefaultManifest: []byte("plugins:\n  - name: hello\n"),
-		Modules:         []fx.Option{fxcore.ProvidePlugin(hello), fxcore.ProvidePlugin(user)},
+		Plugins:         []core.Plugin{hello, user},
 		LookupEnv:       func(k string) (string, bool) { v, ok := vars[k]; return v, ok },
 		Ctx:             context.Background(),
 	}

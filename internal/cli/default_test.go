@@ -9,6 +9,7 @@ import (
 
 	"github.com/dshgo/harness"
 	"github.com/dshgo/harness/internal/cli"
+	"github.com/dshgo/harness/plugins/std"
 )
 
 // runDefault runs the CLI on the embedded default manifest in a fresh
@@ -18,7 +19,7 @@ func runDefault(t *testing.T, args ...string) (stdout, stderr string, code int) 
 	dir := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", dir)
 	var out, errb bytes.Buffer
-	env := &cli.Env{Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(""), DefaultManifest: harness.DefaultManifest,
+	env := &cli.Env{Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(""), DefaultManifest: harness.DefaultManifest, Plugins: std.Plugins(),
 		LookupEnv: func(string) (string, bool) { return "", false }, Ctx: context.Background()}
 	t.Chdir(dir)
 	code = cli.Run(args, env)

@@ -26,6 +26,7 @@ func init() {
 					return err
 				}
 				rows := h.Loader.Status()
+				problems := mcpProblems(h)
 				if err := h.Stop(context.Background()); err != nil {
 					return Failure(err)
 				}
@@ -47,7 +48,13 @@ func init() {
 					}
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Name, r.State, dash(r.Provides), dash(r.Injects), detail)
 				}
-				return tw.Flush()
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+				for _, p := range problems {
+					fmt.Fprintf(env.Stdout, "\n%s\n", p)
+				}
+				return nil
 			},
 		}
 		cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")

@@ -79,7 +79,7 @@ func bootForPrompt(env *Env) (*fxcore.Harness, error) {
 		return nil, err
 	}
 	m = m.Clone()
-	useManifest := func(o *fxcore.Options) { o.Manifest = m }
+	useManifest := bootOptionFunc(func(o *fxcore.Options) { o.Manifest = m })
 	for {
 		h, err := env.Boot(SkipAudit(), useManifest)
 		if err == nil {

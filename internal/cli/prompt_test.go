@@ -11,13 +11,11 @@ import (
 	"testing"
 
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/core/fxcore"
 	"github.com/dshgo/harness/plugins/instructions"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tokenmeter"
 	"github.com/dshgo/harness/services/tools"
-	"go.uber.org/fx"
 )
 
 // echoTool is a test plugin registering one tool.
@@ -48,10 +46,10 @@ func runPrompt(t *testing.T, manifestYAML string, args ...string) (code int, std
 		Stdin:  strings.NewReader(""),
 		Stdout: &out,
 		Stderr: &errOut,
-		Modules: []fx.Option{
-			fxcore.ProvidePlugin(systemprompt.Plugin), fxcore.ProvidePlugin(tools.Plugin),
-			fxcore.ProvidePlugin(prompttools.Plugin), fxcore.ProvidePlugin(tokenmeter.Plugin),
-			fxcore.ProvidePlugin(echoTool), fxcore.ProvidePlugin(brokenPlugin), fxcore.ProvidePlugin(instructions.Plugin),
+		Plugins: []core.Plugin{
+			systemprompt.Plugin, tools.Plugin,
+			prompttools.Plugin, tokenmeter.Plugin,
+			echoTool, brokenPlugin, instructions.Plugin,
 		},
 		LookupEnv:   func(string) (string, bool) { return "", false },
 		Ctx:         context.Background(),

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/dshgo/harness/core"
 	"io"
 	"os"
 	"os/exec"
@@ -14,9 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/fx"
-
-	"github.com/dshgo/harness/core/fxcore"
 	"github.com/dshgo/harness/internal/cli"
 	"github.com/dshgo/harness/internal/cli/agente2e"
 	"github.com/dshgo/harness/plugins/agent"
@@ -90,14 +88,14 @@ func runAgent(t *testing.T, dir, manifest string, stdin string, args ...string) 
 	if err := os.WriteFile(cfg, []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var mods []fx.Option
+	var mods []core.Plugin
 	for _, p := range agente2e.Needed() { // in-process: no std catalog registered
-		mods = append(mods, fxcore.ProvidePlugin(p))
+		mods = append(mods, p)
 	}
 	var out, errb bytes.Buffer
 	env := &cli.Env{
 		Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(stdin),
-		Modules:   mods,
+		Plugins:   mods,
 		LookupEnv: func(string) (string, bool) { return "", false },
 		Ctx:       context.Background(),
 	}
@@ -532,12 +530,12 @@ func TestRelativeManifestPathsWithCwd(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(proj, "p.yml"), []byte(patch), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var mods []fx.Option
+	var mods []core.Plugin
 	for _, p := range agente2e.Needed() {
-		mods = append(mods, fxcore.ProvidePlugin(p))
+		mods = append(mods, p)
 	}
 	var out, errb bytes.Buffer
-	env := &cli.Env{Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(""), Modules: mods,
+	env := &cli.Env{Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(""), Plugins: mods,
 		LookupEnv: func(string) (string, bool) { return "", false }, Ctx: context.Background()}
 	wd, _ := os.Getwd()
 	if err := os.Chdir(proj); err != nil {
@@ -569,13 +567,13 @@ type inChat struct {
 // directory (restored when the test ends; call end before that).
 func startChat(t *testing.T, dir, cfg string) *inChat {
 	t.Helper()
-	var mods []fx.Option
+	var mods []core.Plugin
 	for _, p := range agente2e.Needed() {
-		mods = append(mods, fxcore.ProvidePlugin(p))
+		mods = append(mods, p)
 	}
 	stdinR, stdinW := io.Pipe()
 	c := &inChat{t: t, in: stdinW, out: &syncBuffer{}, errb: &syncBuffer{}, code: make(chan int, 1)}
-	env := &cli.Env{Stdout: c.out, Stderr: c.errb, Stdin: stdinR, Modules: mods,
+	env := &cli.Env{Stdout: c.out, Stderr: c.errb, Stdin: stdinR, Plugins: mods,
 		LookupEnv: func(string) (string, bool) { return "", false }, Ctx: context.Background()}
 	t.Chdir(dir)
 	go func() { c.code <- cli.Run([]string{"--config", cfg, "chat"}, env) }()

@@ -11,12 +11,10 @@ import (
 	"testing"
 
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/core/fxcore"
 	"github.com/dshgo/harness/internal/cli"
 	spillpolicy "github.com/dshgo/harness/plugins/spill-policy"
 	"github.com/dshgo/harness/services/spill"
 	"github.com/dshgo/harness/services/tools"
-	"go.uber.org/fx"
 )
 
 type bigArgs struct {
@@ -77,8 +75,8 @@ func TestToolCommandSpillsAndCleansUp(t *testing.T) {
 	var out, errb bytes.Buffer
 	env := &cli.Env{
 		Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(""),
-		Modules: []fx.Option{fxcore.ProvidePlugin(tools.Plugin), fxcore.ProvidePlugin(spill.Plugin),
-			fxcore.ProvidePlugin(spillpolicy.Plugin), fxcore.ProvidePlugin(bigTool)},
+		Plugins: []core.Plugin{tools.Plugin, spill.Plugin,
+			spillpolicy.Plugin, bigTool},
 		LookupEnv: func(string) (string, bool) { return "", false },
 		Ctx:       context.Background(),
 	}

@@ -55,34 +55,40 @@ func init() {
 				if err != nil {
 					return err
 				}
-				if asJSON {
-					content := o.Content
-					if content == nil {
-						content = []tools.Content{}
-					}
-					enc := json.NewEncoder(env.Stdout)
-					enc.SetIndent("", "  ")
-					enc.SetEscapeHTML(false)
-					if err := enc.Encode(toolReport{Content: content, IsError: o.IsError, Error: o.Error, Meta: o.Meta}); err != nil {
-						return Failure(err)
-					}
-				} else {
-					text := tools.TextOf(o.Content)
-					if !strings.HasSuffix(text, "\n") {
-						text += "\n"
-					}
-					fmt.Fprint(env.Stdout, text)
-				}
-				noteDeletedSpills(env, tools.TextOf(o.Content))
-				if o.IsError {
-					return &ExitError{Code: ExitFailure, Err: errToolFailed}
-				}
-				return nil
+				return printOutcome(env, o, asJSON)
 			},
 		}
 		cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 		return cmd
 	})
+}
+
+// printOutcome prints a tool outcome as `harness tool` does (text, or
+// --json) and makes an error result exit 1.
+func printOutcome(env *Env, o *tools.Outcome, asJSON bool) error {
+	if asJSON {
+		content := o.Content
+		if content == nil {
+			content = []tools.Content{}
+		}
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(toolReport{Content: content, IsError: o.IsError, Error: o.Error, Meta: o.Meta}); err != nil {
+			return Failure(err)
+		}
+	} else {
+		text := tools.TextOf(o.Content)
+		if !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		fmt.Fprint(env.Stdout, text)
+	}
+	noteDeletedSpills(env, tools.TextOf(o.Content))
+	if o.IsError {
+		return &ExitError{Code: ExitFailure, Err: errToolFailed}
+	}
+	return nil
 }
 
 // spillNotice matches the spill policy's notice in a result.

@@ -8,10 +8,8 @@ import (
 	"testing"
 
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/core/fxcore"
 	"github.com/dshgo/harness/internal/cli"
 	"github.com/dshgo/harness/services/tools"
-	"go.uber.org/fx"
 )
 
 type greetArgs struct {
@@ -42,7 +40,7 @@ func runCLI(t *testing.T, manifest string, args ...string) (int, string, string)
 	env := &cli.Env{
 		Stdout: &out, Stderr: &errOut, Stdin: strings.NewReader(""),
 		DefaultManifest: []byte(manifest),
-		Modules:         []fx.Option{fxcore.ProvidePlugin(tools.Plugin), fxcore.ProvidePlugin(greetPlugin)},
+		Plugins:         []core.Plugin{tools.Plugin, greetPlugin},
 		LookupEnv:       func(string) (string, bool) { return "", false },
 		Ctx:             context.Background(),
 	}

@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 
-	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/plugins/hooks/lifecycle"
 )
 
@@ -22,8 +21,7 @@ func (ss *Session) lifecycleSession() lifecycle.Session {
 // prompt. A failing listener is logged and ignored (SessionStart cannot
 // block).
 func (ss *Session) sessionStart(ctx context.Context, source string) []sourced {
-	d, err := core.Waterfall(ctx, ss.svc.c, lifecycle.SessionStart, core.To(ss.scope.ID()),
-		lifecycle.Start{Session: ss.lifecycleSession(), Source: source}, lifecycle.Pass[lifecycle.Start])
+	d, err := lifecycle.SessionStart.Run(ctx, ss.svc.c.To(ss.scope.ID()), lifecycle.Start{Session: ss.lifecycleSession(), Source: source}, lifecycle.Pass[lifecycle.Start])
 	if err != nil {
 		ss.svc.c.Logger().Warn("SessionStart listener failed", "session", ss.id, "err", err)
 		return nil
@@ -34,8 +32,7 @@ func (ss *Session) sessionStart(ctx context.Context, source string) []sourced {
 // promptSubmit fires UserPromptSubmit: a block or a failed listener
 // rejects the prompt (fail closed).
 func (ss *Session) promptSubmit(ctx context.Context, prompt string) (blocked bool, reason string, added []sourced) {
-	d, err := core.Waterfall(ctx, ss.svc.c, lifecycle.UserPromptSubmit, core.To(ss.scope.ID()),
-		lifecycle.Prompt{Session: ss.lifecycleSession(), Prompt: prompt}, lifecycle.Pass[lifecycle.Prompt])
+	d, err := lifecycle.UserPromptSubmit.Run(ctx, ss.svc.c.To(ss.scope.ID()), lifecycle.Prompt{Session: ss.lifecycleSession(), Prompt: prompt}, lifecycle.Pass[lifecycle.Prompt])
 	if err != nil {
 		return true, err.Error(), nil
 	}
@@ -50,7 +47,7 @@ func (ss *Session) promptSubmit(ctx context.Context, prompt string) (blocked boo
 // the turn already continued; MaxSteps bounds the turn); a halt
 // (`continue: false`) ends it whatever the blocks.
 func (ss *Session) stop(ctx context.Context, active bool, last string) (cont bool, reason string, added []sourced) {
-	d, err := core.Waterfall(ctx, ss.svc.c, lifecycle.Stop, core.To(ss.scope.ID()),
+	d, err := lifecycle.Stop.Run(ctx, ss.svc.c.To(ss.scope.ID()),
 		lifecycle.Stopping{Session: ss.lifecycleSession(), StopHookActive: active, LastAssistantMessage: last}, lifecycle.Pass[lifecycle.Stopping])
 	if err != nil {
 		ss.svc.c.Logger().Warn("Stop listener failed", "session", ss.id, "err", err)

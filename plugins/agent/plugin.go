@@ -6,8 +6,6 @@ import (
 	"runtime"
 	"time"
 
-	"go.uber.org/fx"
-
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
@@ -24,9 +22,6 @@ var Plugin = core.Define("agent", apply,
 	core.WithInject(llm.Key.Name(), tools.Key.Name(), systemprompt.Key.Name(), sessions.Key.Name()),
 	core.WithProvides(Key.Name()),
 	core.WithDescription("the agent loop: sessions that stream the model and run its tool calls"))
-
-// Module contributes Plugin to the harness catalog.
-var Module = fx.Module("agent", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
 
 // Service opens sessions. Safe for concurrent use; each [Session] runs one
 // turn at a time.

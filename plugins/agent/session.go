@@ -370,7 +370,7 @@ func (ss *Session) observe(e Event) {
 	if ss.opts.Observer != nil {
 		ss.opts.Observer(e)
 	}
-	core.Emit(context.Background(), ss.svc.c, Observed, core.To(ss.scope.ID()), e)
+	Observed.Emit(context.Background(), ss.svc.c.To(ss.scope.ID()), e)
 }
 
 // append adds m to the history and the log.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/tools"
-	"go.uber.org/fx"
 	"golang.org/x/sys/unix"
 )
 
@@ -66,9 +65,6 @@ func (c Config) Validate() error {
 var Plugin = core.Define("approval", apply,
 	core.WithProvides(tools.ApprovalKey.Name()),
 	core.WithDescription("Answers tool-call approval requests: a terminal prompt when interactive, a clear denial when headless."))
-
-// Module contributes Plugin to the catalog.
-var Module = fx.Module("approval", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
 
 // AnswererKey is an optional service ("approvalAnswerer"): when a plugin
 // provides it (a chat UI, an IDE bridge, the CLI), the approval service puts

@@ -3,12 +3,12 @@ package hooks_test
 import (
 	"bytes"
 	"context"
+	"github.com/dshgo/harness/core"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/dshgo/harness/core/fxcore"
 	"github.com/dshgo/harness/internal/cli"
 	"github.com/dshgo/harness/internal/policytest"
 	"github.com/dshgo/harness/plugins/approval"
@@ -17,7 +17,6 @@ import (
 	toolbash "github.com/dshgo/harness/plugins/tool-bash"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/tools"
-	"go.uber.org/fx"
 )
 
 // TestB17ThroughHarnessTool runs case B17 end to end through `harness tool`:
@@ -57,9 +56,9 @@ func TestB17ThroughHarnessTool(t *testing.T) {
 		env := &cli.Env{
 			Stdout: &out, Stderr: &errOut, Stdin: strings.NewReader(""),
 			DefaultManifest: []byte(manifest),
-			Modules: []fx.Option{
-				fxcore.ProvidePlugin(subprocess.Plugin), fxcore.ProvidePlugin(tools.Plugin), fxcore.ProvidePlugin(toolbash.Plugin),
-				fxcore.ProvidePlugin(approval.Plugin), fxcore.ProvidePlugin(permission.Plugin), fxcore.ProvidePlugin(hooks.Plugin),
+			Plugins: []core.Plugin{
+				subprocess.Plugin, tools.Plugin, toolbash.Plugin,
+				approval.Plugin, permission.Plugin, hooks.Plugin,
 			},
 			LookupEnv: func(string) (string, bool) { return "", false },
 			Getwd:     func() (string, error) { return dir, nil },

@@ -27,6 +27,12 @@ type Config struct {
 	// Cwd is the directory hook commands run in and the `cwd` they are told;
 	// empty means the process's working directory.
 	Cwd string `yaml:"cwd" json:"cwd,omitempty" jsonschema:"description=Directory hook commands run in and the cwd they are told (default: the process working directory)"`
+	// Sandbox runs hook commands under the subprocess service's default
+	// sandbox policy (docs/sandbox.md). Default false: hooks are programs
+	// the deployer configured, and run with the user's permissions (the
+	// harness process is non-dumpable, so they cannot read its environment
+	// unless they run as root).
+	Sandbox bool `yaml:"sandbox" json:"sandbox,omitempty" jsonschema:"description=Run hook commands in the default OS sandbox of the subprocess service (default false: hooks run unsandboxed)"`
 	// SessionID is the `session_id` sent when the caller supplies none.
 	SessionID string `yaml:"sessionId" json:"sessionId,omitempty" jsonschema:"description=session_id sent to hooks when the caller supplies none"`
 	// ToolNames renames tools in the `tool_name` hooks read, on top of the

@@ -66,3 +66,26 @@ func TestPreToolUseHookThatCannotRunFailsClosed(t *testing.T) {
 		})
 	}
 }
+
+// PostToolUse fires only for calls whose tool ran: a call a PreToolUse hook
+// denies gets no PostToolUse, as in Claude Code (issue 24).
+func TestPostToolUseNotFiredForACallThatNeverRan(t *testing.T) {
+	dir := t.TempDir()
+	marks := filepath.Join(dir, "post-ran")
+	deny := script(t, dir, "deny.sh", "input=$(cat)\ncase \"$input\" in *forbidden*) echo 'no' >&2; exit 2;; esac\n")
+	post := script(t, dir, "post.sh", "cat >/dev/null\necho x >> \""+marks+"\"\n")
+	cfg := hooksConfig(dir, []hooks.MatcherGroup{group("Bash", deny)}, []hooks.MatcherGroup{group("Bash", post)})
+	reg := harness(t, mount{Plugin: hooks.Plugin, Config: cfg}, headless)
+	if o := run(t, reg, "c1", "echo forbidden"); text(o) != "Error: no" {
+		t.Fatalf("denied call: %q", text(o))
+	}
+	if _, err := os.Stat(marks); !os.IsNotExist(err) {
+		t.Fatalf("PostToolUse ran for a denied call (%v)", err)
+	}
+	if o := run(t, reg, "c2", "echo fine"); text(o) != "fine\n" {
+		t.Fatalf("allowed call: %q", text(o))
+	}
+	if raw, _ := os.ReadFile(marks); string(raw) != "x\n" {
+		t.Fatalf("PostToolUse after an allowed call: %q", raw)
+	}
+}

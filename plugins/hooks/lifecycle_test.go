@@ -40,8 +40,7 @@ func TestSessionStartAddsContext(t *testing.T) {
 	c := lifecycleRoot(t, dir, hooks.Events{SessionStart: []hooks.MatcherGroup{
 		group("startup", examples(t, "session-context.sh"), plain), group("resume", onlyResume),
 	}})
-	d, err := core.Waterfall(context.Background(), c, lifecycle.SessionStart, core.Target{},
-		lifecycle.Start{Session: lifecycle.Session{ID: "s1", Cwd: dir}, Source: "startup"}, lifecycle.Pass[lifecycle.Start])
+	d, err := lifecycle.SessionStart.Run(context.Background(), c.Here(), lifecycle.Start{Session: lifecycle.Session{ID: "s1", Cwd: dir}, Source: "startup"}, lifecycle.Pass[lifecycle.Start])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,8 +61,7 @@ echo '{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalConte
 	record := script(t, dir, "record.sh", "cat > \"$CLAUDE_PROJECT_DIR/prompt.json\"\n")
 	c := lifecycleRoot(t, dir, hooks.Events{UserPromptSubmit: []hooks.MatcherGroup{group("", guard, record)}})
 	submit := func(text string) lifecycle.Decision {
-		d, err := core.Waterfall(context.Background(), c, lifecycle.UserPromptSubmit, core.Target{},
-			lifecycle.Prompt{Session: lifecycle.Session{ID: "s1", Cwd: dir}, Prompt: text}, lifecycle.Pass[lifecycle.Prompt])
+		d, err := lifecycle.UserPromptSubmit.Run(context.Background(), c.Here(), lifecycle.Prompt{Session: lifecycle.Session{ID: "s1", Cwd: dir}, Prompt: text}, lifecycle.Pass[lifecycle.Prompt])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,8 +97,7 @@ echo '{"decision":"block","reason":"run the tests before stopping"}'
 `)
 	c := lifecycleRoot(t, dir, hooks.Events{Stop: []hooks.MatcherGroup{group("", stop)}})
 	fire := func(active bool) lifecycle.Decision {
-		d, err := core.Waterfall(context.Background(), c, lifecycle.Stop, core.Target{},
-			lifecycle.Stopping{Session: lifecycle.Session{ID: "s1"}, StopHookActive: active}, lifecycle.Pass[lifecycle.Stopping])
+		d, err := lifecycle.Stop.Run(context.Background(), c.Here(), lifecycle.Stopping{Session: lifecycle.Session{ID: "s1"}, StopHookActive: active}, lifecycle.Pass[lifecycle.Stopping])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,8 +115,7 @@ func TestLifecycleFailuresFailOpen(t *testing.T) {
 	dir := t.TempDir()
 	bad := script(t, dir, "bad.sh", "cat >/dev/null\necho '{broken'\n")
 	c := lifecycleRoot(t, dir, hooks.Events{UserPromptSubmit: []hooks.MatcherGroup{group("", bad)}})
-	d, err := core.Waterfall(context.Background(), c, lifecycle.UserPromptSubmit, core.Target{},
-		lifecycle.Prompt{Prompt: "hi"}, lifecycle.Pass[lifecycle.Prompt])
+	d, err := lifecycle.UserPromptSubmit.Run(context.Background(), c.Here(), lifecycle.Prompt{Prompt: "hi"}, lifecycle.Pass[lifecycle.Prompt])
 	if err != nil || d.Block {
 		t.Fatalf("decision %+v err %v", d, err)
 	}

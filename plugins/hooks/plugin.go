@@ -19,7 +19,6 @@ import (
 	"github.com/dshgo/harness/plugins/hooks/lifecycle"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/tools"
-	"go.uber.org/fx"
 )
 
 // Plugin is the hooks plugin.
@@ -27,11 +26,8 @@ var Plugin = core.Define("hooks", apply,
 	core.WithInject(subprocess.Key.Name()),
 	core.WithDescription("Claude Code compatible command hooks: PreToolUse, PostToolUse, SessionStart, UserPromptSubmit, Stop, PreCompact."))
 
-// Module contributes Plugin to the catalog.
-var Module = fx.Module("hooks", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
-
 func apply(c *core.Context, cfg Config) error {
-	h, err := newRunner(cfg, subprocessRunner(core.Use(c, subprocess.Key)), c.Logger())
+	h, err := newRunner(cfg, subprocessRunnerWith(core.Use(c, subprocess.Key), cfg.Sandbox), c.Logger())
 	if err != nil {
 		return err
 	}
@@ -61,7 +57,7 @@ func apply(c *core.Context, cfg Config) error {
 		return err
 	}
 	h.notify = func(scope *core.ScopeID, n lifecycle.Notice) {
-		core.Emit(context.Background(), c, lifecycle.SystemMessage, core.To(scope), n)
+		lifecycle.SystemMessage.Emit(context.Background(), c.To(scope), n)
 	}
 	return c.Effect("hooks transcripts", func() (func(), error) {
 		return h.removeFallback, nil

@@ -38,12 +38,23 @@ type runFunc func(ctx context.Context, command string, stdin []byte, dir string,
 // terminated (SIGTERM, SIGKILL after hookGrace). At the timeout the whole
 // range is terminated the same way. It returns only once the range is empty.
 // A hook is timed out only when its command had not exited by the timeout.
-func subprocessRunner(rt *subprocess.Runtime) runFunc {
+func subprocessRunner(rt *subprocess.Runtime) runFunc { return subprocessRunnerWith(rt, false) }
+
+// subprocessRunnerWith is subprocessRunner; with sandboxed, each hook runs
+// under the runtime's default sandbox policy (Config.Sandbox), with the
+// hook's directory as the workspace; a default of mode off leaves it
+// unsandboxed.
+func subprocessRunnerWith(rt *subprocess.Runtime, sandboxed bool) runFunc {
 	return func(ctx context.Context, command string, stdin []byte, dir string, env map[string]string, timeout time.Duration) runResult {
+		var sb *subprocess.SandboxPolicy
+		if p, _ := rt.Sandbox(); sandboxed && p.Enabled() {
+			sb = &p
+		}
 		ctx, cancel := context.WithTimeoutCause(ctx, timeout, errHookTimeout)
 		defer cancel()
 		r := runResult{exitCode: -1}
 		h, err := rt.Spawn(subprocess.Spec{
+			Sandbox: sb,
 			Context: ctx,
 			Argv:    []string{"bash", "-c", command},
 			Dir:     dir,

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"go.uber.org/fx"
-
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/systemprompt"
 )
@@ -25,9 +23,6 @@ const SectionOrder = 9950
 var Plugin = core.Define("instructions", apply,
 	core.WithInject(systemprompt.Key.Name()),
 	core.WithDescription("project instructions: AGENTS.md and CLAUDE.md from the repository root to the working directory, plus the user's, in the system prompt"))
-
-// Module contributes Plugin to the harness catalog.
-var Module = fx.Module("instructions", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
 
 func apply(c *core.Context, cfg Config) error {
 	if !cfg.Enabled {

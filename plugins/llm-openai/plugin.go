@@ -3,8 +3,6 @@ package llmopenai
 import (
 	"fmt"
 
-	"go.uber.org/fx"
-
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/llm"
 )
@@ -33,7 +31,3 @@ func apply(c *core.Context, cfg Config) error {
 	}
 	return llm.Register(c, a)
 }
-
-// Module contributes Plugin to the fx plugin catalog.
-var Module = fx.Module("llm-openai",
-	fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))

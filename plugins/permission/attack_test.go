@@ -76,6 +76,14 @@ var attacks = []attack{
 	{name: "ansi-c hex program", command: `$'\x72m' -rf {V}`, deny: []string{rmDeny}, mode: permission.ModeBypass, want: "deny"},
 	{name: "ansi-c octal option", command: `rm $'-\162f' {V}`, deny: []string{rmDeny}, mode: permission.ModeBypass, want: "deny"},
 	{name: "backslash program", command: `r\m -rf {V}`, deny: []string{rmDeny}, mode: permission.ModeBypass, want: "deny"},
+	// Variables whose value runs as a command.
+	{name: "GIT_SSH_COMMAND", command: "GIT_SSH_COMMAND='rm -rf {V}' git fetch", deny: []string{rmDeny}, mode: permission.ModeBypass, want: "deny"},
+	{name: "export PAGER", command: "export PAGER='rm -rf {V}'; git log", deny: []string{rmDeny}, mode: permission.ModeBypass, want: "deny"},
+	{name: "BASH_ENV process substitution", command: "BASH_ENV=<(echo 'rm -rf {V}') bash -c true", deny: []string{rmDeny}, mode: permission.ModeBypass, want: "deny"},
+	{name: "env BASH_ENV", command: "env BASH_ENV=<(cat {V}/keep) bash -c true", mode: permission.ModeBypass, want: "ask"},
+	{name: "heredoc body substitution", command: "cat <<EOF\n$(rm -rf {V})\nEOF", deny: []string{rmDeny}, mode: permission.ModeBypass, want: "deny"},
+	{name: "coproc", command: "coproc rm -rf {V}", deny: []string{rmDeny}, mode: permission.ModeBypass, want: "deny"},
+	{name: "nested three deep", command: `sh -c 'bash -c "sh -c \"rm -rf {V}\""'`, deny: []string{rmDeny}, mode: permission.ModeBypass, want: "deny"},
 	// Non-static program names: unknown, asked in every mode.
 	{name: "variable program", command: "x=rm; $x -rf {V}", deny: []string{rmDeny}, mode: permission.ModeBypass, want: "ask"},
 	{name: "default-value program", command: "${x:-rm} -rf {V}", deny: []string{rmDeny}, mode: permission.ModeBypass, want: "ask"},

@@ -233,6 +233,7 @@ func (a *analyzer) stmt(stmt *syntax.Stmt, depth int) {
 	case !isCall || len(call.Args) == 0:
 		part.Forms = []string{a.print(stmt.Cmd)}
 		a.parts = append(a.parts, part)
+		a.assignments(len(a.parts)-1, stmt.Cmd, nil, depth)
 		return
 	}
 	words := make([]word, len(call.Args))
@@ -272,6 +273,7 @@ func (a *analyzer) stmt(stmt *syntax.Stmt, depth int) {
 	}
 	a.parts = append(a.parts, part)
 	idx := len(a.parts) - 1
+	a.assignments(idx, stmt.Cmd, words, depth)
 
 	for _, i := range precise {
 		a.scriptsOf(idx, stmt, words[i:], depth)
@@ -390,6 +392,9 @@ func (a *analyzer) stdinScript(idx int, stmt *syntax.Stmt, depth int, what strin
 
 // stdinText is the literal text stmt reads on its standard input, if known.
 func (a *analyzer) stdinText(stmt *syntax.Stmt) (string, bool) {
+	if stmt == nil {
+		return "", false
+	}
 	for i := len(stmt.Redirs) - 1; i >= 0; i-- {
 		r := stmt.Redirs[i]
 		if r.N != nil && r.N.Value != "0" {
@@ -645,4 +650,49 @@ func reduceProgram(argv []string) []string {
 		return argv
 	}
 	return append([]string{path.Base(argv[0])}, argv[1:]...)
+}
+
+// commandVariables are environment variables whose value a program runs as
+// a command line (GIT_SSH_COMMAND, PAGER …); fileVariables name a script
+// file bash sources at start-up.
+var (
+	commandVariables = map[string]bool{"GIT_SSH_COMMAND": true, "GIT_EDITOR": true, "GIT_PAGER": true,
+		"GIT_EXTERNAL_DIFF": true, "GIT_ASKPASS": true, "SSH_ASKPASS": true, "PAGER": true, "MANPAGER": true,
+		"SYSTEMD_PAGER": true, "EDITOR": true, "VISUAL": true, "LESSOPEN": true, "LESSCLOSE": true,
+		"PROMPT_COMMAND": true, "BROWSER": true, "SUDO_ASKPASS": true}
+	fileVariables = map[string]bool{"BASH_ENV": true, "ENV": true}
+)
+
+// assignments analyses the values of variables that run commands, set by a
+// statement (`GIT_SSH_COMMAND='…' git fetch`, `export PAGER='…'`) or by
+// env's operands (`env BASH_ENV=<(…) bash -c …`).
+func (a *analyzer) assignments(idx int, cmd syntax.Command, words []word, depth int) {
+	var assigns []*syntax.Assign
+	switch c := cmd.(type) {
+	case *syntax.CallExpr:
+		assigns = c.Assigns
+	case *syntax.DeclClause:
+		assigns = c.Args
+	}
+	check := func(name string, value word) {
+		switch {
+		case commandVariables[name]:
+			a.scriptWord(idx, value, depth, "the command in "+name)
+		case fileVariables[name]:
+			a.sourced(idx, nil, value, depth, "the file in "+name)
+		}
+	}
+	for _, as := range assigns {
+		if as.Name == nil || as.Value == nil {
+			continue
+		}
+		check(as.Name.Value, a.word(as.Value))
+	}
+	if len(words) > 1 && words[0].static && path.Base(words[0].val) == "env" {
+		for _, w := range words[1:] {
+			if name, value, ok := strings.Cut(w.val, "="); ok && isAssignment(w.val) {
+				check(name, word{val: value, static: w.static, node: w.node})
+			}
+		}
+	}
 }

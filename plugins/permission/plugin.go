@@ -13,7 +13,6 @@ import (
 	"github.com/dshgo/harness/plugins/workdir"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/tools"
-	"go.uber.org/fx"
 )
 
 // Config is the permission plugin's configuration.
@@ -84,9 +83,6 @@ var Plugin = core.Define("permission", apply,
 	core.WithInject(tools.Key.Name()),
 	core.WithProvides(tools.ReadPolicyKey.Name()),
 	core.WithDescription("Allow, ask and deny rules over tool calls; deny rules are registry guards."))
-
-// Module contributes Plugin to the catalog.
-var Module = fx.Module("permission", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
 
 // unanswerable is what the permission plugin asks of an approval service:
 // why can no one answer ("" when someone can)? approval.Service implements it.
@@ -159,7 +155,7 @@ func (p *plugin) setGrants(scope *core.ScopeID, g *Policy) {
 // session working directory its context carries, and how the subprocess
 // service's sandbox will run it.
 func (p *plugin) callOf(e *tools.Execution) Call {
-	c := Call{Tool: e.Name(), Args: json.RawMessage(e.Arguments())}
+	c := Call{Tool: e.Name(), Args: json.RawMessage(e.Arguments()), ReadOnly: e.Tool() != nil && e.Tool().ReadOnly()}
 	if ctx := e.Context(); ctx != nil {
 		c.Cwd, _ = workdir.From(ctx)
 	}

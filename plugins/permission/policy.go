@@ -85,6 +85,10 @@ type Call struct {
 	Args json.RawMessage
 	// Cwd is the working directory of the calling session; "" uses the policy's.
 	Cwd string
+	// ReadOnly is set when the tool itself declares that it changes nothing
+	// (tools.WithReadOnly, e.g. an MCP tool with readOnlyHint); it counts
+	// like a name in Spec.ReadOnly.
+	ReadOnly bool
 	// Sandboxed is set when the call will run inside an enforced
 	// workspace-write sandbox (the permission plugin sets it for shell
 	// calls from the subprocess service's sandbox policy). A sandboxed
@@ -232,7 +236,7 @@ func (p *Policy) Evaluate(c Call) Verdict {
 		return Verdict{Decision: Deny, Rule: r.source,
 			Reason: fmt.Sprintf("permission denied: rule %q in the deny list matches this call", r.source)}
 	}
-	readOnly := p.ReadOnly(c.Tool)
+	readOnly := c.ReadOnly || p.ReadOnly(c.Tool)
 	if p.mode == ModePlan && !readOnly {
 		return Verdict{Decision: Deny,
 			Reason: fmt.Sprintf("permission denied: plan mode allows only read-only tools, and %q is not read-only", c.Tool)}
@@ -317,8 +321,8 @@ func (p *Policy) denied(tool string, sub subject) (Rule, bool) {
 	return Rule{}, false
 }
 
-// inWorkspace reports whether every path of a file call lies inside the
-// working directory or one of the call's roots, symlinks resolved.
+// inWorkspace reports whether the path of a file call, symlinks resolved,
+// lies inside the working directory or one of the call's roots.
 func (p *Policy) inWorkspace(sub subject, c Call) bool {
 	if sub.kind != "file" {
 		return true
@@ -326,13 +330,9 @@ func (p *Policy) inWorkspace(sub subject, c Call) bool {
 	if len(sub.paths) == 0 {
 		return false
 	}
-	roots := p.workspaceRoots(sub.cwd, c.Roots)
-	for _, f := range sub.paths {
-		if !within(f, roots) {
-			return false
-		}
-	}
-	return within(resolveExisting(sub.paths[0]), roots)
+	// What counts is where the write lands: the path with every symlink
+	// (also a dangling last one) resolved.
+	return within(resolveExisting(sub.paths[0]), p.workspaceRoots(sub.cwd, c.Roots))
 }
 
 // workspaceRoots is cwd and roots, absolute, each also with symlinks
@@ -448,7 +448,7 @@ func (p *Policy) shellSubject(name, key string, args map[string]any, cwd string,
 			sub.workdir = base
 			sub.workdirs = pathForms(base, cwd, p.home)
 			roots := p.workspaceRoots(cwd, roots)
-			sub.outside = !within(base, roots) || !within(resolveExisting(base), roots)
+			sub.outside = !within(resolveExisting(base), roots)
 			raw.Extra = []string{"cd " + base, "cd " + base + "/"}
 		}
 	}

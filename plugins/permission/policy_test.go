@@ -447,3 +447,108 @@ func TestReadDenied(t *testing.T) {
 		t.Errorf("without a read tool: denied by %q", rule)
 	}
 }
+
+// TestAcceptEditsWorkspaceRoots: acceptEdits writes without asking inside
+// the working directory and the call's roots (the sandbox's writable
+// roots), also through a symlinked root, and asks elsewhere.
+func TestAcceptEditsWorkspaceRoots(t *testing.T) {
+	cwd, root, elsewhere := t.TempDir(), t.TempDir(), t.TempDir()
+	linkedRoot := filepath.Join(t.TempDir(), "linked")
+	if err := os.Symlink(root, linkedRoot); err != nil {
+		t.Fatal(err)
+	}
+	spec := defaultSpec(cwd)
+	spec.Mode = ModeAcceptEdits
+	p, err := New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path  string
+		roots []string
+		want  Decision
+	}{
+		{filepath.Join(cwd, "a.go"), nil, Allow},
+		{filepath.Join(root, "a.go"), nil, Ask},
+		{filepath.Join(root, "a.go"), []string{root}, Allow},
+		{filepath.Join(root, "a.go"), []string{linkedRoot}, Allow},
+		{filepath.Join(linkedRoot, "a.go"), []string{root}, Allow},
+		{filepath.Join(elsewhere, "a.go"), []string{root}, Ask},
+		{filepath.Join(root, "..", filepath.Base(elsewhere), "a.go"), []string{root}, Ask},
+	} {
+		if got := p.Evaluate(Call{Tool: "write", Args: fileArgs(tc.path), Roots: tc.roots}); got.Decision != tc.want {
+			t.Errorf("write %s with roots %v: %+v, want %v", tc.path, tc.roots, got, tc.want)
+		}
+	}
+}
+
+// TestOptionPatternSpellings: a deny rule's options match however they are
+// written, and only when all of them are present.
+func TestOptionPatternSpellings(t *testing.T) {
+	for _, tc := range []struct {
+		rule, command string
+		want          bool
+	}{
+		{"rm -rf *", "rm -fr x", true},
+		{"rm -rf *", "rm -r -f x", true},
+		{"rm -rf *", "rm -Rf x", true},
+		{"rm -rf *", "rm --recursive --force x", true},
+		{"rm -rf *", "rm -r x", false},
+		{"rm -rf *", "rm -f x", false},
+		{"rm -rf /", "rm -fr /", true},
+		{"rm -rf /", "rm -fr /tmp", false},
+		{"git push --force *", "git push -f origin main", true},
+		{"git push --force *", "git push origin main", false},
+		{"git push --force-with-lease *", "git push --force-with-lease=origin/main origin", true},
+		{"git branch -D *", "git branch -d -f x", true},
+		{"git branch -D *", "git branch -d x", false},
+		{"find -delete *", "find . -name x -delete", true},
+		{"find -delete *", "find . -name x", false},
+		{"chmod -R *", "chmod --recursive 777 /", true},
+	} {
+		op := parseOptionPattern(tc.rule)
+		if op == nil {
+			t.Errorf("%q: no option pattern", tc.rule)
+			continue
+		}
+		if got := op.match(strings.Fields(tc.command)); got != tc.want {
+			t.Errorf("%q vs %q = %v, want %v", tc.rule, tc.command, got, tc.want)
+		}
+	}
+}
+
+// TestUnknownParts: what makes a part unknown, and what does not.
+func TestUnknownParts(t *testing.T) {
+	for _, tc := range []struct {
+		line    string
+		unknown bool
+	}{
+		{"$x -rf v", true},
+		{"${x:-rm} v", true},
+		{"$(echo rm) v", true},
+		{"`echo rm` v", true},
+		{"/bin/r? v", true},
+		{"{rm,-rf,v}", true},
+		{`eval "$c"`, true},
+		{`bash -c "$c"`, true},
+		{"cat x.sh | bash", true},
+		{"bash < x.sh", true},
+		{"sudo $cmd", true},
+		{"echo $x", false},
+		{"echo 'rm' | cat", false},
+		{`bash -c 'echo "$HOME"'`, false},
+		{"bash script.sh", false},
+		{"echo hi | bash", false},
+		{"bash <<'EOF'\necho $x\nEOF", false},
+		{"bash <<EOF\necho $(date)\nEOF", true},
+	} {
+		parts, _ := splitCommand(tc.line)
+		got := false
+		for _, p := range parts {
+			got = got || p.Unknown != ""
+		}
+		if got != tc.unknown {
+			t.Errorf("%q: unknown = %v, want %v (parts %+v)", tc.line, got, tc.unknown, parts)
+		}
+	}
+}

@@ -3,8 +3,6 @@ package prompttools
 import (
 	"context"
 
-	"go.uber.org/fx"
-
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tools"
@@ -39,7 +37,3 @@ func (p Provider) Schemas(_ context.Context, scope *core.ScopeID) ([]systempromp
 
 // KnownNames returns nil: the names of the visible schemas.
 func (Provider) KnownNames(context.Context, *core.ScopeID) ([]string, error) { return nil, nil }
-
-// Module contributes Plugin to the fx plugin catalog.
-var Module = fx.Module("prompt-tools",
-	fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))

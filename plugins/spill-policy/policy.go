@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"go.uber.org/fx"
-
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/core/fxcore"
 	"github.com/dshgo/harness/services/spill"
 	"github.com/dshgo/harness/services/tools"
 )
@@ -44,9 +41,6 @@ func (c *Config) Validate() error {
 var Plugin = core.Define("spill-policy", apply,
 	core.WithInject(tools.Key.Name()),
 	core.WithDescription("spills oversized tool results to the spill store and shows a head/tail preview with the locator"))
-
-// Module contributes Plugin to the harness catalog.
-var Module = fx.Module("spill-policy", fxcore.ProvidePlugin(Plugin))
 
 func apply(c *core.Context, cfg Config) error {
 	if cfg.MaxInlineBytes == 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/dshgo/harness/plugins/hooks"
 	"github.com/dshgo/harness/plugins/instructions"
 	llmopenai "github.com/dshgo/harness/plugins/llm-openai"
+	"github.com/dshgo/harness/plugins/mcp"
 	"github.com/dshgo/harness/plugins/permission"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
 	spillpolicy "github.com/dshgo/harness/plugins/spill-policy"
@@ -49,6 +50,7 @@ func Plugins() []core.Plugin {
 		toolbash.Plugin,
 		toolfs.Plugin,
 		toolsearch.Plugin,
+		mcp.Plugin,
 		llm.Plugin,
 		compaction.Plugin,
 		llmopenai.Plugin,

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"go.uber.org/fx"
-
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/plugins/workdir"
 	"github.com/dshgo/harness/services/spill"
@@ -68,9 +66,6 @@ func (c Config) Validate() error {
 var Plugin = core.Define("tool-bash", apply,
 	core.WithInject(tools.Key.Name(), subprocess.Key.Name()),
 	core.WithDescription("the bash tool: one fresh bash -c per call over the subprocess service"))
-
-// Module contributes Plugin to the harness catalog.
-var Module = fx.Module("tool-bash", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
 
 func apply(c *core.Context, cfg Config) error {
 	cwd, err := workdir.Default(cfg.Cwd)

@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"go.uber.org/fx"
-
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/plugins/workdir"
 	"github.com/dshgo/harness/services/systemprompt"
@@ -73,9 +71,6 @@ func (c Config) Validate() error {
 var Plugin = core.Define("tool-fs", apply,
 	core.WithInject(tools.Key.Name()),
 	core.WithDescription("read, write and edit tools over the local filesystem"))
-
-// Module contributes Plugin to the harness catalog.
-var Module = fx.Module("tool-fs", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
 
 func configuredDir(cfg string) (string, error) {
 	if cfg == "" {

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"go.uber.org/fx"
-
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/plugins/workdir"
 	"github.com/dshgo/harness/services/subprocess"
@@ -82,9 +80,6 @@ func (c Config) Validate() error {
 var Plugin = core.Define("tool-search", apply,
 	core.WithInject(tools.Key.Name()),
 	core.WithDescription("grep and glob tools (ripgrep when available, pure Go otherwise)"))
-
-// Module contributes Plugin to the harness catalog.
-var Module = fx.Module("tool-search", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
 
 func apply(c *core.Context, cfg Config) error {
 	cwd, err := workdir.Default(cfg.Cwd)
@@ -170,11 +165,26 @@ func toolError(err error) error {
 
 // subprocessRunner runs ripgrep through the subprocess service: argv only,
 // stdin ignored, stdout collected up to the raw-output cap, a stderr tail, and
-// SIGTERM→grace→SIGKILL of the process group when ctx ends.
+// SIGTERM→grace→SIGKILL of the process group when ctx ends. When the
+// runtime's default sandbox policy is on, ripgrep runs in a read-only
+// sandbox with that policy's denyRead (denied files read as empty, so they
+// never match) and no network.
 type subprocessRunner struct{ rt *subprocess.Runtime }
+
+// readOnlySandbox is the runtime's default policy turned read-only, or nil
+// when the default is off.
+func readOnlySandbox(rt *subprocess.Runtime) *subprocess.SandboxPolicy {
+	p, _ := rt.Sandbox()
+	if !p.Enabled() {
+		return nil
+	}
+	p.Mode, p.Network, p.WritableRoots = subprocess.SandboxReadOnly, false, nil
+	return &p
+}
 
 func (r subprocessRunner) Run(ctx context.Context, argv []string, dir string, caps Caps) (RunResult, error) {
 	res, err := r.rt.Run(subprocess.Spec{
+		Sandbox: readOnlySandbox(r.rt),
 		Context: ctx,
 		Argv:    argv,
 		Dir:     dir,

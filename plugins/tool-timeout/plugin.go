@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"go.uber.org/fx"
-
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/tools"
 )
@@ -18,9 +16,6 @@ type Config struct{}
 var Plugin = core.Define("tool-timeout", apply,
 	core.WithInject(tools.Key.Name()),
 	core.WithDescription("enforces each tool's declared timeout (TOOL_TIMEOUT)"))
-
-// Module contributes Plugin to the harness catalog.
-var Module = fx.Module("tool-timeout", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
 
 // errTimedOut is the cancellation cause of the deadline this plugin sets.
 var errTimedOut = errors.New("tool timeout")

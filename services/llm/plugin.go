@@ -1,8 +1,6 @@
 package llm
 
 import (
-	"go.uber.org/fx"
-
 	"github.com/dshgo/harness/core"
 )
 
@@ -26,7 +24,3 @@ func Register(c *core.Context, a Adapter) error {
 	svc := core.Use(c, Key)
 	return c.Effect("llm route "+a.Provider(), func() (func(), error) { return svc.Register(a) })
 }
-
-// Module contributes Plugin to the fx plugin catalog.
-var Module = fx.Module("llm",
-	fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))

@@ -4,10 +4,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"go.uber.org/fx"
-
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/core/fxcore"
 )
 
 // JSONLConfig is the sessions-jsonl plugin's configuration (harness.yml
@@ -23,9 +20,6 @@ type JSONLConfig struct {
 var JSONLPlugin = core.Define("sessions-jsonl", applyJSONL,
 	core.WithProvides(Key.Name()),
 	core.WithDescription("session store on local JSONL files: one append-only, flock-locked 0600 log per session"))
-
-// Module contributes JSONLPlugin to the harness catalog.
-var Module = fx.Module("sessions", fxcore.ProvidePlugin(JSONLPlugin))
 
 func applyJSONL(c *core.Context, cfg JSONLConfig) error {
 	dir := cfg.StateDir

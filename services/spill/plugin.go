@@ -7,10 +7,7 @@ import (
 	"os"
 	"time"
 
-	"go.uber.org/fx"
-
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/core/fxcore"
 )
 
 // Key is the spill service key ("spillStore"). One provider per realm.
@@ -63,9 +60,6 @@ func (c *Config) Validate() error {
 var Plugin = core.Define("spill-local", apply,
 	core.WithProvides(Key.Name()),
 	core.WithDescription("spill store on local files: private 0600 files in 0700 per-session directories, with retention"))
-
-// Module contributes Plugin to the harness catalog.
-var Module = fx.Module("spill", fxcore.ProvidePlugin(Plugin))
 
 func apply(c *core.Context, cfg Config) error {
 	root, tempRoot := cfg.Root, false

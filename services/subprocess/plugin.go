@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/dshgo/harness/core"
-	"go.uber.org/fx"
 )
 
 // Key is the "subprocess" service: the concrete *Runtime (one per realm; a
@@ -58,6 +57,3 @@ func apply(c *core.Context, cfg Options) error {
 	}
 	return core.Provide(c, Key, rt)
 }
-
-// Module contributes Plugin to the fx plugin catalog.
-var Module = fx.Module("subprocess", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))

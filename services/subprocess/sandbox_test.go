@@ -53,9 +53,16 @@ func TestSandboxWriteOutsideWorkspaceFails(t *testing.T) {
 	for _, backend := range sandboxBackends {
 		t.Run(backend, func(t *testing.T) {
 			rt := sandboxRuntime(t, backend, Options{})
-			ws, outside := t.TempDir(), t.TempDir()
+			// The victim directory is outside /tmp (bwrap's /tmp is private,
+			// so a victim there would simply be invisible): the package
+			// directory. Root inside tries to remount / writable first.
+			ws := t.TempDir()
+			outside, err := os.MkdirTemp(".", ".sandbox-victim-")
+			must(t, err)
+			t.Cleanup(func() { _ = os.RemoveAll(outside) })
+			outside, _ = filepath.Abs(outside)
 			p := &SandboxPolicy{Mode: SandboxWorkspaceWrite}
-			code, _, stderr, rep := runIn(t, rt, p, ws, "echo in > inside.txt && echo out > "+outside+"/victim.txt")
+			code, _, stderr, rep := runIn(t, rt, p, ws, "echo in > inside.txt && { mount -o remount,bind,rw / 2>/dev/null; echo out > "+outside+"/victim.txt; }")
 			if code == 0 {
 				t.Fatalf("write outside the workspace succeeded (report %v)", rep)
 			}
@@ -143,7 +150,7 @@ func TestSandboxDeniedPathsHidden(t *testing.T) {
 				}
 				// workspace-write: the mask still wins over the writable bind.
 				pw := &SandboxPolicy{Mode: SandboxWorkspaceWrite, DenyRead: []string{"**/.env"}}
-				_, stdout, stderr, _ = runIn(t, rt, pw, ws, "cat .env sub/.env; echo x > .env")
+				_, stdout, stderr, _ = runIn(t, rt, pw, ws, "cat .env sub/.env; echo x > .env; ln .env hard; mv .env moved; rm -f .env; cat hard moved")
 				if strings.Contains(stdout+stderr, "TOP_SECRET") {
 					t.Fatalf("workspace-write: denied content leaked: %s %s", stdout, stderr)
 				}

@@ -133,7 +133,7 @@ func (s *Service) Assemble(ctx context.Context, ac AssembleContext) (*Assembly, 
 	if a.Tools, err = orderTools(tools, s.toolOrder, known); err != nil {
 		return nil, err
 	}
-	out, err := core.Waterfall(ctx, s.c, AssembleEvent, core.To(ac.Scope), AssembleInput{Assembly: a, Context: ac},
+	out, err := AssembleEvent.Run(ctx, s.c.To(ac.Scope), AssembleInput{Assembly: a, Context: ac},
 		func(_ context.Context, in AssembleInput) (*Assembly, error) { return in.Assembly, nil })
 	if err != nil {
 		return nil, fmt.Errorf("system-prompt/assemble: %w", err)

@@ -1,8 +1,6 @@
 package systemprompt
 
 import (
-	"go.uber.org/fx"
-
 	"github.com/dshgo/harness/core"
 )
 
@@ -19,7 +17,3 @@ func apply(c *core.Context, cfg Config) error {
 	}
 	return core.Provide(c, Key, s)
 }
-
-// Module contributes Plugin to the fx plugin catalog.
-var Module = fx.Module("systemprompt",
-	fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))

@@ -246,7 +246,7 @@ func (s *Service) register(c *core.Context, label string, change Change, insert 
 
 // notify dispatches ChangeEvent for ch.
 func (s *Service) notify(ctx context.Context, ch Change) error {
-	_, _, err := core.Serial(ctx, s.c, ChangeEvent, core.To(ch.Scope), ch)
+	_, _, err := ChangeEvent.Bail(ctx, s.c.To(ch.Scope), ch)
 	return err
 }
 

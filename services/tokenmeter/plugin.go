@@ -6,10 +6,7 @@ import (
 	"slices"
 	"sort"
 
-	"go.uber.org/fx"
-
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/core/fxcore"
 )
 
 // Key is the token meter service key ("tokenMeter").
@@ -73,9 +70,6 @@ func (c *Config) Validate() error {
 var Plugin = core.Define("tokenmeter", apply,
 	core.WithProvides(Key.Name()),
 	core.WithDescription("token counts for text, messages and tool schemas; usage-anchored context projections"))
-
-// Module contributes Plugin to the harness catalog.
-var Module = fx.Module("tokenmeter", fxcore.ProvidePlugin(Plugin))
 
 func apply(c *core.Context, cfg Config) error {
 	est, err := NewEstimator(cfg.Estimator, cfg.Tokenizer)

@@ -45,6 +45,7 @@ type Tool struct {
 	convert  func(v any) (any, error) // a replacement value into the canonical type
 	safe     func(args any) bool
 	timeout  time.Duration
+	readOnly bool
 	err      error
 }
 
@@ -64,6 +65,11 @@ func (t *Tool) OutputSchema() json.RawMessage { return append(json.RawMessage(ni
 // Timeout returns the declared timeout (0: none). It is declarative only: the
 // tool-timeout plugin enforces it as an Execute listener.
 func (t *Tool) Timeout() time.Duration { return t.timeout }
+
+// ReadOnly reports whether the tool declared that it changes nothing
+// (WithReadOnly). Permission modes treat such a tool like a configured
+// read-only tool.
+func (t *Tool) ReadOnly() bool { return t.readOnly }
 
 // Err returns the definition error, or nil.
 func (t *Tool) Err() error { return t.err }
@@ -141,6 +147,14 @@ func WithTimeout(d time.Duration) Option {
 		t.timeout = d
 		return nil
 	})
+}
+
+// WithReadOnly declares that the tool changes nothing (an MCP tool's
+// readOnlyHint). It is advisory metadata for policy: the permission plugin
+// runs such a tool without asking in its default mode and allows it in plan
+// mode; deny and ask rules still apply.
+func WithReadOnly() Option {
+	return optionFunc(func(t *Tool) error { t.readOnly = true; return nil })
 }
 
 // WithOutputSchema declares the output schema of a raw tool; its values are

@@ -61,7 +61,7 @@
 //	  PostExecute waterfall (accept | replace content | replace value | block)
 //	  finalize ─ Result event (observers contained)
 //
-// All four events are dispatched to the call's scope (core.To(call.Scope)):
+// All four events are dispatched to the call's scope (c.To(call.Scope)):
 // listeners registered through an agent's scoped context see only that agent's
 // calls; unscoped listeners see all. See Registry.Execute for the exact order
 // (dsh A9) and the error codes (UNKNOWN_TOOL, INVALID_ARGS,

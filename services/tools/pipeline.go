@@ -159,7 +159,7 @@ func (r *Registry) preExecute(ctx context.Context, e *Execution) (d Decision, er
 			err = r.recovered("tools/pre-execute listener", v)
 		}
 	}()
-	d, err = core.Waterfall(ctx, r.c, PreExecute, core.To(e.call.Scope), e, allowInner)
+	d, err = PreExecute.Run(ctx, r.c.To(e.call.Scope), e, allowInner)
 	if err != nil {
 		return Decision{}, err
 	}
@@ -313,7 +313,7 @@ func (r *Registry) executeWaterfall(e *Execution) (o *Outcome, err error) {
 	if core.Listeners(r.c, Execute) == 0 {
 		return bodyInner(e.ctx, e)
 	}
-	return core.Waterfall(e.ctx, r.c, Execute, core.To(e.call.Scope), e, bodyInner)
+	return Execute.Run(e.ctx, r.c.To(e.call.Scope), e, bodyInner)
 }
 
 // adopt normalizes an outcome authored by an Execute listener: a failure is
@@ -510,7 +510,7 @@ func (r *Registry) finish(e *Execution) *Outcome {
 	}
 	e.outcome.exec = e
 	if core.Listeners(r.c, Result) > 0 {
-		core.Emit(detached, r.c, Result, core.To(e.call.Scope), e)
+		Result.Emit(detached, r.c.To(e.call.Scope), e)
 	}
 	return e.outcome
 }
@@ -534,7 +534,7 @@ func (r *Registry) postExecute(ctx context.Context, e *Execution) (o *Outcome) {
 			o = errorOutcome(r.recovered("tools/post-execute listener", p))
 		}
 	}()
-	d, err := core.Waterfall(ctx, r.c, PostExecute, core.To(e.call.Scope), e, acceptInner)
+	d, err := PostExecute.Run(ctx, r.c.To(e.call.Scope), e, acceptInner)
 	if err != nil {
 		return errorOutcome(err)
 	}

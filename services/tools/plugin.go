@@ -3,8 +3,6 @@ package tools
 import (
 	"errors"
 
-	"go.uber.org/fx"
-
 	"github.com/dshgo/harness/core"
 )
 
@@ -32,9 +30,6 @@ var errMaxParallel = errors.New("maxParallel: must be at least 1")
 var Plugin = core.Define("tools", func(c *core.Context, cfg Config) error {
 	return core.Provide(c, Key, New(c, cfg.MaxParallel))
 }, core.WithProvides(Key.Name()), core.WithDescription("the tool registry and its execution pipeline"))
-
-// Module contributes Plugin to the harness catalog.
-var Module = fx.Module("tools", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
 
 // Register registers tools in the registry injected into c (the plugin must
 // list Key.Name() in core.WithInject), as effects of c's fiber. See

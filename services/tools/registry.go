@@ -204,7 +204,7 @@ func (r *Registry) commit(c *core.Context, label string, undo func()) error {
 
 // changed dispatches Changed; the first listener error is returned.
 func (r *Registry) changed(ctx context.Context) error {
-	_, _, err := core.Serial(ctx, r.c, Changed, core.Target{}, r)
+	_, _, err := Changed.Bail(ctx, r.c.Here(), r)
 	return err
 }
 

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/dshgo/harness"
 	"github.com/dshgo/harness/core"
 )
 
@@ -67,4 +66,4 @@ func apply(ctx *core.Context, cfg Config) error {
 	})
 }
 
-func init() { harness.Register(Plugin) }
+func init() { core.Register(Plugin) }

@@ -25,5 +25,5 @@ func TestPluginLoadsFromAManifest(t *testing.T) {
 	if got := g.Greet("Ada"); got != "Hi, Ada!" {
 		t.Fatalf("got %q", got)
 	}
-	core.Emit(context.Background(), h.Root.Context(), hello.Greeted, core.Target{}, "Ada")
+	hello.Greeted.Emit(context.Background(), h.Root.Context().Here(), "Ada")
 }

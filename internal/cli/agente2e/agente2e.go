@@ -11,6 +11,7 @@ import (
 	"github.com/dshgo/harness/plugins/hooks"
 	"github.com/dshgo/harness/plugins/instructions"
 	llmopenai "github.com/dshgo/harness/plugins/llm-openai"
+	"github.com/dshgo/harness/plugins/mcp"
 	"github.com/dshgo/harness/plugins/permission"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
 	"github.com/dshgo/harness/plugins/std"
@@ -32,7 +33,7 @@ func Needed() []core.Plugin {
 		subprocess.Plugin, systemprompt.Plugin, tools.Plugin, prompttools.Plugin, tokenmeter.Plugin,
 		llm.Plugin, llmopenai.Plugin, sessions.JSONLPlugin, agent.Plugin,
 		toolbash.Plugin, toolfs.Plugin, toolsearch.Plugin,
-		approval.Plugin, permission.Plugin, hooks.Plugin,
+		approval.Plugin, permission.Plugin, hooks.Plugin, mcp.Plugin,
 		tooltodo.Plugin, instructions.Plugin, environment.Plugin,
 	}
 }

@@ -31,8 +31,7 @@ func Example() {
 
 	session := core.NewScopeID("s-1", nil)
 	for _, text := range []string{"fix the build", "my password is hunter2"} {
-		d, err := core.Waterfall(context.Background(), root.Context(), lifecycle.UserPromptSubmit, core.To(session),
-			lifecycle.Prompt{Session: lifecycle.Session{ID: "s-1"}, Prompt: text}, lifecycle.Pass[lifecycle.Prompt])
+		d, err := lifecycle.UserPromptSubmit.Run(context.Background(), root.Context().To(session), lifecycle.Prompt{Session: lifecycle.Session{ID: "s-1"}, Prompt: text}, lifecycle.Pass[lifecycle.Prompt])
 		fmt.Printf("%q: block=%v reason=%q context=%q err=%v\n", text, d.Block, d.Reason, d.AdditionalContext, err)
 	}
 	// Output:
@@ -44,5 +43,5 @@ func ExampleDecision_Merge() {
 	a := lifecycle.Decision{AdditionalContext: []string{"a"}}
 	b := lifecycle.Decision{Block: true, Reason: "stop", AdditionalContext: []string{"b"}}
 	fmt.Printf("%+v\n", a.Merge(b))
-	// Output: {Block:true Reason:stop AdditionalContext:[a b]}
+	// Output: {Block:true Reason:stop AdditionalContext:[a b] Halt:false HaltReason:}
 }

@@ -10,7 +10,7 @@
 // the registration order. The agent passes an inner function returning the
 // zero Decision:
 //
-//	d, err := core.Waterfall(ctx, c, lifecycle.UserPromptSubmit, core.To(session),
+//	d, err := lifecycle.UserPromptSubmit.Run(ctx, c.To(session),
 //		lifecycle.Prompt{Session: info, Prompt: text}, lifecycle.Pass[lifecycle.Prompt])
 //	if err != nil || d.Block { /* reject the prompt with d.Reason (or err) */ }
 //	// append d.AdditionalContext to the prompt as plugin-sourced context

@@ -203,11 +203,18 @@ type WireTool struct {
 // script answer.
 type Check func(r Request, w WireRequest) *Turn
 
-// Option configures a [Server].
-type Option func(*Server)
+// Option configures a [Server]. The interface is sealed: the options are
+// the With* functions of this package.
+type Option interface{ applyServer(*Server) }
+
+type optionFunc func(*Server)
+
+func (f optionFunc) applyServer(s *Server) { f(s) }
 
 // WithCheck installs a request check (see [Check]).
-func WithCheck(c Check) Option { return func(s *Server) { s.checks = append(s.checks, c) } }
+func WithCheck(c Check) Option {
+	return optionFunc(func(s *Server) { s.checks = append(s.checks, c) })
+}
 
 // DeepSeekReasoningCheck answers HTTP 400 with DeepSeek's error text when an
 // assistant message that has tool_calls lacks reasoning_content, as DeepSeek
@@ -253,7 +260,7 @@ func New(t testing.TB, turns []Turn, opts ...Option) *Server {
 func NewServer(turns []Turn, opts ...Option) *Server {
 	s := &Server{turns: turns, closed: make(chan struct{})}
 	for _, o := range opts {
-		o(s)
+		o.applyServer(s)
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL + "/v1"

@@ -87,7 +87,10 @@ func (b *bwrap) Check(p Policy) Report {
 func (b *bwrap) Wrap(req Request) (Command, Report, error) {
 	rep := Report{Backend: BackendBwrap, Enforcement: EnforcementFull}
 	args := make([]string, 0, 32)
-	args = append(args, b.path, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts")
+	// --cap-drop ALL: run as root, bwrap would otherwise keep
+	// CAP_SYS_ADMIN, and `mount -o remount,bind,rw /` would make the host
+	// file system writable again.
+	args = append(args, b.path, "--die-with-parent", "--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc", "--unshare-uts")
 	if !req.Terminal {
 		// A terminal's program must keep the PTY as its controlling
 		// terminal; every other spawn already has none (Setsid), and a new

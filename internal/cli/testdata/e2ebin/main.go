@@ -5,12 +5,13 @@ package main
 
 import (
 	"github.com/dshgo/harness"
+	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/internal/cli/agente2e"
 )
 
 func main() {
 	for _, p := range agente2e.Missing() {
-		harness.Register(p)
+		core.Register(p)
 	}
 	harness.Main()
 }

@@ -1,0 +1,95 @@
+package agent_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/plugins/hooks"
+	"github.com/dshgo/harness/services/llm/llmtest"
+	"github.com/dshgo/harness/services/subprocess"
+)
+
+// A Stop hook in the shape of the well-known loop hooks (ralph-wiggum):
+// it reads transcript_path as Claude Code writes it, takes the last line
+// with "role":"assistant", and blocks with a reason until the assistant's
+// text content block says "done"; then it lets the agent stop and leaves a
+// systemMessage. Through the real hooks plugin, a real bash script and the
+// llmtest scripted model: the turn continues as often as the hook blocks
+// (here once), the hook gets one session_id, the transcript path and
+// last_assistant_message, and the systemMessage reaches the user as a
+// notice.
+func TestStopLoopHookReadsTheClaudeTranscript(t *testing.T) {
+	f := newFixture(t, []llmtest.Turn{textTurn("working"), textTurn("done")})
+	dir := t.TempDir()
+	payloads := filepath.Join(dir, "stop-payloads")
+	hook := filepath.Join(dir, "stop-loop.sh")
+	body := `#!/usr/bin/env bash
+input=$(cat)
+printf '%s\n' "$input" >> "` + payloads + `"
+tp=$(printf '%s' "$input" | sed -n 's/.*"transcript_path":"\([^"]*\)".*/\1/p')
+[ -f "$tp" ] || { echo "no transcript at $tp" >&2; exit 1; }
+last=$(grep '"role":"assistant"' "$tp" | tail -1)
+case "$last" in
+  *'"content":[{"type":"text","text":"done"}]'*) echo '{"systemMessage":"loop finished"}'; exit 0 ;;
+esac
+echo '{"decision":"block","reason":"not done yet: continue"}'
+`
+	if err := os.WriteFile(hook, []byte(body), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f.rc.Plugin(subprocess.Plugin, nil)
+	hf := f.rc.Plugin(hooks.Plugin, hooks.Config{Cwd: dir, Hooks: hooks.Events{Stop: []hooks.MatcherGroup{{Hooks: []hooks.CommandHook{{Type: "command", Command: hook}}}}}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := hf.Await(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var notices []string
+	ss := f.open(agent.Options{Observer: func(e agent.Event) {
+		if e.Type == agent.EventNotice {
+			notices = append(notices, e.Source+": "+e.Text)
+		}
+	}})
+	res, err := ss.Run(ctx, "finish the job")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "done" {
+		t.Fatalf("final text %q, want the second reply", res.Text)
+	}
+	raw, err := os.ReadFile(payloads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("the Stop hook ran %d times, want 2: %s", len(lines), raw)
+	}
+	for i, want := range []string{`"last_assistant_message":"working"`, `"last_assistant_message":"done"`} {
+		if !strings.Contains(lines[i], want) || !strings.Contains(lines[i], `"session_id":"`+ss.ID()+`"`) ||
+			!strings.Contains(lines[i], `"hook_event_name":"Stop"`) || !strings.Contains(lines[i], `"permission_mode":"default"`) {
+			t.Errorf("stop payload %d: %s", i+1, lines[i])
+		}
+	}
+	if !strings.Contains(lines[0], `"stop_hook_active":false`) || !strings.Contains(lines[1], `"stop_hook_active":true`) {
+		t.Errorf("stop_hook_active: %s", raw)
+	}
+	if len(notices) != 1 || notices[0] != "hooks:Stop: loop finished" {
+		t.Errorf("notices %q", notices)
+	}
+	// The conversation went on with the hook's reason as the next user message.
+	var users []string
+	for _, m := range ss.History() {
+		if m.Role == "user" {
+			users = append(users, m.Content)
+		}
+	}
+	if !strings.Contains(strings.Join(users, "|"), "not done yet: continue") {
+		t.Errorf("user messages %q", users)
+	}
+}

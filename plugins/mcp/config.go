@@ -1,0 +1,323 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Defaults of Config.
+const (
+	DefaultStartupTimeout  = 30 * time.Second
+	DefaultCallTimeout     = 120 * time.Second
+	DefaultGrace           = 2 * time.Second
+	DefaultStderrTailBytes = 16 << 10
+	DefaultMaxMessageBytes = 16 << 20
+	// ProjectFileName is the Claude Code project file read when
+	// Config.ProjectFile is set.
+	ProjectFileName = ".mcp.json"
+)
+
+// Transport types of ServerConfig.Type.
+const (
+	TypeStdio = "stdio"
+	TypeHTTP  = "http"
+	TypeSSE   = "sse"
+)
+
+// Restart policies of ServerConfig.Restart.
+const (
+	RestartNever     = "never"
+	RestartOnFailure = "on-failure"
+)
+
+// Config is the mcp plugin's configuration: one row holds every server.
+// Servers are keyed by name under `servers` or, pasted from a Claude Code
+// `.mcp.json`, under `mcpServers` (both may be used; a name may appear once).
+// With ProjectFile the `mcpServers` of ./.mcp.json (relative to Cwd) are
+// added too.
+type Config struct {
+	// Servers are the MCP servers by name.
+	Servers map[string]ServerConfig `yaml:"servers" json:"servers,omitempty" jsonschema:"description=MCP servers by name (stdio: command/args/env/cwd; http or sse: url/headers)"`
+	// MCPServers is the same map in Claude Code's .mcp.json key, for pasting.
+	MCPServers map[string]ServerConfig `yaml:"mcpServers" json:"mcpServers,omitempty" jsonschema:"description=MCP servers by name in the shape of Claude Code's .mcp.json mcpServers block (pasted as-is)"`
+	// ProjectFile adds the mcpServers of .mcp.json in Cwd.
+	ProjectFile bool `yaml:"projectFile" json:"projectFile,omitempty" jsonschema:"description=Also load the mcpServers block of .mcp.json in the working directory (Claude Code project file)"`
+	// Cwd is the directory stdio servers start in (unless they set cwd) and
+	// where .mcp.json is looked up; empty means the process's working directory.
+	Cwd string `yaml:"cwd" json:"cwd,omitempty" jsonschema:"description=Directory stdio servers start in and where .mcp.json is read (default: the process working directory)"`
+	// StartupTimeout bounds connecting one server (spawn + initialize + the
+	// first tools/list). Default 30s.
+	StartupTimeout Duration `yaml:"startupTimeout" json:"startupTimeout,omitempty" jsonschema:"description=Bound on connecting one server: spawn and initialize and the first tools/list (default 30s)"`
+	// CallTimeout bounds one tool call; on expiry notifications/cancelled is
+	// sent and the call fails naming the server. Default 120s.
+	CallTimeout Duration `yaml:"callTimeout" json:"callTimeout,omitempty" jsonschema:"description=Bound on one tool call; at expiry notifications/cancelled is sent and the call fails naming the server (default 2m)"`
+	// Grace is how long a stdio server may take to exit after its stdin is
+	// closed before its whole process range is terminated (and again between
+	// SIGTERM and SIGKILL). Default 2s.
+	Grace Duration `yaml:"grace" json:"grace,omitempty" jsonschema:"description=Time a stdio server gets to exit after stdin closes before its process range is terminated; also the SIGTERM to SIGKILL delay (default 2s)"`
+	// StderrTailBytes is how much of a stdio server's stderr is kept for
+	// error messages. Default 16 KiB.
+	StderrTailBytes int `yaml:"stderrTailBytes" json:"stderrTailBytes,omitempty" jsonschema:"description=Bytes of a stdio server's stderr kept for error messages (default 16384)"`
+	// MaxMessageBytes bounds one JSON-RPC message from a stdio server; a
+	// longer line fails the connection. Default 16 MiB.
+	MaxMessageBytes int `yaml:"maxMessageBytes" json:"maxMessageBytes,omitempty" jsonschema:"description=Largest JSON-RPC message accepted from a stdio server in bytes (default 16 MiB)"`
+}
+
+// ServerConfig is one server, in Claude Code's .mcp.json shape plus
+// harness extensions (cwd, timeout, startupTimeout, restart, disabled).
+type ServerConfig struct {
+	// Type is stdio (the default when command is set), http (streamable
+	// HTTP; "streamable-http" is accepted too) or sse (the legacy transport).
+	Type string `yaml:"type" json:"type,omitempty" jsonschema:"description=Transport: stdio (default with command) or http (streamable HTTP) or sse (legacy HTTP+SSE),enum=stdio,enum=http,enum=streamable-http,enum=sse"`
+	// Command is the program of a stdio server (resolved on PATH).
+	Command string `yaml:"command" json:"command,omitempty" jsonschema:"description=Program of a stdio server (looked up on PATH)"`
+	// Args are its arguments (never shell-interpreted).
+	Args []string `yaml:"args" json:"args,omitempty" jsonschema:"description=Arguments of a stdio server (not shell-interpreted)"`
+	// Env entries are set in the server's environment on top of the scrubbed
+	// parent environment; they are the only way a credential reaches it.
+	Env map[string]string `yaml:"env" json:"env,omitempty" jsonschema:"description=Environment entries of a stdio server; the inherited environment is scrubbed of credentials so these are the only way one reaches it"`
+	// Cwd is the stdio server's working directory (default: Config.Cwd).
+	Cwd string `yaml:"cwd" json:"cwd,omitempty" jsonschema:"description=Working directory of a stdio server (default: the row's cwd)"`
+	// URL is the endpoint of an http or sse server.
+	URL string `yaml:"url" json:"url,omitempty" jsonschema:"description=Endpoint of an http or sse server"`
+	// Headers are sent with every request to an http or sse server; values
+	// may be !env references and are redacted by harness config.
+	Headers map[string]string `yaml:"headers" json:"headers,omitempty" harness:"secret" jsonschema:"description=HTTP headers sent to an http or sse server (values may be !env; redacted by harness config)"`
+	// Timeout overrides Config.CallTimeout for this server's calls.
+	Timeout Duration `yaml:"timeout" json:"timeout,omitempty" jsonschema:"description=Per-call timeout of this server (default: the row's callTimeout)"`
+	// StartupTimeout overrides Config.StartupTimeout for this server.
+	StartupTimeout Duration `yaml:"startupTimeout" json:"startupTimeout,omitempty" jsonschema:"description=Connect bound of this server (default: the row's startupTimeout)"`
+	// Restart is never (default) or on-failure: reconnect after the server
+	// exits or its connection breaks (at most 5 times in a row, backing off
+	// from 1s).
+	Restart string `yaml:"restart" json:"restart,omitempty" jsonschema:"description=never (default) or on-failure: reconnect when the server exits or its connection breaks,enum=never,enum=on-failure"`
+	// Disabled keeps the entry without starting it.
+	Disabled bool `yaml:"disabled" json:"disabled,omitempty" jsonschema:"description=Keep the entry but do not start the server"`
+}
+
+// SetDefaults fills the row's defaults.
+func (c *Config) SetDefaults() {
+	c.StartupTimeout = Duration(DefaultStartupTimeout)
+	c.CallTimeout = Duration(DefaultCallTimeout)
+	c.Grace = Duration(DefaultGrace)
+	c.StderrTailBytes = DefaultStderrTailBytes
+	c.MaxMessageBytes = DefaultMaxMessageBytes
+}
+
+// Validate checks the row: durations and sizes positive, every server
+// well-formed (errors name the map and server: `servers.github.url: …`), no
+// name given twice and no two names mapping to one tool prefix.
+func (c Config) Validate() error {
+	var errs []error
+	if c.StartupTimeout <= 0 || c.CallTimeout <= 0 || c.Grace <= 0 {
+		errs = append(errs, errors.New("startupTimeout, callTimeout and grace must be positive durations"))
+	}
+	if c.StderrTailBytes <= 0 || c.MaxMessageBytes <= 0 {
+		errs = append(errs, errors.New("stderrTailBytes and maxMessageBytes must be positive"))
+	}
+	_, err := c.merge(nil)
+	return errors.Join(append(errs, err)...)
+}
+
+// namedServer is one resolved server entry.
+type namedServer struct {
+	Name   string // as configured
+	Prefix string // sanitized name used in tool names
+	Source string // "servers", "mcpServers" or the .mcp.json path
+	ServerConfig
+}
+
+// merge collects the servers of both maps and of project (the decoded
+// project file, nil for none), validated and sorted by name.
+func (c Config) merge(project *projectFile) ([]namedServer, error) {
+	var out []namedServer
+	var errs []error
+	prefixes := map[string]string{}
+	add := func(source string, m map[string]ServerConfig) {
+		for _, name := range slices.Sorted(maps.Keys(m)) {
+			s := m[name]
+			where := fmt.Sprintf("%s.%s", source, name)
+			if prev, dup := prefixes[sanitize(name)]; dup {
+				errs = append(errs, fmt.Errorf("%s: server name clashes with %s (tool names would collide)", where, prev))
+				continue
+			}
+			if err := s.validate(name); err != nil {
+				errs = append(errs, fmt.Errorf("%s%w", where, err))
+				continue
+			}
+			prefixes[sanitize(name)] = where
+			out = append(out, namedServer{Name: name, Prefix: sanitize(name), Source: source, ServerConfig: s.normalized()})
+		}
+	}
+	add("servers", c.Servers)
+	add("mcpServers", c.MCPServers)
+	if project != nil {
+		add(project.path+": mcpServers", project.MCPServers)
+	}
+	slices.SortFunc(out, func(a, b namedServer) int { return strings.Compare(a.Name, b.Name) })
+	return out, errors.Join(errs...)
+}
+
+var invalidNameChars = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+
+// sanitize maps a server or tool name onto the registry's name alphabet:
+// every character outside A-Z a-z 0-9 _ - becomes _.
+func sanitize(name string) string { return invalidNameChars.ReplaceAllString(name, "_") }
+
+func (s ServerConfig) transport() string {
+	switch s.Type {
+	case "":
+		if s.Command == "" && s.URL != "" {
+			return TypeHTTP
+		}
+		return TypeStdio
+	case "streamable-http", "streamableHttp":
+		return TypeHTTP
+	}
+	return s.Type
+}
+
+func (s ServerConfig) normalized() ServerConfig {
+	s.Type = s.transport()
+	if s.Restart == "" {
+		s.Restart = RestartNever
+	}
+	return s
+}
+
+// validate returns an error whose text starts with ".field: " or ": ".
+func (s ServerConfig) validate(name string) error {
+	if name == "" {
+		return errors.New(": a server needs a non-empty name")
+	}
+	switch s.Restart {
+	case "", RestartNever, RestartOnFailure:
+	default:
+		return fmt.Errorf(".restart: want never or on-failure, got %q", s.Restart)
+	}
+	if s.Timeout < 0 || s.StartupTimeout < 0 {
+		return errors.New(".timeout: durations must be positive")
+	}
+	switch t := s.transport(); t {
+	case TypeStdio:
+		if s.Command == "" {
+			return errors.New(".command: a stdio server needs a command")
+		}
+		if s.URL != "" || len(s.Headers) > 0 {
+			return errors.New(": url and headers belong to http and sse servers, not to a stdio server")
+		}
+	case TypeHTTP, TypeSSE:
+		if s.URL == "" {
+			return fmt.Errorf(".url: an %s server needs a url", t)
+		}
+		if !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://") {
+			return fmt.Errorf(".url: want an http:// or https:// URL, got %q", s.URL)
+		}
+		if s.Command != "" || len(s.Args) > 0 || len(s.Env) > 0 || s.Cwd != "" {
+			return fmt.Errorf(": command, args, env and cwd belong to stdio servers, not to an %s server", t)
+		}
+	default:
+		return fmt.Errorf(".type: want stdio, http or sse, got %q", s.Type)
+	}
+	return nil
+}
+
+// projectFile is the part of a Claude Code .mcp.json the plugin reads.
+type projectFile struct {
+	path       string
+	MCPServers map[string]ServerConfig `json:"mcpServers"`
+}
+
+// loadProjectFile reads dir/.mcp.json. A missing file is no error (nil);
+// a malformed one names the file and the JSON problem.
+func loadProjectFile(dir string) (*projectFile, error) {
+	path := filepath.Join(dir, ProjectFileName)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	pf := &projectFile{path: path}
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(pf); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, jsonError(data, err))
+	}
+	for name, s := range pf.MCPServers {
+		pf.MCPServers[name] = s.expanded()
+	}
+	return pf, nil
+}
+
+// jsonError adds line:col to a syntax or type error of data.
+func jsonError(data []byte, err error) error {
+	var off int64 = -1
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	}
+	if off < 0 {
+		return err
+	}
+	line, col := 1, 1
+	for _, b := range data[:min(int(off), len(data))] {
+		if b == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return fmt.Errorf("%d:%d: %w", line, col, err)
+}
+
+// expanded applies Claude Code's .mcp.json expansion — ${VAR} and
+// ${VAR:-default} — to command, args, env values, url and header values.
+// It is used for the project file only: harness.yml has !env instead.
+func (s ServerConfig) expanded() ServerConfig {
+	s.Command = expandVars(s.Command)
+	s.URL = expandVars(s.URL)
+	s.Args = slices.Clone(s.Args)
+	for i, a := range s.Args {
+		s.Args[i] = expandVars(a)
+	}
+	s.Env = expandMap(s.Env)
+	s.Headers = expandMap(s.Headers)
+	return s
+}
+
+func expandMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = expandVars(v)
+	}
+	return out
+}
+
+var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+
+func expandVars(s string) string {
+	return varRef.ReplaceAllStringFunc(s, func(ref string) string {
+		m := varRef.FindStringSubmatch(ref)
+		if v, ok := os.LookupEnv(m[1]); ok {
+			return v
+		}
+		return m[3]
+	})
+}

@@ -1,0 +1,253 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/plugins/workdir"
+	"github.com/dshgo/harness/services/subprocess"
+	"github.com/dshgo/harness/services/systemprompt"
+	"github.com/dshgo/harness/services/tools"
+)
+
+// Key is the "mcp" service: the row's *Manager (server states for the CLI).
+var Key = core.NewKey[*Manager]("mcp")
+
+// maxInstructionBytes bounds one server's instructions in the prompt.
+const maxInstructionBytes = 8 << 10
+
+// Plugin is the mcp plugin: one row, every configured server.
+var Plugin = core.Define("mcp", apply,
+	core.WithInject(tools.Key.Name(), subprocess.Key.Name()),
+	core.WithProvides(Key.Name()),
+	core.WithDescription("Model Context Protocol client: stdio and streamable HTTP servers as mcp__SERVER__TOOL tools."))
+
+// Version is the client version sent in initialize (clientInfo.version).
+var Version = "dev"
+
+func apply(c *core.Context, cfg Config) error {
+	cwd, err := workdir.Default(cfg.Cwd)
+	if err != nil {
+		return err
+	}
+	var project *projectFile
+	if cfg.ProjectFile {
+		if project, err = loadProjectFile(cwd); err != nil {
+			return err
+		}
+	}
+	servers, err := cfg.merge(project)
+	if err != nil {
+		return err
+	}
+	m := &Manager{
+		c: c, log: c.Logger(), runtime: core.Use(c, subprocess.Key), cwd: cwd, version: Version,
+		startup: cfg.StartupTimeout.D(), call: cfg.CallTimeout.D(), grace: cfg.Grace.D(),
+		tailBytes: cfg.StderrTailBytes, maxMessage: cfg.MaxMessageBytes,
+	}
+	for _, ns := range servers {
+		s := &server{m: m, cfg: ns, relist: make(chan struct{}, 1), first: make(chan struct{}), state: StateStarting}
+		if ns.Type == TypeStdio {
+			s.stderr = newTail(cfg.StderrTailBytes)
+		}
+		m.servers = append(m.servers, s)
+	}
+	if err := core.Provide(c, Key, m); err != nil {
+		return err
+	}
+	if sp, ok := core.Lookup(c, systemprompt.Key); ok {
+		if _, err := sp.Section(c, systemprompt.Section{
+			Name:        "mcp-servers",
+			Order:       systemprompt.SectionOrder(systemprompt.OrderMCPServers),
+			TextFunc:    m.instructions,
+			Interpolate: systemprompt.InterpolateOff,
+		}); err != nil {
+			return err
+		}
+	}
+	for _, s := range m.servers {
+		if s.cfg.Disabled {
+			s.state = StateDisabled
+			s.settleFirst()
+			continue
+		}
+		if err := core.Go(c, s.run); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Manager is the mcp plugin's service: the configured servers, each
+// connected in parallel by its own supervisor when the row applies.
+type Manager struct {
+	c          *core.Context
+	log        *slog.Logger
+	runtime    *subprocess.Runtime
+	cwd        string
+	version    string
+	startup    time.Duration
+	call       time.Duration
+	grace      time.Duration
+	tailBytes  int
+	maxMessage int
+	servers    []*server
+}
+
+// Wait blocks until every server's first connect attempt has settled
+// (ready, failed or disabled) or ctx ends (then it returns ctx's error).
+// Each attempt is bounded by its startup timeout, so Wait is too.
+func (m *Manager) Wait(ctx context.Context) error {
+	for _, s := range m.servers {
+		select {
+		case <-s.first:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	return nil
+}
+
+// ServerStatus is one server as `harness mcp list` reports it.
+type ServerStatus struct {
+	// Name is the configured name; Source the map or file it came from.
+	Name   string `json:"name"`
+	Source string `json:"source"`
+	// Transport is stdio, http or sse.
+	Transport string `json:"transport"`
+	State     State  `json:"state"`
+	// Tools are the registry names of the server's tools.
+	Tools []string `json:"tools"`
+	// ProtocolVersion, ServerName and ServerVersion come from initialize.
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	ServerName      string `json:"serverName,omitempty"`
+	ServerVersion   string `json:"serverVersion,omitempty"`
+	// Restarts counts reconnects (restart: on-failure).
+	Restarts int `json:"restarts,omitempty"`
+	// Error says why the server is failed or exited, with the exit status
+	// and the tail of its stderr.
+	Error string `json:"error,omitempty"`
+	// Stderr is the kept tail of a stdio server's stderr.
+	Stderr string `json:"stderr,omitempty"`
+}
+
+// Servers returns the status of every configured server, sorted by name.
+func (m *Manager) Servers() []ServerStatus {
+	out := make([]ServerStatus, 0, len(m.servers))
+	for _, s := range m.servers {
+		out = append(out, s.status())
+	}
+	return out
+}
+
+// ToolInfo is one tool of a server, as the server describes it.
+type ToolInfo struct {
+	// Name is the registry name (mcp__SERVER__TOOL); Tool the server's name.
+	Name        string `json:"name"`
+	Tool        string `json:"tool"`
+	Description string `json:"description,omitempty"`
+	ReadOnly    bool   `json:"readOnly,omitempty"`
+	InputSchema any    `json:"inputSchema,omitempty"`
+}
+
+// Tools returns the tools of the named server from its last tools/list, or
+// an error when no server has that name.
+func (m *Manager) Tools(server string) ([]ToolInfo, error) {
+	s := m.find(server)
+	if s == nil {
+		return nil, fmt.Errorf("no MCP server named %q (configured: %s)", server, strings.Join(m.names(), ", "))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]ToolInfo, 0, len(s.tools))
+	for _, t := range s.tools {
+		out = append(out, ToolInfo{Name: ToolName(s.cfg.Name, t.Name), Tool: t.Name, Description: t.Description,
+			ReadOnly: t.Annotations != nil && t.Annotations.ReadOnlyHint, InputSchema: t.InputSchema})
+	}
+	return out, nil
+}
+
+// ToolName returns the registry name of the named server's tool, or an
+// error naming the server when there is no such server.
+func (m *Manager) ToolName(server, tool string) (string, error) {
+	if m.find(server) == nil {
+		return "", fmt.Errorf("no MCP server named %q (configured: %s)", server, strings.Join(m.names(), ", "))
+	}
+	return ToolName(server, tool), nil
+}
+
+func (m *Manager) find(name string) *server {
+	for _, s := range m.servers {
+		if s.cfg.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+func (m *Manager) names() []string {
+	out := []string{}
+	for _, s := range m.servers {
+		out = append(out, s.cfg.Name)
+	}
+	if len(out) == 0 {
+		return []string{"none"}
+	}
+	return out
+}
+
+func (s *server) status() ServerStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := ServerStatus{Name: s.cfg.Name, Source: s.cfg.Source, Transport: s.cfg.Type, State: s.state, Restarts: s.restarts, Tools: []string{}}
+	if s.state == StateReady {
+		for _, t := range s.tools {
+			st.Tools = append(st.Tools, ToolName(s.cfg.Name, t.Name))
+		}
+	}
+	if s.init != nil {
+		st.ProtocolVersion = s.init.ProtocolVersion
+		if s.init.ServerInfo != nil {
+			st.ServerName, st.ServerVersion = s.init.ServerInfo.Name, s.init.ServerInfo.Version
+		}
+	}
+	if s.err != nil {
+		st.Error = s.err.Error()
+	}
+	if s.stderr != nil {
+		st.Stderr = s.stderr.String()
+	}
+	return st
+}
+
+// instructions renders the mcp-servers prompt section: the instructions
+// of every ready server (each cut at 8 KiB), or nothing.
+func (m *Manager) instructions(context.Context, systemprompt.AssembleContext) (string, error) {
+	var b strings.Builder
+	for _, s := range m.servers {
+		s.mu.Lock()
+		text := ""
+		if s.state == StateReady && s.init != nil {
+			text = strings.TrimSpace(s.init.Instructions)
+		}
+		s.mu.Unlock()
+		if text == "" {
+			continue
+		}
+		if len(text) > maxInstructionBytes {
+			text = strings.ToValidUTF8(text[:maxInstructionBytes], "") + " …"
+		}
+		if b.Len() == 0 {
+			b.WriteString("# MCP server instructions\n\nTools named mcp__SERVER__TOOL come from these servers.")
+		}
+		fmt.Fprintf(&b, "\n\n## %s\n\n%s", s.cfg.Name, text)
+	}
+	return b.String(), nil
+}
+
+// compile-time check that the section function has the service's type.
+var _ systemprompt.TextFunc = (*Manager)(nil).instructions
