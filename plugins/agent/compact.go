@@ -45,7 +45,7 @@ func (ss *Session) compact(ctx context.Context, trigger, instructions string, fo
 	if !ok {
 		return nil, ErrNoCompaction
 	}
-	d, err := core.Waterfall(ctx, ss.svc.c, lifecycle.PreCompact, core.To(ss.scope.ID()),
+	d, err := lifecycle.PreCompact.Run(ctx, ss.svc.c.To(ss.scope.ID()),
 		lifecycle.Compacting{Session: ss.lifecycleSession(), Trigger: trigger, CustomInstructions: instructions}, lifecycle.Pass[lifecycle.Compacting])
 	if err != nil {
 		ss.svc.c.Logger().Warn("PreCompact listener failed", "session", ss.id, "err", err)

@@ -27,8 +27,6 @@ import (
 	"fmt"
 	"strings"
 
-	"go.uber.org/fx"
-
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/llm"
 )
@@ -41,9 +39,6 @@ var Plugin = core.Define("compaction", apply,
 	core.WithInject(llm.Key.Name()),
 	core.WithProvides(Key.Name()),
 	core.WithDescription("context compaction: older history replaced by a model-written summary near the context window's limit"))
-
-// Module contributes Plugin to the harness catalog.
-var Module = fx.Module("compaction", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
 
 // Config is the compaction plugin's configuration.
 type Config struct {
