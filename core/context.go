@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -52,15 +53,20 @@ var cancelled = func() context.Context {
 }()
 
 // Effect registers a reversible resource. body acquires it and returns the
-// disposer that releases it (nil when there is nothing to undo). The
-// disposer runs exactly once, when the fiber unloads, after every effect
-// registered later has been undone. If body fails (error or panic), a
-// disposer it returned runs at once and the error is returned; nothing stays
-// registered. Registering on an unloading, failed or disposed fiber returns
-// ErrInactive without calling body.
+// disposer that releases it (nil when there is nothing to undo). An effect
+// is acquired when its body starts: its slot comes before every effect its
+// body registers (nested effects), so disposal is strict reverse order of
+// acquisition. The disposer runs exactly once, when the fiber unloads, after
+// every effect registered later (nested ones included) has been undone. If
+// body fails (error or panic), what it acquired is rolled back at once,
+// newest first: the nested effects it registered, then the disposer it
+// returned; the error is returned and nothing of it stays registered.
+// Registering on an unloading, failed or disposed fiber returns ErrInactive
+// without calling body; a fiber that starts unloading while body runs undoes
+// the effect as soon as body returns, and Effect returns ErrInactive.
 func (c *Context) Effect(label string, body func() (dispose func(), err error)) error {
-	f := c.fiber
-	if !c.acceptsEffects() {
+	slot := &effect{label: label}
+	if !c.reserve(slot) {
 		return fmt.Errorf("effect %s: %w", label, ErrInactive)
 	}
 	var dispose func()
@@ -70,23 +76,67 @@ func (c *Context) Effect(label string, body func() (dispose func(), err error)) 
 		return err
 	})
 	if err != nil {
+		c.rollback(slot)
 		if dispose != nil {
 			_ = callSafe(func() error { dispose(); return nil })
 		}
 		return fmt.Errorf("effect %s: %w", label, err)
 	}
-	if dispose == nil {
+	if c.fill(slot, dispose) {
 		return nil
 	}
-	return c.addEffect(&effect{label: label, dispose: dispose}, func() {
+	if dispose != nil {
 		_ = callSafe(func() error { dispose(); return nil })
-	}, f)
+	}
+	return fmt.Errorf("effect %s: %w", label, ErrInactive)
 }
 
-func (c *Context) acceptsEffects() bool {
+// reserve appends slot (no disposer yet) if the fiber accepts effects.
+func (c *Context) reserve(slot *effect) bool {
+	f := c.fiber
 	c.root.mu.Lock()
 	defer c.root.mu.Unlock()
-	return c.fiber.state.accepts() && !c.fiber.dispose
+	if !f.state.accepts() || f.dispose {
+		return false
+	}
+	f.effects = append(f.effects, slot)
+	return true
+}
+
+// fill gives slot its disposer (a nil one drops the slot). It reports false
+// when an unload took the slot meanwhile: the caller undoes the resource.
+func (c *Context) fill(slot *effect, dispose func()) bool {
+	f := c.fiber
+	c.root.mu.Lock()
+	defer c.root.mu.Unlock()
+	i := slices.Index(f.effects, slot)
+	if i < 0 {
+		return false
+	}
+	if dispose == nil {
+		f.effects = slices.Delete(f.effects, i, i+1)
+	} else {
+		slot.dispose = dispose
+	}
+	return true
+}
+
+// rollback removes slot and the effects registered after it (by its body)
+// and undoes those, newest first.
+func (c *Context) rollback(slot *effect) {
+	f := c.fiber
+	c.root.mu.Lock()
+	i := slices.Index(f.effects, slot)
+	if i < 0 {
+		c.root.mu.Unlock()
+		return
+	}
+	nested := slices.Clone(f.effects[i+1:])
+	f.effects = f.effects[:i:i]
+	c.root.mu.Unlock()
+	for j := len(nested) - 1; j >= 0; j-- {
+		_ = c.root.runEffect(f, nested[j])
+	}
 }
 
 // addEffect appends e unless the fiber stopped accepting effects meanwhile,
@@ -118,6 +168,7 @@ func (c *Context) Plugin(p Plugin, cfg any) *Fiber {
 	if !c.fiber.state.accepts() || c.fiber.dispose {
 		child.state = StateDisposed
 		child.err = ErrInactive
+		child.refused = true
 		r.mu.Unlock()
 		return child
 	}

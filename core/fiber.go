@@ -31,6 +31,7 @@ type Fiber struct {
 	provided  []*serviceEntry
 	children  []*Fiber
 	dispose   bool  // final disposal requested
+	refused   bool  // never mounted: the parent was inactive (err is ErrInactive)
 	restart   bool  // reload requested (Update)
 	prevState State // state before the current transition (for StatusChange)
 	failure   error // failure reported by a goroutine of this activation
@@ -65,14 +66,16 @@ func (f *Fiber) State() State {
 	return f.state
 }
 
-// Err returns the error that failed the fiber (nil unless failed).
+// Err returns the error that failed the fiber: nil unless it failed, or,
+// for a fiber [Context.Plugin] refused to mount (the parent was inactive),
+// ErrInactive.
 func (f *Fiber) Err() error {
 	f.root.mu.Lock()
 	defer f.root.mu.Unlock()
-	if f.state != StateFailed {
-		return nil
+	if f.state == StateFailed || f.refused {
+		return f.err
 	}
-	return f.err
+	return nil
 }
 
 // Config returns the config value the fiber was mounted or last updated with
@@ -480,6 +483,9 @@ func (r *Root) runEffect(f *Fiber, e *effect) (err error) {
 			err = e.child.err
 			r.mu.Unlock()
 			return
+		}
+		if e.dispose == nil {
+			return // a slot whose body is still running: Effect undoes it when the body returns
 		}
 		err = callSafe(func() error { e.dispose(); return nil })
 		if err != nil {

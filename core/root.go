@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"runtime/debug"
 	"sync"
@@ -271,25 +272,10 @@ func callSafe(fn func() error) (err error) {
 func (r *Root) logFailure(msg string, f *Fiber, err error, attrs ...any) {
 	attrs = append(attrs, "plugin", f.plugin.Name(), "fiber", f.id, "error", err.Error())
 	var pe *PanicError
-	if asPanic(err, &pe) {
+	if errors.As(err, &pe) {
 		attrs = append(attrs, "stack", string(pe.Stack))
 	}
 	r.logger.Error(msg, attrs...)
-}
-
-func asPanic(err error, target **PanicError) bool {
-	for err != nil {
-		if pe, ok := err.(*PanicError); ok {
-			*target = pe
-			return true
-		}
-		u, ok := err.(interface{ Unwrap() error })
-		if !ok {
-			return false
-		}
-		err = u.Unwrap()
-	}
-	return false
 }
 
 // since is a small helper for duration attributes in logs.

@@ -18,6 +18,11 @@ type StatusChange struct {
 // StatusChanged is emitted on the root after every lifecycle transition
 // (loading, active, failed, pending, disposed). Listeners run on the
 // lifecycle queue: they must be quick and must not wait on lifecycle calls.
+// A fiber is created pending without an event; when it is first evaluated
+// with services missing, and whenever the list of missing services changes
+// while it stays pending, a pending→pending change carries PendingOn (what
+// it now waits for). That is the one From == To change, deliberately: it is
+// how an observer learns what a new fiber waits for.
 var StatusChanged = NewEmitEvent[StatusChange]("core/status")
 
 func (r *Root) status(f *Fiber, from, to State, err error, pendingOn []string) {

@@ -45,6 +45,9 @@ func init() {
 					return UsageError(fmt.Errorf("%d MCP server(s) did not start:\n%s", len(problems), strings.Join(problems, "\n")))
 				}
 				fmt.Fprintf(env.Stdout, "ok: %d plugins active\n%s", n, sandbox)
+				if len(env.claudeUsed) > 0 {
+					fmt.Fprintf(env.Stdout, "claude settings: %s\n", strings.Join(env.claudeUsed, ", "))
+				}
 				return nil
 			},
 		}

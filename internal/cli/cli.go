@@ -76,6 +76,13 @@ type Env struct {
 	ConfigPath string
 	Patches    []string
 	LogLevel   string
+	// NoClaudeSettings turns off the Claude Code settings layer
+	// (--no-claude-settings; also HARNESS_CLAUDE_SETTINGS=0).
+	NoClaudeSettings bool
+
+	// claudeUsed lists the Claude Code settings files the last
+	// LoadManifest applied.
+	claudeUsed []string
 
 	// Ctx is cancelled on the first SIGINT, SIGTERM or SIGHUP.
 	Ctx context.Context
@@ -108,6 +115,7 @@ func NewRoot(env *Env) *cobra.Command {
 	root.PersistentFlags().StringVarP(&env.ConfigPath, "config", "c", "", "manifest file (default: $HARNESS_CONFIG, ./harness.yml, else the embedded default)")
 	root.PersistentFlags().StringArrayVar(&env.Patches, "patch", nil, "patch layer applied over the manifest (repeatable)")
 	root.PersistentFlags().StringVar(&env.LogLevel, "log-level", "warn", "log level: debug, info, warn or error")
+	root.PersistentFlags().BoolVar(&env.NoClaudeSettings, "no-claude-settings", false, "do not read Claude Code settings (~/.claude/settings.json, .claude/settings.json, .claude/settings.local.json)")
 	root.SetIn(env.Stdin)
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
@@ -242,6 +250,25 @@ func (e *Env) LoadManifest() (*manifest.Manifest, error) {
 	if err != nil {
 		return nil, UsageError(err)
 	}
+	// The Claude Code settings layer goes last: its hooks and rules are
+	// added to what the manifest and the patches configured.
+	e.claudeUsed = nil
+	if e.claudeSettingsEnabled() {
+		files, err := e.claudeSettingsFiles()
+		if err != nil {
+			return nil, UsageError(err)
+		}
+		pt, err := e.claudeSettingsPatch(m, files)
+		if err != nil {
+			return nil, UsageError(err)
+		}
+		if pt != nil {
+			if m, err = manifest.Compose(m, pt); err != nil {
+				return nil, UsageError(err)
+			}
+		}
+		e.claudeUsed = files
+	}
 	return m, nil
 }
 
@@ -275,7 +302,13 @@ func (e *Env) ManifestFiles() []string {
 	if p := e.ManifestPath(); p != "" {
 		files = append(files, p)
 	}
-	return append(files, e.Patches...)
+	files = append(files, e.Patches...)
+	if e.claudeSettingsEnabled() {
+		if cs, err := e.claudeSettingsFiles(); err == nil {
+			files = append(files, cs...)
+		}
+	}
+	return files
 }
 
 // BootOption adjusts [Env.Boot]. The interface is sealed.

@@ -181,22 +181,24 @@ func TestResumeWithConfigErrorAppendsNothing(t *testing.T) {
 // prompt, so it can be resumed.
 func TestRequestFailuresKeepTheSession(t *testing.T) {
 	cases := []struct {
-		name  string
-		turns []llmtest.Turn
+		name    string
+		turns   []llmtest.Turn
+		partial string // text streamed before the failure
 	}{
 		// The fixture's route retries twice.
-		{"HTTP 500", []llmtest.Turn{llmtest.Error(500, "boom"), llmtest.Error(500, "boom"), llmtest.Error(500, "boom")}},
-		{"connection reset", []llmtest.Turn{{Drop: true}, {Drop: true}, {Drop: true}}},
-		{"stream cut mid-way", []llmtest.Turn{{Events: []string{llmtest.TextDelta("partial ")}, Drop: true}}},
-		{"401 wrong key", []llmtest.Turn{llmtest.Error(401, "Authentication Fails")}},
+		{"HTTP 500", []llmtest.Turn{llmtest.Error(500, "boom"), llmtest.Error(500, "boom"), llmtest.Error(500, "boom")}, ""},
+		{"connection reset", []llmtest.Turn{{Drop: true}, {Drop: true}, {Drop: true}}, ""},
+		{"stream cut mid-way", []llmtest.Turn{{Events: []string{llmtest.TextDelta("partial ")}, Drop: true}}, "partial "},
+		{"provider error mid-stream", []llmtest.Turn{llmtest.Stream(llmtest.TextDelta("half"), `{"error":{"message":"overloaded","code":"server_error"}}`)}, "half"},
+		{"401 wrong key", []llmtest.Turn{llmtest.Error(401, "Authentication Fails")}, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, append(tc.turns, textTurn("recovered")))
 			ss := f.open(agent.Options{})
-			res, err := ss.Run(context.Background(), "dangling")
-			if err == nil || agent.IsConfigError(err) || !res.IsError {
-				t.Fatalf("run: %+v %v", res, err)
+			res, runErr := ss.Run(context.Background(), "dangling")
+			if runErr == nil || agent.IsConfigError(runErr) || !res.IsError {
+				t.Fatalf("run: %+v %v", res, runErr)
 			}
 			_ = ss.Close(context.Background())
 			list, err := agent.ListSessions(f.state)
@@ -208,8 +210,25 @@ func TestRequestFailuresKeepTheSession(t *testing.T) {
 				t.Fatal(err)
 			}
 			reqs := f.srv.Requests()
-			if s := f.wire(len(reqs) - 1).History(); s != "user:dangling|user:next" {
-				t.Fatalf("request history = %s", s)
+			// The failure is in the history as an assistant message (the
+			// partial text, or a note): never two user messages in a row.
+			h := f.wire(len(reqs) - 1).History()
+			want := "user:dangling|assistant:[no reply: the model request failed: " + runErr.Error() + "]|user:next"
+			if tc.partial != "" {
+				want = "user:dangling|assistant:" + tc.partial + "|user:next"
+			}
+			if h != want {
+				t.Fatalf("request history = %s, want %s", h, want)
+			}
+			recs, rerr := agent.ReadSession(context.Background(), f.svc.Sessions(), ss.ID())
+			var failures []string
+			for _, r := range recs {
+				if r.Type == agent.RecordError {
+					failures = append(failures, r.Code+"|"+r.Failure)
+				}
+			}
+			if le, _ := llm.AsError(runErr); rerr != nil || len(failures) != 1 || failures[0] != string(le.Code)+"|"+runErr.Error() {
+				t.Fatalf("error records = %q (%v), want the failure %v", failures, rerr, runErr)
 			}
 		})
 	}

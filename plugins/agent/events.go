@@ -105,8 +105,12 @@ type Result struct {
 	Reason string `json:"reason"`
 	// Steps counts the model calls of the turn.
 	Steps int `json:"steps"`
-	// Usage sums the provider-reported usage of the turn's model calls.
+	// Usage sums the usage of the turn's model calls: as the provider
+	// reported it, or the token meter's estimate for a call whose stream
+	// carried none (then Estimated is true).
 	Usage llm.Usage `json:"usage"`
+	// Estimated is true when Usage includes estimated figures.
+	Estimated bool `json:"estimated,omitempty"`
 	// DurationMs is the wall time of the turn.
 	DurationMs int64 `json:"durationMs"`
 }

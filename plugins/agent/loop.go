@@ -229,7 +229,7 @@ func (t *turn) doStep(ctx context.Context) (msg llm.Message, done bool, err erro
 				return t.doStep(ctx)
 			}
 		}
-		return msg, false, resp.Err
+		return msg, false, t.failed(msg, resp.Err)
 	}
 	if err := ss.append(Record{Type: RecordAssistant, Turn: t.n, Step: t.step, Message: &msg}); err != nil {
 		return msg, false, err
@@ -254,6 +254,32 @@ func (t *turn) doStep(ctx context.Context) (msg llm.Message, done bool, err erro
 		return msg, true, nil
 	}
 	return msg, false, nil
+}
+
+// failed records a model call that failed (not cancelled): the partial
+// reply as an aborted assistant message, or, when nothing was streamed, a
+// short assistant note saying the request failed, so the history never
+// holds two user messages in a row (strict providers reject that); then
+// the error itself as a RecordError. It returns err.
+func (t *turn) failed(msg llm.Message, err *llm.Error) error {
+	if err == nil {
+		return errors.New("the model call failed without an error")
+	}
+	if !t.gated || t.refused {
+		return err
+	}
+	ss := t.ss
+	partial := llm.Message{Role: llm.RoleAssistant, Content: msg.Content, Reasoning: msg.Reasoning}
+	if partial.Content == "" {
+		partial.Content = "[no reply: the model request failed: " + err.Error() + "]"
+	}
+	if werr := ss.append(Record{Type: RecordAssistant, Turn: t.n, Step: t.step, Message: &partial, Aborted: true}); werr != nil {
+		return errors.Join(err, werr)
+	}
+	if werr := ss.write(Record{Type: RecordError, Turn: t.n, Step: t.step, Code: string(err.Code), Failure: err.Error()}); werr != nil {
+		return errors.Join(err, werr)
+	}
+	return err
 }
 
 // request assembles and renders the system prompt for the session scope,
@@ -355,6 +381,7 @@ func (t *turn) usage(req llm.Request, resp llm.Response) {
 		if rec != nil {
 			est = &llm.Usage{PromptTokens: int64(rec.PromptTokens), CompletionTokens: int64(rec.CompletionTokens),
 				TotalTokens: int64(rec.PromptTokens + rec.CompletionTokens), CacheMissTokens: int64(rec.CacheMissTokens), ReasoningTokens: int64(rec.ReasoningTokens)}
+			t.res.Usage, t.res.Estimated = t.res.Usage.Add(*est), true
 		}
 		_ = ss.write(Record{Type: RecordUsage, Turn: t.n, Step: t.step, Usage: est, Estimated: true})
 		var inUse int64

@@ -231,9 +231,18 @@ func TestB23UsageAndCacheFigures(t *testing.T) {
 	if r := got.CacheHitRatio(); r < 0.997 || r >= 0.998 {
 		t.Fatalf("ratio = %v", r)
 	}
-	// A stream without usage is recorded as estimated, never as zero.
-	if _, err := ss.Run(context.Background(), "again"); err != nil {
+	if res.Estimated {
+		t.Fatalf("reported usage flagged as estimated: %+v", res)
+	}
+	// A stream without usage is recorded as estimated, never as zero; the
+	// turn's result reports the estimate with the same flag (issue 20
+	// item 10: `harness run -o json` printed zeros).
+	res2, err := ss.Run(context.Background(), "again")
+	if err != nil {
 		t.Fatal(err)
+	}
+	if !res2.Estimated || res2.Usage.PromptTokens < 98716 || res2.Usage.TotalTokens <= res2.Usage.PromptTokens {
+		t.Fatalf("estimated turn result: estimated=%v usage=%+v", res2.Estimated, res2.Usage)
 	}
 	if ss.Usage() != got {
 		t.Fatalf("session total %+v != %+v", ss.Usage(), got)
@@ -306,9 +315,10 @@ func TestModelErrors(t *testing.T) {
 			if le.Code != tc.code && !(tc.code == llm.CodeNetwork && le.Code == llm.CodeProtocol) {
 				t.Fatalf("code = %s (%v)", le.Code, err)
 			}
-			// The session stays usable: the log replays to a valid history.
+			// The session stays usable: the log replays to a valid history,
+			// the failure recorded as an assistant message after the prompt.
 			recs, _ := agent.ReadJournal(ss.LogPath())
-			if h := agent.Replay(recs); len(h) != 1 || h[0].Role != llm.RoleUser {
+			if h := agent.Replay(recs); len(h) != 2 || h[0].Role != llm.RoleUser || h[1].Role != llm.RoleAssistant || h[1].Content == "" {
 				t.Fatalf("history = %+v", h)
 			}
 		})

@@ -27,6 +27,7 @@ const (
 	RecordToolResult = "tool/result"       // its result: the tool message, isError, error info, meta
 	RecordUsage      = "usage"             // provider-reported (or estimated) usage of one model call
 	RecordCompaction = "compaction"        // the history before it was summarized: message (the summary), kept, summarized, trigger
+	RecordError      = "error"             // a model call that failed: code and failure text (no message)
 	RecordState      = "state"             // a plugin's keyed session state (key, state), e.g. the todo list; the last value of a key wins
 )
 
@@ -55,8 +56,14 @@ type Record struct {
 	// Source names the plugin that authored a user message that did not
 	// come from the user (runtime context, additional contexts, hooks).
 	Source string `json:"source,omitempty"`
-	// Aborted marks an assistant message cut short by cancellation.
+	// Aborted marks an assistant message cut short by cancellation or by
+	// a failed stream (then a RecordError follows it).
 	Aborted bool `json:"aborted,omitempty"`
+
+	// Failure fields (RecordError): the llm error code ("SERVER") and the
+	// whole error text ("SERVER (HTTP 500): boom").
+	Code    string `json:"code,omitempty"`
+	Failure string `json:"failure,omitempty"`
 
 	// Tool call and result fields. The canonical tool value is never
 	// persisted (dsh A13): replay reproduces what the model saw.

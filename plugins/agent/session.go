@@ -191,6 +191,16 @@ func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
 	if err != nil {
 		return fail(err)
 	}
+	logged := model.Route()
+	if _, name, _ := llm.SplitRoute(route); name != "" && name != model.Name {
+		// An alias: it may fix options (deepseek-chat: thinking disabled).
+		// They are carried in the session's options, since requests name
+		// the canonical model, and the log keeps the alias for a resume.
+		logged = model.Provider + "/" + name
+		if o.Thinking == llm.ThinkingDefault {
+			o.Thinking = model.Thinking
+		}
+	}
 	if _, oerr := llm.EffectiveOptions(model, llm.Options{Thinking: o.Thinking, ReasoningEffort: o.ReasoningEffort}); oerr != nil {
 		if len(fromConfig) > 0 {
 			return fail(fmt.Errorf("%w (the agent row of harness.yml sets %s)", oerr, strings.Join(fromConfig, ", ")))
@@ -199,7 +209,7 @@ func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
 	}
 	if !resumed {
 		o.ID = NewSessionID(time.Now())
-		h := sessions.Header{ID: o.ID, Cwd: o.Cwd, Model: model.Route(), Time: time.Now().UTC()}
+		h := sessions.Header{ID: o.ID, Cwd: o.Cwd, Model: logged, Time: time.Now().UTC()}
 		if o.Fork != "" {
 			h.Parent, h.Origin = o.Fork, "fork"
 		}

@@ -178,7 +178,9 @@ func (a *Adapter) attempt(parent context.Context, params openai.ChatCompletionNe
 	if err != nil {
 		return classify(parent, ctx, err)
 	}
-	body := &limitedBody{rc: res.Body, left: a.cfg.maxResponseBytes()}
+	// Any bytes, SSE keep-alive comments included, show the endpoint is
+	// alive: the idle timer restarts on every read, not on every event.
+	body := &limitedBody{rc: res.Body, left: a.cfg.maxResponseBytes(), onData: idle.reset}
 	res.Body = body
 	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == "application/json" {
 		// A server (or proxy) that ignored stream=true: one whole completion.
@@ -187,8 +189,9 @@ func (a *Adapter) attempt(parent context.Context, params openai.ChatCompletionNe
 	}
 	stream := ssestream.NewStream[wireChunk](ssestream.NewDecoder(res), nil)
 	defer stream.Close()
+	events := 0
 	for stream.Next() {
-		idle.reset()
+		events++
 		c := stream.Current()
 		t.add(&c)
 		if t.stopped {
@@ -207,6 +210,12 @@ func (a *Adapter) attempt(parent context.Context, params openai.ChatCompletionNe
 	}
 	if parent.Err() != nil {
 		return llm.Aborted(parent)
+	}
+	if !t.emitted && t.finish == "" {
+		// HTTP 200, then only keep-alives (or empty events) and the end:
+		// nothing was output, so it is retried like a reset connection.
+		return &llm.Error{Code: llm.CodeNetwork, Message: fmt.Sprintf(
+			"the stream ended before any output (%d events, no finish_reason)", events)}
 	}
 	return nil
 }
@@ -235,9 +244,10 @@ var errTooLarge = errors.New("response body too large")
 // limitedBody is a response body that fails with errTooLarge once more
 // than left bytes were read.
 type limitedBody struct {
-	rc   io.ReadCloser
-	left int64
-	over bool
+	rc     io.ReadCloser
+	left   int64
+	over   bool
+	onData func() // called after every read that returned bytes
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
@@ -248,6 +258,9 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 		p = p[:b.left+1] // one byte past the limit tells "too large"
 	}
 	n, err := b.rc.Read(p)
+	if n > 0 && b.onData != nil {
+		b.onData()
+	}
 	if int64(n) > b.left {
 		b.over = true
 		return int(b.left), errTooLarge

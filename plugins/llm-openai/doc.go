@@ -25,10 +25,14 @@
 // A server that ignores stream=true and answers application/json with one
 // chat.completion is translated into the same chunks.
 //
-// Failures: HTTP 401/402/403 → AUTH, 429 → RATE_LIMIT, 5xx/408 → SERVER,
-// context-window wording → CONTEXT_LENGTH, other 4xx and malformed events →
-// PROTOCOL, resets, timeouts and cut streams → NETWORK, cancellation →
-// finish "aborted". RATE_LIMIT, SERVER and NETWORK failures that happen
+// Failures: HTTP 401/403 → AUTH, 402 and 429 insufficient_quota → BILLING
+// (final), 429 → RATE_LIMIT, 5xx/408 and in-stream error events → SERVER
+// (message and provider code, not the raw event), context-window wording →
+// CONTEXT_LENGTH, other 4xx, malformed events and a response past
+// maxResponseBytes → PROTOCOL, resets, timeouts and cut streams → NETWORK,
+// as is a 200 that ends before any output (only keep-alives), cancellation
+// → finish "aborted". The idle timeout restarts on any bytes received, SSE
+// keep-alive comments included. RATE_LIMIT, SERVER and NETWORK failures that happen
 // before any output are retried (maxRetries, exponential backoff with
 // jitter from retryBaseDelay, honouring Retry-After / retry-after-ms up to
 // retryMaxDelay). Once output was streamed, a failure ends the stream.

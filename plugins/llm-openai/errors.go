@@ -38,11 +38,7 @@ func classify(parent, ctx context.Context, err error) *llm.Error {
 	}
 	var se *ssestream.StreamError
 	if errors.As(err, &se) {
-		code := llm.CodeServer
-		if contextOverflow.MatchString(se.Message) {
-			code = llm.CodeContextLength
-		}
-		return &llm.Error{Code: code, Message: se.Message, Err: err}
+		return streamError(se)
 	}
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
@@ -80,7 +76,11 @@ func classifyHTTP(api *openai.Error) *llm.Error {
 	}
 	detail := msg + " " + api.Code + " " + api.Type
 	switch s := api.StatusCode; {
-	case s == http.StatusUnauthorized || s == http.StatusForbidden || s == http.StatusPaymentRequired:
+	case s == http.StatusPaymentRequired || (s == http.StatusTooManyRequests && isQuota(api.Code+" "+api.Type)):
+		e.Code = llm.CodeBilling
+		e.Message = billingMessage(msg)
+		e.RetryAfter = 0
+	case s == http.StatusUnauthorized || s == http.StatusForbidden:
 		e.Code = llm.CodeAuth
 		e.Message = "the endpoint rejected the API key: " + msg
 	case s == http.StatusTooManyRequests:
@@ -91,6 +91,67 @@ func classifyHTTP(api *openai.Error) *llm.Error {
 		e.Code = llm.CodeContextLength
 	default:
 		e.Code = llm.CodeProtocol
+	}
+	return e
+}
+
+// isQuota tells a provider error code or type that means the account's
+// balance or quota is spent (OpenAI: insufficient_quota; DeepSeek 402:
+// "Insufficient Balance").
+func isQuota(codeOrType string) bool {
+	c := strings.ToLower(codeOrType)
+	return strings.Contains(c, "insufficient_quota") || strings.Contains(c, "insufficient_balance") || strings.Contains(c, "billing")
+}
+
+// billingMessage sends the user to the provider's billing page.
+func billingMessage(msg string) string {
+	return "the provider account has no balance or quota left: " + msg +
+		" (top up or raise the quota in the provider's billing console; retrying will not help)"
+}
+
+// streamError turns an error event received mid-stream (`data:
+// {"error": {...}}`) into an *llm.Error whose message is the provider's
+// text, not the raw JSON. The provider's code, when it has one, follows in
+// brackets.
+func streamError(se *ssestream.StreamError) *llm.Error {
+	var w struct {
+		Error json.RawMessage `json:"error"`
+	}
+	msg, code := se.Message, ""
+	if json.Unmarshal(se.Event.Data, &w) == nil && len(w.Error) > 0 {
+		var obj struct {
+			Message string          `json:"message"`
+			Code    json.RawMessage `json:"code"`
+			Type    string          `json:"type"`
+		}
+		var text string
+		switch {
+		case json.Unmarshal(w.Error, &text) == nil && text != "":
+			msg = text
+		case json.Unmarshal(w.Error, &obj) == nil && obj.Message != "":
+			msg = obj.Message
+			var cs string
+			if json.Unmarshal(obj.Code, &cs) != nil {
+				cs = strings.Trim(string(obj.Code), `"`)
+				if cs == "null" {
+					cs = ""
+				}
+			}
+			code = cs
+			if code == "" {
+				code = obj.Type
+			}
+		}
+	}
+	e := &llm.Error{Code: llm.CodeServer, Message: msg, Err: se}
+	switch {
+	case isQuota(code + " " + msg):
+		e.Code, e.Message = llm.CodeBilling, billingMessage(msg)
+	case contextOverflow.MatchString(msg):
+		e.Code = llm.CodeContextLength
+	}
+	if code != "" && e.Code != llm.CodeBilling {
+		e.Message += " [" + code + "]"
 	}
 	return e
 }

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/dshgo/harness/services/subprocess"
 )
 
 // Defaults of Config.
@@ -99,6 +101,13 @@ type ServerConfig struct {
 	// exits or its connection breaks (at most 5 times in a row, backing off
 	// from 1s).
 	Restart string `yaml:"restart" json:"restart,omitempty" jsonschema:"description=never (default) or on-failure: reconnect when the server exits or its connection breaks,enum=never,enum=on-failure"`
+	// Sandbox runs a stdio server inside an OS sandbox (the subprocess
+	// service's policy: mode read-only or workspace-write, writableRoots,
+	// network, denyRead; the workspace is the server's cwd). Default: none.
+	// MCP servers are user-configured programs, like hooks, so they are not
+	// sandboxed unless asked; the deployment's default sandbox of the
+	// subprocess row does not apply to them.
+	Sandbox *subprocess.SandboxPolicy `yaml:"sandbox" json:"sandbox,omitempty" jsonschema:"description=OS sandbox of a stdio server (mode read-only or workspace-write; writableRoots; network; denyRead); default none: servers are user-configured programs like hooks"`
 	// Disabled keeps the entry without starting it.
 	Disabled bool `yaml:"disabled" json:"disabled,omitempty" jsonschema:"description=Keep the entry but do not start the server"`
 }
@@ -214,6 +223,11 @@ func (s ServerConfig) validate(name string) error {
 		if s.URL != "" || len(s.Headers) > 0 {
 			return errors.New(": url and headers belong to http and sse servers, not to a stdio server")
 		}
+		if s.Sandbox != nil {
+			if err := s.Sandbox.Validate(); err != nil {
+				return fmt.Errorf(".sandbox: %w", err)
+			}
+		}
 	case TypeHTTP, TypeSSE:
 		if s.URL == "" {
 			return fmt.Errorf(".url: an %s server needs a url", t)
@@ -221,8 +235,8 @@ func (s ServerConfig) validate(name string) error {
 		if !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://") {
 			return fmt.Errorf(".url: want an http:// or https:// URL, got %q", s.URL)
 		}
-		if s.Command != "" || len(s.Args) > 0 || len(s.Env) > 0 || s.Cwd != "" {
-			return fmt.Errorf(": command, args, env and cwd belong to stdio servers, not to an %s server", t)
+		if s.Command != "" || len(s.Args) > 0 || len(s.Env) > 0 || s.Cwd != "" || s.Sandbox != nil {
+			return fmt.Errorf(": command, args, env, cwd and sandbox belong to stdio servers, not to an %s server", t)
 		}
 	default:
 		return fmt.Errorf(".type: want stdio, http or sse, got %q", s.Type)

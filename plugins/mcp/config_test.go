@@ -50,6 +50,8 @@ func TestConfigErrorsNameTheServerAndField(t *testing.T) {
 		{"servers: {a: {command: x, url: http://x}}", "servers.a: url and headers belong to http and sse servers"},
 		{"servers: {a: {command: x, restart: always}}", `servers.a.restart: want never or on-failure, got "always"`},
 		{"servers: {a: {command: x, type: websocket}}", `servers.a.type: want stdio, http or sse, got "websocket"`},
+		{"servers: {a: {url: http://x, sandbox: {mode: read-only}}}", "servers.a: command, args, env, cwd and sandbox belong to stdio servers"},
+		{"servers: {a: {command: x, sandbox: {mode: jail}}}", "servers.a.sandbox: "},
 		{"servers: {a.b: {command: x}}\nmcpServers: {a_b: {command: y}}", "mcpServers.a_b: server name clashes with servers.a.b"},
 	} {
 		cfg := mcp.Config{}

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dshgo/harness/plugins/mcp"
 	"github.com/dshgo/harness/services/tools"
@@ -136,13 +137,7 @@ func TestServerEverythingOverStreamableHTTP(t *testing.T) {
 		_ = srv.Wait()
 	})
 	url := "http://127.0.0.1:" + port + "/mcp"
-	eventually(t, "the HTTP server to listen", func() bool {
-		c, err := net.Dial("tcp", "127.0.0.1:"+port)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
+	waitListening(t, port)
 	_, m, reg := boot(t, fmt.Sprintf("mcpServers:\n  web:\n    type: http\n    url: %s\n    timeout: 1s\n", url))
 	if st := status(t, m, "web"); st.State != mcp.StateReady || st.Transport != "http" {
 		t.Fatalf("status %+v", st)
@@ -210,7 +205,26 @@ func TestServerFilesystemOverStdio(t *testing.T) {
 	}
 }
 
-func freePort(t *testing.T) string {
+func freePort(t *testing.T) string { return freePortTB(t) }
+
+// waitListening waits until 127.0.0.1:port accepts connections.
+func waitListening(tb testing.TB, port string) {
+	tb.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := net.Dial("tcp", "127.0.0.1:"+port)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("nothing listens on port %s", port)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func freePortTB(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -218,4 +232,30 @@ func freePort(t *testing.T) string {
 	}
 	defer l.Close()
 	return fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
+}
+
+// A stdio server with sandbox: read-only cannot write, even inside the
+// directory it serves; the same server unsandboxed can.
+func TestSandboxedServerCannotWrite(t *testing.T) {
+	bin := npmBin(t, "mcp-server-filesystem")
+	dir := t.TempDir()
+	_, m, reg := boot(t, fmt.Sprintf("cwd: %s\nservers:\n  ro:\n    command: %s\n    args: [%s]\n    sandbox: {mode: read-only}\n  rw:\n    command: %s\n    args: [%s]\n", dir, bin, dir, bin, dir))
+	st := status(t, m, "ro")
+	if st.State != mcp.StateReady || st.Sandbox == nil || st.Sandbox.Enforcement == "none" {
+		t.Fatalf("sandboxed server: %+v (sandbox %+v)", st, st.Sandbox)
+	}
+	if rw := status(t, m, "rw"); rw.Sandbox != nil {
+		t.Fatalf("an entry without sandbox: is sandboxed: %+v", rw.Sandbox)
+	}
+	target := filepath.Join(dir, "out.txt")
+	o := call(reg, "mcp__ro__write_file", fmt.Sprintf(`{"path":%q,"content":"x"}`, target))
+	if !o.IsError {
+		t.Fatalf("write in a read-only sandbox succeeded: %+v", o)
+	}
+	if _, err := os.Stat(target); err == nil {
+		t.Fatal("the sandboxed server wrote the file")
+	}
+	if o := call(reg, "mcp__rw__write_file", fmt.Sprintf(`{"path":%q,"content":"x"}`, target)); o.IsError {
+		t.Fatalf("unsandboxed write: %+v", o)
+	}
 }

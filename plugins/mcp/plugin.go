@@ -131,6 +131,9 @@ type ServerStatus struct {
 	// Error says why the server is failed or exited, with the exit status
 	// and the tail of its stderr.
 	Error string `json:"error,omitempty"`
+	// Sandbox says what the OS sandbox of a stdio server enforces (nil when
+	// the server runs unsandboxed or is not connected).
+	Sandbox *subprocess.SandboxReport `json:"sandbox,omitempty"`
 	// Stderr is the kept tail of a stdio server's stderr.
 	Stderr string `json:"stderr,omitempty"`
 }
@@ -220,6 +223,10 @@ func (s *server) status() ServerStatus {
 	}
 	if s.stderr != nil {
 		st.Stderr = s.stderr.String()
+	}
+	if s.conn != nil && s.conn.proc != nil && s.cfg.Sandbox.Enabled() {
+		rep := s.conn.proc.Sandbox()
+		st.Sandbox = &rep
 	}
 	return st
 }

@@ -159,6 +159,9 @@ func (s *server) spawn(c *conn) (mcp.Transport, error) {
 		Stdout: subprocess.PipeOutput(),
 		Stderr: subprocess.PipeOutput(),
 		Grace:  s.m.grace,
+		// nil unless the server entry asks for one: the row never inherits
+		// the subprocess row's default sandbox.
+		Sandbox: s.cfg.Sandbox,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start %q: %w", s.cfg.Command, err)

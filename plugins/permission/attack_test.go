@@ -120,6 +120,9 @@ var attacks = []attack{
 	{name: "workdir ssh read redirection", command: `echo "$(<id_rsa)"`, workdir: "{V}/.ssh", allow: []string{"bash(echo *)"}, want: "ask"},
 	{name: "workdir outside the workspace", command: "ls", workdir: "{V}", allow: []string{"bash(ls *)"}, want: "ask"},
 	{name: "workdir read-denied", command: "ls", workdir: "{V}/.ssh", allow: []string{"bash(ls *)"}, deny: []string{"read({V}/.ssh/**)"}, want: "deny"},
+	{name: "cd then relative cat", command: "cd {V}/.ssh && cat id_rsa", deny: []string{"bash(*.ssh/*)"}, mode: permission.ModeBypass, want: "deny"},
+	{name: "cd into a read-denied directory", command: "cd {V}/.ssh; ls", allow: []string{"bash(cd *)", "bash(ls *)"}, deny: []string{"read({V}/.ssh/**)"}, want: "deny"},
+	{name: "cd then read redirection", command: `cd {V} && echo "$(< secret)"`, deny: []string{"read({V}/secret)"}, mode: permission.ModeBypass, want: "deny"},
 	{name: "workdir inside the workspace", command: "pwd", workdir: "sub", allow: []string{"bash(pwd)"}, want: "allow", contains: "/sub"},
 }
 

@@ -452,6 +452,7 @@ func (p *Policy) shellSubject(name, key string, args map[string]any, cwd string,
 			raw.Extra = []string{"cd " + base, "cd " + base + "/"}
 		}
 	}
+	moved := sub.workdir != ""
 	for i := range parts {
 		part := &parts[i]
 		if part.Unknown != "" && sub.unknown == "" {
@@ -463,10 +464,26 @@ func (p *Policy) shellSubject(name, key string, args map[string]any, cwd string,
 		for _, t := range part.WriteTargets {
 			sub.writes = append(sub.writes, pathForms(t, base, p.home)...)
 		}
-		if sub.workdir != "" {
+		if moved {
 			for _, argv := range part.Argvs {
 				part.Extra = appendForm(part.Extra, strings.Join(resolveOperands(argv, base), " "))
 			}
+		}
+		// `cd DIR` (or pushd) moves later parts: their relative operands and
+		// targets resolve against DIR, and DIR itself is seen as a directory
+		// (`cd ~/.ssh` is also `cd /home/me/.ssh/`) and checked against the
+		// deny rules on read.
+		if len(part.Argvs) > 0 && len(part.Argvs[0]) == 2 && (part.Argvs[0][0] == "cd" || part.Argvs[0][0] == "pushd") {
+			dir := part.Argvs[0][1]
+			if strings.HasPrefix(dir, "~/") && p.home != "" || dir == "~" && p.home != "" {
+				dir = filepath.Join(p.home, strings.TrimPrefix(dir[1:], "/"))
+			}
+			if !filepath.IsAbs(dir) {
+				dir = filepath.Join(base, dir)
+			}
+			base, moved = filepath.Clean(dir), true
+			part.Extra = appendForm(part.Extra, "cd "+base+"/")
+			sub.workdirs = append(sub.workdirs, pathForms(base, cwd, p.home)...)
 		}
 	}
 	sub.parts = append(parts, raw) // the raw line is one more thing a deny or ask rule may match

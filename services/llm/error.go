@@ -13,8 +13,12 @@ type Code string
 
 // Failure codes.
 const (
-	// CodeAuth: the credential is missing, wrong or not allowed (HTTP 401, 402, 403).
+	// CodeAuth: the credential is missing, wrong or not allowed (HTTP 401, 403).
 	CodeAuth Code = "AUTH"
+	// CodeBilling: the account has no balance or quota left (HTTP 402, or
+	// 429 with insufficient_quota). Final: retrying cannot help until the
+	// user tops up.
+	CodeBilling Code = "BILLING"
 	// CodeRateLimit: the provider throttled the request (HTTP 429). Retryable.
 	CodeRateLimit Code = "RATE_LIMIT"
 	// CodeContextLength: the request exceeds the model's context window.

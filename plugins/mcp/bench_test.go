@@ -1,0 +1,197 @@
+package mcp_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dshgo/harness"
+	"github.com/dshgo/harness/core/fxcore"
+	"github.com/dshgo/harness/harnesstest"
+	"github.com/dshgo/harness/plugins/mcp"
+	"github.com/dshgo/harness/services/subprocess"
+	"github.com/dshgo/harness/services/tools"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// npmBinB is npmBin for benchmarks.
+func npmBinB(b *testing.B, name string) string {
+	b.Helper()
+	p := "testdata/npm/node_modules/.bin/" + name
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") != "" {
+			b.Fatalf("%s is not installed: run `npm ci --prefix plugins/mcp/testdata/npm`", name)
+		}
+		b.Skipf("%s is not installed: run `npm ci --prefix plugins/mcp/testdata/npm`", name)
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return abs
+}
+
+// BenchmarkEchoRoundTrip: one tools/call of server-everything's echo,
+// through the harness's whole tool pipeline (registry: validation, policy
+// events, body, post-execute) vs the SDK's own client called directly, over
+// stdio and over streamable HTTP, in the same run.
+//
+//	go test ./plugins/mcp -run '^$' -bench EchoRoundTrip -benchmem -count 5
+func BenchmarkEchoRoundTrip(b *testing.B) {
+	bin := npmBinB(b, "mcp-server-everything")
+	b.Run("stdio/pipeline", func(b *testing.B) {
+		reg := benchHarness(b, fmt.Sprintf("servers:\n  e:\n    command: %s\n    args: [stdio]\n", bin))
+		benchPipeline(b, reg)
+	})
+	b.Run("stdio/sdk", func(b *testing.B) {
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench"}, nil).Connect(context.Background(),
+			&sdk.CommandTransport{Command: exec.Command(bin, "stdio")}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		benchSDK(b, cs)
+	})
+	b.Run("stdio/sdk-over-subprocess-pipes", func(b *testing.B) {
+		rt, err := subprocess.New(subprocess.Options{}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer rt.Close(context.Background())
+		dir, _ := os.Getwd()
+		h, err := rt.Spawn(subprocess.Spec{Argv: []string{bin, "stdio"}, Dir: dir, Stdin: subprocess.PipeStdin(),
+			Stdout: subprocess.PipeOutput(), Stderr: subprocess.InheritOutput(), Grace: time.Second})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench"}, nil).Connect(context.Background(),
+			&sdk.IOTransport{Reader: h.Stdout(), Writer: h.Stdin()}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		benchSDK(b, cs)
+	})
+	url := startHTTPServer(b, bin)
+	b.Run("http/pipeline", func(b *testing.B) {
+		reg := benchHarness(b, fmt.Sprintf("servers:\n  e:\n    url: %s\n", url))
+		benchPipeline(b, reg)
+	})
+	b.Run("http/sdk", func(b *testing.B) {
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench"}, nil).Connect(context.Background(),
+			&sdk.StreamableClientTransport{Endpoint: url}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		benchSDK(b, cs)
+	})
+}
+
+func benchHarness(b *testing.B, cfg string) *tools.Registry {
+	h := harnesstest.Start(b, "plugins:\n  - name: subprocess-local\n  - name: tools\n  - name: mcp\n    config:\n"+indent(cfg, "      "))
+	m := harnesstest.Service(b, h, mcp.Key)
+	if err := m.Wait(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	for _, s := range m.Servers() {
+		if s.State != mcp.StateReady {
+			b.Fatalf("%s: %s: %s", s.Name, s.State, s.Error)
+		}
+	}
+	return harnesstest.Service(b, h, tools.Key)
+}
+
+func benchPipeline(b *testing.B, reg *tools.Registry) {
+	b.ReportAllocs()
+	for b.Loop() {
+		o := reg.Execute(context.Background(), tools.Call{ID: "b", Name: "mcp__e__echo", Arguments: `{"message":"hi"}`})
+		if o.IsError {
+			b.Fatal(tools.TextOf(o.Content))
+		}
+	}
+}
+
+func benchSDK(b *testing.B, cs *sdk.ClientSession) {
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hi"}})
+		if err != nil || res.IsError {
+			b.Fatal(err)
+		}
+	}
+}
+
+// startHTTPServer runs server-everything's streamable HTTP transport on a
+// free 127.0.0.1 port until the benchmark ends and returns its URL.
+func startHTTPServer(b *testing.B, bin string) string {
+	port := freePortTB(b)
+	srv := exec.Command(bin, "streamableHttp")
+	srv.Env = append(os.Environ(), "PORT="+port)
+	srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := srv.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = syscall.Kill(-srv.Process.Pid, syscall.SIGKILL)
+		_ = srv.Wait()
+	})
+	waitListening(b, port)
+	return "http://127.0.0.1:" + port + "/mcp"
+}
+
+// BenchmarkConnect: booting an mcp row with one stdio server vs five
+// started in parallel (the Go fixture server; ns/op is the time until every
+// server is ready and its tools are registered; closing is not timed).
+//
+//	go test ./plugins/mcp -run '^$' -bench Connect -benchmem -count 5
+func BenchmarkConnect(b *testing.B) {
+	for _, n := range []int{1, 5} {
+		b.Run(fmt.Sprintf("servers=%d", n), func(b *testing.B) {
+			var cfg strings.Builder
+			cfg.WriteString("grace: 500ms\nservers:\n")
+			for i := range n {
+				fmt.Fprintf(&cfg, "  s%d: {command: %s, args: [ok]}\n", i, fixture)
+			}
+			manifest := "plugins:\n  - name: subprocess-local\n  - name: tools\n  - name: mcp\n    config:\n" + indent(cfg.String(), "      ")
+			for b.Loop() {
+				h := start(b, manifest)
+				m := harnesstest.Service(b, h, mcp.Key)
+				if err := m.Wait(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				for _, s := range m.Servers() {
+					if s.State != mcp.StateReady {
+						b.Fatalf("%s: %s %s", s.Name, s.State, s.Error)
+					}
+				}
+				b.StopTimer()
+				if err := h.Stop(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+		})
+	}
+}
+
+// start is harnesstest.Start without the cleanup (the benchmark stops each
+// harness itself, untimed).
+func start(b *testing.B, manifest string) *fxcore.Harness {
+	h, err := harness.New(harness.WithManifest([]byte(manifest)), harness.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := h.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	return h
+}
