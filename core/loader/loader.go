@@ -59,10 +59,13 @@ func New(root *core.Root, cat *core.Catalog, env manifest.LookupEnv) *Loader {
 	return &Loader{root: root, cat: cat, env: env, rows: map[string]*row{}}
 }
 
-// EntryError is a row that could not be resolved, applied or rolled back.
-// It renders as `failed to <stage> harness entry <id> (<name>): <cause>`.
+// EntryError is a row that could not be applied. It renders
+// as `failed to <stage> harness entry <id> (<name>): <cause>`. A row that
+// cannot be resolved (unknown plugin, bad config) is not an EntryError but
+// a *manifest.Error naming FILE:LINE:COL (see [Resolve]); one whose
+// Validate returned a *core.ConfigError unwraps to it.
 type EntryError struct {
-	Stage string // "resolve", "apply" or "rollback"
+	Stage string // what failed: "apply" (the only stage a loader reports)
 	ID    string
 	Name  string
 	Err   error
@@ -84,8 +87,9 @@ type Resolved struct {
 
 // Resolve checks every enabled row of m: the plugin name is in the catalog
 // and the config decodes and validates. It returns all problems found,
-// joined in file order (see [manifest.Manifest.SortProblems]), each naming
-// FILE:LINE:COL, the row and the field.
+// joined in file order (see [manifest.Manifest.SortProblems]), each a
+// *manifest.Error naming FILE:LINE:COL, the row and the field; errors.As
+// finds the *core.ConfigError of a failed Validate through it.
 func Resolve(m *manifest.Manifest, cat *core.Catalog, env manifest.LookupEnv) ([]Resolved, error) {
 	var out []Resolved
 	var errs []error

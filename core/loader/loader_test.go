@@ -218,3 +218,43 @@ func TestMountKeepsFailedAndPendingRows(t *testing.T) {
 		t.Fatalf("status %+v", st)
 	}
 }
+
+type validatedCfg struct {
+	N int `yaml:"n"`
+}
+
+func (c validatedCfg) Validate() error {
+	if c.N < 0 {
+		return &core.ConfigError{Issues: []core.Issue{{Path: "n", Message: "must not be negative"}}}
+	}
+	return nil
+}
+
+// A resolve problem is a *manifest.Error at the row's place, and a
+// *core.ConfigError from the plugin's Validate is still found by errors.As
+// through it (and through the joined errors of several rows).
+func TestResolveErrorsKeepTheirTypes(t *testing.T) {
+	p := core.Define("validated", func(*core.Context, validatedCfg) error { return nil })
+	cat, err := core.NewCatalog(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := manifest.Parse("h.yml", []byte("plugins:\n  - name: validated\n    config: {n: -1}\n  - name: nope\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = loader.Resolve(m, cat, nil)
+	var ce *core.ConfigError
+	if !errors.As(err, &ce) || ce.Plugin != "validated" || ce.Issues[0].Path != "n" {
+		t.Fatalf("errors.As ConfigError: %v (%#v)", err, ce)
+	}
+	var me *manifest.Error
+	if !errors.As(err, &me) || me.Pos.File != "h.yml" || me.Pos.Line != 3 {
+		t.Fatalf("errors.As manifest.Error: %v (%#v)", err, me)
+	}
+	const want = "h.yml:3:17: plugin \"validated\" (id validated): invalid config: n: must not be negative\n" +
+		"h.yml:4:11: unknown plugin \"nope\" (id nope); known plugins: validated"
+	if err.Error() != want {
+		t.Fatalf("got\n%s\nwant\n%s", err, want)
+	}
+}

@@ -38,12 +38,13 @@ func DecodeConfig(p core.Plugin, e Entry, env LookupEnv) (any, error) {
 	cfg := p.NewConfig()
 	node := cloneNode(e.Config)
 	var problems []error
+	var cause error // the *core.ConfigError of Validate, kept as each problem's cause
 	report := func(n *yaml.Node, msg string) {
 		pos := e.Pos
 		if n != nil {
 			pos = Pos{File: fileOf(&e, node, n), Line: n.Line, Col: n.Column}
 		}
-		problems = append(problems, &Error{Pos: pos, Msg: fmt.Sprintf("plugin %q (id %s): %s", e.Name, e.ID, msg)})
+		problems = append(problems, &Error{Pos: pos, Msg: fmt.Sprintf("plugin %q (id %s): %s", e.Name, e.ID, msg), Err: cause})
 	}
 	done := func() error {
 		if len(problems) == 1 {
@@ -73,6 +74,7 @@ func DecodeConfig(p core.Plugin, e Entry, env LookupEnv) (any, error) {
 	}
 	if err := core.ValidateConfig(p.Name(), cfg); err != nil {
 		var ce *core.ConfigError
+		cause = err
 		if !errors.As(err, &ce) || len(ce.Issues) == 0 {
 			report(node, err.Error())
 			return nil, done()

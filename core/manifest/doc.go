@@ -24,8 +24,9 @@
 // means all defaults. `plugins: ~` means no plugins.
 //
 // Patch files (dsh cordis.patch.yml) are a top-level list: a row
-// `{id: X, field: value, …}` replaces those fields of row X (config is
-// replaced, not merged), `{insert: [rows]}` appends rows, and
+// `{id: X, field: value, …}` replaces those fields of row X (its config
+// is merged into the row's config at the top level; docs/manifest.md has
+// the rules), `{insert: [rows]}` appends rows, and
 // `{id: G, insert: [rows]}` appends into group G. Patches compose over deep
 // copies, so a composed manifest never aliases its layers.
 package manifest

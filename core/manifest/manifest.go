@@ -35,14 +35,23 @@ func (p Pos) String() string {
 	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
 }
 
-// Error is one manifest problem at a place.
+// Error is one manifest problem at a place. Resolving a manifest (unknown
+// plugin names, configs that do not decode or validate) reports each
+// problem as an *Error, several joined with errors.Join.
 type Error struct {
 	Pos Pos
 	Msg string
+	// Err is the cause when there is a typed one: the *core.ConfigError a
+	// plugin's Validate returned (so errors.As finds it through the
+	// loader), else nil.
+	Err error
 }
 
 // Error renders "FILE:LINE:COL: message".
 func (e *Error) Error() string { return e.Pos.String() + ": " + e.Msg }
+
+// Unwrap returns the cause (nil for most problems).
+func (e *Error) Unwrap() error { return e.Err }
 
 func errAt(file string, n *yaml.Node, format string, args ...any) *Error {
 	p := Pos{File: file}

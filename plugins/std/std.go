@@ -23,6 +23,7 @@ import (
 	"github.com/dshgo/harness/services/compaction"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
+	sessionspg "github.com/dshgo/harness/services/sessions/postgres"
 	"github.com/dshgo/harness/services/spill"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
@@ -55,6 +56,7 @@ func Plugins() []core.Plugin {
 		compaction.Plugin,
 		llmopenai.Plugin,
 		sessions.JSONLPlugin,
+		sessionspg.Plugin,
 		agent.Plugin,
 	}
 }
