@@ -84,6 +84,9 @@ var attacks = []attack{
 	{name: "heredoc body substitution", command: "cat <<EOF\n$(rm -rf {V})\nEOF", deny: []string{rmDeny}, mode: permission.ModeBypass, want: "deny"},
 	{name: "coproc", command: "coproc rm -rf {V}", deny: []string{rmDeny}, mode: permission.ModeBypass, want: "deny"},
 	{name: "nested three deep", command: `sh -c 'bash -c "sh -c \"rm -rf {V}\""'`, deny: []string{rmDeny}, mode: permission.ModeBypass, want: "deny"},
+	// Arguments that are not static, against a deny rule naming options: asked.
+	{name: "dynamic options", command: "opt=-rf; rm $opt {V}", deny: []string{rmDeny}, mode: permission.ModeBypass, want: "ask"},
+	{name: "dynamic operand of another program", command: "f={V}/keep; cat \"$f\"", deny: []string{rmDeny}, mode: permission.ModeBypass, want: "allow", contains: "keep-me"},
 	// Non-static program names: unknown, asked in every mode.
 	{name: "variable program", command: "x=rm; $x -rf {V}", deny: []string{rmDeny}, mode: permission.ModeBypass, want: "ask"},
 	{name: "default-value program", command: "${x:-rm} -rf {V}", deny: []string{rmDeny}, mode: permission.ModeBypass, want: "ask"},

@@ -43,6 +43,9 @@ type commandPart struct {
 	// WriteTargets and ReadTargets are the static targets of those
 	// redirections (quoting resolved, `~/` kept), for file deny rules.
 	WriteTargets, ReadTargets []string
+	// Dynamic is set when an argument is not static (`rm $opt v`): a deny
+	// or ask rule that names options cannot be checked against such a part.
+	Dynamic bool
 	// Unknown, when set, says why no rule can know what this part runs: a
 	// program name that is not static (`$x`, `$(…)`), a script handed to a
 	// shell that is not literal, a line that does not parse. Such a part is
@@ -241,6 +244,7 @@ func (a *analyzer) stmt(stmt *syntax.Stmt, depth int) {
 	for i, w := range call.Args {
 		words[i] = a.word(w)
 		argv[i] = words[i].val
+		part.Dynamic = part.Dynamic || !words[i].static
 	}
 	part.Forms = appendForm([]string{a.print(stmt.Cmd)}, strings.Join(argv, " "))
 	precise, loose := commandStarts(words)

@@ -59,6 +59,20 @@ func tableKey(lead []string) string {
 	return lead[0]
 }
 
+// leads reports whether argv runs the pattern's program words (its options
+// and operands aside).
+func (p *optionPattern) leads(argv []string) bool {
+	if len(argv) <= len(p.lead) {
+		return false
+	}
+	for i, g := range p.lead {
+		if !g.match(argv[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 // match reports whether argv (program reduced to its name) matches.
 func (p *optionPattern) match(argv []string) bool {
 	if len(argv) <= len(p.lead) {

@@ -236,6 +236,9 @@ func (p *Policy) Evaluate(c Call) Verdict {
 		return Verdict{Decision: Deny, Rule: r.source,
 			Reason: fmt.Sprintf("permission denied: rule %q in the deny list matches this call", r.source)}
 	}
+	if sub.kind == "shell" && sub.unknown == "" {
+		sub.unknown = p.uncheckable(c.Tool, sub)
+	}
 	readOnly := c.ReadOnly || p.ReadOnly(c.Tool)
 	if p.mode == ModePlan && !readOnly {
 		return Verdict{Decision: Deny,
@@ -319,6 +322,31 @@ func (p *Policy) denied(tool string, sub subject) (Rule, bool) {
 		}
 	}
 	return Rule{}, false
+}
+
+// uncheckable says why a deny or ask rule that names options cannot be
+// checked against a part ("" when every one can): the part runs the rule's
+// program with arguments that are not static (`opt=-rf; rm $opt v` against
+// `bash(rm -rf *)`). Such a call is treated as unknown.
+func (p *Policy) uncheckable(tool string, sub subject) string {
+	for _, part := range sub.parts {
+		if !part.Dynamic {
+			continue
+		}
+		for _, list := range [][]Rule{p.deny, p.ask} {
+			for _, r := range list {
+				if r.options == nil || !p.applies(r, tool) {
+					continue
+				}
+				for _, argv := range part.Argvs {
+					if r.options.leads(argv) {
+						return fmt.Sprintf("the arguments of %q are not all static, so rule %q cannot be checked", argv[0], r.source)
+					}
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // inWorkspace reports whether the path of a file call, symlinks resolved,

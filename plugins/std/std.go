@@ -20,8 +20,10 @@ import (
 	toolsearch "github.com/dshgo/harness/plugins/tool-search"
 	tooltimeout "github.com/dshgo/harness/plugins/tool-timeout"
 	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
+	"github.com/dshgo/harness/services/compaction"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
+	sessionspg "github.com/dshgo/harness/services/sessions/postgres"
 	"github.com/dshgo/harness/services/spill"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
@@ -51,8 +53,10 @@ func Plugins() []core.Plugin {
 		toolsearch.Plugin,
 		mcp.Plugin,
 		llm.Plugin,
+		compaction.Plugin,
 		llmopenai.Plugin,
 		sessions.JSONLPlugin,
+		sessionspg.Plugin,
 		agent.Plugin,
 	}
 }

@@ -21,6 +21,7 @@ import (
 	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
+	sessionspg "github.com/dshgo/harness/services/sessions/postgres"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tokenmeter"
@@ -31,7 +32,7 @@ import (
 func Needed() []core.Plugin {
 	return []core.Plugin{
 		subprocess.Plugin, systemprompt.Plugin, tools.Plugin, prompttools.Plugin, tokenmeter.Plugin,
-		llm.Plugin, llmopenai.Plugin, sessions.JSONLPlugin, agent.Plugin,
+		llm.Plugin, llmopenai.Plugin, sessions.JSONLPlugin, sessionspg.Plugin, agent.Plugin,
 		toolbash.Plugin, toolfs.Plugin, toolsearch.Plugin,
 		approval.Plugin, permission.Plugin, hooks.Plugin, mcp.Plugin,
 		tooltodo.Plugin, instructions.Plugin, environment.Plugin,

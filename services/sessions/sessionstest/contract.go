@@ -235,13 +235,13 @@ func testOrdering(t *testing.T, open func() *sessions.Service) {
 	}
 }
 
-// A record of several MiB with newlines, quotes and multi-byte text in its
+// A record of a few MiB with newlines, quotes and multi-byte text in its
 // strings is stored and read back byte for byte, and the next record
 // follows it.
 func testLargeRecords(t *testing.T, open func() *sessions.Service) {
 	s := open()
 	w := mustCreate(t, s, sessions.Header{ID: "large"})
-	big := strings.Repeat("line \"quoted\" ✓\n", 300_000) // ~5 MiB
+	big := strings.Repeat("line \"quoted\" ✓\n", 150_000) // ~2.6 MiB
 	r := mustAppend(t, w, sessions.Entry{Type: "tool/result", Fields: fields(t, map[string]string{"content": big})})
 	mustAppend(t, w, userEntry(t, "after"))
 	recs := mustRead(t, open(), "large")

@@ -1,0 +1,97 @@
+package cli_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/services/llm/llmtest"
+)
+
+// pgDSN is the test database (.ci/run creates it); pgSchema a fresh schema
+// dropped when the test ends. In CI an unreachable database fails the
+// test; elsewhere it is skipped with the reason.
+func pgSchema(t *testing.T) (dsn, schema string) {
+	t.Helper()
+	dsn = os.Getenv("HARNESS_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		dsn = "postgres://harness_test:harness_test@127.0.0.1:5432/harness_test?sslmode=disable"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		msg := fmt.Sprintf("PostgreSQL unreachable (see .ci/run): %v", err)
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	_ = c.Close(ctx)
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema = "cli_" + hex.EncodeToString(b[:])
+	t.Cleanup(func() {
+		if c, err := pgx.Connect(context.Background(), dsn); err == nil {
+			_, _ = c.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
+			_ = c.Close(context.Background())
+		}
+	})
+	return dsn, schema
+}
+
+// The same commands work on sessions-postgres: run stores the session in
+// the database (no JSONL file), `sessions` lists it, `show` prints it,
+// --continue resumes it, --fork copies it, rm deletes it.
+func TestSessionsOnPostgres(t *testing.T) {
+	dsn, schema := pgSchema(t)
+	repo := gitRepo(t, map[string]string{"a.txt": "alpha\n"})
+	srv := llmtest.New(t, []llmtest.Turn{toolCall("c1", "read", `{"file_path":"a.txt"}`), text("It says alpha."), text("Still alpha."), text("Forked.")})
+	state := t.TempDir()
+	m := strings.Replace(agentManifest(srv.URL, state, ""), "  - name: sessions-jsonl\n    config:\n      stateDir: "+state+"\n",
+		fmt.Sprintf("  - name: sessions-postgres\n    config:\n      dsn: %q\n      schema: %s\n      poolSize: 2\n", dsn, schema), 1)
+	if r := runAgent(t, repo, m, "", "run", "what does a.txt say?"); r.code != 0 {
+		t.Fatalf("run: %d %s", r.code, r.stderr)
+	}
+	if list, _ := agent.ListSessions(state); len(list) != 0 {
+		t.Fatalf("a JSONL log was written: %+v", list)
+	}
+	ls := runAgent(t, repo, m, "", "sessions", "--json")
+	var list []agent.SessionInfo
+	if err := json.Unmarshal([]byte(ls.stdout), &list); err != nil || len(list) != 1 || list[0].Cwd != repo || list[0].Turns != 1 || list[0].Messages != 4 ||
+		!strings.Contains(list[0].Path, "schema "+schema) || strings.Contains(list[0].Path, "harness_test:harness_test") {
+		t.Fatalf("sessions: %v %+v\n%s", err, list, ls.stderr)
+	}
+	id := list[0].ID
+	if r := runAgent(t, repo, m, "", "run", "--continue", "still?"); r.code != 0 || r.stdout != "Still alpha.\n" {
+		t.Fatalf("continue: %d %q %s", r.code, r.stdout, r.stderr)
+	}
+	show := runAgent(t, repo, m, "", "sessions", "show", id)
+	for _, want := range []string{"session " + id, "what does a.txt say?", "── tool result: read (c1) ──", "It says alpha.", "── user (turn 2) ──\nstill?", "Still alpha."} {
+		if !strings.Contains(show.stdout, want) {
+			t.Fatalf("show lacks %q:\n%s%s", want, show.stdout, show.stderr)
+		}
+	}
+	if r := runAgent(t, repo, m, "", "run", "--fork", id, "fork"); r.code != 0 || r.stdout != "Forked.\n" {
+		t.Fatalf("fork: %d %q %s", r.code, r.stdout, r.stderr)
+	}
+	ls = runAgent(t, repo, m, "", "sessions", "--json", "--limit", "1")
+	if err := json.Unmarshal([]byte(ls.stdout), &list); err != nil || len(list) != 1 || list[0].Parent != id || list[0].Turns != 3 {
+		t.Fatalf("after fork: %v %+v", err, list)
+	}
+	if r := runAgent(t, repo, m, "", "sessions", "rm", id); r.code != 0 {
+		t.Fatalf("rm: %d %s", r.code, r.stderr)
+	}
+	if r := runAgent(t, repo, m, "", "sessions", "show", id); r.code != 2 || !strings.Contains(r.stderr, "session not found") {
+		t.Fatalf("show after rm: %d %s", r.code, r.stderr)
+	}
+}
