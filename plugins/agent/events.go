@@ -28,6 +28,7 @@ const (
 	EventToolResult EventType = "tool_result" // ToolResult: in model order
 	EventUsage      EventType = "usage"       // Usage of the step (Estimated when the stream had none), Total of the session
 	EventNotice     EventType = "notice"      // Text: a warning worth showing (e.g. output cut by the length limit)
+	EventCompaction EventType = "compaction"  // Compaction: the history was compacted (trigger, counts, tokens before and after)
 	EventState      EventType = "state"       // Key, State: a plugin's session state changed (key "todos": the todo list)
 	EventResult     EventType = "result"      // Result: the end of the turn
 )
@@ -57,6 +58,14 @@ type Event struct {
 	Estimated bool       `json:"estimated,omitempty"`
 
 	Result *Result `json:"result,omitempty"`
+
+	// ContextTokens (EventUsage) is the context in use after the step: the
+	// request's prompt tokens plus the reply's completion tokens (provider
+	// figures, or the meter's estimate). Never a cumulative sum: Total is.
+	ContextTokens int64 `json:"contextTokens,omitempty"`
+
+	// Compaction describes a compaction (EventCompaction).
+	Compaction *CompactionInfo `json:"compaction,omitempty"`
 
 	// Key and State: a session state's name and new JSON value (EventState).
 	Key   string          `json:"key,omitempty"`
@@ -110,3 +119,16 @@ type Result struct {
 // session, after the session's own observer saw it. Listeners must be
 // quick: they run on the loop's goroutine.
 var Observed = core.NewEmitEvent[Event]("agent/event")
+
+// CompactionInfo describes one compaction of a session's history.
+type CompactionInfo struct {
+	// Trigger is "auto" (threshold or CONTEXT_LENGTH) or "manual".
+	Trigger string `json:"trigger"`
+	// Summarized messages were replaced by the summary; Kept stayed verbatim.
+	Summarized int `json:"summarized"`
+	Kept       int `json:"kept"`
+	// TokensBefore and TokensAfter are the projected request sizes (the
+	// token meter's figures, or bytes/4 without a meter).
+	TokensBefore int `json:"tokensBefore"`
+	TokensAfter  int `json:"tokensAfter"`
+}

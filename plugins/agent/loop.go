@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/plugins/sessionstate"
 	"github.com/dshgo/harness/plugins/workdir"
+	"github.com/dshgo/harness/services/compaction"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tools"
@@ -93,6 +95,11 @@ type turn struct {
 	// gated: the first model call got past the up-front checks and the
 	// held records were written. refused: it failed them (see Run).
 	gated, refused bool
+	// autoStep is the step that last compacted automatically (once per
+	// step); lengthRetried: a CONTEXT_LENGTH error was answered by one
+	// compaction and a retry this turn.
+	autoStep      int
+	lengthRetried bool
 }
 
 func (t *turn) run(ctx context.Context, prompt string) error {
@@ -214,6 +221,14 @@ func (t *turn) doStep(ctx context.Context) (msg llm.Message, done bool, err erro
 			}
 			return msg, false, context.Canceled
 		}
+		if isContextLength(resp.Err) && !t.lengthRetried {
+			// The request did not fit: compact once and retry the step.
+			t.lengthRetried = true
+			if _, err := ss.compact(ctx, "auto", "", true); err == nil {
+				ss.observe(Event{Type: EventNotice, Turn: t.n, Step: t.step, Text: "the request exceeded the context window: the history was compacted and the step is retried"})
+				return t.doStep(ctx)
+			}
+		}
 		return msg, false, t.failed(msg, resp.Err)
 	}
 	if err := ss.append(Record{Type: RecordAssistant, Turn: t.n, Step: t.step, Message: &msg}); err != nil {
@@ -272,17 +287,9 @@ func (t *turn) failed(msg llm.Message, err *llm.Error) error {
 // builds the model request.
 func (t *turn) request(ctx context.Context) (llm.Request, error) {
 	ss := t.ss
-	a, err := ss.svc.prompt.Assemble(ctx, systemprompt.AssembleContext{Scope: ss.scope.ID(), Agent: ss})
+	req, snapshot, err := ss.build(ctx)
 	if err != nil {
-		return llm.Request{}, fmt.Errorf("assembling the system prompt: %w", err)
-	}
-	system, err := systemprompt.Render(a)
-	if err != nil {
-		return llm.Request{}, fmt.Errorf("rendering the system prompt: %w", err)
-	}
-	snapshot, err := systemprompt.RenderContextSnapshot(a)
-	if err != nil {
-		return llm.Request{}, fmt.Errorf("rendering the runtime context: %w", err)
+		return llm.Request{}, err
 	}
 	ss.mu.Lock()
 	last := ss.lastSnapshot
@@ -298,6 +305,42 @@ func (t *turn) request(ctx context.Context) (llm.Request, error) {
 		ss.mu.Lock()
 		ss.lastSnapshot = snapshot
 		ss.mu.Unlock()
+		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Content: text})
+	}
+	// Compact first when the request would pass the threshold of the
+	// context window (once per step).
+	if comp, ok := core.Lookup(ss.svc.c, compaction.Key); ok && t.autoStep != t.step {
+		if tokens, _ := ss.project(req); comp.Due(tokens, int(ss.model.ContextWindow)) {
+			t.autoStep = t.step
+			switch _, err := ss.compact(ctx, "auto", "", false); {
+			case err == nil:
+				return t.request(ctx)
+			case errors.Is(err, compaction.ErrNothingToCompact):
+			case ctx.Err() != nil:
+				return llm.Request{}, ctx.Err()
+			default:
+				ss.observe(Event{Type: EventNotice, Turn: t.n, Step: t.step, Text: "compaction failed, continuing uncompacted: " + err.Error()})
+			}
+		}
+	}
+	return req, nil
+}
+
+// build assembles and renders the system prompt for the session scope and
+// returns the request for the current history, and the rendered
+// runtime-context snapshot (not yet added). It changes nothing.
+func (ss *Session) build(ctx context.Context) (llm.Request, string, error) {
+	a, err := ss.svc.prompt.Assemble(ctx, systemprompt.AssembleContext{Scope: ss.scope.ID(), Agent: ss})
+	if err != nil {
+		return llm.Request{}, "", fmt.Errorf("assembling the system prompt: %w", err)
+	}
+	system, err := systemprompt.Render(a)
+	if err != nil {
+		return llm.Request{}, "", fmt.Errorf("rendering the system prompt: %w", err)
+	}
+	snapshot, err := systemprompt.RenderContextSnapshot(a)
+	if err != nil {
+		return llm.Request{}, "", fmt.Errorf("rendering the runtime context: %w", err)
 	}
 	seen := make(map[string]bool, len(a.Tools))
 	toolList := make([]llm.ToolSchema, 0, len(a.Tools))
@@ -309,7 +352,7 @@ func (t *turn) request(ctx context.Context) (llm.Request, error) {
 		toolList = append(toolList, llm.ToolSchema{Name: ts.Name, Description: ts.Description, Parameters: ts.Parameters})
 	}
 	ss.mu.Lock()
-	msgs := make([]llm.Message, 0, len(ss.history)+1)
+	msgs := make([]llm.Message, 0, len(ss.history)+2)
 	if system != "" {
 		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: system})
 	}
@@ -320,7 +363,7 @@ func (t *turn) request(ctx context.Context) (llm.Request, error) {
 		Messages: msgs,
 		Tools:    toolList,
 		Options:  llm.Options{Thinking: ss.opts.Thinking, ReasoningEffort: ss.opts.ReasoningEffort},
-	}, nil
+	}, snapshot, nil
 }
 
 // usage records the step's usage: summed into the turn and the session
@@ -341,7 +384,11 @@ func (t *turn) usage(req llm.Request, resp llm.Response) {
 			t.res.Usage, t.res.Estimated = t.res.Usage.Add(*est), true
 		}
 		_ = ss.write(Record{Type: RecordUsage, Turn: t.n, Step: t.step, Usage: est, Estimated: true})
-		ss.observe(Event{Type: EventUsage, Turn: t.n, Step: t.step, Usage: est, Estimated: true, Total: ptr(ss.Usage())})
+		var inUse int64
+		if est != nil {
+			inUse = est.PromptTokens + est.CompletionTokens
+		}
+		ss.observe(Event{Type: EventUsage, Turn: t.n, Step: t.step, Usage: est, Estimated: true, Total: ptr(ss.Usage()), ContextTokens: inUse})
 		return
 	}
 	u := resp.Usage
@@ -351,7 +398,7 @@ func (t *turn) usage(req llm.Request, resp llm.Response) {
 	total := ss.total
 	ss.mu.Unlock()
 	_ = ss.write(Record{Type: RecordUsage, Turn: t.n, Step: t.step, Usage: &u})
-	ss.observe(Event{Type: EventUsage, Turn: t.n, Step: t.step, Usage: &u, Total: &total})
+	ss.observe(Event{Type: EventUsage, Turn: t.n, Step: t.step, Usage: &u, Total: &total, ContextTokens: u.PromptTokens + u.CompletionTokens})
 }
 
 func ptr[T any](v T) *T { return &v }

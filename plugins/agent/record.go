@@ -26,6 +26,7 @@ const (
 	RecordToolCall   = "tool/call"         // a tool call about to run: callId, name, raw arguments
 	RecordToolResult = "tool/result"       // its result: the tool message, isError, error info, meta
 	RecordUsage      = "usage"             // provider-reported (or estimated) usage of one model call
+	RecordCompaction = "compaction"        // the history before it was summarized: message (the summary), kept, summarized, trigger
 	RecordError      = "error"             // a model call that failed: code and failure text (no message)
 	RecordState      = "state"             // a plugin's keyed session state (key, state), e.g. the todo list; the last value of a key wins
 )
@@ -73,6 +74,16 @@ type Record struct {
 	IsError   bool             `json:"isError,omitempty"`
 	Error     *tools.ErrorInfo `json:"error,omitempty"`
 	Meta      json.RawMessage  `json:"meta,omitempty"`
+
+	// Compaction fields (RecordCompaction): Message is the summary (a user
+	// message), Kept the number of messages at the end of the history that
+	// stayed verbatim, Summarized how many were replaced, Trigger "auto" or
+	// "manual", Tokens the projected request size before and after.
+	Kept         int    `json:"kept,omitempty"`
+	Summarized   int    `json:"summarized,omitempty"`
+	Trigger      string `json:"trigger,omitempty"`
+	TokensBefore int    `json:"tokensBefore,omitempty"`
+	TokensAfter  int    `json:"tokensAfter,omitempty"`
 
 	// State fields (RecordState): Key names the state, State is its new
 	// JSON value.
@@ -172,7 +183,9 @@ func ReadJournal(path string) ([]Record, error) {
 // Replay rebuilds the conversation of a log: every record carrying a
 // message, in order. An assistant message whose tool calls lack results
 // (a crash between the two) gets aborted results so the history stays a
-// valid request.
+// valid request. A compaction record replaces the conversation so far by
+// its summary followed by the last Kept messages: the compacted view the
+// session had, exactly (the earlier records stay in the log).
 func Replay(recs []Record) []llm.Message {
 	var out []llm.Message
 	pending := map[string]bool{}
@@ -186,6 +199,12 @@ func Replay(recs []Record) []llm.Message {
 		open, pending = nil, map[string]bool{}
 	}
 	for _, r := range recs {
+		if r.Type == RecordCompaction && r.Message != nil {
+			flush()
+			kept := out[len(out)-min(max(r.Kept, 0), len(out)):]
+			out = append([]llm.Message{*r.Message}, kept...)
+			continue
+		}
 		if r.Message == nil {
 			continue
 		}

@@ -229,6 +229,9 @@ func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
 		if r.Type == RecordUser && r.Source == SourceRuntimeContext && r.Message != nil {
 			ss.lastSnapshot = r.Message.Content
 		}
+		if r.Type == RecordCompaction {
+			ss.lastSnapshot = "" // re-sent after a compaction, as live
+		}
 		if r.Type == RecordUser && r.Source == "" {
 			ss.turn = max(ss.turn, r.Turn)
 		}

@@ -28,8 +28,6 @@ import (
 	"sync"
 	"time"
 
-	"go.uber.org/fx"
-
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
@@ -67,9 +65,6 @@ func (c Config) Validate() error {
 var Plugin = core.Define("environment", apply,
 	core.WithInject(systemprompt.Key.Name()),
 	core.WithDescription("tells the model its working directory, git state, OS, shell and today's date"))
-
-// Module contributes Plugin to the harness catalog.
-var Module = fx.Module("environment", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
 
 func apply(c *core.Context, cfg Config) error {
 	sp := core.Use(c, systemprompt.Key)

@@ -69,6 +69,9 @@ type Events struct {
 	// Stop runs when the agent is about to end its turn; a block keeps it
 	// going with the reason as its next instruction. No matcher.
 	Stop []MatcherGroup `yaml:"Stop" json:"Stop,omitempty" jsonschema:"description=Hooks run when the agent is about to end its turn; a block keeps it going with the reason as its next instruction. No matcher"`
+	// PreCompact runs before the history is compacted; a block cancels a
+	// manual compaction. Matcher: the trigger (manual, auto).
+	PreCompact []MatcherGroup `yaml:"PreCompact" json:"PreCompact,omitempty" jsonschema:"description=Hooks run before the history is compacted; a block cancels a manual compaction. Matcher: the trigger (manual or auto)"`
 }
 
 // MatcherGroup is one matcher with the commands it selects.
@@ -166,6 +169,7 @@ func (e Events) all() []namedGroups {
 	return []namedGroups{
 		{EventPreToolUse, e.PreToolUse}, {EventPostToolUse, e.PostToolUse},
 		{EventSessionStart, e.SessionStart}, {EventUserPromptSubmit, e.UserPromptSubmit}, {EventStop, e.Stop},
+		{EventPreCompact, e.PreCompact},
 	}
 }
 
@@ -176,6 +180,7 @@ const (
 	EventSessionStart     = "SessionStart"
 	EventUserPromptSubmit = "UserPromptSubmit"
 	EventStop             = "Stop"
+	EventPreCompact       = "PreCompact"
 )
 
 // matcher is a compiled MatcherGroup.Matcher.

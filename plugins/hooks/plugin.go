@@ -24,7 +24,7 @@ import (
 // Plugin is the hooks plugin.
 var Plugin = core.Define("hooks", apply,
 	core.WithInject(subprocess.Key.Name()),
-	core.WithDescription("Claude Code compatible command hooks: PreToolUse, PostToolUse, SessionStart, UserPromptSubmit, Stop."))
+	core.WithDescription("Claude Code compatible command hooks: PreToolUse, PostToolUse, SessionStart, UserPromptSubmit, Stop, PreCompact."))
 
 func apply(c *core.Context, cfg Config) error {
 	h, err := newRunner(cfg, subprocessRunnerWith(core.Use(c, subprocess.Key), cfg.Sandbox), c.Logger())
@@ -51,6 +51,9 @@ func apply(c *core.Context, cfg Config) error {
 		return err
 	}
 	if err := core.On(c, lifecycle.Stop, h.stop); err != nil {
+		return err
+	}
+	if err := core.On(c, lifecycle.PreCompact, h.preCompact); err != nil {
 		return err
 	}
 	h.notify = func(scope *core.ScopeID, n lifecycle.Notice) {
@@ -546,6 +549,16 @@ func (h *runner) userPromptSubmit(ctx context.Context, p lifecycle.Prompt, next 
 	if mine.Block {
 		return mine, nil // the prompt is rejected; nothing downstream needs to see it
 	}
+	rest, err := next(ctx, p)
+	return mine.Merge(rest), err
+}
+
+func (h *runner) preCompact(ctx context.Context, p lifecycle.Compacting, next core.Next[lifecycle.Compacting, lifecycle.Decision]) (lifecycle.Decision, error) {
+	pl := payloadSession(p.Session, EventPreCompact)
+	instr := p.CustomInstructions
+	pl.Trigger, pl.CustomInstructions = p.Trigger, &instr
+	mine := h.lifecycleDecision(ctx, EventPreCompact, p.Trigger, p.Session, pl)
+	mine.AdditionalContext = nil
 	rest, err := next(ctx, p)
 	return mine.Merge(rest), err
 }

@@ -31,6 +31,10 @@ type Payload struct {
 	// LastAssistantMessage is set for Stop: the text of the turn's final
 	// assistant message.
 	LastAssistantMessage *string `json:"last_assistant_message,omitempty"`
+	// Trigger and CustomInstructions are set for PreCompact: "manual" or
+	// "auto", and the user's instructions for the summary ("" for auto).
+	Trigger            string  `json:"trigger,omitempty"`
+	CustomInstructions *string `json:"custom_instructions,omitempty"`
 }
 
 // ToolResponse is the tool result a PostToolUse hook sees.

@@ -20,6 +20,7 @@ import (
 	toolsearch "github.com/dshgo/harness/plugins/tool-search"
 	tooltimeout "github.com/dshgo/harness/plugins/tool-timeout"
 	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
+	"github.com/dshgo/harness/services/compaction"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
 	sessionspg "github.com/dshgo/harness/services/sessions/postgres"
@@ -52,6 +53,7 @@ func Plugins() []core.Plugin {
 		toolsearch.Plugin,
 		mcp.Plugin,
 		llm.Plugin,
+		compaction.Plugin,
 		llmopenai.Plugin,
 		sessions.JSONLPlugin,
 		sessionspg.Plugin,

@@ -18,8 +18,6 @@ import (
 	"fmt"
 	"strings"
 
-	"go.uber.org/fx"
-
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/plugins/sessionstate"
 	"github.com/dshgo/harness/services/tools"
@@ -69,9 +67,6 @@ type Config struct{}
 var Plugin = core.Define("tool-todo", apply,
 	core.WithInject(tools.Key.Name()),
 	core.WithDescription("todo_write: the model's task list, kept per session and restored on resume"))
-
-// Module contributes Plugin to the harness catalog.
-var Module = fx.Module("tool-todo", fx.Provide(fx.Annotate(func() core.Plugin { return Plugin }, fx.ResultTags(`group:"plugins"`))))
 
 func apply(c *core.Context, _ Config) error { return tools.Register(c, Tool()) }
 

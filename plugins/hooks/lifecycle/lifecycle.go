@@ -66,6 +66,17 @@ type Stopping struct {
 	LastAssistantMessage string
 }
 
+// Compacting is the payload of [PreCompact].
+type Compacting struct {
+	Session Session
+	// Trigger is "manual" (/compact, harness compact, run --compact) or
+	// "auto" (the context window's threshold, or a CONTEXT_LENGTH error).
+	Trigger string
+	// CustomInstructions are the user's instructions for the summary
+	// (`/compact focus on X`), empty for auto.
+	CustomInstructions string
+}
+
 // Decision is what listeners answer.
 type Decision struct {
 	// Block rejects the prompt (UserPromptSubmit) or keeps the turn going
@@ -125,6 +136,10 @@ var (
 	UserPromptSubmit = core.NewWaterfallEvent[Prompt, Decision]("agent/user-prompt-submit")
 	// Stop fires when the model ended its turn without tool calls, before the loop stops.
 	Stop = core.NewWaterfallEvent[Stopping, Decision]("agent/stop")
+	// PreCompact fires before a compaction replaces older history by a
+	// summary. A block cancels a manual compaction; an automatic one goes
+	// on (the context window leaves no choice). Contexts are ignored.
+	PreCompact = core.NewWaterfallEvent[Compacting, Decision]("agent/pre-compact")
 )
 
 // claudeToolNames maps the harness's built-in tool names to Claude Code's.
