@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -278,7 +277,7 @@ type server struct {
 	stderr    *tail // stdio only; set before the supervisor starts, never replaced
 	tools     []*mcp.Tool
 	init      *mcp.InitializeResult
-	toolset   *core.Fiber
+	toolsets  map[string]toolEntry // registry name → its registration
 	restarts  int
 	firstOnce sync.Once
 }

@@ -59,42 +59,81 @@ var toolset = core.Define("mcp-tools", func(c *core.Context, cfg *toolsetConfig)
 	return tools.Register(c, cfg.tools...)
 }, core.WithInject(tools.Key.Name()))
 
-// mountTools replaces the server's registered tools by list.
+// mountTools makes the server's registered tools match list. Each tool is
+// registered by a child fiber of its own, so a re-list (list_changed) leaves
+// unchanged tools registered throughout: only removed and changed tools are
+// disposed, and new and changed ones mounted.
 func (s *server) mountTools(ctx context.Context, list []*mcp.Tool) error {
-	defs := make([]*tools.Tool, 0, len(list))
-	seen := map[string]string{}
+	want := map[string]toolEntry{}
 	for _, t := range list {
 		d := s.define(t)
 		if err := d.Err(); err != nil {
 			s.m.log.Warn("mcp tool skipped", "server", s.cfg.Name, "tool", t.Name, "err", err)
 			continue
 		}
-		if prev, dup := seen[d.Name()]; dup {
-			s.m.log.Warn("mcp tool skipped: name clashes after sanitizing", "server", s.cfg.Name, "tool", t.Name, "with", prev)
+		if _, dup := want[d.Name()]; dup {
+			s.m.log.Warn("mcp tool skipped: name clashes after sanitizing", "server", s.cfg.Name, "tool", t.Name)
 			continue
 		}
-		seen[d.Name()] = t.Name
-		defs = append(defs, d)
+		want[d.Name()] = toolEntry{tool: d, print: fingerprint(t)}
 	}
-	s.dropTools(ctx)
-	f := s.m.c.Plugin(toolset, &toolsetConfig{tools: defs})
 	s.mu.Lock()
-	s.toolset = f
+	old := s.toolsets
 	s.mu.Unlock()
-	if err := f.Await(ctx); err != nil {
-		return err
+	next := map[string]toolEntry{}
+	for name, e := range old {
+		if w, ok := want[name]; ok && w.print == e.print {
+			next[name] = e
+			continue
+		}
+		_ = e.fiber.Dispose(ctx)
 	}
-	return f.Err()
+	var mounted []*core.Fiber
+	for name, w := range want {
+		if _, kept := next[name]; kept {
+			continue
+		}
+		w.fiber = s.m.c.Plugin(toolset, &toolsetConfig{tools: []*tools.Tool{w.tool}})
+		next[name] = w
+		mounted = append(mounted, w.fiber)
+	}
+	s.mu.Lock()
+	s.toolsets = next
+	s.mu.Unlock()
+	for _, f := range mounted {
+		if err := f.Await(ctx); err != nil {
+			return err
+		}
+		if err := f.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// dropTools disposes the server's tool set, if any.
+// toolEntry is one registered server tool: its definition, the fiber that
+// registered it and a fingerprint of the server's description of it.
+type toolEntry struct {
+	tool  *tools.Tool
+	fiber *core.Fiber
+	print string
+}
+
+// fingerprint identifies a tool description: a re-list that returns the same
+// fingerprint keeps the registered tool.
+func fingerprint(t *mcp.Tool) string {
+	b, _ := json.Marshal(t)
+	return string(b)
+}
+
+// dropTools disposes every registered tool of the server.
 func (s *server) dropTools(ctx context.Context) {
 	s.mu.Lock()
-	f := s.toolset
-	s.toolset = nil
+	old := s.toolsets
+	s.toolsets = nil
 	s.mu.Unlock()
-	if f != nil {
-		_ = f.Dispose(ctx)
+	for _, e := range old {
+		_ = e.fiber.Dispose(ctx)
 	}
 }
 
