@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -154,9 +155,9 @@ func (r *Registry) register(c *core.Context, t *Tool) error {
 		r.dropIfEmpty(scope)
 		r.mu.Unlock()
 		if scope == nil {
-			return fmt.Errorf("tool %q is already registered (for a per-agent variant, register through that agent's scoped context instead)", t.name)
+			return &duplicateToolError{fmt.Sprintf("tool %q is already registered (for a per-agent variant, register through that agent's scoped context instead)", t.name)}
 		}
-		return fmt.Errorf("tool %q is already registered in this scope", t.name)
+		return &duplicateToolError{fmt.Sprintf("tool %q is already registered in this scope", t.name)}
 	}
 	l.tools = append(l.tools, t)
 	r.gen.Add(1)
@@ -437,3 +438,14 @@ func (r *Registry) Schemas(scope *core.ScopeID) []Schema {
 	}
 	return out
 }
+
+// ErrDuplicateTool is matched (errors.Is) by the error [Registry.Register]
+// returns for a name already registered in the caller's scope layer.
+var ErrDuplicateTool = errors.New("tool already registered")
+
+// duplicateToolError names the tool and says how to register a per-agent
+// variant; it matches ErrDuplicateTool.
+type duplicateToolError struct{ msg string }
+
+func (e *duplicateToolError) Error() string        { return e.msg }
+func (e *duplicateToolError) Is(target error) bool { return target == ErrDuplicateTool }

@@ -2,6 +2,7 @@ package tools_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -43,14 +44,14 @@ func TestDuplicateNames(t *testing.T) {
 	e := newEnv(t)
 	e.register(named("a", "1"))
 	err := e.reg.Register(e.c, named("a", "2"))
-	if err == nil || err.Error() != `tool "a" is already registered (for a per-agent variant, register through that agent's scoped context instead)` {
+	if !errors.Is(err, tools.ErrDuplicateTool) || err.Error() != `tool "a" is already registered (for a per-agent variant, register through that agent's scoped context instead)` {
 		t.Errorf("global duplicate: %v", err)
 	}
 	s, err := core.NewScope(e.c, core.NewScopeID("agent", nil))
 	e.on(err)
 	e.on(e.reg.Register(s.Context(), named("a", "scoped"))) // shadows: allowed
 	err = e.reg.Register(s.Context(), named("a", "3"))
-	if err == nil || err.Error() != `tool "a" is already registered in this scope` {
+	if !errors.Is(err, tools.ErrDuplicateTool) || err.Error() != `tool "a" is already registered in this scope` {
 		t.Errorf("scoped duplicate: %v", err)
 	}
 	if o := e.exec("a", ""); text(o) != "1" {
