@@ -1,9 +1,11 @@
 package cli_test
 
 import (
+	"bufio"
 	"encoding/json"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/dshgo/harness/plugins/agent"
@@ -79,5 +81,45 @@ func TestSessionsShowForkRm(t *testing.T) {
 		if r := runAgent(t, repo, m, "", args...); r.code != 2 || !strings.Contains(r.stderr, "session not found") {
 			t.Fatalf("%v: %d %s", args, r.code, r.stderr)
 		}
+	}
+}
+
+// sessions follow (a process) prints the stored records, then the records
+// a later turn of another process appends, and exits 0 on SIGINT.
+func TestSessionsFollow(t *testing.T) {
+	repo := gitRepo(t, map[string]string{"a.txt": "alpha\n"})
+	srv := llmtest.New(t, []llmtest.Turn{text("first answer"), text("second answer")})
+	state := t.TempDir()
+	m := agentManifest(srv.URL, state, "")
+	if r := runAgent(t, repo, m, "", "run", "one"); r.code != 0 {
+		t.Fatalf("run: %d %s", r.code, r.stderr)
+	}
+	list, _ := agent.ListSessions(state)
+	id := list[0].ID
+	cmd := processCommand(t, repo, m, baseEnv(), "sessions", "follow", "--json", id)
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	lines := bufio.NewScanner(out)
+	lines.Buffer(nil, 1<<20)
+	readUntil := func(want string) {
+		t.Helper()
+		for lines.Scan() {
+			if strings.Contains(lines.Text(), want) {
+				return
+			}
+		}
+		t.Fatalf("follow ended before %q", want)
+	}
+	readUntil(`"first answer"`)
+	if r := runAgent(t, repo, m, "", "run", "--session", id, "two"); r.code != 0 {
+		t.Fatalf("second run: %d %s", r.code, r.stderr)
+	}
+	readUntil(`"second answer"`)
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("follow after SIGINT: %v", err)
 	}
 }

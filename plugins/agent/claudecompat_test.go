@@ -93,3 +93,41 @@ echo '{"decision":"block","reason":"not done yet: continue"}'
 		t.Errorf("user messages %q", users)
 	}
 }
+
+// A UserPromptSubmit hook in the usual shape: exit 2 with a reason on
+// stderr blocks a prompt (the model is never called), JSON
+// additionalContext adds context the model sees with the prompt. Through the
+// real hooks plugin and the llmtest scripted model.
+func TestUserPromptSubmitHookBlocksAndAddsContext(t *testing.T) {
+	f := newFixture(t, []llmtest.Turn{textTurn("ok")})
+	dir := t.TempDir()
+	hook := filepath.Join(dir, "prompt-guard.sh")
+	body := `#!/usr/bin/env bash
+input=$(cat)
+case "$input" in
+  *password*) echo "prompts must not contain credentials" >&2; exit 2 ;;
+esac
+echo '{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"branch: main, 3 files changed"}}'
+`
+	if err := os.WriteFile(hook, []byte(body), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f.rc.Plugin(subprocess.Plugin, nil)
+	hf := f.rc.Plugin(hooks.Plugin, hooks.Config{Cwd: dir, Hooks: hooks.Events{UserPromptSubmit: []hooks.MatcherGroup{{Hooks: []hooks.CommandHook{{Type: "command", Command: hook}}}}}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := hf.Await(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ss := f.open(agent.Options{})
+	res, err := ss.Run(ctx, "my password is hunter2")
+	if err == nil && (res == nil || !res.IsError) || len(f.srv.Requests()) != 0 {
+		t.Fatalf("blocked prompt: %+v %v, %d model calls", res, err, len(f.srv.Requests()))
+	}
+	if res, err := ss.Run(ctx, "fix the build"); err != nil || res.Text != "ok" {
+		t.Fatalf("accepted prompt: %+v %v", res, err)
+	}
+	if h := f.wire(0).History(); !strings.Contains(h, "fix the build") || !strings.Contains(h, "branch: main, 3 files changed") || strings.Contains(h, "hunter2") {
+		t.Fatalf("request history:\n%s", h)
+	}
+}

@@ -68,7 +68,7 @@ func BenchmarkEchoRoundTrip(b *testing.B) {
 		defer rt.Close(context.Background())
 		dir, _ := os.Getwd()
 		h, err := rt.Spawn(subprocess.Spec{Argv: []string{bin, "stdio"}, Dir: dir, Stdin: subprocess.PipeStdin(),
-			Stdout: subprocess.PipeOutput(), Stderr: subprocess.InheritOutput(), Grace: time.Second})
+			Stdout: subprocess.PipeOutput(), Stderr: subprocess.Collect(64 << 10), Grace: time.Second})
 		if err != nil {
 			b.Fatal(err)
 		}
