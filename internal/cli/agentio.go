@@ -43,6 +43,8 @@ type agentFlags struct {
 	appendSystem   string
 	yes            bool
 	reasoningLevel string
+	compact        bool      // run --compact: compact the session before the turn
+	errw           io.Writer // where run --compact reports
 }
 
 // register defines the shared flags on fl; maxStepsHelp says what one

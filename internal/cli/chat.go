@@ -30,7 +30,7 @@ func init() {
 			Short: "Talk to the agent interactively in one session",
 			Long: "chat boots the configured harness and runs one session interactively: each line you type is a\n" +
 				"turn (the answer streams to stdout, tool calls and results to stderr). Commands: /context shows the\n" +
-				"token meter's figures for the session, /todos the model's todo list, /tools lists the tools the model sees, /exit (or end of\n" +
+				"token meter's figures for the session, /todos the model's todo list, /compact [instructions] summarizes the older history, /tools lists the tools the model sees, /exit (or end of\n" +
 				"input) leaves. Ctrl-C cancels the running turn (its tools are stopped); a second Ctrl-C exits\n" +
 				"with status 130, and so does SIGTERM or SIGHUP (after cancelling the running turn). --continue and\n" +
 				"--session ID resume a stored session. A change to harness.yml (or a --patch file) is applied\n" +
@@ -182,11 +182,18 @@ func chat(env *Env, host *agentHost, f *agentFlags, opts agent.Options) error {
 		case line == "/context":
 			printContext(env.Stdout, host, ss)
 			continue
+		case line == "/compact" || strings.HasPrefix(line, "/compact "):
+			if info, err := ss.Compact(context.Background(), strings.TrimSpace(strings.TrimPrefix(line, "/compact"))); err != nil {
+				fmt.Fprintf(env.Stderr, "harness: compaction: %v\n", err)
+			} else {
+				fmt.Fprintf(env.Stdout, "compacted: %d messages summarized, %d kept; context %d → %d tokens\n", info.Summarized, info.Kept, info.TokensBefore, info.TokensAfter)
+			}
+			continue
 		case line == "/todos":
 			printTodos(env.Stdout, env.Stderr, ss)
 			continue
 		case strings.HasPrefix(line, "/") && !strings.Contains(line, " "):
-			fmt.Fprintf(env.Stderr, "unknown command %s (known: /context, /todos, /tools, /exit)\n", line)
+			fmt.Fprintf(env.Stderr, "unknown command %s (known: /compact, /context, /todos, /tools, /exit)\n", line)
 			continue
 		}
 		if interrupted := runTurn(env.Stderr, ss, line, sig); interrupted {
@@ -298,9 +305,16 @@ func readLine(br *bufio.Reader) (l inputLine, ok bool) {
 func printContext(w io.Writer, host *agentHost, ss *agent.Session) {
 	u := ss.Usage()
 	m := ss.Model()
+	if use, err := ss.ContextInUse(context.Background()); err == nil {
+		fmt.Fprintf(w, "context in use: %d tokens", use.Tokens)
+		if use.Window > 0 {
+			fmt.Fprintf(w, " of %d (%.1f%%)", use.Window, 100*float64(use.Tokens)/float64(use.Window))
+		}
+		fmt.Fprintf(w, " [%s]\n", use.Source)
+	}
 	if meter, ok := core.Lookup(host.h.Root.Context(), tokenmeter.Key); ok {
 		st := meter.Session(ss.ID()).Stats()
-		fmt.Fprintf(w, "requests: %d (%d estimated)\n", st.Requests, st.EstimatedRequests)
+		fmt.Fprintf(w, "cumulative since this process opened the session — requests: %d (%d estimated)\n", st.Requests, st.EstimatedRequests)
 		fmt.Fprintf(w, "prompt tokens: %d  completion: %d  cache hits: %d\n", st.Totals.PromptTokens, st.Totals.CompletionTokens, st.Totals.CacheHitTokens)
 		if st.Last != nil {
 			fmt.Fprintf(w, "context used by the last request: %d tokens", st.Last.PromptTokens)

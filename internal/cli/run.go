@@ -33,7 +33,7 @@ func init() {
 			Args: cobra.ArbitraryArgs,
 			RunE: func(cmd *cobra.Command, args []string) error {
 				prompt, err := readPrompt(env.Stdin, args)
-				if err != nil {
+				if err != nil && !(f.compact && len(args) == 0) {
 					return UsageError(err)
 				}
 				switch output {
@@ -52,6 +52,7 @@ func init() {
 				}
 				p := newPrinter(output, env.Stdout, env.Stderr)
 				opts.Observer = p.observe
+				f.errw = env.Stderr
 				res, runErr := runOnce(env.Ctx, host, &f, opts, prompt)
 				p.close()
 				if serr := host.stop(); serr != nil && runErr == nil {
@@ -66,6 +67,7 @@ func init() {
 		}
 		fl := cmd.Flags()
 		f.register(fl, "maximum model calls for this prompt (default: agent maxSteps, 50)")
+		fl.BoolVar(&f.compact, "compact", false, "compact the session's history first (with --continue or --session; PROMPT may then be omitted)")
 		fl.StringVarP(&output, "output", "o", OutputText, "output format: text, json or stream-json")
 		return cmd
 	})
@@ -78,6 +80,16 @@ func runOnce(ctx context.Context, host *agentHost, f *agentFlags, opts agent.Opt
 		return nil, err
 	}
 	defer func() { _ = ss.Close(context.Background()) }()
+	if f.compact {
+		info, err := ss.Compact(ctx, "")
+		if err != nil {
+			return &agent.Result{SessionID: ss.ID(), IsError: true, Error: err.Error(), Reason: "error"}, classify(fmt.Errorf("compaction: %w", err))
+		}
+		fmt.Fprintf(f.errw, "compacted session %s: %d messages summarized, %d kept; context %d → %d tokens\n", ss.ID(), info.Summarized, info.Kept, info.TokensBefore, info.TokensAfter)
+		if prompt == "" {
+			return &agent.Result{SessionID: ss.ID(), Reason: "compacted"}, nil
+		}
+	}
 	res, err := ss.Run(ctx, prompt)
 	if err != nil {
 		return res, classify(err)

@@ -9,7 +9,7 @@
 //	  UserPromptSubmit (lifecycle waterfall; a block rejects the prompt)
 //	  log user message
 //	  repeat until the model stops, MaxSteps, or ctx is cancelled:
-//	    Assemble(scope) ─ Render ─ runtime-context snapshot if changed (C10)
+//	    Assemble(scope) ─ Render ─ runtime-context snapshot if changed
 //	    stream the model: text/reasoning deltas observed as they arrive
 //	    log assistant message (text, reasoning, tool calls) and usage
 //	    tool calls: log tool/call ─ Scheduler (policy and results in model
@@ -38,13 +38,12 @@
 // (see [Record]). Each record is one write(2) of one line on an O_APPEND
 // file, so a crash can only tear the last line, which readers ignore and
 // [OpenJournal] truncates before appending. [Replay] rebuilds the exact
-// conversation; the canonical tool value is never persisted (dsh A13).
+// conversation; the canonical tool value is never persisted (the model sees the
+// rendered content only, on replay as live).
 //
 // Nothing is stored for a configuration error: [Service.Open] checks the
 // route and the options before touching a log, a new session's file is
 // created by its first kept record, and a turn's records are held until
 // its first model call got past the route's up-front checks (a missing
 // API key drops the turn; see [Session.Run] and [IsConfigError]).
-//
-// Contract: dsh A12, A13, C10, C11 (../shared/reference/tools-and-prompt.md).
 package agent

@@ -17,3 +17,25 @@ func TestToolInputFilePathIsAbsolute(t *testing.T) {
 		}
 	}
 }
+
+// A matcher written for Claude Code (`Edit|Write|MultiEdit`, `Bash`,
+// `mcp__github__.*`) selects the harness tools by their Claude names.
+func TestClaudeMatchersSelectHarnessTools(t *testing.T) {
+	h, err := newRunner(Config{Cwd: "/", Hooks: Events{PreToolUse: []MatcherGroup{
+		{Matcher: "Edit|Write|MultiEdit", Hooks: []CommandHook{{Command: "guard"}}},
+		{Matcher: "Bash", Hooks: []CommandHook{{Command: "validator"}}},
+		{Matcher: "mcp__github__.*", Hooks: []CommandHook{{Command: "gh"}}},
+	}}}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tool, want := range map[string]string{"edit": "guard", "write": "guard", "bash": "validator", "read": "", "mcp__github__create_issue": "gh"} {
+		got := ""
+		for _, hk := range h.toolHooks(EventPreToolUse, tool) {
+			got += hk.Command
+		}
+		if got != want {
+			t.Errorf("%s selects %q, want %q", tool, got, want)
+		}
+	}
+}
