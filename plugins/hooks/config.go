@@ -51,7 +51,7 @@ type Config struct {
 }
 
 // Events holds the matcher groups of each supported event. Claude Code events
-// the harness does not fire (Notification, PreCompact, SubagentStop, …) are
+// the harness does not fire (Notification, SubagentStop, …) are
 // rejected at load time rather than silently ignored.
 type Events struct {
 	// PreToolUse runs before a tool call, after argument validation; it may
