@@ -42,6 +42,7 @@ type compactionServer struct {
 	refused   int
 	refuseAt  int // answer CONTEXT_LENGTH to the request with this index (1-based), once
 	n         int
+	reasoning string // when set, summaries stream this reasoning first (thinking mode)
 }
 
 func (c *compactionServer) check(r llmtest.Request, w llmtest.WireRequest) *llmtest.Turn {
@@ -54,6 +55,9 @@ func (c *compactionServer) check(r llmtest.Request, w llmtest.WireRequest) *llmt
 		}
 		c.summaries++
 		t := llmtest.Reply(fmt.Sprintf("summary %d: the files read so far were f1..fN; keep reading.", c.summaries))
+		if c.reasoning != "" {
+			t = t.WithReasoning(c.reasoning)
+		}
 		return &t
 	}
 	var msgs []llm.Message
@@ -78,8 +82,19 @@ func (c *compactionServer) check(r llmtest.Request, w llmtest.WireRequest) *llmt
 
 func newCompactionFixture(t *testing.T, turns []llmtest.Turn, cs *compactionServer, ccfg *compaction.Config) *fixture {
 	t.Helper()
+	return newCompactionFixtureMode(t, turns, cs, ccfg, llm.ThinkingDefault)
+}
+
+// newCompactionFixtureMode is newCompactionFixture with the model's
+// thinking mode; checks run before cs.check (which answers summaries).
+func newCompactionFixtureMode(t *testing.T, turns []llmtest.Turn, cs *compactionServer, ccfg *compaction.Config, thinking llm.Thinking, checks ...llmtest.Check) *fixture {
+	t.Helper()
 	f := &fixture{t: t, dir: t.TempDir(), state: t.TempDir()}
-	f.srv = llmtest.New(t, turns, llmtest.WithCheck(cs.check))
+	var opts []llmtest.Option
+	for _, c := range checks {
+		opts = append(opts, llmtest.WithCheck(c))
+	}
+	f.srv = llmtest.New(t, turns, append(opts, llmtest.WithCheck(cs.check))...)
 	f.root = core.NewRoot(core.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	t.Cleanup(func() { _ = f.root.Dispose(context.Background()) })
 	rc := f.root.Context()
@@ -90,7 +105,7 @@ func newCompactionFixture(t *testing.T, turns []llmtest.Turn, cs *compactionServ
 	rc.Plugin(llmopenai.Plugin, llmopenai.Config{
 		Provider: "test", BaseURL: f.srv.URL, APIKey: "sk-test", MaxRetries: &retries,
 		Timeout: llmopenai.Duration(30 * time.Second),
-		Models:  []llmopenai.ModelConfig{{Name: "m1", Default: true, ContextWindow: smallWindow}},
+		Models:  []llmopenai.ModelConfig{{Name: "m1", Default: true, ContextWindow: smallWindow, Thinking: thinking}},
 	})
 	cfg := compaction.Config{}
 	cfg.SetDefaults()
