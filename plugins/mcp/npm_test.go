@@ -238,8 +238,20 @@ func freePortTB(t testing.TB) string {
 // directory it serves; the same server unsandboxed can.
 func TestSandboxedServerCannotWrite(t *testing.T) {
 	bin := npmBin(t, "mcp-server-filesystem")
-	dir := t.TempDir()
-	_, m, reg := boot(t, fmt.Sprintf("cwd: %s\nservers:\n  ro:\n    command: %s\n    args: [%s]\n    sandbox: {mode: read-only}\n  rw:\n    command: %s\n    args: [%s]\n", dir, bin, dir, bin, dir))
+	// The sandbox's /tmp is private: a checkout under /tmp is hidden
+	// inside it except for the server's working directory. So the working
+	// directory is this package's (it holds the npm tree) and the victim
+	// lives in it, wherever the checkout is.
+	pkg, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp(filepath.Join(pkg, "testdata"), "victim-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	_, m, reg := boot(t, fmt.Sprintf("cwd: %s\nservers:\n  ro:\n    command: %s\n    args: [%s]\n    sandbox: {mode: read-only}\n  rw:\n    command: %s\n    args: [%s]\n", pkg, bin, dir, bin, dir))
 	st := status(t, m, "ro")
 	if st.State != mcp.StateReady || st.Sandbox == nil || st.Sandbox.Enforcement == "none" {
 		t.Fatalf("sandboxed server: %+v (sandbox %+v)", st, st.Sandbox)
