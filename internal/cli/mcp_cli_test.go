@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -137,7 +138,11 @@ func TestCheckAndPluginsReportAFailedServer(t *testing.T) {
 		mcpRow(fx, fmt.Sprintf("        broken: {command: %s, args: [crash]}\n", fx))
 	dir := t.TempDir()
 	r := runAgent(t, dir, manifest, "", "check")
-	if r.code != 2 || !strings.Contains(r.stderr, `mcp server "broken": failed: mcp server "broken": calling "initialize": EOF (server process exit 7); stderr tail:`) ||
+	// The transport error is whichever the dead server left first (EOF on
+	// its stdout, or EPIPE on its stdin): the report must name the server,
+	// the call, the exit status and the stderr tail.
+	failed := regexp.MustCompile(`mcp server "broken": failed: mcp server "broken": calling "initialize": [^\n]+ \(server process exit 7\); stderr tail:`)
+	if r.code != 2 || !failed.MatchString(r.stderr) ||
 		!strings.Contains(r.stderr, "fixture: cannot open database: permission denied") {
 		t.Fatalf("check: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
