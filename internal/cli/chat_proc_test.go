@@ -181,7 +181,7 @@ func TestChatSIGTERMCancelsAndExits130(t *testing.T) {
 					time.Sleep(20 * time.Millisecond)
 				}
 				if len(processesWith(marker)) == 0 {
-					t.Fatal("the bash command never started")
+					t.Fatalf("the bash command never started or ended early; terminal:\n%s", c.out.String())
 				}
 			} else {
 				time.Sleep(200 * time.Millisecond) // reading the terminal
