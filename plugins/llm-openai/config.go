@@ -9,8 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/invopop/jsonschema"
-
+	"github.com/dshgo/harness/core/manifest"
 	"github.com/dshgo/harness/services/llm"
 )
 
@@ -90,30 +89,9 @@ type ModelConfig struct {
 	Aliases []llm.Alias `yaml:"aliases" json:"aliases,omitempty" jsonschema:"description=Other accepted names; each may fix the thinking mode"`
 }
 
-// Duration is a time.Duration written as a Go duration string ("90s", "5m").
-type Duration time.Duration
-
-// UnmarshalText parses a Go duration string.
-func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
-	if err != nil {
-		return fmt.Errorf("duration %q: %w", b, err)
-	}
-	*d = Duration(v)
-	return nil
-}
-
-// MarshalText writes the Go duration string.
-func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
-
-// JSONSchema describes Duration as a duration string.
-func (Duration) JSONSchema() *jsonschema.Schema {
-	return &jsonschema.Schema{
-		Type:        "string",
-		Pattern:     `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`,
-		Description: "a Go duration such as 5m, 30s or 500ms",
-	}
-}
+// Duration is a time.Duration written as a Go duration string ("90s",
+// "5m"); see manifest.Duration.
+type Duration = manifest.Duration
 
 // Defaults applied by SetDefaults.
 const (
