@@ -30,7 +30,7 @@ func TestDefaultManifestPolicy(t *testing.T) {
 	// directory the sandbox must keep the commands out of.
 	work, outside := t.TempDir(), t.TempDir()
 	patch, err := manifest.ParsePatch("test.yml", []byte("- {id: approval, config: {answerer: headless}}\n"+
-		"- {id: bash, config: {cwd: "+policytest.Quote(work)+"}}\n- {id: permission, config: {cwd: "+policytest.Quote(work)+"}}\n"))
+		"- {id: bash, config: {cwd: "+policytest.Quote(work)+"}}\n- {id: fs, config: {cwd: "+policytest.Quote(work)+"}}\n- {id: permission, config: {cwd: "+policytest.Quote(work)+"}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestDefaultManifestPolicy(t *testing.T) {
 	}
 	// Only the rows the policy depends on: the others (model providers, …)
 	// may need keys or services this test does not have.
-	keep := map[string]bool{"subprocess-local": true, "tools": true, "tool-bash": true, "approval": true, "permission": true, "hooks": true}
+	keep := map[string]bool{"subprocess-local": true, "tools": true, "tool-bash": true, "approval": true, "permission": true, "hooks": true, "tool-fs": true}
 	var rows []manifest.Entry
 	hasBash := false
 	for _, e := range m.Plugins {
@@ -109,6 +109,28 @@ func TestDefaultManifestPolicy(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(outside, "escaped")); !os.IsNotExist(err) {
 		t.Errorf("a write outside the workspace escaped the sandbox: %v", err)
+	}
+	// File edits (acceptEdits): the write tool creates a file in the
+	// workspace without asking; outside it (absolute path, ../) it asks,
+	// which headless is a denial, and nothing is written.
+	for _, tt := range []struct{ path, want string }{
+		{"made.txt", ""},
+		{filepath.Join(outside, "made.txt"), `Error: tool "write" requires approval`},
+		{"../" + filepath.Base(outside) + "/made2.txt", `Error: tool "write" requires approval`},
+	} {
+		args := `{"file_path":` + policytest.Quote(tt.path) + `,"content":"x\n"}`
+		got := policytest.Text(reg.Execute(ctx, tools.Call{ID: "c", Name: "write", Arguments: args}))
+		if tt.want == "" && strings.HasPrefix(got, "Error") || tt.want != "" && !strings.HasPrefix(got, tt.want) {
+			t.Errorf("write %s: %q", tt.path, got)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(work, "made.txt")); err != nil || string(b) != "x\n" {
+		t.Errorf("write in the workspace: %q %v", b, err)
+	}
+	for _, name := range []string{"made.txt", "made2.txt"} {
+		if _, err := os.Stat(filepath.Join(outside, name)); !os.IsNotExist(err) {
+			t.Errorf("write outside the workspace: %s exists (%v)", name, err)
+		}
 	}
 	// Escalation: asked, headless denied.
 	args := `{"command":"echo x > ` + outside + `/escalated","description":"d","sandbox":"off","justification":"needs it"}`
