@@ -10,6 +10,7 @@ import (
 // AppendTag marks a list in a row's config that is appended to the list it
 // patches instead of replacing it:
 //
+//	# a patch layer
 //	- id: permission
 //	  config:
 //	    readOnlyTools: !append [word_count]
