@@ -2,6 +2,10 @@ package harness
 
 import (
 	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -49,5 +53,45 @@ func TestMainReportsABadEmbeddedPatchAndOptionsItDoesNotTake(t *testing.T) {
 	code, _, errOut = runIn(t, []string{"config"}, WithConfigFile("x.yml"))
 	if code != 2 || !strings.Contains(errOut, "WithConfigFile is not an option of harness.Main") {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// New composes the WithPatch layers over the manifest it starts from (here
+// WithManifest); a config file replaces that manifest and its layers.
+func TestNewComposesWithPatchOverTheDefault(t *testing.T) {
+	rows := WithPatch("rows.yml", []byte("- insert:\n    - {id: timeout, name: tool-timeout}\n"))
+	quiet := WithLogger(slog.New(slog.DiscardHandler))
+	h, err := New(WithManifest([]byte("plugins:\n  - {id: tools, name: tools}\n")), rows, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, s := range h.Loader.Status() {
+		ids = append(ids, s.ID+":"+s.State)
+	}
+	if err := h.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(ids, " ") != "tools:active timeout:active" {
+		t.Fatalf("rows %v", ids)
+	}
+
+	file := filepath.Join(t.TempDir(), "harness.yml")
+	if err := os.WriteFile(file, []byte("plugins:\n  - {id: tools, name: tools}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h, err = New(WithConfigFile(file), rows, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer h.Stop(context.Background())
+	if st := h.Loader.Status(); len(st) != 1 {
+		t.Fatalf("with a config file: %d rows, want 1 (the embedded layer does not apply)", len(st))
 	}
 }
