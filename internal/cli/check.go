@@ -7,9 +7,9 @@ import (
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tools"
-	"github.com/dshgo/harness/services/subprocess"
 	"github.com/spf13/cobra"
 )
 
@@ -38,8 +38,8 @@ func init() {
 				"subprocess service mounted, a second line shows the default sandbox policy and the\n" +
 				"backend the probe chose (`sandbox: workspace-write, network off, via bwrap: full`). MCP servers of\n" +
 				"the mcp row must connect too: each one that failed or exited is listed with its stderr tail (exit 2).\n" +
-					"Tools registered while nothing offers their schemas to the model (no prompt-tools row) are an\n" +
-					"error when an agent row is mounted (the agent would refuse to run; exit 2), else a warning on stderr.",
+				"Tools registered while nothing offers their schemas to the model (no prompt-tools row) are an\n" +
+				"error when an agent row is mounted (the agent would refuse to run; exit 2), else a warning on stderr.",
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				h, err := env.Boot()
