@@ -21,6 +21,7 @@ import (
 	tooltimeout "github.com/dshgo/harness/plugins/tool-timeout"
 	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
 	"github.com/dshgo/harness/plugins/web"
+	"github.com/dshgo/harness/services/commands"
 	"github.com/dshgo/harness/services/compaction"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
@@ -62,5 +63,6 @@ func Plugins() []core.Plugin {
 		agent.Plugin,
 		workspaces.Plugin,
 		web.Plugin,
+		commands.Plugin,
 	}
 }

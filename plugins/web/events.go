@@ -28,8 +28,10 @@ type Approval struct {
 	CallID    string `json:"callId"`
 	Arguments string `json:"arguments"`
 	Reason    string `json:"reason,omitempty"`
-	// Always says what "always" grants.
-	Always string `json:"always"`
+	// Always says what "always" grants: the rules it adds to the session's
+	// allow list, or this exact call when the policy suggested none.
+	Always      string   `json:"always"`
+	AlwaysRules []string `json:"alwaysRules,omitempty"`
 }
 
 // webEvent is an event of the web app's own.
@@ -44,12 +46,10 @@ type webEvent struct {
 	Busy      bool      `json:"busy"`
 }
 
-// encodeAgentEvent is the stream-json form of e: the event with "v".
+// encodeAgentEvent is the wire form of e, the stream-json line that
+// `harness run --output stream-json` prints (agent.Event.MarshalJSON).
 func encodeAgentEvent(e agent.Event) []byte {
-	b, err := json.Marshal(struct {
-		V int `json:"v"`
-		agent.Event
-	}{agent.EventVersion, e})
+	b, err := json.Marshal(e)
 	if err != nil {
 		b, _ = json.Marshal(webEvent{V: agent.EventVersion, Type: string(agent.EventNotice)})
 	}

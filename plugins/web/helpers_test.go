@@ -155,11 +155,14 @@ type event struct {
 		Reason  string `json:"reason"`
 		IsError bool   `json:"isError"`
 	} `json:"result"`
-	Approval *struct{ ID, Tool, Arguments, Reason string } `json:"approval"`
-	Answer   string                                        `json:"answer"`
-	Reason   string                                        `json:"reason"`
-	Queue    []string                                      `json:"queue"`
-	Busy     bool                                          `json:"busy"`
+	Approval *struct {
+		ID, Tool, Arguments, Reason, Always string
+		AlwaysRules                         []string `json:"alwaysRules"`
+	} `json:"approval"`
+	Answer string   `json:"answer"`
+	Reason string   `json:"reason"`
+	Queue  []string `json:"queue"`
+	Busy   bool     `json:"busy"`
 }
 
 // stream is an open SSE connection.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -413,10 +414,16 @@ func (l *live) interrupt() bool {
 	return running
 }
 
-// Answer puts an approval request to the browser: it is shown to every
-// watcher (and to any that connects later) until answered, withdrawn by
-// ctx, or the session closes.
+// Answer is AnswerDetailed without the reason.
 func (l *live) Answer(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
+	a, err := l.AnswerDetailed(ctx, req)
+	return a.Outcome, err
+}
+
+// AnswerDetailed puts an approval request to the browser: it is shown to
+// every watcher (and to any that connects later) until answered, withdrawn
+// by ctx, or the session closes. A denial's reason goes back to the model.
+func (l *live) AnswerDetailed(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalAnswer, error) {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
@@ -425,12 +432,15 @@ func (l *live) Answer(ctx context.Context, req tools.ApprovalRequest) (tools.App
 		reason = req.Reason
 	}
 	a := Approval{ID: id, Tool: req.Tool, CallID: req.CallID, Arguments: req.Arguments, Reason: reason,
-		Always: "this exact call, for the rest of this session"}
+		Always: "this exact call, for the rest of this session", AlwaysRules: req.AlwaysRules}
+	if len(req.AlwaysRules) > 0 {
+		a.Always = strings.Join(req.AlwaysRules, ", ")
+	}
 	ch := make(chan answer, 1)
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
-		return tools.ApprovalCancelled, nil
+		return tools.ApprovalAnswer{Outcome: tools.ApprovalCancelled}, nil
 	}
 	l.approvals[id], l.shown[id] = ch, a
 	l.mu.Unlock()
@@ -446,7 +456,7 @@ func (l *live) Answer(ctx context.Context, req tools.ApprovalRequest) (tools.App
 	delete(l.shown, id)
 	l.mu.Unlock()
 	l.publishWeb(webEvent{Type: EventApprovalDone, Approval: &Approval{ID: id, Tool: a.Tool, CallID: a.CallID}, Answer: got.outcome.String(), Reason: got.reason})
-	return got.outcome, nil
+	return tools.ApprovalAnswer{Outcome: got.outcome, Reason: got.reason}, nil
 }
 
 // answer resolves pending approval id; false when there is none.

@@ -148,8 +148,11 @@ func TestInterruptQueueAndDeny(t *testing.T) {
 		t.Fatalf("approval_done %+v", d)
 	}
 	res := s.until("the denied result", isType("tool_result"))
-	if !res.ToolResult.IsError {
-		t.Fatalf("denied call ran: %+v", res.ToolResult)
+	if !res.ToolResult.IsError || !strings.Contains(res.ToolResult.Content, "not on a Friday") {
+		t.Fatalf("denied call: %+v", res.ToolResult)
+	}
+	if len(ask.Approval.AlwaysRules) == 0 || ask.Approval.Always != strings.Join(ask.Approval.AlwaysRules, ", ") {
+		t.Fatalf("the approval does not say what always adds: %+v", ask.Approval)
 	}
 	s.until("the end", isType("result"))
 	if n := e.model.Remaining(); n != 0 {
