@@ -20,6 +20,7 @@ import (
 	toolsearch "github.com/dshgo/harness/plugins/tool-search"
 	tooltimeout "github.com/dshgo/harness/plugins/tool-timeout"
 	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
+	"github.com/dshgo/harness/plugins/web"
 	"github.com/dshgo/harness/services/commands"
 	"github.com/dshgo/harness/services/compaction"
 	"github.com/dshgo/harness/services/llm"
@@ -30,6 +31,7 @@ import (
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tokenmeter"
 	"github.com/dshgo/harness/services/tools"
+	"github.com/dshgo/harness/services/workspaces"
 )
 
 // Plugins returns the built-in plugins. Keep one plugin per line.
@@ -59,6 +61,8 @@ func Plugins() []core.Plugin {
 		sessions.JSONLPlugin,
 		sessionspg.Plugin,
 		agent.Plugin,
+		workspaces.Plugin,
+		web.Plugin,
 		commands.Plugin,
 	}
 }
