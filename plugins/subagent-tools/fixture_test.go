@@ -82,8 +82,9 @@ type sleepArgs struct {
 
 // probe records the sleep tool's calls.
 type probe struct {
-	mu    sync.Mutex
-	calls []interval
+	mu      sync.Mutex
+	calls   []interval
+	started chan string // receives the session id when a sleep body starts (if set)
 }
 
 func (p *probe) tools(dir string) []*tools.Tool {
@@ -92,6 +93,9 @@ func (p *probe) tools(dir string) []*tools.Tool {
 			in := interval{start: time.Now()}
 			if ss, ok := agent.FromContext(ctx); ok {
 				in.session = ss.ID()
+			}
+			if p.started != nil {
+				p.started <- in.session
 			}
 			select {
 			case <-ctx.Done():
@@ -132,6 +136,7 @@ type fixture struct {
 }
 
 type fixtureOpts struct {
+	defs     string // agent definitions directory
 	maxDepth int
 	state    string // reuse a state dir (a restart)
 	router   *router
@@ -139,7 +144,10 @@ type fixtureOpts struct {
 
 func newFixture(t *testing.T, scripts map[string][]llmtest.Turn, fo fixtureOpts) *fixture {
 	t.Helper()
-	f := &fixture{t: t, dir: t.TempDir(), state: fo.state, defs: t.TempDir(), probe: &probe{}, router: fo.router}
+	f := &fixture{t: t, dir: t.TempDir(), state: fo.state, defs: fo.defs, probe: &probe{}, router: fo.router}
+	if f.defs == "" {
+		f.defs = t.TempDir()
+	}
 	if f.state == "" {
 		f.state = t.TempDir()
 	}
@@ -226,4 +234,8 @@ func replyWithUsage(text string, u llmtest.Usage) llmtest.Turn {
 
 func callsWithUsage(u llmtest.Usage, calls ...llmtest.Call) llmtest.Turn {
 	return llmtest.Calls(calls...).WithUsage(u)
+}
+
+func newFixtureDefs(t *testing.T, r *router, defs string) *fixture {
+	return newFixture(t, nil, fixtureOpts{router: r, defs: defs})
 }

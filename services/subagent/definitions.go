@@ -133,6 +133,9 @@ func yamlLine(err error, offset int) string {
 		var n int
 		fmt.Sscanf(msg[m[2]:m[3]], "%d", &n)
 		rest := strings.TrimPrefix(strings.TrimPrefix(msg[m[1]:], ":"), " ")
+		if strings.HasPrefix(rest, "did not find expected ',' or") {
+			n++ // yaml.v3 counts the flow collection's opening line from 0 here
+		}
 		return fmt.Sprintf("%d: %s", n+offset, rest)
 	}
 	return fmt.Sprintf("%d: %s", 1+offset, msg)
