@@ -22,6 +22,7 @@ import (
 	toolsearch "github.com/dshgo/harness/plugins/tool-search"
 	tooltimeout "github.com/dshgo/harness/plugins/tool-timeout"
 	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
+	"github.com/dshgo/harness/plugins/web"
 	"github.com/dshgo/harness/services/commands"
 	"github.com/dshgo/harness/services/compaction"
 	"github.com/dshgo/harness/services/llm"
@@ -33,6 +34,7 @@ import (
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tokenmeter"
 	"github.com/dshgo/harness/services/tools"
+	"github.com/dshgo/harness/services/workspaces"
 )
 
 // Plugins returns the built-in plugins. Keep one plugin per line.
@@ -65,6 +67,8 @@ func Plugins() []core.Plugin {
 		subagent.Plugin,
 		subagentinprocess.Plugin,
 		subagenttools.Plugin,
+		workspaces.Plugin,
+		web.Plugin,
 		commands.Plugin,
 	}
 }
