@@ -352,6 +352,11 @@ func (ss *Session) build(ctx context.Context) (llm.Request, string, error) {
 	if err != nil {
 		return llm.Request{}, "", fmt.Errorf("rendering the runtime context: %w", err)
 	}
+	if len(a.Tools) == 0 {
+		if err := ss.svc.toolsOffered(ss.scope.ID()); err != nil {
+			return llm.Request{}, "", err
+		}
+	}
 	seen := make(map[string]bool, len(a.Tools))
 	toolList := make([]llm.ToolSchema, 0, len(a.Tools))
 	for _, ts := range a.Tools {

@@ -49,9 +49,13 @@ type Options struct {
 	// has the same records, except the header: its parent is Fork, its
 	// origin "fork". Exclusive with ID.
 	Fork string
-	// Cwd is the working directory the session reports to the model
-	// (default: the process working directory). Tools resolve paths
-	// against the directory they were configured with.
+	// Cwd is the session's working directory (default: the process
+	// working directory): reported to the model, and carried by the
+	// context of every tool call of the session (plugins/workdir), so tools
+	// that resolve paths with workdir.Or(ctx, configured) (tool-bash,
+	// tool-fs, tool-search, and third-party tools written that way) resolve
+	// relative paths against it. A tool that ignores the context resolves
+	// them against whatever directory it uses itself.
 	Cwd string
 	// Model is the route; empty uses the plugin's configured model (or,
 	// when resuming, the session's stored model).
@@ -125,6 +129,11 @@ type sourced struct{ source, text string }
 // Open starts a new session or resumes a stored one (Options.ID). The
 // returned session must be closed.
 //
+// Tools registered while nothing offers their schemas to the model (no
+// prompt-tools row) would be invisible to a real model, so Open refuses
+// with a *[ToolsNotOfferedError] (errors.Is [ErrToolsNotOffered]); each
+// request is checked the same way for the session's scope.
+//
 // Everything that can be known before a request is checked first: the
 // route resolves, and the model can honour Thinking and ReasoningEffort
 // (an *llm.Error with CodeUnsupportedOption otherwise). A failing check
@@ -142,6 +151,9 @@ type sourced struct{ source, text string }
 // [*SessionInUseError] (errors.Is [ErrSessionInUse]) and touches nothing;
 // a killed process's hold goes with it.
 func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
+	if err := s.toolsOffered(nil); err != nil {
+		return nil, err
+	}
 	if o.Cwd == "" {
 		wd, err := os.Getwd()
 		if err != nil {
