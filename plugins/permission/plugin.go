@@ -89,6 +89,12 @@ var Plugin = core.Define("permission", apply,
 // why can no one answer ("" when someone can)? approval.Service implements it.
 type unanswerable interface{ Unanswerable() string }
 
+// scopedUnanswerable is the same question for the asks of one session scope
+// (the front end that owns a session may answer where the default cannot).
+type scopedUnanswerable interface {
+	UnanswerableIn(scope *core.ScopeID) string
+}
+
 // alwaysNotifier is implemented by approval services that report "always" answers.
 type alwaysNotifier interface {
 	OnAllowedAlways(fn func(tools.ApprovalRequest)) (remove func())
@@ -219,7 +225,11 @@ func (p *plugin) vote(_ context.Context, e *tools.Execution) (tools.Decision, er
 	if !ok {
 		return tools.Deny(p.denialFor(v, e.Name(), "no approval service is mounted (add the approval plugin to harness.yml)")), nil
 	}
-	if u, ok := approver.(unanswerable); ok {
+	if u, ok := approver.(scopedUnanswerable); ok {
+		if why := u.UnanswerableIn(e.Scope()); why != "" {
+			return tools.Deny(p.denialFor(v, e.Name(), why)), nil
+		}
+	} else if u, ok := approver.(unanswerable); ok {
 		if why := u.Unanswerable(); why != "" {
 			return tools.Deny(p.denialFor(v, e.Name(), why)), nil
 		}
