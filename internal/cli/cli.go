@@ -137,6 +137,7 @@ func NewRoot(env *Env) *cobra.Command {
 	for _, b := range bs {
 		root.AddCommand(b(env))
 	}
+	rootRunsChat(env, root)
 	return root
 }
 
