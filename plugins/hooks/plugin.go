@@ -377,8 +377,16 @@ func (h *runner) show(event string, scope *core.ScopeID, outs []outcome) {
 }
 
 // preToolUse is the PreToolUse vote: the hooks' merged answer, failing
-// closed. A hook's allow is only a vote; it lifts no other vote's ask or deny.
+// closed. A hook's allow is an approval (tools.Decision.Approve): it lifts
+// the permission mode's ask, as in Claude Code, but no ask or deny a rule,
+// a guard or another vote makes. A hook's updatedInput becomes the vote's
+// Arguments: the registry validates it and runs the votes and guards again
+// on it, and this vote then answers Allow without running the hooks again
+// (their first answer stands).
 func (h *runner) preToolUse(ctx context.Context, e *tools.Execution) (tools.Decision, error) {
+	if e.Rechecking() {
+		return tools.Allow(), nil
+	}
 	sel := h.toolHooks(EventPreToolUse, e.Name())
 	if len(sel) == 0 {
 		return tools.Allow(), nil
@@ -404,9 +412,30 @@ func (h *runner) preToolUse(ctx context.Context, e *tools.Execution) (tools.Deci
 				"to let such calls run, change the PreToolUse hook that asks, or allow them in the permission rules of harness.yml.",
 				reason, why, e.Name())), nil
 		}
-		return tools.Ask(reason), nil
+		d := tools.Ask(reason)
+		d.Arguments = h.updatedArguments(e, m.updatedInput)
+		return d, nil
 	}
-	return tools.Allow(), nil
+	return tools.Decision{Approve: m.verdict == verdictAllow, Arguments: h.updatedArguments(e, m.updatedInput)}, nil
+}
+
+// updatedArguments is the argument JSON a hook's updatedInput asks for, in
+// the harness's terms: Claude Code's tool_input replaces the whole input, so
+// it is the new argument object; a file_path the hooks saw made absolute and
+// left so stays as the model wrote it. "" when there is no rewrite or it
+// changes nothing.
+func (h *runner) updatedArguments(e *tools.Execution, raw json.RawMessage) string {
+	if raw == nil {
+		return ""
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return string(raw) // the registry reports the invalid arguments
+	}
+	if b.String() == string(h.toolInput(e.Arguments())) {
+		return ""
+	}
+	return b.String()
 }
 
 // unanswerable is what the hooks plugin asks of an approval service: why can

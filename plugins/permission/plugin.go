@@ -214,17 +214,20 @@ func (p *plugin) vote(_ context.Context, e *tools.Execution) (tools.Decision, er
 	if p.granted(e.Scope(), call) {
 		return tools.Allow(), nil
 	}
+	// An ask only the mode made is soft: a PreToolUse hook's "allow" (an
+	// Approve vote) lifts it, and its denial when nobody can answer.
 	approver, ok := core.Lookup(p.c, tools.ApprovalKey)
 	if !ok {
-		return tools.Deny(p.denialFor(v, e.Name(), "no approval service is mounted (add the approval plugin to harness.yml)")), nil
+		return tools.Decision{Kind: tools.DecisionDeny, Soft: v.ByMode,
+			Reason: p.denialFor(v, e.Name(), "no approval service is mounted (add the approval plugin to harness.yml)")}, nil
 	}
 	if u, ok := approver.(unanswerable); ok {
 		if why := u.Unanswerable(); why != "" {
-			return tools.Deny(p.denialFor(v, e.Name(), why)), nil
+			return tools.Decision{Kind: tools.DecisionDeny, Soft: v.ByMode, Reason: p.denialFor(v, e.Name(), why)}, nil
 		}
 	}
 	p.listen(approver)
-	return tools.Decision{Kind: tools.DecisionAsk, Reason: v.Reason}, nil
+	return tools.Decision{Kind: tools.DecisionAsk, Reason: v.Reason, Soft: v.ByMode}, nil
 }
 
 // denialFor is the denial reason for an ask nobody can answer: what was
