@@ -59,7 +59,7 @@ type Execution struct {
 	mu       sync.Mutex // guards deferred and votes
 	votes    votes      // the OnPreExecute votes of the current round
 	recheck  bool       // the pre-execute stage runs again after a rewrite
-	deferred *[]string                // DeferContext messages, FIFO (nil: none)
+	deferred *[]string  // DeferContext messages, FIFO (nil: none)
 
 	tok     Token
 	route   route
