@@ -445,7 +445,8 @@ func (t *turn) runTools(ctx context.Context, calls []llm.ToolCall) (concluded bo
 	}}
 	// Tools resolve relative paths against the session's directory (workdir).
 	// Tools keep per-session state (the todo list) through sessionstate.
-	outs := sched.Run(sessionstate.With(workdir.With(ctx, ss.opts.Cwd), ss), valid)
+	// Shell commands get the session's variables (workdir.WithEnv).
+	outs := sched.Run(sessionstate.With(workdir.WithEnv(workdir.With(ctx, ss.opts.Cwd), ss.env), ss), valid)
 	for i, o := range outs {
 		if results[index[i]] == nil {
 			results[index[i]] = o
