@@ -34,8 +34,9 @@ const (
 )
 
 // Event is one observable moment of a session, delivered in order to the
-// session's observer and emitted as [Observed] to the session scope. The
-// JSON form is the `harness run --output stream-json` line (plus "v").
+// session's observer and emitted as [Observed] to the session scope. Its
+// JSON form ([Event.MarshalJSON], [StreamJSONEncoder]) is the one wire
+// format of every front end: the `harness run --output stream-json` line.
 type Event struct {
 	Type      EventType `json:"type"`
 	SessionID string    `json:"sessionId,omitempty"`

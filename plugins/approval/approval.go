@@ -18,6 +18,16 @@ type Answerer interface {
 	Answer(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalOutcome, error)
 }
 
+// DetailedAnswerer is an Answerer that can also return the user's words: a
+// rejection's Reason goes back to the model as the denied result's reason
+// ("no, and tell the model why"). The service prefers AnswerDetailed when an
+// answerer implements it.
+type DetailedAnswerer interface {
+	Answerer
+	// AnswerDetailed is Answer with the user's reason.
+	AnswerDetailed(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalAnswer, error)
+}
+
 // The answerer settings.
 const (
 	AnswererAuto     = "auto"
@@ -151,30 +161,44 @@ func (s *Service) Unanswerable() string {
 
 // Ask resolves one request: "never" rejects; a request identical to one
 // answered "always" in the same scope is granted; a headless service answers
-// ApprovalUnavailable; otherwise the answerer is asked.
+// ApprovalUnavailable; otherwise the answerer is asked. It is AskDetailed
+// without the user's reason.
 func (s *Service) Ask(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
+	a, err := s.AskDetailed(ctx, req)
+	return a.Outcome, err
+}
+
+// AskDetailed is Ask returning the answer with the user's reason, when the
+// answerer implements [DetailedAnswerer] (a plain Answerer gives none).
+func (s *Service) AskDetailed(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalAnswer, error) {
 	if s.never {
-		return tools.ApprovalRejected, nil
+		return tools.ApprovalAnswer{Outcome: tools.ApprovalRejected}, nil
 	}
 	key := grantKey{weak.Make(req.Scope), req.Tool, req.Arguments}
 	s.mu.Lock()
 	granted := s.always[key]
 	s.mu.Unlock()
 	if granted {
-		return tools.ApprovalAllowedAlways, nil
+		return tools.ApprovalAnswer{Outcome: tools.ApprovalAllowedAlways}, nil
 	}
 	answerer := s.current()
 	if answerer == nil {
-		return tools.ApprovalUnavailable, nil
+		return tools.ApprovalAnswer{Outcome: tools.ApprovalUnavailable}, nil
 	}
 	if ctx.Err() != nil {
-		return tools.ApprovalCancelled, nil
+		return tools.ApprovalAnswer{Outcome: tools.ApprovalCancelled}, nil
 	}
-	out, err := answerer.Answer(ctx, req)
+	var out tools.ApprovalAnswer
+	var err error
+	if d, ok := answerer.(DetailedAnswerer); ok {
+		out, err = d.AnswerDetailed(ctx, req)
+	} else {
+		out.Outcome, err = answerer.Answer(ctx, req)
+	}
 	if err != nil {
-		return tools.ApprovalUnavailable, err
+		return tools.ApprovalAnswer{Outcome: tools.ApprovalUnavailable}, err
 	}
-	if out == tools.ApprovalAllowedAlways {
+	if out.Outcome == tools.ApprovalAllowedAlways {
 		s.remember(key, req)
 	}
 	return out, nil
@@ -200,6 +224,7 @@ func (s *Service) remember(key grantKey, req tools.ApprovalRequest) {
 }
 
 // OnAllowedAlways registers fn to hear every request answered "always"
+// (req.AlwaysRules names the rules the answer adds)
 // (called synchronously, before Ask returns). The returned function removes it.
 func (s *Service) OnAllowedAlways(fn func(tools.ApprovalRequest)) (remove func()) {
 	s.mu.Lock()

@@ -281,3 +281,48 @@ func TestServiceAlwaysIsPerScope(t *testing.T) {
 		t.Fatalf("session 2: %v after %d questions", o, a.asked)
 	}
 }
+
+type detailed struct{ scripted }
+
+func (d *detailed) AnswerDetailed(ctx context.Context, r tools.ApprovalRequest) (tools.ApprovalAnswer, error) {
+	o, err := d.Answer(ctx, r)
+	return tools.ApprovalAnswer{Outcome: o, Reason: "because " + r.Tool}, err
+}
+
+// TestAskDetailedCarriesTheReason: a DetailedAnswerer's reason comes back
+// from AskDetailed; a plain Answerer gives none; Ask drops it.
+func TestAskDetailedCarriesTheReason(t *testing.T) {
+	ctx := context.Background()
+	d := &detailed{scripted{answers: []tools.ApprovalOutcome{tools.ApprovalRejected, tools.ApprovalRejected}}}
+	s := approval.New(d, false)
+	if a, err := s.AskDetailed(ctx, req); err != nil || a.Outcome != tools.ApprovalRejected || a.Reason != "because bash" {
+		t.Fatalf("detailed answerer: %+v %v", a, err)
+	}
+	if o, _ := s.Ask(ctx, req); o != tools.ApprovalRejected {
+		t.Fatalf("Ask: %v", o)
+	}
+	plain := approval.New(&scripted{answers: []tools.ApprovalOutcome{tools.ApprovalRejected}}, false)
+	if a, _ := plain.AskDetailed(ctx, req); a.Outcome != tools.ApprovalRejected || a.Reason != "" {
+		t.Fatalf("plain answerer: %+v", a)
+	}
+	var _ tools.DetailedApprover = s
+}
+
+// TestTerminalShowsTheAlwaysRule: the prompt names what "always" adds.
+func TestTerminalShowsTheAlwaysRule(t *testing.T) {
+	term := newTerminal(t)
+	ans := approval.NewTerminal(term.open)
+	r := req
+	r.AlwaysRules = []string{"bash(make deploy *)"}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = ans.Answer(context.Background(), r)
+	}()
+	shown := term.expect(t, "(default): ")
+	term.say(t, "n")
+	<-done
+	if !strings.Contains(shown, "always adds: bash(make deploy *)\r\n") {
+		t.Fatalf("prompt %q", shown)
+	}
+}

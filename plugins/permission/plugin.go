@@ -277,7 +277,7 @@ func (p *plugin) vote(_ context.Context, e *tools.Execution) (tools.Decision, er
 		}
 	}
 	p.listen(approver)
-	return tools.Decision{Kind: tools.DecisionAsk, Reason: v.Reason, Soft: v.ByMode}, nil
+	return tools.Decision{Kind: tools.DecisionAsk, Reason: v.Reason, Soft: v.ByMode, AlwaysRules: v.Suggestions}, nil
 }
 
 // denialFor is the denial reason for an ask nobody can answer: what was
@@ -348,13 +348,18 @@ func (p *plugin) listen(a tools.Approver) {
 	_ = p.c.Effect("permission: approval listener", func() (func(), error) { return remove, nil })
 }
 
-// rememberAlways adds the suggested rule for an "always" answer to the
-// scope's grants. Deny rules and plan mode still apply: grants are consulted
+// rememberAlways adds the rules an "always" answer names (the request's
+// AlwaysRules, which the question showed; else the suggestion for the call)
+// to the scope's grants. Deny rules and plan mode still apply: grants are consulted
 // only for calls the policy would ask about.
 func (p *plugin) rememberAlways(req tools.ApprovalRequest) {
-	v := p.policy.Evaluate(Call{Tool: req.Tool, Args: json.RawMessage(req.Arguments)})
-	if v.Decision != Ask || len(v.Suggestions) == 0 {
-		return
+	add := req.AlwaysRules // the exact rules the question showed
+	if len(add) == 0 {
+		v := p.policy.Evaluate(Call{Tool: req.Tool, Args: json.RawMessage(req.Arguments)})
+		if v.Decision != Ask || len(v.Suggestions) == 0 {
+			return
+		}
+		add = v.Suggestions
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -363,7 +368,7 @@ func (p *plugin) rememberAlways(req tools.ApprovalRequest) {
 		allow = g.allowSources()
 	}
 	spec := p.policy.spec
-	spec.Allow, spec.Ask, spec.Deny, spec.Mode = append(allow, v.Suggestions...), nil, nil, ModeDefault
+	spec.Allow, spec.Ask, spec.Deny, spec.Mode = append(allow, add...), nil, nil, ModeDefault
 	spec.ReadOnly = nil
 	if g, err := New(spec); err == nil {
 		p.setGrants(req.Scope, g)

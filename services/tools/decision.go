@@ -68,6 +68,9 @@ type Decision struct {
 	// two votes with different rewrites deny the call, and so does a
 	// rewrite made during the re-check.
 	Arguments string
+	// AlwaysRules are the rules an "always" answer adds (ask only); copied to
+	// ApprovalRequest.AlwaysRules.
+	AlwaysRules []string
 }
 
 // Allow returns the allow decision.
