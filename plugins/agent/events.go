@@ -40,8 +40,13 @@ const (
 type Event struct {
 	Type      EventType `json:"type"`
 	SessionID string    `json:"sessionId,omitempty"`
-	Turn      int       `json:"turn,omitempty"`
-	Step      int       `json:"step,omitempty"`
+	// Depth and ParentID are set on the events of a subagent's session
+	// (depth 1 for a child of a top-level session), relayed to its
+	// parent's observer.
+	Depth    int    `json:"depth,omitempty"`
+	ParentID string `json:"parentSessionId,omitempty"`
+	Turn     int    `json:"turn,omitempty"`
+	Step     int    `json:"step,omitempty"`
 
 	Text    string       `json:"text,omitempty"`
 	Source  string       `json:"source,omitempty"`
@@ -112,6 +117,9 @@ type Result struct {
 	Usage llm.Usage `json:"usage"`
 	// Estimated is true when Usage includes estimated figures.
 	Estimated bool `json:"estimated,omitempty"`
+	// SubagentUsage is the part of Usage spent by subagents the turn
+	// started (their own model calls; see [AddChildUsage]).
+	SubagentUsage *llm.Usage `json:"subagentUsage,omitempty"`
 	// DurationMs is the wall time of the turn.
 	DurationMs int64 `json:"durationMs"`
 }

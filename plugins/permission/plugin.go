@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"weak"
@@ -340,4 +341,35 @@ func quoteJSON(s string) string {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// InForce is what a front end shows for /permissions: the mode and rules
+// the plugin enforces, and the rules "always" answers granted in a scope.
+type InForce struct {
+	Mode               Mode
+	Allow, Ask, Deny   []string
+	Granted            []string // this scope's "always" grants
+	AutoAllowSandboxed bool
+}
+
+// Describer is implemented by the permission plugin's service (provided
+// under tools.ReadPolicyKey): front ends type-assert to it.
+type Describer interface {
+	// InForce returns the rules in force for calls of scope (nil: unscoped).
+	InForce(scope *core.ScopeID) InForce
+}
+
+var _ Describer = (*plugin)(nil)
+
+// InForce implements [Describer].
+func (p *plugin) InForce(scope *core.ScopeID) InForce {
+	spec := p.policy.spec
+	out := InForce{Mode: spec.Mode, Allow: slices.Clone(spec.Allow), Ask: slices.Clone(spec.Ask), Deny: slices.Clone(spec.Deny),
+		AutoAllowSandboxed: spec.AutoAllowSandboxed}
+	p.mu.Lock()
+	if g := p.grantsFor(scope); g != nil {
+		out.Granted = g.allowSources()
+	}
+	p.mu.Unlock()
+	return out
 }

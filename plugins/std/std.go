@@ -15,6 +15,8 @@ import (
 	"github.com/dshgo/harness/plugins/permission"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
 	spillpolicy "github.com/dshgo/harness/plugins/spill-policy"
+	subagentinprocess "github.com/dshgo/harness/plugins/subagent-inprocess"
+	subagenttools "github.com/dshgo/harness/plugins/subagent-tools"
 	toolbash "github.com/dshgo/harness/plugins/tool-bash"
 	toolfs "github.com/dshgo/harness/plugins/tool-fs"
 	toolsearch "github.com/dshgo/harness/plugins/tool-search"
@@ -27,6 +29,7 @@ import (
 	"github.com/dshgo/harness/services/sessions"
 	sessionspg "github.com/dshgo/harness/services/sessions/postgres"
 	"github.com/dshgo/harness/services/spill"
+	"github.com/dshgo/harness/services/subagent"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tokenmeter"
@@ -61,6 +64,9 @@ func Plugins() []core.Plugin {
 		sessions.JSONLPlugin,
 		sessionspg.Plugin,
 		agent.Plugin,
+		subagent.Plugin,
+		subagentinprocess.Plugin,
+		subagenttools.Plugin,
 		workspaces.Plugin,
 		web.Plugin,
 		commands.Plugin,
