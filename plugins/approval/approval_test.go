@@ -282,6 +282,43 @@ func TestServiceAlwaysIsPerScope(t *testing.T) {
 	}
 }
 
+// TestRouteSendsAScopesAsksToItsOwner: a session scope routed to a front
+// end is answered there (and so are its child scopes), other scopes keep the
+// configured answerer, a nil route makes a scope headless, and removing the
+// route gives the scope back.
+func TestRouteSendsAScopesAsksToItsOwner(t *testing.T) {
+	ctx := context.Background()
+	s := approval.New(nil, false) // configured: headless
+	web := &scripted{answers: []tools.ApprovalOutcome{tools.ApprovalAllowedOnce, tools.ApprovalRejected}}
+	owned, other := core.NewScopeID("web-session", nil), core.NewScopeID("other", nil)
+	child := core.NewScopeID("subagent", owned)
+	remove := s.Route(owned, web)
+	r := req
+	r.Scope = owned
+	if o, _ := s.Ask(ctx, r); o != tools.ApprovalAllowedOnce || s.UnanswerableIn(owned) != "" {
+		t.Fatalf("owned scope: %v", o)
+	}
+	r.Scope = child
+	if o, _ := s.Ask(ctx, r); o != tools.ApprovalRejected || web.asked != 2 {
+		t.Fatalf("child scope: %v after %d questions", o, web.asked)
+	}
+	r.Scope = other
+	if o, _ := s.Ask(ctx, r); o != tools.ApprovalUnavailable || s.UnanswerableIn(other) == "" {
+		t.Fatalf("other scope: %v", o)
+	}
+	remove()
+	remove()
+	r.Scope = owned
+	if o, _ := s.Ask(ctx, r); o != tools.ApprovalUnavailable || web.asked != 2 {
+		t.Fatalf("after remove: %v", o)
+	}
+	tty := approval.New(&scripted{answers: []tools.ApprovalOutcome{tools.ApprovalAllowedOnce}}, false)
+	defer tty.Route(owned, nil)()
+	if o, _ := tty.Ask(ctx, r); o != tools.ApprovalUnavailable || tty.UnanswerableIn(owned) == "" || tty.UnanswerableIn(other) != "" {
+		t.Fatalf("headless route over a terminal: %v", o)
+	}
+}
+
 type detailed struct{ scripted }
 
 func (d *detailed) AnswerDetailed(ctx context.Context, r tools.ApprovalRequest) (tools.ApprovalAnswer, error) {
