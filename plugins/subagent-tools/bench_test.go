@@ -39,8 +39,8 @@ func BenchmarkChildStartToFirstRequest(b *testing.B) {
 		r.firstRequest("#C", seen)
 		t0 := time.Now()
 		run, err := f.sub.Start(context.Background(), "inprocess", subagent.Request{
-			Parent:  subagent.Parent{SessionID: parent.ID(), Scope: parent.Scope(), Cwd: parent.Cwd()},
-			Prompt:  "#C go", Tools: []string{"read_file"}, Persona: "p",
+			Parent: subagent.Parent{SessionID: parent.ID(), Scope: parent.Scope(), Cwd: parent.Cwd()},
+			Prompt: "#C go", Tools: []string{"read_file"}, Persona: "p",
 		})
 		if err != nil {
 			b.Fatal(err)
