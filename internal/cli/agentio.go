@@ -312,6 +312,10 @@ func (p *printer) observe(e agent.Event) {
 	case OutputJSON:
 		return
 	}
+	if e.Depth > 0 {
+		p.subagent(e) // a subagent's event: one indented line per step, call and result
+		return
+	}
 	switch e.Type {
 	case agent.EventStep:
 		p.step = e.Step
