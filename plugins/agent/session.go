@@ -386,8 +386,9 @@ func (ss *Session) Usage() llm.Usage {
 	return ss.total
 }
 
-// Close disposes the session's scope (everything registered through it)
-// and closes its log. Idempotent; a nil session is closed already (a
+// Close disposes the session's scope (everything registered through it;
+// like core's Dispose it does not wait for a goroutine started in the scope
+// that has not returned yet) and closes its log. Idempotent; a nil session is closed already (a
 // deferred Close after a failed reopen).
 func (ss *Session) Close(ctx context.Context) error {
 	if ss == nil {
