@@ -12,7 +12,10 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/llm/llmtest"
+	"github.com/dshgo/harness/services/settings"
+	"github.com/dshgo/harness/services/tools"
 )
 
 var updateShots = flag.Bool("screenshots", false, "write the browser tests' screenshots to docs/images/ (checked by a person)")
@@ -179,5 +182,62 @@ func TestBrowserWorkspacePromptApprovalReplay(t *testing.T) {
 	shown := get(t, ctx, "read the file view", chromedp.TextContent(chromedp.ID(`file-text`)))
 	if shown != "written from the browser\n" && shown != "written from the browser" {
 		t.Fatalf("file view %q", shown)
+	}
+}
+
+// TestBrowserSettingsCards changes settings on cards generated from the
+// plugins' JSON Schemas: a bad value shows its field error, a good one
+// hot-reloads the running plugin, and a secret typed in is never sent back.
+func TestBrowserSettingsCards(t *testing.T) {
+	ctx := browser(t)
+	e := start(t, nil, "default")
+	file := filepath.Join(t.TempDir(), "settings.yml")
+	e.srv.UseSettings(settings.New(e.h.Loader, settings.Options{File: file, Catalog: e.h.Catalog}))
+
+	run(t, ctx, "open the settings page",
+		chromedp.Navigate(e.srv.URL()),
+		chromedp.WaitVisible(chromedp.CSS(`body[data-ready="1"]`)),
+		chromedp.Click(chromedp.ID(`nav-settings`)),
+		chromedp.WaitVisible(chromedp.CSS(`.card[data-row="approval"] select[name="policy"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.card[data-row="tool-bash"] input[name="timeout"]`)),
+		shot(t, "web-settings"),
+	)
+	run(t, ctx, "a bad duration",
+		chromedp.SetValue(chromedp.CSS(`.card[data-row="tool-bash"] input[name="timeout"]`), "forever"),
+		chromedp.Click(chromedp.CSS(`.card[data-row="tool-bash"] button.save`)),
+		chromedp.WaitVisible(chromedp.CSS(`.card[data-row="tool-bash"] .field[data-field="timeout"] .field-error:not(:empty)`)),
+	)
+	msg := get(t, ctx, "the field error", chromedp.Text(chromedp.CSS(`.card[data-row="tool-bash"] .field[data-field="timeout"] .field-error`)))
+	if !strings.HasPrefix(msg, "timeout:") || !strings.Contains(msg, "forever") {
+		t.Fatalf("field error %q", msg)
+	}
+	if _, err := os.Stat(file); err == nil {
+		t.Fatal("a refused change was saved")
+	}
+	run(t, ctx, "a good value",
+		chromedp.SetValue(chromedp.CSS(`.card[data-row="approval"] select[name="policy"]`), "never"),
+		chromedp.Click(chromedp.CSS(`.card[data-row="approval"] button.save`)),
+		chromedp.WaitVisible(chromedp.CSS(`.card[data-row="approval"] .row .ok`)),
+	)
+	approver, _ := core.Lookup(e.h.Root.Context(), tools.ApprovalKey)
+	if u := approver.(interface{ Unanswerable() string }).Unanswerable(); !strings.Contains(u, "never") {
+		t.Fatalf("not hot-reloaded: %q", u)
+	}
+	const secret = "sk-typed-in-the-browser-0123456789"
+	run(t, ctx, "a secret",
+		chromedp.SendKeys(chromedp.CSS(`.card[data-row="test"] input[name="apiKey"]`), secret),
+		chromedp.Click(chromedp.CSS(`.card[data-row="test"] button.save`)),
+		chromedp.WaitVisible(chromedp.CSS(`.card[data-row="test"] .row .ok`)),
+		chromedp.Reload(),
+		chromedp.WaitVisible(chromedp.CSS(`body[data-ready="1"]`)),
+		chromedp.Click(chromedp.ID(`nav-settings`)),
+		chromedp.WaitVisible(chromedp.CSS(`.card[data-row="test"] input[name="apiKey"][placeholder="set (write-only)"]`)),
+	)
+	html := get(t, ctx, "the page", chromedp.Evaluate[string](`document.documentElement.outerHTML + [...document.querySelectorAll("input")].map(i => i.value).join(" ")`))
+	if strings.Contains(html, secret) {
+		t.Fatal("the secret came back to the page")
+	}
+	if raw, _ := os.ReadFile(file); !strings.Contains(string(raw), secret) {
+		t.Fatalf("the secret was not saved:\n%s", raw)
 	}
 }
