@@ -63,7 +63,11 @@ func init() {
 					return Failure(fmt.Errorf("stopping: %w", err))
 				}
 				if len(problems) > 0 {
-					return UsageError(fmt.Errorf("%d MCP server(s) did not start:\n%s", len(problems), strings.Join(problems, "\n")))
+					lines := make([]string, len(problems))
+					for i, p := range problems {
+						lines[i] = p.String()
+					}
+					return UsageError(fmt.Errorf("%d MCP server(s) did not start:\n%s", len(problems), strings.Join(lines, "\n")))
 				}
 				if notOffered != nil {
 					if hasAgent {

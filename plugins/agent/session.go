@@ -119,7 +119,8 @@ type Session struct {
 	lastSnapshot string
 	turn         int
 	total        llm.Usage
-	pending      []sourced // contexts to add before the next prompt (SessionStart)
+	pending      []sourced         // contexts to add before the next prompt (SessionStart)
+	env          map[string]string // variables for the session's shell commands (SessionStart); set before the session is returned, then read only
 	states       map[string]json.RawMessage
 	closed       bool
 }
@@ -286,7 +287,7 @@ func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
 		source = "resume"
 	}
 	ss.observe(Event{Type: EventSession, Cwd: o.Cwd, Model: ss.route, Resumed: resumed})
-	ss.pending = ss.sessionStart(ctx, source)
+	ss.pending, ss.env = ss.sessionStart(ctx, source)
 	return ss, nil
 }
 

@@ -36,6 +36,7 @@ type router struct {
 	mu      sync.Mutex
 	scripts map[string][]llmtest.Turn
 	seen    []string // conversation of each request, in arrival order
+	notify  map[string]chan<- time.Time
 }
 
 func newRouter(scripts map[string][]llmtest.Turn) *router { return &router{scripts: scripts} }
@@ -55,6 +56,10 @@ func (r *router) check(_ llmtest.Request, w llmtest.WireRequest) *llmtest.Turn {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.seen = append(r.seen, key)
+	if ch := r.notify[key]; ch != nil {
+		ch <- time.Now()
+		delete(r.notify, key)
+	}
 	s := r.scripts[key]
 	if len(s) == 0 {
 		t := llmtest.Error(500, "router: script "+key+" exhausted")
@@ -122,7 +127,7 @@ func (p *probe) tools(dir string) []*tools.Tool {
 }
 
 type fixture struct {
-	t      *testing.T
+	t      testing.TB
 	root   *core.Root
 	rc     *core.Context
 	svc    *agent.Service
@@ -143,6 +148,15 @@ type fixtureOpts struct {
 }
 
 func newFixture(t *testing.T, scripts map[string][]llmtest.Turn, fo fixtureOpts) *fixture {
+	return newFixtureOpts(t, scripts, fo)
+}
+
+// newFixtureTB is newFixture for benchmarks.
+func newFixtureTB(b testing.TB, r *router) *fixture {
+	return newFixtureOpts(b, nil, fixtureOpts{router: r})
+}
+
+func newFixtureOpts(t testing.TB, scripts map[string][]llmtest.Turn, fo fixtureOpts) *fixture {
 	t.Helper()
 	f := &fixture{t: t, dir: t.TempDir(), state: fo.state, defs: fo.defs, probe: &probe{}, router: fo.router}
 	if f.defs == "" {
