@@ -2,7 +2,10 @@ module example.com/hello
 
 go 1.26.7
 
-require github.com/dshgo/harness v0.0.0
+require (
+	github.com/dshgo/harness v0.0.0
+	go.uber.org/goleak v1.3.0
+)
 
 require (
 	charm.land/bubbles/v2 v2.2.1 // indirect
