@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"github.com/dshgo/harness/services/llm"
 	"github.com/spf13/cobra"
 )
 
@@ -13,6 +14,8 @@ import (
 var Version = "v0.1.0-dev"
 
 func init() {
+	// Model requests say who sends them (issue 18): User-Agent harness/VERSION.
+	llm.UserAgent = "harness/" + Version
 	Register(func(env *Env) *cobra.Command {
 		return &cobra.Command{
 			Use:   "version",

@@ -76,6 +76,9 @@ func New(cfg Config, httpClient *http.Client) (*Adapter, error) {
 		// No Authorization header at all for key-less local servers.
 		opts = append(opts, option.WithAPIKey(""), option.WithHeaderDel("Authorization"))
 	}
+	if llm.UserAgent != "" { // before cfg.Headers, which may override it
+		opts = append(opts, option.WithHeader("User-Agent", llm.UserAgent))
+	}
 	for k, v := range cfg.Headers {
 		opts = append(opts, option.WithHeader(k, v))
 	}
