@@ -48,6 +48,15 @@ type Options struct {
 	// has the same records, except the header: its parent is Fork, its
 	// origin "fork". Exclusive with ID.
 	Fork string
+	// NewID, when set, is the id of the new session (a valid session id,
+	// see [ValidSessionID]) instead of a fresh one: a caller that must
+	// find the session again after a crash (a fleet job) names it up
+	// front. Storing fails with sessions.ErrExists when the id is taken.
+	// Exclusive with ID and Fork.
+	NewID string
+	// Origin is stored in a new session's header (e.g. "job"); a fork's
+	// origin is always "fork".
+	Origin string
 	// Cwd is the working directory the session reports to the model
 	// (default: the process working directory). Tools resolve paths
 	// against the directory they were configured with.
@@ -157,6 +166,9 @@ func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
 	if resumed && o.Fork != "" {
 		return nil, fmt.Errorf("session options: ID %s and Fork %s are mutually exclusive", o.ID, o.Fork)
 	}
+	if o.NewID != "" && (resumed || o.Fork != "" || !ValidSessionID(o.NewID)) {
+		return nil, fmt.Errorf("session options: NewID %q must be a valid session id and excludes ID and Fork", o.NewID)
+	}
 	if resumed {
 		var stored []sessions.Record
 		var err error
@@ -208,8 +220,11 @@ func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
 		return fail(oerr)
 	}
 	if !resumed {
-		o.ID = NewSessionID(time.Now())
-		h := sessions.Header{ID: o.ID, Cwd: o.Cwd, Model: logged, Time: time.Now().UTC()}
+		o.ID = o.NewID
+		if o.ID == "" {
+			o.ID = NewSessionID(time.Now())
+		}
+		h := sessions.Header{ID: o.ID, Cwd: o.Cwd, Model: logged, Origin: o.Origin, Time: time.Now().UTC()}
 		if o.Fork != "" {
 			h.Parent, h.Origin = o.Fork, "fork"
 		}

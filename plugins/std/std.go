@@ -20,6 +20,7 @@ import (
 	toolsearch "github.com/dshgo/harness/plugins/tool-search"
 	tooltimeout "github.com/dshgo/harness/plugins/tool-timeout"
 	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
+	"github.com/dshgo/harness/plugins/worker"
 	"github.com/dshgo/harness/services/compaction"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
@@ -58,5 +59,6 @@ func Plugins() []core.Plugin {
 		sessions.JSONLPlugin,
 		sessionspg.Plugin,
 		agent.Plugin,
+		worker.Plugin,
 	}
 }
