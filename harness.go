@@ -19,6 +19,8 @@ package harness
 
 import (
 	_ "embed"
+	"fmt"
+	"io"
 	"log/slog"
 	"os"
 
@@ -30,15 +32,97 @@ import (
 	"github.com/dshgo/harness/services/subprocess"
 )
 
-// DefaultManifest is the embedded default harness.yml.
+// DefaultManifest is the embedded default harness.yml. [Main] and [New]
+// read it when called; a binary that ships another default passes
+// [WithManifest] (or [WithPatch] for the defaults plus its own rows) rather
+// than assigning it.
 //
 //go:embed harness.yml
 var DefaultManifest []byte
 
 // Main runs the harness command line with os.Args and exits with its code.
 // The catalog is the built-in plugins (plugins/std) plus every plugin
-// registered with [core.Register].
-func Main() { cli.Main(DefaultManifest, std.Plugins()...) }
+// registered with [core.Register] and those of [WithPlugins].
+//
+// The options shape the binary's default manifest, the one used when no
+// harness.yml is found (no --config, no $HARNESS_CONFIG, no ./harness.yml):
+// [WithManifest] replaces the embedded [DefaultManifest], and each
+// [WithPatch] layer is composed over it. So a custom binary ships the
+// default rows plus its own with
+//
+//	//go:embed wordcount.patch.yml
+//	var rows []byte
+//
+//	func main() { harness.Main(harness.WithPatch("wordcount.patch.yml", rows)) }
+//
+// where the patch inserts its rows and extends lists with `!append`
+// (docs/manifest.md). A harness.yml on disk replaces the whole default,
+// embedded patches included (`harness config` prints the composed default to
+// start one from). The file, logger and environment options of [New]
+// ([WithConfigFile], [WithPatchFiles], [WithLogger], [WithEnv]) are the
+// command line's business (--config, --patch, --log-level): Main exits with
+// status 2 naming the option if given one. An embedded patch that does not
+// parse or compose is reported as `NAME:LINE:COL: ...` with status 2.
+func Main(opts ...Option) {
+	o := options{}
+	for _, opt := range opts {
+		opt.applyHarness(&o)
+	}
+	os.Exit(runMain(os.Args[1:], os.Stdout, os.Stderr, o))
+}
+
+// runMain is Main without the exit: the checks of its options, then the
+// command line with args; it returns the exit code.
+func runMain(args []string, stdout, stderr io.Writer, o options) int {
+	if bad := o.nonMainOptions(); bad != "" {
+		fmt.Fprintf(stderr, "harness: %s is not an option of harness.Main (use the command line's --config, --patch, --log-level)\n", bad)
+		return cli.ExitUsage
+	}
+	def := DefaultManifest
+	if o.yaml != nil {
+		def = o.yaml
+	}
+	patches, err := o.embeddedPatches()
+	if err != nil {
+		fmt.Fprintf(stderr, "harness: %v\n", err)
+		return cli.ExitUsage
+	}
+	return cli.Run(args, &cli.Env{
+		Stdout:          stdout,
+		Stderr:          stderr,
+		DefaultManifest: def,
+		DefaultPatches:  patches,
+		Plugins:         append(std.Plugins(), o.plugins...),
+	})
+}
+
+// nonMainOptions names the first option given that Main does not take.
+func (o *options) nonMainOptions() string {
+	switch {
+	case o.file != "":
+		return "WithConfigFile"
+	case o.patches != nil:
+		return "WithPatchFiles"
+	case o.logger != nil:
+		return "WithLogger"
+	case o.env != nil:
+		return "WithEnv"
+	}
+	return ""
+}
+
+// embeddedPatches parses the WithPatch layers.
+func (o *options) embeddedPatches() ([]*manifest.Patch, error) {
+	var out []*manifest.Patch
+	for _, p := range o.embedded {
+		pt, err := manifest.ParsePatch(p.name, p.yaml)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pt)
+	}
+	return out, nil
+}
 
 // Option configures [New]. The interface is sealed: the options are the
 // With* functions of this package.
@@ -49,20 +133,39 @@ type optionFunc func(*options)
 func (f optionFunc) applyHarness(o *options) { f(o) }
 
 type options struct {
-	file    string
-	yaml    []byte
-	patches []string
-	logger  *slog.Logger
-	plugins []core.Plugin
-	env     manifest.LookupEnv
+	file     string
+	yaml     []byte
+	patches  []string
+	logger   *slog.Logger
+	plugins  []core.Plugin
+	env      manifest.LookupEnv
+	embedded []embeddedPatch
+}
+
+type embeddedPatch struct {
+	name string
+	yaml []byte
 }
 
 // WithConfigFile reads the manifest from path.
 func WithConfigFile(path string) Option { return optionFunc(func(o *options) { o.file = path }) }
 
 // WithManifest uses the given harness.yml text (named "harness.yml" in
-// errors).
+// errors) instead of the embedded [DefaultManifest]. With [Main] it is the
+// binary's default manifest.
 func WithManifest(yaml []byte) Option { return optionFunc(func(o *options) { o.yaml = yaml }) }
+
+// WithPatch composes a patch layer given as text (typically embedded with
+// go:embed) over the default manifest: the embedded [DefaultManifest], or
+// the one of [WithManifest]. name is the file name errors report
+// (`name:LINE:COL`). Layers apply in the order given, before any
+// [WithPatchFiles] (or --patch) layer; a config file ([WithConfigFile],
+// --config, ./harness.yml) replaces the default and its embedded layers.
+// The patch syntax, including `!append` to extend a list, is in
+// docs/manifest.md.
+func WithPatch(name string, yaml []byte) Option {
+	return optionFunc(func(o *options) { o.embedded = append(o.embedded, embeddedPatch{name, yaml}) })
+}
 
 // WithPatchFiles applies patch layers over the manifest, in order.
 func WithPatchFiles(paths ...string) Option {
@@ -83,7 +186,8 @@ func WithEnv(env func(string) (string, bool)) Option {
 	return optionFunc(func(o *options) { o.env = env })
 }
 
-// New builds a harness from the options (default: the embedded manifest).
+// New builds a harness from the options (default: the embedded manifest,
+// with the [WithPatch] layers composed over it).
 // Start it with h.Start(ctx) and stop it with h.Stop(ctx); reach its
 // services with core.Lookup(h.Root.Context(), key).
 func New(opts ...Option) (*fxcore.Harness, error) {
@@ -105,6 +209,11 @@ func New(opts ...Option) (*fxcore.Harness, error) {
 		return nil, err
 	}
 	var patches []*manifest.Patch
+	if o.file == "" {
+		if patches, err = o.embeddedPatches(); err != nil {
+			return nil, err
+		}
+	}
 	for _, p := range o.patches {
 		pt, err := manifest.ReadPatchFile(p)
 		if err != nil {

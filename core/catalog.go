@@ -28,8 +28,12 @@ func NewCatalog(ps ...Plugin) (*Catalog, error) {
 }
 
 // Add registers p. Registering the same definition twice is a no-op; a
-// different plugin under a taken name is an error.
+// different plugin under a taken name is an error, and so is a plugin whose
+// config type is a pointer ([ErrPointerConfig], see [Define]).
 func (c *Catalog) Add(p Plugin) error {
+	if err := definitionError(p); err != nil {
+		return err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.byName == nil {
@@ -80,7 +84,8 @@ var registered = &Catalog{}
 // Register adds p to the process-wide catalog that harness binaries start
 // from: the one way a third-party plugin package makes its plugin available
 // to harness.yml. Call it from an init function. A second plugin with the
-// same name is a programmer error and panics at init. (Built-in plugins are
+// same name, or one with a pointer config type ([ErrPointerConfig]), is a
+// programmer error and panics at init, naming the plugin. (Built-in plugins are
 // listed in plugins/std instead.)
 func Register(p Plugin) {
 	if err := registered.Add(p); err != nil {

@@ -41,11 +41,12 @@ func Global() ListenOption { return listenOptionFunc(func(o *listenOptions) { o.
 // without [Global]) it receives only dispatches targeted at that scope or a
 // descendant. It returns ErrInactive on an inactive context.
 //
-// Listener shapes by event kind:
+// Listener shapes by event kind (a function of the wrong shape fails to
+// compile with an error naming the type):
 //
-//	EmitEvent[P]:         func(ctx context.Context, p P) error
-//	BailEvent[P, R]:      func(ctx context.Context, p P) (r R, handled bool, err error)
-//	WaterfallEvent[P, R]: func(ctx context.Context, p P, next Next[P, R]) (R, error)
+//	EmitEvent[P]:         EmitListener[P]         func(ctx context.Context, p P) error
+//	BailEvent[P, R]:      BailListener[P, R]      func(ctx context.Context, p P) (r R, handled bool, err error)
+//	WaterfallEvent[P, R]: WaterfallListener[P, R] func(ctx context.Context, p P, next Next[P, R]) (R, error)
 func On[H any](c *Context, e Event[H], h H, opts ...ListenOption) error {
 	var o listenOptions
 	for _, opt := range opts {
@@ -150,13 +151,18 @@ func Listeners[H any](c *Context, e Event[H]) int {
 
 // ---- Emit ----
 
+// EmitListener is the listener shape of an [EmitEvent]. A function of
+// another shape passed to [On] with an emit event fails to compile with an
+// error naming this type.
+type EmitListener[P any] = func(ctx context.Context, p P) error
+
 // EmitEvent is an observer event: every admitted listener runs, in order;
 // an error or panic in one is logged (event name, plugin) and the others
 // still run. Create with [NewEmitEvent]; dispatch with [EmitEvent.Emit].
 type EmitEvent[P any] struct {
 	name  string
 	id    uint64
-	lists listCache[func(context.Context, P) error]
+	lists listCache[EmitListener[P]]
 }
 
 // NewEmitEvent declares an emit event. Declare events as package variables.
@@ -167,10 +173,10 @@ func NewEmitEvent[P any](name string) *EmitEvent[P] {
 // EventName returns the event name.
 func (e *EmitEvent[P]) EventName() string { return e.name }
 func (e *EmitEvent[P]) eventID() uint64   { return e.id }
-func (e *EmitEvent[P]) snapshot(r *Root) []*listener[func(context.Context, P) error] {
+func (e *EmitEvent[P]) snapshot(r *Root) []*listener[EmitListener[P]] {
 	return e.lists.snapshot(r, e.id)
 }
-func (e *EmitEvent[P]) listen(c *Context, h func(context.Context, P) error, o listenOptions) error {
+func (e *EmitEvent[P]) listen(c *Context, h EmitListener[P], o listenOptions) error {
 	return register(c, e.id, e.name, h, o)
 }
 
@@ -203,6 +209,11 @@ func emitCall[P any](ctx context.Context, h func(context.Context, P) error, p P)
 
 // ---- Bail ----
 
+// BailListener is the listener shape of a [BailEvent]: handled=true ends
+// the dispatch with r. A function of another shape passed to [On] with a
+// bail event fails to compile with an error naming this type.
+type BailListener[P, R any] = func(ctx context.Context, p P) (r R, handled bool, err error)
+
 // BailEvent is a first-answer event: listeners run in order until one
 // returns handled=true (its result is the dispatch's) or an error (which
 // stops the dispatch and is returned: fail closed). Create with
@@ -210,7 +221,7 @@ func emitCall[P any](ctx context.Context, h func(context.Context, P) error, p P)
 type BailEvent[P, R any] struct {
 	name  string
 	id    uint64
-	lists listCache[func(context.Context, P) (R, bool, error)]
+	lists listCache[BailListener[P, R]]
 }
 
 // NewBailEvent declares a bail event.
@@ -221,10 +232,10 @@ func NewBailEvent[P, R any](name string) *BailEvent[P, R] {
 // EventName returns the event name.
 func (e *BailEvent[P, R]) EventName() string { return e.name }
 func (e *BailEvent[P, R]) eventID() uint64   { return e.id }
-func (e *BailEvent[P, R]) snapshot(r *Root) []*listener[func(context.Context, P) (R, bool, error)] {
+func (e *BailEvent[P, R]) snapshot(r *Root) []*listener[BailListener[P, R]] {
 	return e.lists.snapshot(r, e.id)
 }
-func (e *BailEvent[P, R]) listen(c *Context, h func(context.Context, P) (R, bool, error), o listenOptions) error {
+func (e *BailEvent[P, R]) listen(c *Context, h BailListener[P, R], o listenOptions) error {
 	return register(c, e.id, e.name, h, o)
 }
 
@@ -283,11 +294,15 @@ type Next[P, R any] = func(ctx context.Context, p P) (R, error)
 type WaterfallEvent[P, R any] struct {
 	name  string
 	id    uint64
-	lists listCache[waterfallHandler[P, R]]
+	lists listCache[WaterfallListener[P, R]]
 	pool  sync.Pool // *waterfallRun[P, R], reused across dispatches
 }
 
-type waterfallHandler[P, R any] = func(context.Context, P, Next[P, R]) (R, error)
+// WaterfallListener is the listener shape of a [WaterfallEvent]: it
+// receives the payload and next (the rest of the chain), and returns the
+// result. A function of another shape passed to [On] with a waterfall event
+// fails to compile with an error naming this type.
+type WaterfallListener[P, R any] = func(ctx context.Context, p P, next Next[P, R]) (R, error)
 
 // NewWaterfallEvent declares a waterfall event.
 func NewWaterfallEvent[P, R any](name string) *WaterfallEvent[P, R] {
@@ -297,10 +312,10 @@ func NewWaterfallEvent[P, R any](name string) *WaterfallEvent[P, R] {
 // EventName returns the event name.
 func (e *WaterfallEvent[P, R]) EventName() string { return e.name }
 func (e *WaterfallEvent[P, R]) eventID() uint64   { return e.id }
-func (e *WaterfallEvent[P, R]) snapshot(r *Root) []*listener[waterfallHandler[P, R]] {
+func (e *WaterfallEvent[P, R]) snapshot(r *Root) []*listener[WaterfallListener[P, R]] {
 	return e.lists.snapshot(r, e.id)
 }
-func (e *WaterfallEvent[P, R]) listen(c *Context, h waterfallHandler[P, R], o listenOptions) error {
+func (e *WaterfallEvent[P, R]) listen(c *Context, h WaterfallListener[P, R], o listenOptions) error {
 	return register(c, e.id, e.name, h, o)
 }
 
@@ -310,7 +325,7 @@ func (e *WaterfallEvent[P, R]) listen(c *Context, h waterfallHandler[P, R], o li
 // again (retry) without any state to restore.
 type waterfallRun[P, R any] struct {
 	ev    *WaterfallEvent[P, R]
-	list  []*listener[waterfallHandler[P, R]]
+	list  []*listener[WaterfallListener[P, R]]
 	t     Target
 	inner Next[P, R]
 	nexts []Next[P, R]

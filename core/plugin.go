@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 )
@@ -81,17 +82,44 @@ type Validator interface{ Validate() error }
 // apply must be bounded: it runs on the lifecycle queue. Long-running work
 // goes into [Go]. Returning an error (or panicking) fails the fiber and rolls
 // back every effect registered so far.
+//
+// C must not be a pointer type: declare apply as func(*Context, Cfg), not
+// func(*Context, *Cfg) (SetDefaults is found on *Cfg either way). A pointer
+// config would silently skip SetDefaults (nil without config, zero values
+// with `config: {}`), so such a plugin is rejected wherever it is used:
+// [Register] panics at init naming it, [NewCatalog] and [Catalog.Add]
+// return an error wrapping [ErrPointerConfig], and mounting it fails the
+// fiber with that error.
 func Define[C any](name string, apply func(c *Context, cfg C) error, opts ...DefineOption) Plugin {
 	d := def{name: name}
 	for _, o := range opts {
 		o.applyDefine(&d)
 	}
-	return &typedPlugin[C]{def: d, fn: apply}
+	p := &typedPlugin[C]{def: d, fn: apply}
+	if t := reflect.TypeFor[C](); t.Kind() == reflect.Pointer {
+		p.err = fmt.Errorf("plugin %q: config type %v: %w (declare apply as func(*core.Context, %v))", name, t, ErrPointerConfig, t.Elem())
+	}
+	return p
 }
+
+// ErrPointerConfig is wrapped by the error reported for a plugin whose
+// config type is a pointer (see [Define]).
+var ErrPointerConfig = errors.New("a plugin config type must not be a pointer")
 
 type typedPlugin[C any] struct {
 	def
-	fn func(*Context, C) error
+	fn  func(*Context, C) error
+	err error // a definition error (pointer config), reported on use
+}
+
+func (p *typedPlugin[C]) definitionError() error { return p.err }
+
+// definitionError returns the error of an ill-defined plugin (nil if fine).
+func definitionError(p Plugin) error {
+	if d, ok := p.(interface{ definitionError() error }); ok {
+		return d.definitionError()
+	}
+	return nil
 }
 
 func (p *typedPlugin[C]) Name() string             { return p.name }
@@ -109,6 +137,9 @@ func (p *typedPlugin[C]) NewConfig() any {
 }
 
 func (p *typedPlugin[C]) apply(c *Context, cfg any) error {
+	if p.err != nil {
+		return p.err
+	}
 	v, err := p.config(cfg)
 	if err != nil {
 		return err
@@ -117,6 +148,9 @@ func (p *typedPlugin[C]) apply(c *Context, cfg any) error {
 }
 
 func (p *typedPlugin[C]) validate(cfg any) error {
+	if p.err != nil {
+		return p.err
+	}
 	_, err := p.config(cfg)
 	return err
 }

@@ -57,6 +57,10 @@ func DecodeConfig(p core.Plugin, e Entry, env LookupEnv) (any, error) {
 		if problems != nil {
 			return nil, done()
 		}
+		resolveAppends(node, cfg, p.ConfigType(), func(n *yaml.Node, err error) { report(n, "invalid config: "+err.Error()) })
+		if problems != nil {
+			return nil, done()
+		}
 		checkKnown(node, p.ConfigType(), "", func(n *yaml.Node, err error) { report(n, "invalid config: "+err.Error()) })
 		if problems != nil {
 			return nil, done()

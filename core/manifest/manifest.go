@@ -360,10 +360,10 @@ func checkTag(file string, n *yaml.Node) error {
 	switch n.Tag {
 	case "", "!!str", "!!int", "!!float", "!!bool", "!!null", "!!map", "!!seq", "!!timestamp", "!!binary", "!":
 		return nil
-	case "!env":
+	case "!env", AppendTag:
 		return nil
 	}
-	return errAt(file, n, "unknown tag %s (the only tag harness.yml supports is !env)", n.Tag)
+	return errAt(file, n, "unknown tag %s (harness.yml supports !env and, on a top-level config key, !append)", n.Tag)
 }
 
 // Parse reads a harness.yml document: a mapping with `plugins` (a list of
@@ -390,6 +390,9 @@ func Parse(file string, data []byte) (*Manifest, error) {
 		k, v := root.Content[i], root.Content[i+1]
 		if v.Tag == "!env" {
 			return nil, errAt(file, v, "!env is only allowed inside a plugin's config")
+		}
+		if err := noAppend(file, v); err != nil && k.Value != "plugins" {
+			return nil, err
 		}
 		switch k.Value {
 		case "plugins":
@@ -474,6 +477,9 @@ func parseRow(file string, n *yaml.Node) (Entry, error) {
 			if err := noEnv(file, v); err != nil {
 				return e, err
 			}
+			if err := noAppend(file, v); err != nil {
+				return e, err
+			}
 		}
 		switch k.Value {
 		case "id", "name":
@@ -508,6 +514,9 @@ func parseRow(file string, n *yaml.Node) (Entry, error) {
 		if e.Name != "" {
 			return e, errAt(file, n, "a group row has no name")
 		}
+		if cfg != nil && cfg.Tag == AppendTag {
+			return e, errAt(file, cfg, "!append is only allowed on a top-level key of a plugin's config")
+		}
 		kids, err := parseRows(file, nullIfNil(cfg))
 		if err != nil {
 			return e, err
@@ -517,6 +526,9 @@ func parseRow(file string, n *yaml.Node) (Entry, error) {
 	}
 	if e.Name == "" {
 		return e, errAt(file, n, "row has no name (the plugin to mount)")
+	}
+	if err := checkAppends(file, cfg); err != nil {
+		return e, err
 	}
 	e.Config = cfg
 	return e, nil

@@ -60,6 +60,9 @@ func ParsePatch(file string, data []byte) (*Patch, error) {
 				if err := noEnv(file, v); err != nil {
 					return nil, err
 				}
+				if err := noAppend(file, v); err != nil {
+					return nil, err
+				}
 			}
 			if (k.Value == "id" || k.Value == "name") && (v.Kind != yaml.ScalarNode || v.Tag != "!!str" || v.Value == "") {
 				return nil, errAt(file, v, "%s must be a non-empty string", k.Value)
@@ -72,6 +75,9 @@ func ParsePatch(file string, data []byte) (*Patch, error) {
 				row.Name = &s
 			case "config":
 				row.ConfigSet = true
+				if err := checkAppends(file, v); err != nil {
+					return nil, err
+				}
 				if !(v.Kind == yaml.ScalarNode && v.Tag == "!!null") {
 					row.Config = v
 				}
@@ -170,7 +176,9 @@ func applyRow(m *Manifest, file string, row PatchRow) error {
 		if e.Group {
 			return &Error{Pos: row.Pos, Msg: fmt.Sprintf("patch: set the rows of group %q with insert or by their ids", row.ID)}
 		}
-		mergeConfig(e, file, row.Config, renamed)
+		if err := mergeConfig(e, file, row.Config, renamed); err != nil {
+			return err
+		}
 	}
 	if row.Disabled != nil {
 		e.Disabled = *row.Disabled
@@ -196,11 +204,11 @@ func find(es []Entry, id string) *Entry {
 // same, else a replacement. Either way file becomes e.ConfigSource; kept
 // keys from other files remember theirs in e.ConfigSources, so errors
 // about them point at the file they were written in.
-func mergeConfig(e *Entry, file string, patch *yaml.Node, renamed bool) {
+func mergeConfig(e *Entry, file string, patch *yaml.Node, renamed bool) error {
 	base := e.Config
 	if patch == nil || patch.Kind != yaml.MappingNode || renamed || (base != nil && base.Kind != yaml.MappingNode) {
 		e.Config, e.ConfigSource, e.ConfigSources = cloneNode(patch), file, nil
-		return
+		return nil
 	}
 	merged := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: patch.Line, Column: patch.Column}
 	sources := map[string]string{}
@@ -219,6 +227,16 @@ func mergeConfig(e *Entry, file string, patch *yaml.Node, renamed bool) {
 		for i := 0; i+1 < len(base.Content); i += 2 {
 			k := base.Content[i]
 			if j, ok := given[k.Value]; ok {
+				if add := patch.Content[j+1]; add.Tag == AppendTag {
+					// `key: !append [...]` extends the row's list.
+					v, err := appendTo(base.Content[i+1], add, e.configSource(k.Value))
+					if err != nil {
+						return &Error{Pos: Pos{File: file, Line: add.Line, Col: add.Column}, Msg: fmt.Sprintf("patch row %q: config key %s: %v", e.ID, k.Value, err)}
+					}
+					merged.Content = append(merged.Content, cloneNode(patch.Content[j]), v)
+					delete(given, k.Value)
+					continue
+				}
 				put(patch.Content[j], patch.Content[j+1])
 				delete(given, k.Value)
 				continue
@@ -241,4 +259,5 @@ func mergeConfig(e *Entry, file string, patch *yaml.Node, renamed bool) {
 		sources = nil
 	}
 	e.Config, e.ConfigSource, e.ConfigSources = merged, file, sources
+	return nil
 }

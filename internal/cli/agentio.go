@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -230,7 +229,8 @@ func classify(err error) error {
 // printer renders session events in one output format. Text: assistant
 // text to stdout as it streams, one compact line per tool call and result
 // to stderr, and a status line on stderr when it is a terminal.
-// stream-json: every event as one versioned JSON line on stdout. json:
+// stream-json: every event as one line on stdout, in the agent package's
+// wire form (agent.StreamJSONEncoder). json:
 // nothing until the end (see final).
 type printer struct {
 	format string
@@ -245,7 +245,7 @@ type printer struct {
 	status   bool // a status line is displayed
 	step     int
 	tokens   int64
-	enc      *json.Encoder
+	enc      *agent.StreamJSONEncoder
 	stop     chan struct{} // closed by close; nil when no ticker runs
 	ticker   sync.WaitGroup
 }
@@ -253,8 +253,7 @@ type printer struct {
 func newPrinter(format string, out, errw io.Writer) *printer {
 	p := &printer{format: format, out: out, errw: errw, tty: isTerminal(errw), start: time.Now()}
 	if format == OutputStreamJSON {
-		p.enc = json.NewEncoder(out)
-		p.enc.SetEscapeHTML(false)
+		p.enc = agent.NewStreamJSONEncoder(out)
 	}
 	if format == OutputText && p.tty {
 		// Keep the status line's elapsed time live while a step runs.
@@ -302,47 +301,19 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// streamEvent is the stream-json line: the event with its version.
-type streamEvent struct {
-	V int `json:"v"`
-	agent.Event
-}
-
-// MarshalJSON writes the event with "v" first, and with the booleans that
-// docs/cli.md lists for a type present even when false: "resumed" on
-// session events, "estimated" on usage events.
-func (s streamEvent) MarshalJSON() ([]byte, error) {
-	type plain agent.Event // without the promoted methods
-	out := struct {
-		V int `json:"v"`
-		plain
-		Resumed   *bool `json:"resumed,omitempty"`
-		Estimated *bool `json:"estimated,omitempty"`
-	}{V: s.V, plain: plain(s.Event)}
-	switch s.Type {
-	case agent.EventSession:
-		out.Resumed = &s.Resumed
-	case agent.EventUsage:
-		out.Estimated = &s.Estimated
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false) // as the line encoder: "<" stays "<"
-	if err := enc.Encode(out); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
-
 // observe is the session observer.
 func (p *printer) observe(e agent.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch p.format {
 	case OutputStreamJSON:
-		_ = p.enc.Encode(streamEvent{V: agent.EventVersion, Event: e})
+		_ = p.enc.Encode(e)
 		return
 	case OutputJSON:
+		return
+	}
+	if e.Depth > 0 {
+		p.subagent(e) // a subagent's event: one indented line per step, call and result
 		return
 	}
 	switch e.Type {

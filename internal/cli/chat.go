@@ -25,10 +25,13 @@ import (
 func init() {
 	Register(func(env *Env) *cobra.Command {
 		var f agentFlags
+		var plain bool
 		cmd := &cobra.Command{
 			Use:   "chat [flags]",
 			Short: "Talk to the agent interactively in one session",
-			Long: "chat boots the configured harness and runs one session interactively: each line you type is a\n" +
+			Long: "On a terminal, chat (and `harness` alone) opens the terminal UI (docs/cli.md: keys and commands);\n" +
+				"--plain, or a pipe, keeps the line mode described here.\n" +
+				"chat boots the configured harness and runs one session interactively: each line you type is a\n" +
 				"turn (the answer streams to stdout, tool calls and results to stderr). Commands: /context shows the\n" +
 				"token meter's figures for the session, /todos the model's todo list, /compact [instructions] summarizes the older history, /tools lists the tools the model sees, /exit (or end of\n" +
 				"input) leaves. Ctrl-C cancels the running turn (its tools are stopped); a second Ctrl-C exits\n" +
@@ -41,6 +44,9 @@ func init() {
 				opts, err := f.options()
 				if err != nil {
 					return UsageError(err)
+				}
+				if startsTUI(env, plain) {
+					return runTUI(env, &f, opts)
 				}
 				host, err := bootAgent(env, &f)
 				if err != nil {
@@ -55,6 +61,7 @@ func init() {
 		}
 		fl := cmd.Flags()
 		f.register(fl, "maximum model calls per turn (default: agent maxSteps, 50)")
+		fl.BoolVar(&plain, "plain", false, "line mode even on a terminal (no full-screen UI)")
 		return cmd
 	})
 }

@@ -29,7 +29,7 @@ type ptyChat struct {
 
 func startPTYChat(t *testing.T, dir, manifest string, args ...string) (*ptyChat, func() int) {
 	t.Helper()
-	cmd := processCommand(t, dir, manifest, baseEnv(), append([]string{"chat"}, args...)...)
+	cmd := processCommand(t, dir, manifest, baseEnv(), append([]string{"chat", "--plain"}, args...)...)
 	f, err := pty.Start(cmd)
 	if err != nil {
 		t.Fatal(err)

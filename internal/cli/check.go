@@ -6,9 +6,26 @@ import (
 	"strings"
 
 	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/plugins/agent"
 	"github.com/dshgo/harness/services/subprocess"
+	"github.com/dshgo/harness/services/systemprompt"
+	"github.com/dshgo/harness/services/tools"
 	"github.com/spf13/cobra"
 )
+
+// toolsNotOffered reports registered tools that no tool-schema provider
+// offers to the model (nil when fine or when either service is absent).
+func toolsNotOffered(c *core.Context) error {
+	reg, ok := core.Lookup(c, tools.Key)
+	if !ok {
+		return nil
+	}
+	prompt, ok := core.Lookup(c, systemprompt.Key)
+	if !ok {
+		return nil
+	}
+	return agent.ToolsOffered(reg, prompt, nil)
+}
 
 func init() {
 	Register(func(env *Env) *cobra.Command {
@@ -20,7 +37,9 @@ func init() {
 				"or each problem with its FILE:LINE:COL or the failed/pending rows (exit 2). With the\n" +
 				"subprocess service mounted, a second line shows the default sandbox policy and the\n" +
 				"backend the probe chose (`sandbox: workspace-write, network off, via bwrap: full`). MCP servers of\n" +
-				"the mcp row must connect too: each one that failed or exited is listed with its stderr tail (exit 2).",
+				"the mcp row must connect too: each one that failed or exited is listed with its stderr tail (exit 2).\n" +
+				"Tools registered while nothing offers their schemas to the model (no prompt-tools row) are an\n" +
+				"error when an agent row is mounted (the agent would refuse to run; exit 2), else a warning on stderr.",
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				h, err := env.Boot()
@@ -28,6 +47,8 @@ func init() {
 					return err
 				}
 				problems := mcpProblems(h)
+				notOffered := toolsNotOffered(h.Root.Context())
+				_, hasAgent := core.Lookup(h.Root.Context(), agent.Key)
 				n := 0
 				for _, s := range h.Loader.Status() {
 					if s.State == "active" {
@@ -42,7 +63,17 @@ func init() {
 					return Failure(fmt.Errorf("stopping: %w", err))
 				}
 				if len(problems) > 0 {
-					return UsageError(fmt.Errorf("%d MCP server(s) did not start:\n%s", len(problems), strings.Join(problems, "\n")))
+					lines := make([]string, len(problems))
+					for i, p := range problems {
+						lines[i] = p.String()
+					}
+					return UsageError(fmt.Errorf("%d MCP server(s) did not start:\n%s", len(problems), strings.Join(lines, "\n")))
+				}
+				if notOffered != nil {
+					if hasAgent {
+						return UsageError(fmt.Errorf("the agent would refuse to run: %w", notOffered))
+					}
+					fmt.Fprintf(env.Stderr, "harness: warning: %v\n", notOffered)
 				}
 				fmt.Fprintf(env.Stdout, "ok: %d plugins active\n%s", n, sandbox)
 				if len(env.claudeUsed) > 0 {

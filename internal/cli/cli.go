@@ -64,6 +64,10 @@ type Env struct {
 	Stderr io.Writer
 	// DefaultManifest is the embedded harness.yml used when no file is found.
 	DefaultManifest []byte
+	// DefaultPatches are composed over DefaultManifest, in order, when it
+	// is used (a binary's embedded rows: harness.WithPatch); a manifest
+	// file replaces both.
+	DefaultPatches []*manifest.Patch
 	// Plugins are added to the catalog besides core.Registered(): the
 	// binary's built-in plugins (plugins/std), or a test's plugins.
 	Plugins []core.Plugin
@@ -133,6 +137,7 @@ func NewRoot(env *Env) *cobra.Command {
 	for _, b := range bs {
 		root.AddCommand(b(env))
 	}
+	rootRunsChat(env, root)
 	return root
 }
 
@@ -239,6 +244,9 @@ func (e *Env) LoadManifest() (*manifest.Manifest, error) {
 		return nil, UsageError(err)
 	}
 	var patches []*manifest.Patch
+	if path == "" {
+		patches = append(patches, e.DefaultPatches...)
+	}
 	for _, p := range e.Patches {
 		pt, err := manifest.ReadPatchFile(p)
 		if err != nil {

@@ -25,18 +25,31 @@ func awaitMCP(ctx context.Context, h *fxcore.Harness) {
 
 // mcpProblems lists the MCP servers that failed to start or exited, one
 // message each (with the stderr tail the manager keeps).
-func mcpProblems(h *fxcore.Harness) []string {
+func mcpProblems(h *fxcore.Harness) []mcpProblem {
 	m, ok := core.Lookup(h.Root.Context(), mcp.Key)
 	if !ok {
 		return nil
 	}
-	var out []string
+	var out []mcpProblem
 	for _, s := range m.Servers() {
 		if s.State == mcp.StateFailed || s.State == mcp.StateExited {
-			out = append(out, fmt.Sprintf("mcp server %q: %s: %s", s.Name, s.State, s.Error))
+			out = append(out, mcpProblem{Server: s.Name, State: string(s.State), Error: s.Error})
 		}
 	}
 	return out
+}
+
+// mcpProblem is an MCP server that failed to start or exited, as `harness
+// plugins` reports it (under the table, and in --json as the mcp row's
+// "problems").
+type mcpProblem struct {
+	Server string `json:"server"`
+	State  string `json:"state"`
+	Error  string `json:"error"`
+}
+
+func (p mcpProblem) String() string {
+	return fmt.Sprintf("mcp server %q: %s: %s", p.Server, p.State, p.Error)
 }
 
 func withMCP(env *Env, fn func(h *fxcore.Harness, m *mcp.Manager) error) (err error) {

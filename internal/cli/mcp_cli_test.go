@@ -150,6 +150,29 @@ func TestCheckAndPluginsReportAFailedServer(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, `mcp server "broken": failed`) || !strings.Contains(r.stdout, "permission denied") {
 		t.Fatalf("plugins: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
+	r = runAgent(t, dir, manifest, "", "plugins", "--json")
+	var rows []struct {
+		Name     string `json:"name"`
+		State    string `json:"state"`
+		Problems []struct {
+			Server, State, Error string
+		} `json:"problems"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rows); r.code != 0 || err != nil {
+		t.Fatalf("plugins --json: %d %v\n%s\n%s", r.code, err, r.stdout, r.stderr)
+	}
+	var problems int
+	for _, row := range rows {
+		for _, p := range row.Problems {
+			problems++
+			if row.Name != "mcp" || p.Server != "broken" || p.State != "failed" || !strings.Contains(p.Error, "permission denied") || !strings.Contains(p.Error, "exit 7") {
+				t.Errorf("plugins --json: row %s problem %+v", row.Name, p)
+			}
+		}
+	}
+	if problems != 1 {
+		t.Fatalf("plugins --json: %d problems, want the broken server's\n%s", problems, r.stdout)
+	}
 	// The working server is usable all the same.
 	r = runAgent(t, dir, manifest, "", "tool", "mcp__fx__echo", `{"text":"ok"}`)
 	if r.code != 0 || r.stdout != "echo: ok\n" {

@@ -8,6 +8,9 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/dshgo/harness/core/loader"
+	"github.com/dshgo/harness/plugins/mcp"
 )
 
 func init() {
@@ -18,7 +21,8 @@ func init() {
 			Short: "Boot the configured harness and list each row: id, name, state, provides, injects, pending-on",
 			Long: "plugins boots the configured harness (without failing on rows that do not activate) and lists\n" +
 				"every row. --json prints an array of objects with the keys id, name, state, provides,\n" +
-				"injects, pendingOn and error.",
+				"injects, pendingOn and error; the mcp row also has \"problems\": the servers that failed to\n" +
+				"start or exited ({server, state, error}).",
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				h, err := env.Boot(SkipAudit())
@@ -34,10 +38,19 @@ func init() {
 					enc := json.NewEncoder(env.Stdout)
 					enc.SetIndent("", "  ")
 					enc.SetEscapeHTML(false)
-					if rows == nil {
-						return enc.Encode([]any{})
+					type row struct {
+						loader.RowStatus
+						Problems []mcpProblem `json:"problems,omitempty"`
 					}
-					return enc.Encode(rows)
+					out := make([]row, 0, len(rows))
+					for _, r := range rows {
+						o := row{RowStatus: r}
+						if r.Name == mcp.Plugin.Name() {
+							o.Problems = problems
+						}
+						out = append(out, o)
+					}
+					return enc.Encode(out)
 				}
 				tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "ID\tNAME\tSTATE\tPROVIDES\tINJECTS\tDETAIL")

@@ -64,8 +64,9 @@ func init() {
 					}
 					tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 					fmt.Fprintln(tw, "ID\tUPDATED\tTURNS\tCWD\tPROMPT")
-					for _, s := range list {
-						fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.ID, s.Updated.Local().Format(time.DateTime), s.Turns, s.Cwd, s.Title)
+					for _, row := range sessionTree(list) {
+						s := row.info
+						fmt.Fprintf(tw, "%s%s\t%s\t%d\t%s\t%s\n", row.prefix, s.ID, s.Updated.Local().Format(time.DateTime), s.Turns, s.Cwd, s.Title)
 					}
 					return tw.Flush()
 				})

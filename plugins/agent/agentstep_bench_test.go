@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"syscall"
 	"testing"
 	"time"
 
@@ -72,7 +73,7 @@ func benchAgentStep(b *testing.B, fresh bool) {
 	answer := llmtest.Stream(llmtest.TextDelta("done"), llmtest.FinishWithUsage("stop", u))
 	b.ReportAllocs()
 	b.ResetTimer()
-	var elapsed time.Duration
+	var elapsed, cpu time.Duration
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		srv.Enqueue(call, answer)
@@ -80,9 +81,10 @@ func benchAgentStep(b *testing.B, fresh bool) {
 			open()
 		}
 		b.StartTimer()
-		start := time.Now()
+		start, cpu0 := time.Now(), cpuTime()
 		res, err := ss.Run(context.Background(), "what time is it")
 		elapsed += time.Since(start)
+		cpu += cpuTime() - cpu0
 		b.StopTimer()
 		if err != nil || res.Steps != 2 {
 			b.Fatalf("%+v %v", res, err)
@@ -93,4 +95,14 @@ func benchAgentStep(b *testing.B, fresh bool) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(elapsed.Microseconds())/1000/float64(2*b.N), "ms/step")
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(2*b.N), "cpu-ms/step")
+}
+
+// cpuTime is this process's user+system CPU time. Per step it includes
+// the llmtest server's work (same process) and excludes the waiting for a
+// CPU that dominates wall time on a loaded machine.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -34,13 +34,19 @@ const (
 )
 
 // Event is one observable moment of a session, delivered in order to the
-// session's observer and emitted as [Observed] to the session scope. The
-// JSON form is the `harness run --output stream-json` line (plus "v").
+// session's observer and emitted as [Observed] to the session scope. Its
+// JSON form ([Event.MarshalJSON], [StreamJSONEncoder]) is the one wire
+// format of every front end: the `harness run --output stream-json` line.
 type Event struct {
 	Type      EventType `json:"type"`
 	SessionID string    `json:"sessionId,omitempty"`
-	Turn      int       `json:"turn,omitempty"`
-	Step      int       `json:"step,omitempty"`
+	// Depth and ParentID are set on the events of a subagent's session
+	// (depth 1 for a child of a top-level session), relayed to its
+	// parent's observer.
+	Depth    int    `json:"depth,omitempty"`
+	ParentID string `json:"parentSessionId,omitempty"`
+	Turn     int    `json:"turn,omitempty"`
+	Step     int    `json:"step,omitempty"`
 
 	Text    string       `json:"text,omitempty"`
 	Source  string       `json:"source,omitempty"`
@@ -111,6 +117,9 @@ type Result struct {
 	Usage llm.Usage `json:"usage"`
 	// Estimated is true when Usage includes estimated figures.
 	Estimated bool `json:"estimated,omitempty"`
+	// SubagentUsage is the part of Usage spent by subagents the turn
+	// started (their own model calls; see [AddChildUsage]).
+	SubagentUsage *llm.Usage `json:"subagentUsage,omitempty"`
 	// DurationMs is the wall time of the turn.
 	DurationMs int64 `json:"durationMs"`
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/dshgo/harness/core"
@@ -120,6 +121,10 @@ type turn struct {
 	lengthRetried bool
 	// resume: Continue, no prompt of its own.
 	resume bool
+	// children sums the usage of subagents started by the turn's tools
+	// (added concurrently by their tool bodies; see AddChildUsage).
+	childMu  sync.Mutex
+	children *llm.Usage
 }
 
 func (t *turn) run(ctx context.Context, prompt string) error {
@@ -335,6 +340,11 @@ func (t *turn) failed(msg llm.Message, err *llm.Error) error {
 // builds the model request.
 func (t *turn) request(ctx context.Context) (llm.Request, error) {
 	ss := t.ss
+	for _, n := range ss.takeInbox() {
+		if err := t.user(n.text, n.source); err != nil {
+			return llm.Request{}, err
+		}
+	}
 	req, snapshot, err := ss.build(ctx)
 	if err != nil {
 		return llm.Request{}, err
@@ -389,6 +399,11 @@ func (ss *Session) build(ctx context.Context) (llm.Request, string, error) {
 	snapshot, err := systemprompt.RenderContextSnapshot(a)
 	if err != nil {
 		return llm.Request{}, "", fmt.Errorf("rendering the runtime context: %w", err)
+	}
+	if len(a.Tools) == 0 {
+		if err := ss.svc.toolsOffered(ss.scope.ID()); err != nil {
+			return llm.Request{}, "", err
+		}
 	}
 	seen := make(map[string]bool, len(a.Tools))
 	toolList := make([]llm.ToolSchema, 0, len(a.Tools))
@@ -493,7 +508,8 @@ func (t *turn) runTools(ctx context.Context, calls []llm.ToolCall) (concluded bo
 	}}
 	// Tools resolve relative paths against the session's directory (workdir).
 	// Tools keep per-session state (the todo list) through sessionstate.
-	outs := sched.Run(sessionstate.With(workdir.With(ctx, ss.opts.Cwd), ss), valid)
+	// Subagent tools find the calling session and turn (withTurn).
+	outs := sched.Run(withTurn(sessionstate.With(workdir.With(ctx, ss.opts.Cwd), ss), t), valid)
 	for i, o := range outs {
 		if results[index[i]] == nil {
 			results[index[i]] = o
@@ -530,6 +546,12 @@ func (t *turn) result(tc llm.ToolCall, o *tools.Outcome, took time.Duration) err
 func (t *turn) finish(err error) (*Result, error) {
 	r := t.res
 	r.Steps = t.step
+	t.childMu.Lock()
+	if t.children != nil {
+		r.SubagentUsage = t.children
+		r.Usage = r.Usage.Add(*t.children)
+	}
+	t.childMu.Unlock()
 	r.DurationMs = time.Since(t.start).Milliseconds()
 	switch {
 	case err == nil:

@@ -401,10 +401,12 @@ func TestResumeByID(t *testing.T) {
 	}
 }
 
+// json.Marshal of an Event is its stream-json line (with "v" since the
+// encoding moved into this package; see streamjson_test.go).
 func TestStreamEventsMarshal(t *testing.T) {
 	e := agent.Event{Type: agent.EventToolCall, SessionID: "s", ToolCall: &agent.ToolCallEvent{ID: "c", Name: "bash", Arguments: "{}"}}
 	b, _ := json.Marshal(e)
-	if string(b) != `{"type":"tool_call","sessionId":"s","toolCall":{"id":"c","name":"bash","arguments":"{}"}}` {
+	if string(b) != `{"v":1,"type":"tool_call","sessionId":"s","toolCall":{"id":"c","name":"bash","arguments":"{}"}}` {
 		t.Fatal(string(b))
 	}
 }

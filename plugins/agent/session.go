@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -54,12 +55,13 @@ type Options struct {
 	// front. Storing fails with sessions.ErrExists when the id is taken.
 	// Exclusive with ID and Fork.
 	NewID string
-	// Origin is stored in a new session's header (e.g. "job"); a fork's
-	// origin is always "fork".
-	Origin string
-	// Cwd is the working directory the session reports to the model
-	// (default: the process working directory). Tools resolve paths
-	// against the directory they were configured with.
+	// Cwd is the session's working directory (default: the process
+	// working directory): reported to the model, and carried by the
+	// context of every tool call of the session (plugins/workdir), so tools
+	// that resolve paths with workdir.Or(ctx, configured) (tool-bash,
+	// tool-fs, tool-search, and third-party tools written that way) resolve
+	// relative paths against it. A tool that ignores the context resolves
+	// them against whatever directory it uses itself.
 	Cwd string
 	// Model is the route; empty uses the plugin's configured model (or,
 	// when resuming, the session's stored model).
@@ -72,8 +74,22 @@ type Options struct {
 	// AppendSystemPrompt is appended to the system prompt of this session.
 	AppendSystemPrompt string
 	// Observer receives every event in order on the loop's goroutine
-	// (optional). It must not block for long.
+	// (optional). It must not block for long. Calls are serialized: events
+	// of child sessions relayed to this one ([Session.Relay]) never
+	// overlap the session's own.
 	Observer func(Event)
+
+	// Parent and Origin are stored in a new session's header (a subagent:
+	// the parent session's id and "subagent"). With Fork, Origin replaces
+	// "fork" and Parent is ignored (the forked session is the parent).
+	Parent, Origin string
+	// ParentScope makes the session's scope a child of this scope, so the
+	// parent's scoped listeners, prompt sections and tool restrictions
+	// apply to this session too (nil: a top-level scope).
+	ParentScope *core.ScopeID
+	// Depth is the session's nesting depth: 0 for a top-level session, 1
+	// for its children. Events carry it (with the parent's id) when > 0.
+	Depth int
 }
 
 // Session is one conversation: a core scope (tools, prompt sections and
@@ -101,6 +117,9 @@ type Session struct {
 	turnMu  sync.Mutex
 	running bool
 
+	obsMu sync.Mutex // serializes observer calls (own and relayed events)
+	inbox []sourced  // notices added before the next model request
+
 	mu           sync.Mutex
 	history      []llm.Message
 	lastSnapshot string
@@ -115,6 +134,11 @@ type sourced struct{ source, text string }
 
 // Open starts a new session or resumes a stored one (Options.ID). The
 // returned session must be closed.
+//
+// Tools registered while nothing offers their schemas to the model (no
+// prompt-tools row) would be invisible to a real model, so Open refuses
+// with a *[ToolsNotOfferedError] (errors.Is [ErrToolsNotOffered]); each
+// request is checked the same way for the session's scope.
 //
 // Everything that can be known before a request is checked first: the
 // route resolves, and the model can honour Thinking and ReasoningEffort
@@ -133,6 +157,9 @@ type sourced struct{ source, text string }
 // [*SessionInUseError] (errors.Is [ErrSessionInUse]) and touches nothing;
 // a killed process's hold goes with it.
 func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
+	if err := s.toolsOffered(nil); err != nil {
+		return nil, err
+	}
 	if o.Cwd == "" {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -191,6 +218,7 @@ func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
 		if o.Model == "" && len(src) > 0 {
 			o.Model = src[0].Model
 		}
+		src = trimUnresolved(src)
 		if len(src) > 0 {
 			recs, copied = src, src[1:]
 		}
@@ -224,16 +252,17 @@ func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
 		if o.ID == "" {
 			o.ID = NewSessionID(time.Now())
 		}
-		h := sessions.Header{ID: o.ID, Cwd: o.Cwd, Model: logged, Origin: o.Origin, Time: time.Now().UTC()}
+		h := sessions.Header{ID: o.ID, Cwd: o.Cwd, Model: logged, Time: time.Now().UTC()}
+		h.Parent, h.Origin = o.Parent, o.Origin
 		if o.Fork != "" {
-			h.Parent, h.Origin = o.Fork, "fork"
+			h.Parent, h.Origin = o.Fork, cmp.Or(o.Origin, "fork")
 		}
 		journal, err = s.sessions.Reserve(h)
 		if err != nil {
 			return fail(err)
 		}
 	}
-	sc, err := core.NewScope(s.c, core.NewScopeID("session:"+o.ID, nil))
+	sc, err := core.NewScope(s.c, core.NewScopeID("session:"+o.ID, o.ParentScope))
 	if err != nil {
 		return fail(err)
 	}
@@ -392,10 +421,47 @@ func (ss *Session) Close(ctx context.Context) error {
 // observe delivers e to the observer and the session scope.
 func (ss *Session) observe(e Event) {
 	e.SessionID = ss.id
-	if ss.opts.Observer != nil {
-		ss.opts.Observer(e)
+	if ss.opts.Depth > 0 {
+		e.Depth, e.ParentID = ss.opts.Depth, ss.opts.Parent
 	}
+	ss.Relay(e)
 	Observed.Emit(context.Background(), ss.svc.c.To(ss.scope.ID()), e)
+}
+
+// Relay delivers e, an event of a descendant session (a subagent), to this
+// session's observer as it is, serialized with the session's own events.
+// It is not logged here nor emitted as [Observed] (the descendant emits it
+// to its own scope, which lies within this one).
+func (ss *Session) Relay(e Event) {
+	if ss.opts.Observer == nil {
+		return
+	}
+	ss.obsMu.Lock()
+	defer ss.obsMu.Unlock()
+	ss.opts.Observer(e)
+}
+
+// Parent returns the id of the session this one descends from ("" for
+// none) and its Depth (0: top level).
+func (ss *Session) Parent() (id string, depth int) { return ss.opts.Parent, ss.opts.Depth }
+
+// Notify queues text as a user message from source, added to the history
+// before the session's next model request (in the running turn, or the
+// next one). Subagents use it to tell a parent that a background child
+// settled.
+func (ss *Session) Notify(source, text string) {
+	ss.mu.Lock()
+	ss.inbox = append(ss.inbox, sourced{source: source, text: text})
+	ss.mu.Unlock()
+}
+
+// takeInbox returns and clears the queued notices.
+func (ss *Session) takeInbox() []sourced {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	in := ss.inbox
+	ss.inbox = nil
+	return in
 }
 
 // append adds m to the history and the log.

@@ -18,6 +18,16 @@ type Answerer interface {
 	Answer(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalOutcome, error)
 }
 
+// DetailedAnswerer is an Answerer that can also return the user's words: a
+// rejection's Reason goes back to the model as the denied result's reason
+// ("no, and tell the model why"). The service prefers AnswerDetailed when an
+// answerer implements it.
+type DetailedAnswerer interface {
+	Answerer
+	// AnswerDetailed is Answer with the user's reason.
+	AnswerDetailed(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalAnswer, error)
+}
+
 // The answerer settings.
 const (
 	AnswererAuto     = "auto"
@@ -103,10 +113,12 @@ type Service struct {
 	never    bool
 	provided func() (Answerer, bool) // AnswererKey lookup; nil outside a plugin
 
-	mu       sync.Mutex
-	always   map[grantKey]bool
-	onAlways map[int]func(tools.ApprovalRequest)
-	nextID   int
+	mu        sync.Mutex
+	routes    map[*core.ScopeID][]route // the answerers front ends registered per session scope
+	nextRoute int
+	always    map[grantKey]bool
+	onAlways  map[int]func(tools.ApprovalRequest)
+	nextID    int
 }
 
 // grantKey identifies an "always" answer. The scope is held weakly, so a
@@ -119,7 +131,63 @@ type grantKey struct {
 // New returns a service asking a (nil: headless). With never set every
 // request is rejected without asking.
 func New(a Answerer, never bool) *Service {
-	return &Service{answerer: a, never: never, always: map[grantKey]bool{}, onAlways: map[int]func(tools.ApprovalRequest){}}
+	return &Service{answerer: a, never: never, always: map[grantKey]bool{}, onAlways: map[int]func(tools.ApprovalRequest){},
+		routes: map[*core.ScopeID][]route{}}
+}
+
+// route is one registration of [Service.Route].
+type route struct {
+	id int
+	a  Answerer // nil: headless
+}
+
+// Route makes a the answerer of every ask made in scope or a scope below it
+// (a subagent's child scope), whatever the configured answerer is: the front
+// end that owns a session (the terminal of `harness chat`, a browser tab of
+// `harness serve`, a headless worker) registers itself when it opens the
+// session and calls remove when it lets go. A nil a marks the scope headless:
+// its asks are denials even when a terminal is attached. When several
+// registrations cover a scope, the latest one made for the nearest scope
+// answers. remove is idempotent.
+func (s *Service) Route(scope *core.ScopeID, a Answerer) (remove func()) {
+	s.mu.Lock()
+	id := s.nextRoute
+	s.nextRoute++
+	s.routes[scope] = append(s.routes[scope], route{id: id, a: a})
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		rs := s.routes[scope]
+		for i, r := range rs {
+			if r.id == id {
+				rs = append(rs[:i:i], rs[i+1:]...)
+				break
+			}
+		}
+		if len(rs) == 0 {
+			delete(s.routes, scope)
+		} else {
+			s.routes[scope] = rs
+		}
+	}
+}
+
+// answererFor returns who answers an ask made in scope: the answerer routed
+// to the nearest scope of its chain, else [Service.current].
+func (s *Service) answererFor(scope *core.ScopeID) Answerer {
+	if scope != nil {
+		s.mu.Lock()
+		for _, id := range scope.Chain() {
+			if rs := s.routes[id]; len(rs) > 0 {
+				a := rs[len(rs)-1].a
+				s.mu.Unlock()
+				return a
+			}
+		}
+		s.mu.Unlock()
+	}
+	return s.current()
 }
 
 // current returns who answers now: a provided AnswererKey service, else the
@@ -137,44 +205,64 @@ func (s *Service) current() Answerer {
 // service or the "never" policy.
 func (s *Service) Interactive() bool { return s.current() != nil && !s.never }
 
-// Unanswerable says why no one can answer, for denial reasons, or "" when
-// someone can.
-func (s *Service) Unanswerable() string {
+// Unanswerable says why no one can answer an unscoped ask, for denial
+// reasons, or "" when someone can. See [Service.UnanswerableIn].
+func (s *Service) Unanswerable() string { return s.UnanswerableIn(nil) }
+
+// UnanswerableIn says why no one can answer an ask made in scope (nil: an
+// unscoped call), for denial reasons, or "" when someone can: the answerer
+// routed to the scope (see [Service.Route]) counts before the configured one.
+func (s *Service) UnanswerableIn(scope *core.ScopeID) string {
 	switch {
 	case s.never:
 		return "the approval policy is \"never\": every ask is rejected"
-	case s.current() == nil:
+	case s.answererFor(scope) == nil:
 		return "this session is headless: there is no terminal to ask on"
 	}
 	return ""
 }
 
 // Ask resolves one request: "never" rejects; a request identical to one
-// answered "always" in the same scope is granted; a headless service answers
-// ApprovalUnavailable; otherwise the answerer is asked.
+// answered "always" in the same scope is granted; otherwise it goes to the
+// answerer routed to the request's scope ([Service.Route]), else the
+// configured one; when that is headless the answer is ApprovalUnavailable.
+// It is AskDetailed without the user's reason.
 func (s *Service) Ask(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
+	a, err := s.AskDetailed(ctx, req)
+	return a.Outcome, err
+}
+
+// AskDetailed is Ask returning the answer with the user's reason, when the
+// answerer implements [DetailedAnswerer] (a plain Answerer gives none).
+func (s *Service) AskDetailed(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalAnswer, error) {
 	if s.never {
-		return tools.ApprovalRejected, nil
+		return tools.ApprovalAnswer{Outcome: tools.ApprovalRejected}, nil
 	}
 	key := grantKey{weak.Make(req.Scope), req.Tool, req.Arguments}
 	s.mu.Lock()
 	granted := s.always[key]
 	s.mu.Unlock()
 	if granted {
-		return tools.ApprovalAllowedAlways, nil
+		return tools.ApprovalAnswer{Outcome: tools.ApprovalAllowedAlways}, nil
 	}
-	answerer := s.current()
+	answerer := s.answererFor(req.Scope)
 	if answerer == nil {
-		return tools.ApprovalUnavailable, nil
+		return tools.ApprovalAnswer{Outcome: tools.ApprovalUnavailable}, nil
 	}
 	if ctx.Err() != nil {
-		return tools.ApprovalCancelled, nil
+		return tools.ApprovalAnswer{Outcome: tools.ApprovalCancelled}, nil
 	}
-	out, err := answerer.Answer(ctx, req)
+	var out tools.ApprovalAnswer
+	var err error
+	if d, ok := answerer.(DetailedAnswerer); ok {
+		out, err = d.AnswerDetailed(ctx, req)
+	} else {
+		out.Outcome, err = answerer.Answer(ctx, req)
+	}
 	if err != nil {
-		return tools.ApprovalUnavailable, err
+		return tools.ApprovalAnswer{Outcome: tools.ApprovalUnavailable}, err
 	}
-	if out == tools.ApprovalAllowedAlways {
+	if out.Outcome == tools.ApprovalAllowedAlways {
 		s.remember(key, req)
 	}
 	return out, nil
@@ -200,6 +288,7 @@ func (s *Service) remember(key grantKey, req tools.ApprovalRequest) {
 }
 
 // OnAllowedAlways registers fn to hear every request answered "always"
+// (req.AlwaysRules names the rules the answer adds)
 // (called synchronously, before Ask returns). The returned function removes it.
 func (s *Service) OnAllowedAlways(fn func(tools.ApprovalRequest)) (remove func()) {
 	s.mu.Lock()

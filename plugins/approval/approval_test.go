@@ -281,3 +281,85 @@ func TestServiceAlwaysIsPerScope(t *testing.T) {
 		t.Fatalf("session 2: %v after %d questions", o, a.asked)
 	}
 }
+
+// TestRouteSendsAScopesAsksToItsOwner: a session scope routed to a front
+// end is answered there (and so are its child scopes), other scopes keep the
+// configured answerer, a nil route makes a scope headless, and removing the
+// route gives the scope back.
+func TestRouteSendsAScopesAsksToItsOwner(t *testing.T) {
+	ctx := context.Background()
+	s := approval.New(nil, false) // configured: headless
+	web := &scripted{answers: []tools.ApprovalOutcome{tools.ApprovalAllowedOnce, tools.ApprovalRejected}}
+	owned, other := core.NewScopeID("web-session", nil), core.NewScopeID("other", nil)
+	child := core.NewScopeID("subagent", owned)
+	remove := s.Route(owned, web)
+	r := req
+	r.Scope = owned
+	if o, _ := s.Ask(ctx, r); o != tools.ApprovalAllowedOnce || s.UnanswerableIn(owned) != "" {
+		t.Fatalf("owned scope: %v", o)
+	}
+	r.Scope = child
+	if o, _ := s.Ask(ctx, r); o != tools.ApprovalRejected || web.asked != 2 {
+		t.Fatalf("child scope: %v after %d questions", o, web.asked)
+	}
+	r.Scope = other
+	if o, _ := s.Ask(ctx, r); o != tools.ApprovalUnavailable || s.UnanswerableIn(other) == "" {
+		t.Fatalf("other scope: %v", o)
+	}
+	remove()
+	remove()
+	r.Scope = owned
+	if o, _ := s.Ask(ctx, r); o != tools.ApprovalUnavailable || web.asked != 2 {
+		t.Fatalf("after remove: %v", o)
+	}
+	tty := approval.New(&scripted{answers: []tools.ApprovalOutcome{tools.ApprovalAllowedOnce}}, false)
+	defer tty.Route(owned, nil)()
+	if o, _ := tty.Ask(ctx, r); o != tools.ApprovalUnavailable || tty.UnanswerableIn(owned) == "" || tty.UnanswerableIn(other) != "" {
+		t.Fatalf("headless route over a terminal: %v", o)
+	}
+}
+
+type detailed struct{ scripted }
+
+func (d *detailed) AnswerDetailed(ctx context.Context, r tools.ApprovalRequest) (tools.ApprovalAnswer, error) {
+	o, err := d.Answer(ctx, r)
+	return tools.ApprovalAnswer{Outcome: o, Reason: "because " + r.Tool}, err
+}
+
+// TestAskDetailedCarriesTheReason: a DetailedAnswerer's reason comes back
+// from AskDetailed; a plain Answerer gives none; Ask drops it.
+func TestAskDetailedCarriesTheReason(t *testing.T) {
+	ctx := context.Background()
+	d := &detailed{scripted{answers: []tools.ApprovalOutcome{tools.ApprovalRejected, tools.ApprovalRejected}}}
+	s := approval.New(d, false)
+	if a, err := s.AskDetailed(ctx, req); err != nil || a.Outcome != tools.ApprovalRejected || a.Reason != "because bash" {
+		t.Fatalf("detailed answerer: %+v %v", a, err)
+	}
+	if o, _ := s.Ask(ctx, req); o != tools.ApprovalRejected {
+		t.Fatalf("Ask: %v", o)
+	}
+	plain := approval.New(&scripted{answers: []tools.ApprovalOutcome{tools.ApprovalRejected}}, false)
+	if a, _ := plain.AskDetailed(ctx, req); a.Outcome != tools.ApprovalRejected || a.Reason != "" {
+		t.Fatalf("plain answerer: %+v", a)
+	}
+	var _ tools.DetailedApprover = s
+}
+
+// TestTerminalShowsTheAlwaysRule: the prompt names what "always" adds.
+func TestTerminalShowsTheAlwaysRule(t *testing.T) {
+	term := newTerminal(t)
+	ans := approval.NewTerminal(term.open)
+	r := req
+	r.AlwaysRules = []string{"bash(make deploy *)"}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = ans.Answer(context.Background(), r)
+	}()
+	shown := term.expect(t, "(default): ")
+	term.say(t, "n")
+	<-done
+	if !strings.Contains(shown, "always adds: bash(make deploy *)\r\n") {
+		t.Fatalf("prompt %q", shown)
+	}
+}

@@ -14,6 +14,11 @@
 // while it is mounted, questions go to it. A headless service reports why in Unanswerable(), so the permission
 // plugin can turn its asks into denials whose reason names the rule to add.
 //
+// A request names the rules an "always" answer adds (AlwaysRules; the
+// terminal prompt shows them as "always adds: …"). An answerer implementing
+// DetailedAnswerer may give a rejection a reason, which becomes the denied
+// tool result the model reads; the service returns it from AskDetailed.
+//
 // Answers: y = allowed-once, a = allowed-always (remembered for the session:
 // the same tool with the same arguments in the same scope is granted without
 // asking, and OnAllowedAlways listeners such as the permission plugin may

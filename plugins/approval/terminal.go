@@ -100,6 +100,9 @@ func question(req tools.ApprovalRequest) string {
 	if reason != "" {
 		fmt.Fprintf(&b, "why: %s\n", visible(reason))
 	}
+	if len(req.AlwaysRules) > 0 {
+		fmt.Fprintf(&b, "always adds: %s\n", visible(strings.Join(req.AlwaysRules, ", ")))
+	}
 	b.WriteString("Allow? [y] yes, once  [a] always, this session  [n] no (default): ")
 	return b.String()
 }

@@ -399,7 +399,7 @@ func (h *runner) preToolUse(ctx context.Context, e *tools.Execution) (tools.Deci
 		if reason == "" {
 			reason = fmt.Sprintf("a PreToolUse hook asks for approval of tool %q", e.Name())
 		}
-		if why := h.unanswerable(); why != "" {
+		if why := h.unanswerable(e.Scope()); why != "" {
 			return tools.Deny(fmt.Sprintf("%s; approval is required, but %s. The tool %q was not run; "+
 				"to let such calls run, change the PreToolUse hook that asks, or allow them in the permission rules of harness.yml.",
 				reason, why, e.Name())), nil
@@ -413,14 +413,23 @@ func (h *runner) preToolUse(ctx context.Context, e *tools.Execution) (tools.Deci
 // no one answer ("" when someone can)? approval.Service implements it.
 type unanswerable interface{ Unanswerable() string }
 
-// unanswerable says why nobody can answer an ask, or "" when someone can.
-func (h *runner) unanswerable() string {
+// scopedUnanswerable is the same question for the asks of one session scope.
+type scopedUnanswerable interface {
+	UnanswerableIn(scope *core.ScopeID) string
+}
+
+// unanswerable says why nobody can answer an ask made in scope, or "" when
+// someone can.
+func (h *runner) unanswerable(scope *core.ScopeID) string {
 	if h.approver == nil {
 		return ""
 	}
 	a, ok := h.approver()
 	if !ok {
 		return "no approval service is mounted (add the approval plugin to harness.yml)"
+	}
+	if u, ok := a.(scopedUnanswerable); ok {
+		return u.UnanswerableIn(scope)
 	}
 	if u, ok := a.(unanswerable); ok {
 		return u.Unanswerable()

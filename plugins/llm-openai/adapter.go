@@ -133,14 +133,14 @@ func (a *Adapter) Stream(ctx context.Context, req llm.Request) llm.Stream {
 	if oerr != nil {
 		return llm.FinishWith(oerr)
 	}
-	params, err := buildParams(m.Name, req, opts)
+	body, err := encodeRequest(m.Name, req, opts)
 	if err != nil {
 		return llm.FinishWith(&llm.Error{Code: llm.CodeProtocol, Message: "building the request: " + err.Error(), Err: err})
 	}
 	return func(yield func(llm.Chunk) bool) {
 		for attempt := 0; ; attempt++ {
 			t := newTranslator(yield)
-			lerr := a.attempt(ctx, params, t)
+			lerr := a.attempt(ctx, body, t)
 			if t.stopped {
 				return
 			}
@@ -167,14 +167,14 @@ func (a *Adapter) Stream(ctx context.Context, req llm.Request) llm.Stream {
 
 // attempt runs one HTTP request and feeds its events to t. It returns nil
 // when the stream ended normally (t.end not yet called).
-func (a *Adapter) attempt(parent context.Context, params openai.ChatCompletionNewParams, t *translator) *llm.Error {
+func (a *Adapter) attempt(parent context.Context, reqBody []byte, t *translator) *llm.Error {
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
 	idle := newIdleTimer(time.Duration(a.cfg.Timeout), cancel)
 	defer idle.stop()
 
 	var res *http.Response
-	err := a.client.Post(ctx, "chat/completions", params, &res, option.WithJSONSet("stream", true))
+	err := a.client.Post(ctx, "chat/completions", reqBody, &res)
 	if err != nil {
 		return classify(parent, ctx, err)
 	}

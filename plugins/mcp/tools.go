@@ -55,7 +55,7 @@ type toolsetConfig struct {
 // toolset is an internal child plugin: it registers one server's tools as
 // its effects, so disposing it (on list_changed, on row disposal) removes
 // exactly them.
-var toolset = core.Define("mcp-tools", func(c *core.Context, cfg *toolsetConfig) error {
+var toolset = core.Define("mcp-tools", func(c *core.Context, cfg toolsetConfig) error {
 	return tools.Register(c, cfg.tools...)
 }, core.WithInject(tools.Key.Name()))
 

@@ -44,22 +44,22 @@ func policyOf(t *testing.T, patchFile string, patch []byte) *Policy {
 	return nil
 }
 
-// The plugin guide's word-count.yml, over the default harness.yml, lets
-// `harness tool word_count …` run headless (no ask), and keeps the standard
-// read-only tools read-only.
+// The patch layer the plugin guide ships with its custom binary
+// (examples/wordcount/cmd/wordcount-harness/wordcount.patch.yml), over the
+// default harness.yml, lets `harness tool word_count …` run headless (no
+// ask), and keeps the standard read-only tools read-only (`!append`).
 func TestPluginGuideWordCountPatchRunsTheTool(t *testing.T) {
-	guide, err := os.ReadFile(filepath.Join("..", "..", "docs", "plugin-authors.md"))
+	const name = "wordcount.patch.yml"
+	patch, err := os.ReadFile(filepath.Join("..", "..", "examples", "wordcount", "cmd", "wordcount-harness", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	block := regexp.MustCompile("(?s)```yaml\n# word-count.yml\n(.*?)```").FindSubmatch(guide)
-	if block == nil {
-		t.Fatal("docs/plugin-authors.md has no word-count.yml block")
-	}
-	pol := policyOf(t, "word-count.yml", block[1])
+	pol := policyOf(t, name, patch)
 	args, _ := json.Marshal(map[string]any{"text": "a bb ccc", "min": 2})
-	if v := pol.Evaluate(Call{Tool: "word_count", Args: args}); v.Decision != Allow {
-		t.Fatalf("word_count: %+v", v)
+	for _, tool := range []string{"word_count", "file_word_count"} {
+		if v := pol.Evaluate(Call{Tool: tool, Args: args}); v.Decision != Allow {
+			t.Fatalf("%s: %+v", tool, v)
+		}
 	}
 	for _, tool := range []string{"read", "grep", "glob"} {
 		if !pol.ReadOnly(tool) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"weak"
@@ -87,6 +88,12 @@ var Plugin = core.Define("permission", apply,
 // unanswerable is what the permission plugin asks of an approval service:
 // why can no one answer ("" when someone can)? approval.Service implements it.
 type unanswerable interface{ Unanswerable() string }
+
+// scopedUnanswerable is the same question for the asks of one session scope
+// (the front end that owns a session may answer where the default cannot).
+type scopedUnanswerable interface {
+	UnanswerableIn(scope *core.ScopeID) string
+}
 
 // alwaysNotifier is implemented by approval services that report "always" answers.
 type alwaysNotifier interface {
@@ -218,13 +225,17 @@ func (p *plugin) vote(_ context.Context, e *tools.Execution) (tools.Decision, er
 	if !ok {
 		return tools.Deny(p.denialFor(v, e.Name(), "no approval service is mounted (add the approval plugin to harness.yml)")), nil
 	}
-	if u, ok := approver.(unanswerable); ok {
+	if u, ok := approver.(scopedUnanswerable); ok {
+		if why := u.UnanswerableIn(e.Scope()); why != "" {
+			return tools.Deny(p.denialFor(v, e.Name(), why)), nil
+		}
+	} else if u, ok := approver.(unanswerable); ok {
 		if why := u.Unanswerable(); why != "" {
 			return tools.Deny(p.denialFor(v, e.Name(), why)), nil
 		}
 	}
 	p.listen(approver)
-	return tools.Decision{Kind: tools.DecisionAsk, Reason: v.Reason}, nil
+	return tools.Decision{Kind: tools.DecisionAsk, Reason: v.Reason, AlwaysRules: v.Suggestions}, nil
 }
 
 // denialFor is the denial reason for an ask nobody can answer: what was
@@ -295,13 +306,18 @@ func (p *plugin) listen(a tools.Approver) {
 	_ = p.c.Effect("permission: approval listener", func() (func(), error) { return remove, nil })
 }
 
-// rememberAlways adds the suggested rule for an "always" answer to the
-// scope's grants. Deny rules and plan mode still apply: grants are consulted
+// rememberAlways adds the rules an "always" answer names (the request's
+// AlwaysRules, which the question showed; else the suggestion for the call)
+// to the scope's grants. Deny rules and plan mode still apply: grants are consulted
 // only for calls the policy would ask about.
 func (p *plugin) rememberAlways(req tools.ApprovalRequest) {
-	v := p.policy.Evaluate(Call{Tool: req.Tool, Args: json.RawMessage(req.Arguments)})
-	if v.Decision != Ask || len(v.Suggestions) == 0 {
-		return
+	add := req.AlwaysRules // the exact rules the question showed
+	if len(add) == 0 {
+		v := p.policy.Evaluate(Call{Tool: req.Tool, Args: json.RawMessage(req.Arguments)})
+		if v.Decision != Ask || len(v.Suggestions) == 0 {
+			return
+		}
+		add = v.Suggestions
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -310,7 +326,7 @@ func (p *plugin) rememberAlways(req tools.ApprovalRequest) {
 		allow = g.allowSources()
 	}
 	spec := p.policy.spec
-	spec.Allow, spec.Ask, spec.Deny, spec.Mode = append(allow, v.Suggestions...), nil, nil, ModeDefault
+	spec.Allow, spec.Ask, spec.Deny, spec.Mode = append(allow, add...), nil, nil, ModeDefault
 	spec.ReadOnly = nil
 	if g, err := New(spec); err == nil {
 		p.setGrants(req.Scope, g)
@@ -325,4 +341,35 @@ func quoteJSON(s string) string {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// InForce is what a front end shows for /permissions: the mode and rules
+// the plugin enforces, and the rules "always" answers granted in a scope.
+type InForce struct {
+	Mode               Mode
+	Allow, Ask, Deny   []string
+	Granted            []string // this scope's "always" grants
+	AutoAllowSandboxed bool
+}
+
+// Describer is implemented by the permission plugin's service (provided
+// under tools.ReadPolicyKey): front ends type-assert to it.
+type Describer interface {
+	// InForce returns the rules in force for calls of scope (nil: unscoped).
+	InForce(scope *core.ScopeID) InForce
+}
+
+var _ Describer = (*plugin)(nil)
+
+// InForce implements [Describer].
+func (p *plugin) InForce(scope *core.ScopeID) InForce {
+	spec := p.policy.spec
+	out := InForce{Mode: spec.Mode, Allow: slices.Clone(spec.Allow), Ask: slices.Clone(spec.Ask), Deny: slices.Clone(spec.Deny),
+		AutoAllowSandboxed: spec.AutoAllowSandboxed}
+	p.mu.Lock()
+	if g := p.grantsFor(scope); g != nil {
+		out.Granted = g.allowSources()
+	}
+	p.mu.Unlock()
+	return out
 }

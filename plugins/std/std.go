@@ -15,21 +15,27 @@ import (
 	"github.com/dshgo/harness/plugins/permission"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
 	spillpolicy "github.com/dshgo/harness/plugins/spill-policy"
+	subagentinprocess "github.com/dshgo/harness/plugins/subagent-inprocess"
+	subagenttools "github.com/dshgo/harness/plugins/subagent-tools"
 	toolbash "github.com/dshgo/harness/plugins/tool-bash"
 	toolfs "github.com/dshgo/harness/plugins/tool-fs"
 	toolsearch "github.com/dshgo/harness/plugins/tool-search"
 	tooltimeout "github.com/dshgo/harness/plugins/tool-timeout"
 	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
 	"github.com/dshgo/harness/plugins/worker"
+	"github.com/dshgo/harness/plugins/web"
+	"github.com/dshgo/harness/services/commands"
 	"github.com/dshgo/harness/services/compaction"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
 	sessionspg "github.com/dshgo/harness/services/sessions/postgres"
 	"github.com/dshgo/harness/services/spill"
+	"github.com/dshgo/harness/services/subagent"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tokenmeter"
 	"github.com/dshgo/harness/services/tools"
+	"github.com/dshgo/harness/services/workspaces"
 )
 
 // Plugins returns the built-in plugins. Keep one plugin per line.
@@ -60,5 +66,11 @@ func Plugins() []core.Plugin {
 		sessionspg.Plugin,
 		agent.Plugin,
 		worker.Plugin,
+		subagent.Plugin,
+		subagentinprocess.Plugin,
+		subagenttools.Plugin,
+		workspaces.Plugin,
+		web.Plugin,
+		commands.Plugin,
 	}
 }

@@ -212,7 +212,7 @@ func (r *Runtime) spawn(spec Spec) (*Handle, error) {
 	// Hold h.mu until the range is known: a concurrent Terminate (from
 	// Runtime.Close) must not observe a half-started handle.
 	h.mu.Lock()
-	if err := cmd.Start(); err != nil {
+	if err := wrapped.Launch(cmd.Start); err != nil {
 		h.mu.Unlock()
 		r.untrack(h)
 		r.wg.Done()

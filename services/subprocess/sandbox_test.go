@@ -364,3 +364,81 @@ func exeForNobody(t *testing.T) string {
 	must(t, errors.Join(err, f.Close()))
 	return dst
 }
+
+// TestLandlockNeverRestrictsTheHarness: the Landlock backend restricts a
+// dedicated thread that forks the child; after many concurrent spawns no
+// thread of this process has no_new_privs or a reduced capability bounding
+// set, and every goroutine can still write outside the sandboxes'
+// workspaces.
+func TestLandlockNeverRestrictsTheHarness(t *testing.T) {
+	rt := sandboxRuntime(t, sandbox.BackendLandlock, Options{})
+	threadStatus := func(field string) map[string]string {
+		t.Helper()
+		tasks, err := os.ReadDir("/proc/self/task")
+		must(t, err)
+		out := map[string]string{}
+		for _, task := range tasks {
+			b, err := os.ReadFile("/proc/self/task/" + task.Name() + "/status")
+			if err != nil {
+				continue // the thread ended
+			}
+			for line := range strings.SplitSeq(string(b), "\n") {
+				if v, ok := strings.CutPrefix(line, field+":"); ok {
+					out[task.Name()] = strings.TrimSpace(v)
+				}
+			}
+		}
+		return out
+	}
+	var capBnd string
+	for _, v := range threadStatus("CapBnd") {
+		capBnd = v
+	}
+	ws := t.TempDir()
+	errc := make(chan error, 16)
+	for i := range cap(errc) {
+		go func() {
+			_, err := rt.Run(Spec{Argv: []string{"/bin/sh", "-c", "echo $0 > f$0", strconv.Itoa(i)}, Dir: ws,
+				Sandbox: &SandboxPolicy{Mode: SandboxWorkspaceWrite}, Stdin: IgnoreStdin(), Stdout: Collect(64), Stderr: Collect(1 << 10), Grace: time.Second})
+			errc <- err
+		}()
+	}
+	for range cap(errc) {
+		must(t, <-errc)
+	}
+	if ents, _ := os.ReadDir(ws); len(ents) != cap(errc) {
+		t.Fatalf("%d of %d sandboxed commands wrote their file", len(ents), cap(errc))
+	}
+	// A restricted thread ends just after its spawn returns: allow the
+	// last ones a moment to go.
+	var tainted []string
+	for range 50 {
+		tainted = tainted[:0]
+		nnp, bnd := threadStatus("NoNewPrivs"), threadStatus("CapBnd")
+		for task, v := range nnp {
+			if v != "0" || bnd[task] != capBnd {
+				tainted = append(tainted, fmt.Sprintf("thread %s: NoNewPrivs %s, CapBnd %s (want 0, %s)", task, v, bnd[task], capBnd))
+			}
+		}
+		if len(tainted) == 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(tainted) > 0 {
+		t.Fatalf("threads of the harness stay restricted after Landlock spawns:\n%s", strings.Join(tainted, "\n"))
+	}
+	// Writes outside any workspace from many goroutines (spread over the
+	// runtime's threads by blocking syscalls) still work.
+	outside := t.TempDir()
+	for i := range 64 {
+		go func() {
+			errc <- os.WriteFile(filepath.Join(outside, strconv.Itoa(i)), []byte("x"), 0o600)
+		}()
+	}
+	for range 64 {
+		if err := <-errc; err != nil {
+			t.Fatalf("the harness lost write access after Landlock spawns: %v", err)
+		}
+	}
+}

@@ -170,7 +170,11 @@ func (r *Runtime) SpawnTerminal(spec TerminalSpec) (*Terminal, error) {
 		t.hooks.remove()
 		return nil, err
 	}
-	master, err := pty.StartWithAttrs(t.cmd, &pty.Winsize{Rows: uint16(spec.Rows), Cols: uint16(spec.Cols)}, attrs)
+	var master *os.File
+	err = wrapped.Launch(func() (err error) {
+		master, err = pty.StartWithAttrs(t.cmd, &pty.Winsize{Rows: uint16(spec.Rows), Cols: uint16(spec.Cols)}, attrs)
+		return err
+	})
 	if err != nil {
 		r.untrackTerminal(t)
 		r.wg.Done()

@@ -166,6 +166,14 @@ func (s *Service) Tools(c *core.Context, p ToolProvider) (dispose func(), err er
 		func(l *layer) { l.tools = removeEntry(l.tools, entry) })
 }
 
+// ToolProviders returns how many tool-schema providers an assembly for
+// scope consults (the global ones and those of its scope chain). Zero means
+// the model is offered no tools whatever the tool registry holds: the agent
+// refuses to run then, and `harness check` reports it.
+func (s *Service) ToolProviders(scope *core.ScopeID) int {
+	return len(s.snapshot(scope).tools)
+}
+
 // Variable registers a prompt variable in the layer of c's scope, as an
 // effect of c's fiber. A scoped variable shadows a global one of the same
 // name for that scope (both providers are still evaluated).

@@ -27,6 +27,27 @@ type ApprovalRequest struct {
 	Arguments     string // validated argument JSON
 	Reason        string // the ask decision's reason
 	DisplayReason string
+	// AlwaysRules are the exact rules an ApprovalAllowedAlways answer adds to
+	// the session's allow list (the permission plugin's suggestion, e.g.
+	// "bash(go test *)"), so a front end can show what "always" means. Empty:
+	// an "always" answer grants only calls identical to this one.
+	AlwaysRules []string
+}
+
+// ApprovalAnswer is an answer with the user's words: Reason (optional, for
+// ApprovalRejected) goes back to the model as the denied result's reason.
+type ApprovalAnswer struct {
+	Outcome ApprovalOutcome
+	Reason  string
+}
+
+// DetailedApprover is an Approver that can also return the user's reason. The
+// registry uses AskDetailed when the approval service implements it; Ask
+// stays the answer without a reason (backward compatible).
+type DetailedApprover interface {
+	Approver
+	// AskDetailed is Ask returning the answer with its reason.
+	AskDetailed(ctx context.Context, req ApprovalRequest) (ApprovalAnswer, error)
 }
 
 // ApprovalOutcome is the answer to an approval request.

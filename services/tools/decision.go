@@ -43,6 +43,9 @@ type Decision struct {
 	Info *ErrorInfo
 	// DisplayReason is a user-facing text for the approval prompt (ask only).
 	DisplayReason string
+	// AlwaysRules are the rules an "always" answer adds (ask only); copied to
+	// ApprovalRequest.AlwaysRules.
+	AlwaysRules []string
 }
 
 // Allow returns the allow decision.

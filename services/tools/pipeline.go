@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"slices"
+	"strings"
 
 	"github.com/dshgo/harness/core"
 )
@@ -181,17 +182,26 @@ func (r *Registry) ask(ctx context.Context, e *Execution, d Decision) (out Decis
 			err = r.recovered("approval service", v)
 		}
 	}()
-	answer, err := approver.Ask(ctx, ApprovalRequest{
+	req := ApprovalRequest{
 		Scope: e.call.Scope, Tool: name, CallID: e.call.ID, Arguments: e.Arguments(),
-		Reason: d.Reason, DisplayReason: d.DisplayReason,
-	})
+		Reason: d.Reason, DisplayReason: d.DisplayReason, AlwaysRules: d.AlwaysRules,
+	}
+	var answer ApprovalAnswer
+	if da, ok := approver.(DetailedApprover); ok {
+		answer, err = da.AskDetailed(ctx, req)
+	} else {
+		answer.Outcome, err = approver.Ask(ctx, req)
+	}
 	if err != nil {
 		return Decision{}, fmt.Errorf("approval for tool %q failed: %w", name, err)
 	}
-	switch answer {
+	switch answer.Outcome {
 	case ApprovalAllowedOnce, ApprovalAllowedAlways:
 		return Allow(), nil
 	case ApprovalRejected:
+		if why := strings.TrimSpace(answer.Reason); why != "" {
+			return Deny(fmt.Sprintf("the user rejected tool %q and said: %s", name, why)), nil
+		}
 		return Deny(fmt.Sprintf("the user rejected tool %q", name)), nil
 	case ApprovalCancelled:
 		if ctx.Err() != nil {
@@ -201,7 +211,7 @@ func (r *Registry) ask(ctx context.Context, e *Execution, d Decision) (out Decis
 	case ApprovalUnavailable:
 		return Deny(fmt.Sprintf("tool %q requires approval, but no approval channel is available", name)), nil
 	}
-	return Decision{}, fmt.Errorf("unreachable: approval service returned %v for tool %q", answer, name)
+	return Decision{}, fmt.Errorf("unreachable: approval service returned %v for tool %q", answer.Outcome, name)
 }
 
 func (r *Registry) runGuards(e *Execution) (reason string, err error) {

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/dshgo/harness/core"
 )
@@ -36,4 +37,37 @@ var Plugin = core.Define("tools", func(c *core.Context, cfg Config) error {
 // Registry.Register.
 func Register(c *core.Context, tools ...*Tool) error {
 	return core.Use(c, Key).Register(c, tools...)
+}
+
+// NewPlugin defines a plugin named name (the key harness.yml's `name` uses)
+// that contributes ts: it injects the registry (Key) and registers the tools
+// as effects of its fiber, so unmounting the row removes them. It takes no
+// config (`config:` must be empty). A tool plugin that does more (a config,
+// several services, listeners) is written long-hand with core.Define and
+// [Register]; see docs/plugin-authors.md.
+func NewPlugin(name string, ts ...*Tool) core.Plugin {
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = "<nil>" // Register fails the fiber naming the problem
+		if t != nil {
+			names[i] = t.Name()
+		}
+	}
+	return core.Define(name, func(c *core.Context, _ struct{}) error {
+		return Register(c, ts...)
+	}, core.WithInject(Key.Name()), core.WithDescription("Contributes the tools "+strings.Join(names, ", ")))
+}
+
+// RegisterPlugin is [NewPlugin] followed by core.Register: the one call a
+// third-party tool package makes, from a package-level variable or init,
+// so that importing the package makes the plugin available to harness.yml.
+//
+//	var Plugin = tools.RegisterPlugin("tool-word-count", WordCount)
+//
+// Like core.Register it panics at init when another plugin already took
+// name.
+func RegisterPlugin(name string, ts ...*Tool) core.Plugin {
+	p := NewPlugin(name, ts...)
+	core.Register(p)
+	return p
 }

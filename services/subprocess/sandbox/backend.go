@@ -39,6 +39,22 @@ type Command struct {
 	Path string
 	Args []string
 	Env  []string
+	// Start, when set, must be used to start the command: the caller
+	// passes the function that forks and execs it (exec.Cmd.Start, a PTY
+	// start), and Start runs it where the child inherits the confinement
+	// (Landlock: a dedicated OS thread, restricted and then discarded).
+	// It returns start's error, or why the confinement could not be set up
+	// (then nothing was started). Nil: call start directly.
+	Start func(start func() error) error
+}
+
+// Launch starts the command with start, through c.Start when the backend
+// set one.
+func (c Command) Launch(start func() error) error {
+	if c.Start == nil {
+		return start()
+	}
+	return c.Start(start)
 }
 
 // Backend enforces policies on spawns. Implementations are safe for

@@ -7,27 +7,26 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
 
-// LandlockMarkerEnv is set (to "1") in the environment of the re-exec that
-// restricts itself: Init sees it, applies the rules given on its command
-// line, removes the marker and execs the command.
-const LandlockMarkerEnv = "HARNESS_SANDBOX_LANDLOCK"
-
-// landlockBackend applies Landlock in the child: the spawn runs the current
-// executable with LandlockMarkerEnv, whose Init restricts itself (rules,
-// no_new_privs) and execs the command. The harness process is never
-// restricted.
+// landlockBackend confines a spawn with Landlock without ever restricting
+// the harness: the rules are applied to a dedicated OS thread (locked to
+// one goroutine, never unlocked), which sets no_new_privs, drops every
+// capability and forks the child, which inherits all three through exec.
+// The Go runtime never runs another goroutine on a locked thread, creates
+// new threads from a clean template thread while the current one is
+// locked (so no other thread inherits the restrictions), and ends the
+// thread when its goroutine returns. This is go-landlock's documented
+// "enforce then exec" recipe with the exec done by a fork, and it costs
+// microseconds where re-executing the harness binary cost the whole
+// binary's start-up (package inits included).
 type landlockBackend struct {
-	exe string
 	abi int
 
 	tmpOnce sync.Once
@@ -40,11 +39,7 @@ func probeLandlock() (Backend, error) {
 	if err != nil || abi < 1 {
 		return nil, fmt.Errorf("landlock: not supported by this kernel or not enabled at boot (%v)", err)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("landlock: cannot find the current executable to re-exec: %w", err)
-	}
-	return &landlockBackend{exe: exe, abi: abi}, nil
+	return &landlockBackend{abi: abi}, nil
 }
 
 func (b *landlockBackend) Name() string { return BackendLandlock }
@@ -87,17 +82,6 @@ func (b *landlockBackend) Close() error {
 	return os.RemoveAll(b.tmp)
 }
 
-// Rule kinds on the helper's command line, one argument each: kind, ':',
-// absolute path.
-const (
-	ruleReadDir   = "R" // read, list and execute beneath
-	ruleReadFile  = "F" // read and execute one file
-	ruleListOnly  = "L" // list beneath (an ancestor of a denied path)
-	ruleWriteDir  = "W" // create, remove, write, truncate, refer beneath
-	ruleDevice    = "D" // read, write and ioctl one device file
-	ruleDeviceDir = "E" // read, write and ioctl beneath (/dev/pts)
-)
-
 // devices every command may use read-write.
 var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx"}
 
@@ -116,20 +100,80 @@ func (b *landlockBackend) Wrap(req Request) (Command, Report, error) {
 	if len(incomplete) > 0 {
 		rep.Reasons = append(rep.Reasons, fmt.Sprintf("denyRead patterns matched more than %d paths and were applied only in part: %s", maxDenyMatches, strings.Join(incomplete, ", ")))
 	}
-	args := []string{b.exe, "net=" + strconv.FormatBool(req.Policy.Network)}
-	args = appendReadTree(args, "/", denied)
+	rules := appendReadTree(nil, "/", denied)
 	for _, w := range writable {
-		args = append(args, ruleWriteDir+":"+w)
+		rules = append(rules, landlock.PathAccess(accessWrite, w).IgnoreIfMissing())
 	}
 	for _, d := range devices {
-		if _, err := os.Stat(d); err == nil {
-			args = append(args, ruleDevice+":"+d)
-		}
+		rules = append(rules, landlock.PathAccess(accessDevice, d).IgnoreIfMissing())
 	}
-	args = append(args, ruleDeviceDir+":/dev/pts", "--", req.Path)
-	args = append(args, req.Argv...)
-	env := append(slices.Clip(req.Env), LandlockMarkerEnv+"=1", "TMPDIR="+tmp)
-	return Command{Path: b.exe, Args: args, Env: env}, rep, nil
+	rules = append(rules, landlock.PathAccess(accessDevice|accessList, "/dev/pts").IgnoreIfMissing())
+	cfg := landlock.V7.BestEffort()
+	if req.Policy.Network {
+		cfg.HandledAccessNet = 0
+	}
+	argv := slices.Clip(req.Argv)
+	if len(argv) == 0 {
+		argv = []string{req.Path}
+	}
+	env := append(slices.Clip(req.Env), "TMPDIR="+tmp)
+	return Command{Path: req.Path, Args: argv, Env: env, Start: func(start func() error) error {
+		return startConfined(cfg, rules, start)
+	}}, rep, nil
+}
+
+// startConfined builds the ruleset (on the caller's thread: adding a path
+// rule opens the path) and runs start on a fresh locked thread that is
+// restricted first. No net rules: with network off (net access handled),
+// TCP bind and connect are denied.
+func startConfined(cfg landlock.Config, rules []landlock.Rule, start func() error) error {
+	fd, flags, err := cfg.NewRulesetFD(rules...)
+	if err != nil {
+		return fmt.Errorf("landlock ruleset: %w", err)
+	}
+	if fd < 0 {
+		return errors.New("landlock: the kernel enforces none of the policy's rules")
+	}
+	defer unix.Close(fd) // close-on-exec: the child does not inherit it
+	return onFreshThread(func() error { return restrictThreadAndStart(fd, flags, start) })
+}
+
+// onFreshThread runs fn on an OS thread locked to it and then discarded:
+// the goroutine never unlocks, so the runtime ends the thread when fn
+// returns. The main thread is never used: the runtime cannot end it and
+// would keep it, tainted, for the life of the process (as the process's
+// leader, it is also what signals to the harness are checked against).
+func onFreshThread(fn func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		if unix.Gettid() == unix.Getpid() {
+			// Holding the main thread keeps the inner goroutine off it;
+			// it is unlocked again untouched.
+			defer runtime.UnlockOSThread()
+			errc <- onFreshThread(fn)
+			return
+		}
+		errc <- fn()
+	}()
+	return <-errc
+}
+
+// restrictThreadAndStart confines the calling (locked) thread — ruleset,
+// no_new_privs, every capability dropped — and calls start there.
+func restrictThreadAndStart(fd int, flags uint32, start func() error) error {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("landlock: prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+	}
+	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
+		return fmt.Errorf("landlock: restrict: %w", err)
+	}
+	// Capabilities are per thread: root inside keeps its uid but loses
+	// CAP_SYS_PTRACE and the other overrides, so a non-dumpable harness
+	// stays unreadable, and no_new_privs keeps setuid binaries from giving
+	// any back.
+	dropCapabilities()
+	return start()
 }
 
 // within reports whether p is dir or beneath it.
@@ -142,29 +186,29 @@ func within(p, dir string) bool {
 // path is listable only, and each of its entries is granted in turn (files
 // one by one, symlinks not at all: their targets are judged where they
 // live).
-func appendReadTree(args []string, dir string, denied []string) []string {
+func appendReadTree(rules []landlock.Rule, dir string, denied []string) []landlock.Rule {
 	if slices.Contains(denied, dir) {
-		return args
+		return rules
 	}
 	if !slices.ContainsFunc(denied, func(d string) bool { return within(d, dir) }) {
-		return append(args, ruleReadDir+":"+dir)
+		return append(rules, landlock.PathAccess(accessRead, dir).IgnoreIfMissing())
 	}
-	args = append(args, ruleListOnly+":"+dir)
+	rules = append(rules, landlock.PathAccess(accessList, dir).IgnoreIfMissing())
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return args
+		return rules
 	}
 	for _, e := range ents {
 		p := filepath.Join(dir, e.Name())
 		switch {
 		case e.Type()&os.ModeSymlink != 0:
 		case e.IsDir():
-			args = appendReadTree(args, p, denied)
+			rules = appendReadTree(rules, p, denied)
 		case !slices.Contains(denied, p):
-			args = append(args, ruleReadFile+":"+p)
+			rules = append(rules, landlock.PathAccess(accessFile, p).IgnoreIfMissing())
 		}
 	}
-	return args
+	return rules
 }
 
 const (
@@ -176,24 +220,6 @@ const (
 		ll.AccessFSMakeBlock | ll.AccessFSMakeSym | ll.AccessFSTruncate | ll.AccessFSRefer)
 	accessDevice = landlock.AccessFSSet(ll.AccessFSReadFile | ll.AccessFSWriteFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev)
 )
-
-// Init runs the Landlock re-exec when this process is one (LandlockMarkerEnv
-// is set): it restricts itself, sets no_new_privs and execs the command; it
-// never returns then (on failure it prints why and exits 126). Otherwise
-// it returns at once. The package calls it from init, so every binary that
-// links the subprocess service (the harness, test binaries) can serve as
-// the re-exec.
-func Init() {
-	if os.Getenv(LandlockMarkerEnv) != "1" {
-		return
-	}
-	if err := landlockExec(os.Args); err != nil {
-		fmt.Fprintf(os.Stderr, "harness sandbox (landlock): %v\n", err)
-		os.Exit(126)
-	}
-}
-
-func init() { Init() }
 
 // dropCapabilities empties the bounding, ambient, inheritable, permitted
 // and effective sets of the calling thread (errors ignored: an
@@ -207,64 +233,4 @@ func dropCapabilities() {
 	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
 	var data [2]unix.CapUserData
 	_ = unix.Capset(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &data[0])
-}
-
-func landlockExec(argv []string) error {
-	if len(argv) < 4 {
-		return errors.New("re-exec: missing arguments")
-	}
-	network := argv[1] == "net=true"
-	var rules []landlock.Rule
-	i := 2
-	for ; i < len(argv) && argv[i] != "--"; i++ {
-		kind, path, ok := strings.Cut(argv[i], ":")
-		if !ok {
-			return fmt.Errorf("re-exec: bad rule %q", argv[i])
-		}
-		var r landlock.FSRule
-		switch kind {
-		case ruleReadDir:
-			r = landlock.PathAccess(accessRead, path)
-		case ruleReadFile:
-			r = landlock.PathAccess(accessFile, path)
-		case ruleListOnly:
-			r = landlock.PathAccess(accessList, path)
-		case ruleWriteDir:
-			r = landlock.PathAccess(accessWrite, path)
-		case ruleDevice:
-			r = landlock.PathAccess(accessDevice, path)
-		case ruleDeviceDir:
-			r = landlock.PathAccess(accessDevice|accessList, path)
-		default:
-			return fmt.Errorf("re-exec: bad rule kind %q", kind)
-		}
-		rules = append(rules, r.IgnoreIfMissing())
-	}
-	if i+1 >= len(argv) {
-		return errors.New("re-exec: no command")
-	}
-	path, cmdArgv := argv[i+1], argv[i+2:]
-	if len(cmdArgv) == 0 {
-		cmdArgv = []string{path}
-	}
-	cfg := landlock.V7.BestEffort()
-	if network {
-		cfg.HandledAccessNet = 0
-	}
-	// Restrict covers every thread and sets no_new_privs; no net rules
-	// means TCP bind and connect are denied when network is off.
-	if err := cfg.Restrict(rules...); err != nil {
-		return fmt.Errorf("restrict: %w", err)
-	}
-	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, LandlockMarkerEnv+"=") })
-	// Drop every capability on the thread that execs (capabilities are
-	// per thread): root inside keeps its uid but loses CAP_SYS_PTRACE and
-	// the other overrides, so a non-dumpable harness stays unreadable, and
-	// no_new_privs keeps setuid binaries from giving any back.
-	runtime.LockOSThread()
-	dropCapabilities()
-	if err := syscall.Exec(path, cmdArgv, env); err != nil {
-		return fmt.Errorf("exec %s: %w", path, err)
-	}
-	return nil
 }

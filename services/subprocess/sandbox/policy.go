@@ -11,9 +11,9 @@
 //     namespaces; / read-only, the workspace and writable roots bound
 //     writable, fresh /dev, its own /proc, private /tmp, denied paths
 //     masked. Full enforcement.
-//   - landlock: the Linux Landlock LSM applied in the child by a re-exec of
-//     the current executable (see [Init]); the harness process itself is
-//     never restricted. Partial: no PID namespace, no private /tmp, and
+//   - landlock: the Linux Landlock LSM, applied to a dedicated OS thread
+//     that forks the child and is then discarded; the harness's other
+//     threads are never restricted. Partial: no PID namespace, no private /tmp, and
 //     the network rules of the kernel's ABI only.
 //
 // The package is used by services/subprocess (Spec.Sandbox); docs/sandbox.md

@@ -1,0 +1,85 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/services/subprocess"
+)
+
+// statusLine is the bar at the bottom: model, step, context use, cost,
+// the turn's elapsed time, sandbox and permission mode, and key hints.
+func (m *Model) statusLine() string {
+	var parts []string
+	switch {
+	case m.ss != nil:
+		parts = append(parts, m.ss.Model().Route())
+	case m.opening:
+		parts = append(parts, "opening session…")
+	}
+	if m.turn != nil {
+		parts = append(parts, fmt.Sprintf("step %d", m.step), "⏱ "+fmtDur(time.Since(m.turn.started)))
+	} else if m.lastTurn > 0 {
+		parts = append(parts, "last turn "+fmtDur(m.lastTurn))
+	}
+	if m.ss != nil && m.ctxTokens > 0 {
+		if w := m.ss.Model().ContextWindow; w > 0 {
+			parts = append(parts, fmt.Sprintf("ctx %.1f%%", 100*float64(m.ctxTokens)/float64(w)))
+		} else {
+			parts = append(parts, fmt.Sprintf("ctx %dk", m.ctxTokens/1000))
+		}
+	}
+	if m.ss != nil {
+		if p := m.ss.Model().Prices; p.Known() {
+			parts = append(parts, fmt.Sprintf("$%.4f", p.Cost(m.total)))
+		}
+	}
+	if mode := permissionMode(m.o.Root); mode != "" {
+		parts = append(parts, mode)
+	}
+	if sb := sandboxShort(m.o.Root); sb != "" {
+		parts = append(parts, sb)
+	}
+	switch {
+	case !m.quitAt.IsZero():
+		parts = append([]string{"Ctrl+C again to exit"}, parts...)
+	case m.turn != nil:
+		parts = append([]string{"Esc interrupts"}, parts...)
+	}
+	line := " " + strings.Join(parts, " · ") + " "
+	line = ansi.Truncate(line, m.w, "…")
+	if pad := m.w - ansi.StringWidth(line); pad > 0 {
+		line += strings.Repeat(" ", pad)
+	}
+	return m.th.status.Render(line)
+}
+
+// permissionMode is "perm MODE" from the permission plugin, or "".
+func permissionMode(c *core.Context) string {
+	d, ok := describer(c)
+	if !ok {
+		return ""
+	}
+	return "perm " + string(d.InForce(nil).Mode)
+}
+
+// sandboxShort is "sandbox MODE" (with "!" when not enforced), or "".
+func sandboxShort(c *core.Context) string {
+	rt, ok := core.Lookup(c, subprocess.Key)
+	if !ok || rt == nil {
+		return ""
+	}
+	pol, rep := rt.Sandbox()
+	if pol.Mode == subprocess.SandboxOff || pol.Mode == "" {
+		return "sandbox off"
+	}
+	s := "sandbox " + string(pol.Mode)
+	if rep.Enforcement == subprocess.EnforcementNone {
+		s += " (not enforced)"
+	}
+	return s
+}

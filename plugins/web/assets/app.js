@@ -1,0 +1,428 @@
+// The harness web app: one hand-written ES module, no build step. It talks
+// to the JSON API of plugins/web and follows a session over SSE. Every text
+// that comes from the model, a tool or a file is put in the page with
+// textContent, never as HTML.
+import { renderSettings } from "/assets/settings.js";
+
+const $ = (id) => document.getElementById(id);
+const el = (tag, cls, text) => {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+};
+
+export async function api(method, url, body) {
+  const init = { method, headers: {}, credentials: "same-origin" };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const r = await fetch(url, init);
+  const text = await r.text();
+  const data = text ? JSON.parse(text) : null;
+  if (!r.ok) {
+    const err = new Error((data && data.error) || r.statusText);
+    err.status = r.status;
+    err.data = data;
+    throw err;
+  }
+  return data;
+}
+
+const state = { boot: null, ws: null, session: null, source: null, events: [], modules: new Map(), streaming: null, reasoning: null, tools: new Map() };
+
+// ---- slots ----------------------------------------------------------------
+
+async function loadModule(comp) {
+  if (!state.modules.has(comp.url)) state.modules.set(comp.url, import(comp.url));
+  await state.modules.get(comp.url);
+}
+
+function slotComponents(slot, filter = () => true) {
+  return (state.boot?.slots || []).filter((c) => c.slot === slot && filter(c));
+}
+
+async function mountSlot(container, slot, props) {
+  container.replaceChildren();
+  for (const comp of slotComponents(slot)) {
+    try {
+      await loadModule(comp);
+      const node = document.createElement(comp.element);
+      Object.assign(node, props);
+      container.append(node);
+    } catch (e) {
+      container.append(el("div", "error", `slot ${slot}: ${comp.element}: ${e.message}`));
+    }
+  }
+}
+
+// ---- workspaces -----------------------------------------------------------
+
+async function loadBoot() {
+  state.boot = await api("GET", "/api/boot");
+  renderWorkspaces();
+  mountSlot($("slot-sidebar"), "sidebar", { workspace: state.ws });
+  const last = state.boot.workspaces[0];
+  if (last && !state.ws) await selectWorkspace(last);
+}
+
+function renderWorkspaces() {
+  const ul = $("workspaces");
+  ul.replaceChildren();
+  for (const w of state.boot.workspaces) {
+    const li = el("li", "item" + (state.ws && state.ws.id === w.id ? " selected" : ""));
+    li.dataset.id = w.id;
+    li.append(el("span", "", w.title), el("small", "", w.path));
+    li.onclick = () => selectWorkspace(w);
+    ul.append(li);
+  }
+}
+
+async function selectWorkspace(w) {
+  state.ws = w;
+  renderWorkspaces();
+  $("sessions-section").hidden = false;
+  $("files-section").hidden = false;
+  mountSlot($("slot-sidebar"), "sidebar", { workspace: w });
+  await Promise.all([loadSessions(), showDir(".")]);
+}
+
+$("add-workspace").onsubmit = async (ev) => {
+  ev.preventDefault();
+  const errBox = $("workspace-error");
+  errBox.hidden = true;
+  try {
+    const w = await api("POST", "/api/workspaces", { path: $("workspace-path").value.trim() });
+    $("workspace-path").value = "";
+    state.boot.workspaces = [w, ...state.boot.workspaces.filter((x) => x.id !== w.id)];
+    await selectWorkspace(w);
+  } catch (e) {
+    errBox.textContent = e.message;
+    errBox.hidden = false;
+  }
+};
+
+// ---- sessions -------------------------------------------------------------
+
+async function loadSessions() {
+  const list = await api("GET", `/api/workspaces/${state.ws.id}/sessions`);
+  const ul = $("sessions");
+  ul.replaceChildren();
+  for (const s of list) {
+    const li = el("li", "item" + (state.session === s.id ? " selected" : ""));
+    li.dataset.id = s.id;
+    li.append(el("span", "", s.title || "(untitled)"), el("small", "", `${s.turns} turns · ${new Date(s.updated).toLocaleString()}${s.running ? " · running" : ""}`));
+    li.onclick = () => openSession(s.id);
+    ul.append(li);
+  }
+  return list;
+}
+
+$("new-session").onclick = async () => {
+  const s = await api("POST", `/api/workspaces/${state.ws.id}/sessions`);
+  await loadSessions();
+  await openSession(s.id);
+};
+
+$("fork-session").onclick = async () => {
+  const s = await api("POST", `/api/workspaces/${state.ws.id}/sessions`, { fork: state.session });
+  await loadSessions();
+  await openSession(s.id);
+};
+
+$("delete-session").onclick = async () => {
+  if (!confirm("Delete this session and its log?")) return;
+  try {
+    await api("DELETE", sessionURL(""));
+  } catch (e) {
+    showNotice(e.message);
+    return;
+  }
+  closeStream();
+  state.session = null;
+  showView("view-empty");
+  await loadSessions();
+};
+
+function sessionURL(suffix) {
+  return `/api/workspaces/${state.ws.id}/sessions/${state.session}${suffix}`;
+}
+
+function showView(id) {
+  for (const v of document.querySelectorAll(".view")) v.hidden = v.id !== id;
+}
+
+function closeStream() {
+  if (state.source) state.source.close();
+  state.source = null;
+}
+
+async function openSession(id) {
+  closeStream();
+  state.session = id;
+  state.events = [];
+  state.tools.clear();
+  state.streaming = state.reasoning = null;
+  $("conversation").replaceChildren();
+  $("session-title").textContent = id;
+  $("session-status").textContent = "";
+  $("queue").hidden = true;
+  $("todos").hidden = true;
+  setBusy(false);
+  showView("view-session");
+  for (const li of $("sessions").children) li.classList.toggle("selected", li.dataset.id === id);
+  const header = $("slot-session-header");
+  await mountSlot(header, "session.header", { sessionId: id, events: state.events });
+  const src = new EventSource(sessionURL("/events"));
+  state.source = src;
+  src.onmessage = (m) => {
+    if (state.source !== src) return;
+    const e = JSON.parse(m.data);
+    onEvent(e);
+    for (const node of header.children) node.dispatchEvent(new CustomEvent("event", { detail: e }));
+  };
+  src.onerror = () => { $("session-status").textContent = src.readyState === 2 ? "disconnected" : "reconnecting…"; };
+  src.onopen = () => { $("session-status").textContent = ""; };
+  $("prompt").focus();
+}
+
+// ---- the conversation -----------------------------------------------------
+
+function conv() { return $("conversation"); }
+function scrollDown() { const c = conv(); c.scrollTop = c.scrollHeight; }
+
+function showNotice(text) { conv().append(el("div", "notice", text)); scrollDown(); }
+
+function setBusy(b) {
+  $("stop").disabled = !b;
+  document.body.dataset.busy = b ? "1" : "";
+}
+
+function onEvent(e) {
+  state.events.push(e);
+  switch (e.type) {
+    case "reset":
+      conv().replaceChildren(); state.events.length = 0; state.tools.clear(); state.streaming = state.reasoning = null; break;
+    case "session":
+      $("session-title").textContent = `${e.sessionId} · ${e.model || ""}`; break;
+    case "user":
+      state.streaming = state.reasoning = null;
+      conv().append(el("div", "msg user" + (e.source ? " context" : ""), e.text)); break;
+    case "reasoning":
+      if (!state.reasoning) { state.reasoning = el("div", "msg reasoning", ""); conv().append(state.reasoning); }
+      state.reasoning.textContent += e.text; break;
+    case "text":
+      if (!state.streaming) { state.streaming = el("div", "msg assistant", ""); conv().append(state.streaming); }
+      state.streaming.textContent += e.text; break;
+    case "assistant": {
+      const m = e.message || {};
+      if (m.reasoning) {
+        if (!state.reasoning) { state.reasoning = el("div", "msg reasoning", ""); conv().append(state.reasoning); }
+        state.reasoning.textContent = m.reasoning;
+      }
+      if (m.content) {
+        if (!state.streaming) { state.streaming = el("div", "msg assistant", ""); conv().append(state.streaming); }
+        state.streaming.textContent = m.content;
+      }
+      state.streaming = state.reasoning = null;
+      break;
+    }
+    case "tool_call": toolCall(e.toolCall); break;
+    case "tool_result": toolResult(e.toolResult); break;
+    case "usage":
+      if (e.total) $("usage").textContent = `tokens: ${e.total.promptTokens ?? e.total.prompt_tokens ?? "?"} in · ${e.total.completionTokens ?? e.total.completion_tokens ?? "?"} out`;
+      break;
+    case "notice": showNotice(e.text); break;
+    case "compaction": showNotice(`history compacted (${e.compaction.trigger}): ${e.compaction.tokensBefore} → ${e.compaction.tokensAfter} tokens`); break;
+    case "state": if (e.key === "todos") showTodos(e.state); break;
+    case "result": {
+      const r = e.result;
+      const line = el("div", "done-note " + (r.isError ? "error" : "ok"), r.isError ? `turn ended: ${r.reason}${r.error ? ": " + r.error : ""}` : `done in ${r.steps} step(s)`);
+      line.dataset.result = r.reason;
+      conv().append(line);
+      break;
+    }
+    case "approval": showApproval(e.approval); break;
+    case "approval_done": {
+      const card = conv().querySelector(`.approval[data-id="${e.approval.id}"]`);
+      if (card) card.remove();
+      conv().append(el("div", "done-note", `${e.approval.tool}: ${e.answer}${e.reason ? " — " + e.reason : ""}`));
+      break;
+    }
+    case "busy": setBusy(e.busy); if (!e.busy && state.ws) loadSessions(); break;
+    case "queue": showQueue(e.queue || []); break;
+  }
+  scrollDown();
+}
+
+function showQueue(q) {
+  const box = $("queue");
+  box.hidden = q.length === 0;
+  box.replaceChildren(el("strong", "", "Queued: "));
+  for (const p of q) box.append(el("div", "", p));
+}
+
+function showTodos(todos) {
+  const box = $("todos");
+  const list = Array.isArray(todos) ? todos : (todos && todos.todos) || [];
+  box.hidden = list.length === 0;
+  box.replaceChildren(el("strong", "", "Todos"));
+  for (const t of list) box.append(el("div", "", `${t.status === "completed" ? "☑" : t.status === "in_progress" ? "◐" : "☐"} ${t.content || t.activeForm || ""}`));
+}
+
+function parseArgs(s) { try { return JSON.parse(s); } catch { return null; } }
+
+function toolCall(call) {
+  const views = slotComponents("conversation.toolview", (c) => c.tool === call.name);
+  const card = el("div", "tool");
+  card.dataset.call = call.id;
+  card.dataset.tool = call.name;
+  conv().append(card);
+  const entry = { card, call, result: null, custom: null };
+  state.tools.set(call.id, entry);
+  if (views.length) {
+    const comp = views[0];
+    loadModule(comp).then(() => {
+      const node = document.createElement(comp.element);
+      Object.assign(node, { call, result: entry.result, sessionId: state.session });
+      entry.custom = node;
+      card.classList.add("custom");
+      card.append(node);
+    }).catch((e) => card.append(el("div", "error", e.message)));
+    return;
+  }
+  card.append(el("div", "head", `${call.name}`), el("pre", "args", describeCall(call.name, parseArgs(call.arguments), call.arguments)));
+}
+
+function describeCall(name, a, raw) {
+  if (!a) return raw;
+  if (name === "bash" && a.command) return "$ " + a.command;
+  if (a.file_path) return a.file_path;
+  if (a.pattern) return a.pattern;
+  return raw;
+}
+
+function toolResult(r) {
+  const entry = state.tools.get(r.callId);
+  if (!entry) return;
+  entry.result = r;
+  if (entry.custom) { entry.custom.result = r; return; }
+  if (r.isError) entry.card.classList.add("error");
+  const text = r.content.length > 4000 ? r.content.slice(0, 4000) + "\n…" : r.content;
+  entry.card.append(el("pre", "result", text));
+}
+
+// diffView shows what an edit or write would change.
+function diffView(tool, a) {
+  const pre = el("pre", "diff");
+  if (tool === "edit" && a) {
+    pre.append(el("div", "", a.file_path));
+    for (const l of (a.old_string || "").split("\n")) pre.append(el("span", "del", "- " + l));
+    for (const l of (a.new_string || "").split("\n")) pre.append(el("span", "add", "+ " + l));
+  } else if (tool === "write" && a) {
+    pre.append(el("div", "", a.file_path));
+    for (const l of (a.content || "").split("\n")) pre.append(el("span", "add", "+ " + l));
+  } else if (tool === "bash" && a) {
+    pre.textContent = "$ " + a.command;
+  } else {
+    pre.textContent = JSON.stringify(a, null, 2);
+  }
+  return pre;
+}
+
+function showApproval(ap) {
+  const card = el("div", "approval");
+  card.dataset.id = ap.id;
+  card.append(el("strong", "", `Approve ${ap.tool}?`));
+  if (ap.reason) card.append(el("div", "muted", ap.reason));
+  card.append(diffView(ap.tool, parseArgs(ap.arguments)));
+  const buttons = el("div", "buttons");
+  const once = el("button", "allow-once", "Allow once");
+  const always = el("button", "allow-always", "Always: " + ap.always);
+  const reason = el("input", "deny-reason");
+  reason.placeholder = "reason (sent to the model)";
+  const deny = el("button", "deny", "Deny");
+  const send = async (answer) => {
+    for (const b of buttons.querySelectorAll("button")) b.disabled = true;
+    try {
+      await api("POST", sessionURL(`/approvals/${ap.id}`), { answer, reason: reason.value });
+    } catch (e) {
+      card.append(el("div", "error", e.message));
+    }
+  };
+  once.onclick = () => send("once");
+  always.onclick = () => send("always");
+  deny.onclick = () => send("deny");
+  buttons.append(once, always, reason, deny);
+  card.append(buttons);
+  conv().append(card);
+}
+
+$("prompt-form").onsubmit = async (ev) => {
+  ev.preventDefault();
+  const text = $("prompt").value.trim();
+  if (!text || !state.session) return;
+  $("prompt").value = "";
+  try {
+    await api("POST", sessionURL("/prompt"), { text });
+  } catch (e) {
+    showNotice(e.message);
+  }
+};
+
+$("prompt").onkeydown = (ev) => {
+  if (ev.key === "Enter" && !ev.shiftKey) { ev.preventDefault(); $("prompt-form").requestSubmit(); }
+};
+
+$("stop").onclick = () => api("POST", sessionURL("/interrupt"), {}).catch((e) => showNotice(e.message));
+
+// ---- files ----------------------------------------------------------------
+
+async function showDir(path) {
+  const box = $("files");
+  try {
+    const v = await api("GET", `/api/workspaces/${state.ws.id}/files?path=${encodeURIComponent(path)}`);
+    box.replaceChildren();
+    if (path !== ".") {
+      const up = el("div", "entry", "..");
+      up.onclick = () => showDir(path.split("/").slice(0, -1).join("/") || ".");
+      box.append(up);
+    }
+    for (const e of v.entries || []) {
+      const p = path === "." ? e.name : `${path}/${e.name}`;
+      const d = el("div", "entry", e.dir ? e.name + "/" : e.name);
+      d.dataset.path = p;
+      d.onclick = () => (e.dir ? showDir(p) : showFile(p));
+      box.append(d);
+    }
+  } catch (e) {
+    box.replaceChildren(el("div", "error", e.message));
+  }
+}
+
+async function showFile(path) {
+  const v = await api("GET", `/api/workspaces/${state.ws.id}/files?path=${encodeURIComponent(path)}`);
+  $("file-path").textContent = path + (v.next ? ` (first ${v.next} of ${v.size} bytes)` : "");
+  $("file-text").textContent = v.binary ? "(binary file)" : v.text;
+  showView("view-file");
+}
+
+$("close-file").onclick = () => showView(state.session ? "view-session" : "view-empty");
+
+// ---- settings -------------------------------------------------------------
+
+$("nav-settings").onclick = async () => {
+  showView("view-settings");
+  await renderSettings({ api, el, mountCard: async (container, comp, props) => {
+    await loadModule(comp);
+    const node = document.createElement(comp.element);
+    Object.assign(node, props);
+    container.append(node);
+  }, slots: (p) => slotComponents("settings.plugin.item", (c) => c.plugin === p) });
+};
+$("close-settings").onclick = () => showView(state.session ? "view-session" : "view-empty");
+
+loadBoot().then(() => { document.body.dataset.ready = "1"; }).catch((e) => {
+  document.body.append(el("p", "error", "could not load: " + e.message));
+});

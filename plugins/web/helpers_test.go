@@ -1,0 +1,257 @@
+package web_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dshgo/harness"
+	"github.com/dshgo/harness/core/fxcore"
+	"github.com/dshgo/harness/harnesstest"
+	"github.com/dshgo/harness/plugins/web"
+	"github.com/dshgo/harness/services/llm/llmtest"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// testManifest is a full agent harness whose model is the scripted server
+// at modelURL, with sessions and workspaces under state, the file tools in
+// permission mode `mode`, and the web plugin on a free loopback port.
+func testManifest(modelURL, state, mode, extra string) string {
+	return fmt.Sprintf(`plugins:
+  - name: subprocess-local
+    config: {sandbox: {mode: off}}
+  - name: systemprompt
+  - name: tools
+  - name: prompt-tools
+  - name: tokenmeter
+  - name: llm
+  - id: test
+    name: llm-openai
+    config:
+      provider: test
+      baseURL: %s
+      apiKey: sk-test
+      maxRetries: 0
+      models:
+        - {name: m1, default: true, contextWindow: 1000000}
+  - name: sessions-jsonl
+    config: {stateDir: %s}
+  - name: agent
+    config: {model: test}
+  - name: approval
+    config: {answerer: headless}
+  - name: permission
+    config: {mode: %s}
+  - name: tool-bash
+  - name: tool-fs
+  - name: workspaces
+    config: {stateDir: %s}
+  - name: web
+%s`, modelURL, state, mode, state, extra)
+}
+
+// env is one running web app with its scripted model.
+type env struct {
+	t     *testing.T
+	h     *fxcore.Harness
+	srv   *web.Server
+	model *llmtest.Server
+	base  string
+	http  *http.Client
+}
+
+func start(t *testing.T, turns []llmtest.Turn, mode string, opts ...harness.Option) *env {
+	t.Helper()
+	model := llmtest.New(t, turns)
+	state := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	h := harnesstest.Start(t, testManifest(model.URL, state, mode, ""), opts...)
+	srv := harnesstest.Service(t, h, web.Key)
+	return &env{t: t, h: h, srv: srv, model: model, base: srv.BaseURL(), http: &http.Client{
+		Timeout:       30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+// req sends an authorized same-origin request and returns status and body.
+func (e *env) req(method, path string, body any) (int, []byte) {
+	e.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	r, _ := http.NewRequest(method, e.base+path, rd)
+	r.Header.Set("Authorization", "Bearer "+e.srv.Token())
+	if method != http.MethodGet {
+		r.Header.Set("Origin", e.base)
+	}
+	if body != nil {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := e.http.Do(r)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+// must sends a request that must answer want, decoding the body into out.
+func (e *env) must(want int, method, path string, body, out any) {
+	e.t.Helper()
+	code, b := e.req(method, path, body)
+	if code != want {
+		e.t.Fatalf("%s %s: %d %s, want %d", method, path, code, b, want)
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			e.t.Fatalf("%s %s: %v in %s", method, path, err, b)
+		}
+	}
+}
+
+type workspace struct {
+	ID, Path, Title string
+	Sessions        []string
+}
+
+func (e *env) workspace(dir string) workspace {
+	var w workspace
+	e.must(http.StatusCreated, "POST", "/api/workspaces", map[string]string{"path": dir}, &w)
+	return w
+}
+
+func (e *env) newSession(ws workspace) string {
+	var s struct{ ID string }
+	e.must(http.StatusCreated, "POST", "/api/workspaces/"+ws.ID+"/sessions", nil, &s)
+	return s.ID
+}
+
+// event is a decoded SSE event (agent events and the web app's own).
+type event struct {
+	ID         string
+	Type       string                                `json:"type"`
+	Text       string                                `json:"text"`
+	Source     string                                `json:"source"`
+	ToolCall   *struct{ ID, Name, Arguments string } `json:"toolCall"`
+	ToolResult *struct {
+		CallID  string `json:"callId"`
+		Content string `json:"content"`
+		IsError bool   `json:"isError"`
+	} `json:"toolResult"`
+	Result *struct {
+		Reason  string `json:"reason"`
+		IsError bool   `json:"isError"`
+	} `json:"result"`
+	Approval *struct {
+		ID, Tool, Arguments, Reason, Always string
+		AlwaysRules                         []string `json:"alwaysRules"`
+	} `json:"approval"`
+	Answer string   `json:"answer"`
+	Reason string   `json:"reason"`
+	Queue  []string `json:"queue"`
+	Busy   bool     `json:"busy"`
+}
+
+// stream is an open SSE connection.
+type stream struct {
+	t      *testing.T
+	cancel context.CancelFunc
+	events chan event
+	seen   []event
+}
+
+func (e *env) stream(ws workspace, id, lastID string) *stream {
+	e.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r, _ := http.NewRequestWithContext(ctx, "GET", e.base+"/api/workspaces/"+ws.ID+"/sessions/"+id+"/events", nil)
+	r.Header.Set("Authorization", "Bearer "+e.srv.Token())
+	if lastID != "" {
+		r.Header.Set("Last-Event-ID", lastID)
+	}
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		cancel()
+		e.t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		cancel()
+		e.t.Fatalf("events: %d %s", resp.StatusCode, b)
+	}
+	s := &stream{t: e.t, cancel: cancel, events: make(chan event, 4096)}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(s.events)
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		var id string
+		for sc.Scan() {
+			line := sc.Text()
+			if v, ok := strings.CutPrefix(line, "id: "); ok {
+				id = v
+			}
+			if v, ok := strings.CutPrefix(line, "data: "); ok {
+				var ev event
+				if err := json.Unmarshal([]byte(v), &ev); err != nil {
+					e.t.Errorf("bad event %q: %v", v, err)
+					continue
+				}
+				ev.ID = id
+				s.events <- ev
+			}
+		}
+	}()
+	e.t.Cleanup(func() { cancel(); <-done })
+	return s
+}
+
+// until reads events until one satisfies ok (failing after 20 s).
+func (s *stream) until(what string, ok func(event) bool) event {
+	s.t.Helper()
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case ev, open := <-s.events:
+			if !open {
+				s.t.Fatalf("stream closed waiting for %s; seen %v", what, types(s.seen))
+			}
+			s.seen = append(s.seen, ev)
+			if ev.ToolResult != nil && testing.Verbose() {
+				s.t.Logf("tool result: %s", ev.ToolResult.Content)
+			}
+			if ok(ev) {
+				return ev
+			}
+		case <-timeout:
+			s.t.Fatalf("no %s after 20s; seen %v", what, types(s.seen))
+		}
+	}
+}
+
+func types(evs []event) []string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.Type)
+	}
+	return out
+}
+
+func isType(t string) func(event) bool { return func(e event) bool { return e.Type == t } }
+
+func q(s string) string { return url.QueryEscape(s) }

@@ -1,0 +1,472 @@
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/plugins/approval"
+	"github.com/dshgo/harness/services/tools"
+)
+
+// Bounds on one live session.
+const (
+	maxFrames   = 20000 // events kept for replay to new watchers (deltas are dropped once their message is complete)
+	subBuffer   = 1024  // events a slow watcher may lag before it is dropped (it reconnects and catches up)
+	maxQueue    = 32    // prompts waiting for the running turn
+	maxPromptSz = 256 << 10
+)
+
+// frame is one encoded event with its sequence number (the SSE id).
+type frame struct {
+	seq   int64
+	delta bool // a text or reasoning delta
+	data  []byte
+}
+
+// hub owns the live sessions of a server.
+type hub struct {
+	s *Server
+
+	mu     sync.Mutex
+	live   map[string]*live
+	closed bool
+	base   context.Context // parent of every turn; cancelled by closeAll
+	cancel context.CancelFunc
+	turns  sync.WaitGroup
+}
+
+func newHub(s *Server) *hub {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &hub{s: s, live: map[string]*live{}, base: ctx, cancel: cancel}
+}
+
+// live is one open session: the agent session, the events for watchers,
+// the running turn and its queue, and the pending approvals.
+type live struct {
+	h   *hub
+	id  string
+	cwd string
+	svc *agent.Service
+
+	ss      *agent.Session
+	unroute func()
+
+	mu        sync.Mutex
+	seq       int64
+	buf       []frame
+	subs      map[*sub]struct{}
+	running   bool
+	cancel    context.CancelFunc
+	queue     []string
+	approvals map[string]chan answer
+	shown     map[string]Approval
+	closed    bool
+	lastUsed  time.Time
+}
+
+// sub is one watcher (an SSE stream).
+type sub struct {
+	ch      chan frame
+	dropped bool
+}
+
+type answer struct {
+	outcome tools.ApprovalOutcome
+	reason  string
+}
+
+// agentService returns the active agent service.
+func (h *hub) agentService() (*agent.Service, error) {
+	svc, ok := core.Lookup(h.s.c, agent.Key)
+	if !ok {
+		return nil, errors.New("the agent plugin is not active (see `harness plugins`)")
+	}
+	return svc, nil
+}
+
+// get returns the live session id, or nil.
+func (h *hub) get(id string) *live {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.live[id]
+}
+
+// open returns the live session id, resuming it from its log (whose events
+// seed the replay) when it is not open. A live session opened on an agent
+// service that a reload has replaced is reopened on the new one when idle.
+func (h *hub) open(ctx context.Context, id, cwd string) (*live, error) {
+	svc, err := h.agentService()
+	if err != nil {
+		return nil, err
+	}
+	if l := h.get(id); l != nil {
+		if l.svc == svc || l.busy() {
+			return l, nil
+		}
+		h.drop(l)
+	}
+	recs, err := agent.ReadSession(ctx, svc.Sessions(), id)
+	if err != nil {
+		return nil, err
+	}
+	l := h.newLive(svc, cwd)
+	for _, e := range eventsOfRecords(id, recs) {
+		l.publishAgent(e)
+	}
+	return h.start(ctx, l, agent.Options{ID: id, Cwd: cwd})
+}
+
+// create opens a new session (or a fork of fork) in cwd.
+func (h *hub) create(ctx context.Context, cwd, fork string) (*live, error) {
+	svc, err := h.agentService()
+	if err != nil {
+		return nil, err
+	}
+	l := h.newLive(svc, cwd)
+	if fork != "" {
+		recs, err := agent.ReadSession(ctx, svc.Sessions(), fork)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range eventsOfRecords("", recs[min(1, len(recs)):]) {
+			l.publishAgent(e)
+		}
+	}
+	return h.start(ctx, l, agent.Options{Cwd: cwd, Fork: fork})
+}
+
+func (h *hub) newLive(svc *agent.Service, cwd string) *live {
+	return &live{h: h, svc: svc, cwd: cwd, subs: map[*sub]struct{}{}, approvals: map[string]chan answer{},
+		shown: map[string]Approval{}, lastUsed: time.Now()}
+}
+
+// start opens the agent session of l, routes its approvals here and
+// registers it.
+func (h *hub) start(ctx context.Context, l *live, o agent.Options) (*live, error) {
+	o.Observer = l.publishAgent
+	ss, err := l.svc.Open(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	l.ss, l.id = ss, ss.ID()
+	if r, ok := core.Lookup(h.s.c, tools.ApprovalKey); ok {
+		if router, ok := r.(interface {
+			Route(*core.ScopeID, approval.Answerer) func()
+		}); ok {
+			l.unroute = router.Route(ss.Scope(), l)
+		}
+	}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		l.close()
+		return nil, errors.New("the web server is stopping")
+	}
+	if old := h.live[l.id]; old != nil {
+		h.mu.Unlock()
+		l.close()
+		return old, nil
+	}
+	h.live[l.id] = l
+	h.mu.Unlock()
+	return l, nil
+}
+
+// drop closes l and forgets it.
+func (h *hub) drop(l *live) {
+	h.mu.Lock()
+	if h.live[l.id] == l {
+		delete(h.live, l.id)
+	}
+	h.mu.Unlock()
+	l.close()
+}
+
+// closeAll cancels every turn, waits for them and closes every session
+// (the plugin's disposer).
+func (h *hub) closeAll() {
+	h.mu.Lock()
+	h.closed = true
+	all := make([]*live, 0, len(h.live))
+	for _, l := range h.live {
+		all = append(all, l)
+	}
+	h.live = map[string]*live{}
+	h.mu.Unlock()
+	h.cancel()
+	h.turns.Wait()
+	for _, l := range all {
+		l.close()
+	}
+}
+
+// close ends the watchers, withdraws the approval route and closes the
+// agent session (a running turn must have been cancelled and awaited).
+func (l *live) close() {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return
+	}
+	l.closed = true
+	if l.cancel != nil {
+		l.cancel()
+	}
+	for s := range l.subs {
+		close(s.ch)
+	}
+	l.subs = map[*sub]struct{}{}
+	l.mu.Unlock()
+	if l.unroute != nil {
+		l.unroute()
+	}
+	if l.ss != nil {
+		_ = l.ss.Close(context.Background())
+	}
+}
+
+func (l *live) busy() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.running
+}
+
+// publishAgent records and fans out one agent event. A complete assistant
+// message replaces the deltas that built it in the backlog.
+func (l *live) publishAgent(e agent.Event) {
+	if e.SessionID == "" {
+		e.SessionID = l.id
+	}
+	delta := e.Type == agent.EventText || e.Type == agent.EventReasoning
+	if e.Type == agent.EventAssistant {
+		l.mu.Lock()
+		l.buf = slices.DeleteFunc(l.buf, func(f frame) bool { return f.delta })
+		l.mu.Unlock()
+	}
+	l.publish(encodeAgentEvent(e), delta)
+}
+
+func (l *live) publishWeb(e webEvent) {
+	e.SessionID = l.id
+	l.publish(encodeWebEvent(e), false)
+}
+
+// publish appends data to the backlog (bounded: the oldest frames go) and
+// sends it to every watcher; a watcher whose buffer is full is dropped.
+func (l *live) publish(data []byte, delta bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.seq++
+	f := frame{seq: l.seq, delta: delta, data: data}
+	l.buf = append(l.buf, f)
+	if len(l.buf) > maxFrames {
+		l.buf = slices.Delete(l.buf, 0, len(l.buf)-maxFrames)
+	}
+	for s := range l.subs {
+		select {
+		case s.ch <- f:
+		default:
+			s.dropped = true
+			close(s.ch)
+			delete(l.subs, s)
+		}
+	}
+}
+
+// subscribe returns the backlog after seq `after` (all of it, preceded by a
+// reset, when events after it were dropped) and a watcher for what follows.
+func (l *live) subscribe(after int64) (backlog []frame, s *sub, reset bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lastUsed = time.Now()
+	s = &sub{ch: make(chan frame, subBuffer)}
+	if l.closed {
+		close(s.ch)
+		return nil, s, false
+	}
+	first := int64(1)
+	if len(l.buf) > 0 {
+		first = l.buf[0].seq
+	}
+	if after > l.seq || (after > 0 && after < first-1) {
+		after, reset = 0, true
+	}
+	for _, f := range l.buf {
+		if f.seq > after {
+			backlog = append(backlog, f)
+		}
+	}
+	l.subs[s] = struct{}{}
+	return backlog, s, reset
+}
+
+func (l *live) unsubscribe(s *sub) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.subs[s]; ok {
+		delete(l.subs, s)
+		close(s.ch)
+	}
+	l.lastUsed = time.Now()
+}
+
+// ErrQueueFull: too many prompts wait for the running turn.
+var ErrQueueFull = errors.New("the prompt queue is full")
+
+// prompt runs text now, or queues it behind the running turn (queued true).
+func (l *live) prompt(text string) (queued bool, err error) {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return false, errors.New("the session is closed")
+	}
+	if l.running {
+		if len(l.queue) >= maxQueue {
+			l.mu.Unlock()
+			return false, ErrQueueFull
+		}
+		l.queue = append(l.queue, text)
+		q := slices.Clone(l.queue)
+		l.mu.Unlock()
+		l.publishWeb(webEvent{Type: EventQueue, Queue: q})
+		return true, nil
+	}
+	l.running = true
+	l.mu.Unlock()
+	h := l.h
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return false, errors.New("the web server is stopping")
+	}
+	h.turns.Add(1)
+	h.mu.Unlock()
+	go l.runTurns(text)
+	return false, nil
+}
+
+// runTurns runs text and then every queued prompt, one turn at a time.
+func (l *live) runTurns(text string) {
+	defer l.h.turns.Done()
+	l.publishWeb(webEvent{Type: EventBusy, Busy: true})
+	for {
+		l.runOne(text)
+		l.mu.Lock()
+		if len(l.queue) == 0 || l.closed {
+			l.running, l.cancel = false, nil
+			l.lastUsed = time.Now()
+			l.mu.Unlock()
+			break
+		}
+		text = l.queue[0]
+		l.queue = l.queue[1:]
+		q := slices.Clone(l.queue)
+		l.mu.Unlock()
+		l.publishWeb(webEvent{Type: EventQueue, Queue: q})
+	}
+	l.publishWeb(webEvent{Type: EventBusy, Busy: false})
+}
+
+// runOne runs one turn; a failure before any event (a configuration error)
+// and a panic become notices.
+func (l *live) runOne(text string) {
+	ctx, cancel := context.WithCancel(l.h.base)
+	defer cancel()
+	l.mu.Lock()
+	l.cancel = cancel
+	l.mu.Unlock()
+	defer func() {
+		if v := recover(); v != nil {
+			l.h.s.c.Logger().Error("web: turn panicked", "session", l.id, "panic", v, "stack", string(debug.Stack()))
+			l.publishAgent(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("the turn failed: %v", v)})
+		}
+	}()
+	_, err := l.ss.Run(ctx, text)
+	if err != nil && agent.IsConfigError(err) {
+		l.publishAgent(agent.Event{Type: agent.EventNotice, Text: "the turn did not start: " + err.Error()})
+	}
+}
+
+// interrupt cancels the running turn and drops the queue. It reports
+// whether a turn was running.
+func (l *live) interrupt() bool {
+	l.mu.Lock()
+	running, cancel := l.running, l.cancel
+	hadQueue := len(l.queue) > 0
+	l.queue = nil
+	l.mu.Unlock()
+	if hadQueue {
+		l.publishWeb(webEvent{Type: EventQueue, Queue: []string{}})
+	}
+	if cancel != nil {
+		cancel()
+	}
+	return running
+}
+
+// Answer is AnswerDetailed without the reason.
+func (l *live) Answer(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
+	a, err := l.AnswerDetailed(ctx, req)
+	return a.Outcome, err
+}
+
+// AnswerDetailed puts an approval request to the browser: it is shown to
+// every watcher (and to any that connects later) until answered, withdrawn
+// by ctx, or the session closes. A denial's reason goes back to the model.
+func (l *live) AnswerDetailed(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalAnswer, error) {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	id := hex.EncodeToString(b[:])
+	reason := req.DisplayReason
+	if reason == "" {
+		reason = req.Reason
+	}
+	a := Approval{ID: id, Tool: req.Tool, CallID: req.CallID, Arguments: req.Arguments, Reason: reason,
+		Always: "this exact call, for the rest of this session", AlwaysRules: req.AlwaysRules}
+	if len(req.AlwaysRules) > 0 {
+		a.Always = strings.Join(req.AlwaysRules, ", ")
+	}
+	ch := make(chan answer, 1)
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return tools.ApprovalAnswer{Outcome: tools.ApprovalCancelled}, nil
+	}
+	l.approvals[id], l.shown[id] = ch, a
+	l.mu.Unlock()
+	l.publishWeb(webEvent{Type: EventApproval, Approval: &a})
+	var got answer
+	select {
+	case got = <-ch:
+	case <-ctx.Done():
+		got = answer{outcome: tools.ApprovalCancelled}
+	}
+	l.mu.Lock()
+	delete(l.approvals, id)
+	delete(l.shown, id)
+	l.mu.Unlock()
+	l.publishWeb(webEvent{Type: EventApprovalDone, Approval: &Approval{ID: id, Tool: a.Tool, CallID: a.CallID}, Answer: got.outcome.String(), Reason: got.reason})
+	return tools.ApprovalAnswer{Outcome: got.outcome, Reason: got.reason}, nil
+}
+
+// answer resolves pending approval id; false when there is none.
+func (l *live) answer(id string, a answer) bool {
+	l.mu.Lock()
+	ch, ok := l.approvals[id]
+	delete(l.approvals, id)
+	l.mu.Unlock()
+	if ok {
+		ch <- a
+	}
+	return ok
+}

@@ -1,0 +1,171 @@
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/core/manifest"
+	"github.com/dshgo/harness/services/workspaces"
+)
+
+// Key is the web service: the running server.
+var Key = core.NewKey[*Server]("web")
+
+// Config is the web plugin's configuration (`harness serve` sets addr,
+// allowRemote and the TLS files from its flags).
+type Config struct {
+	// Addr is the listen address host:port (port 0: any free port).
+	Addr string `yaml:"addr" json:"addr,omitempty" jsonschema:"description=Listen address host:port; port 0 picks a free port. A non-loopback host needs allowRemote and TLS,default=127.0.0.1:0"`
+	// AllowRemote permits a non-loopback Addr (then TLSCert and TLSKey are
+	// required too).
+	AllowRemote bool `yaml:"allowRemote" json:"allowRemote,omitempty" jsonschema:"description=Permit a non-loopback listen address (requires tlsCert and tlsKey)"`
+	// TLSCert and TLSKey are PEM files; both set serves HTTPS.
+	TLSCert string `yaml:"tlsCert" json:"tlsCert,omitempty" jsonschema:"description=PEM certificate file (HTTPS when set with tlsKey)"`
+	TLSKey  string `yaml:"tlsKey" json:"tlsKey,omitempty" jsonschema:"description=PEM private key file"`
+	// MaxBodyBytes bounds a request body (default 1 MiB).
+	MaxBodyBytes int64 `yaml:"maxBodyBytes" json:"maxBodyBytes,omitempty" jsonschema:"description=Largest request body in bytes,default=1048576"`
+	// Token fixes the access token instead of a random one per start (for
+	// scripted clients; at least 32 characters). Empty: random.
+	Token string `yaml:"token" json:"token,omitempty" jsonschema:"description=Fixed access token (at least 32 characters); empty means a random token per start"`
+	// IdleTimeout closes a session no browser has watched for this long
+	// and that runs no turn (default 30m).
+	IdleTimeout manifest.Duration `yaml:"idleTimeout" json:"idleTimeout,omitempty" jsonschema:"description=Close a session nobody watches and that runs nothing after this long,default=30m"`
+}
+
+// SetDefaults sets the loopback address, 1 MiB bodies and 30m idle.
+func (c *Config) SetDefaults() {
+	c.Addr, c.MaxBodyBytes, c.IdleTimeout = "127.0.0.1:0", 1<<20, manifest.Duration(30*time.Minute)
+}
+
+// Validate enforces the bind policy: a loopback address, or allowRemote with
+// TLS.
+func (c Config) Validate() error {
+	host, _, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		return fmt.Errorf("addr: %w", err)
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return errors.New("tlsCert and tlsKey: set both or neither")
+	}
+	if !isLoopback(host) {
+		if !c.AllowRemote {
+			return fmt.Errorf("addr: %q is not a loopback address; serving beyond this machine needs allowRemote (--allow-remote) and TLS", c.Addr)
+		}
+		if c.TLSCert == "" {
+			return fmt.Errorf("addr: %q is not a loopback address: allowRemote requires tlsCert and tlsKey", c.Addr)
+		}
+	}
+	if c.MaxBodyBytes <= 0 {
+		return errors.New("maxBodyBytes: must be positive")
+	}
+	if c.Token != "" && len(c.Token) < 32 {
+		return errors.New("token: at least 32 characters")
+	}
+	return nil
+}
+
+// isLoopback reports whether host (an IP or "localhost") is a loopback
+// address. An empty host (all interfaces) is not.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// Plugin serves the web app. It injects the workspaces service and finds
+// the agent, the approval service and the sessions per request, so a
+// reload of those does not restart the server (its address and token stay).
+var Plugin = core.Define("web", apply,
+	core.WithInject(workspaces.Key.Name()),
+	core.WithProvides(Key.Name()),
+	core.WithDescription("the web app of `harness serve`: workspaces, live sessions over SSE, approvals, settings and slots"))
+
+func apply(c *core.Context, cfg Config) error {
+	token := cfg.Token
+	if token == "" {
+		var b [32]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return err
+		}
+		token = hex.EncodeToString(b[:])
+	}
+	s := newServer(c, cfg, token, core.Use(c, workspaces.Key))
+	var ln net.Listener
+	if err := c.Effect("listener", func() (func(), error) {
+		var err error
+		ln, err = net.Listen("tcp", cfg.Addr)
+		if err != nil {
+			return nil, fmt.Errorf("web: listen: %w", err)
+		}
+		if cfg.TLSCert != "" {
+			cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+			if err != nil {
+				ln.Close()
+				return nil, fmt.Errorf("web: tls: %w", err)
+			}
+			ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+		}
+		s.bind(ln.Addr().String(), cfg.TLSCert != "")
+		return func() { ln.Close() }, nil
+	}); err != nil {
+		return err
+	}
+	if err := c.Effect("sessions", func() (func(), error) {
+		return s.hub.closeAll, nil
+	}); err != nil {
+		return err
+	}
+	if err := core.Go(c, func(ctx context.Context) error {
+		return s.serve(ctx, ln)
+	}); err != nil {
+		return err
+	}
+	return core.Provide(c, Key, s)
+}
+
+// serve runs the HTTP server on ln until ctx ends; then it cancels the
+// streams, refuses new requests and waits (bounded) for the rest.
+func (s *Server) serve(ctx context.Context, ln net.Listener) error {
+	base, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := &http.Server{
+		Handler:           s.handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ErrorLog:          nil,
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		if errors.Is(err, http.ErrServerClosed) || errors.Is(err, net.ErrClosed) || ctx.Err() != nil {
+			return nil
+		}
+		return err
+	case <-ctx.Done():
+	}
+	cancel() // ends SSE streams and long polls
+	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer scancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+	}
+	<-done
+	return nil
+}
+
+// normalizeHost lower-cases a Host header value.
+func normalizeHost(h string) string { return strings.ToLower(strings.TrimSpace(h)) }
