@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"sync"
-	"sync/atomic"
 )
 
 // Context is what a plugin's Apply receives: its handle on the runtime. Each
@@ -36,7 +34,9 @@ func (c *Context) Logger() *slog.Logger {
 
 // Context returns the activation context: cancelled when the current
 // activation of the fiber starts unloading (dependency lost, reload,
-// dispose). Outside an activation it is already cancelled.
+// dispose). Outside an activation it is already cancelled. It is marked as
+// this fiber's: [Fiber.Await] given it while the fiber is in transition
+// (Apply or a disposer running) returns ErrInTransition.
 func (c *Context) Context() context.Context {
 	c.root.mu.Lock()
 	defer c.root.mu.Unlock()
@@ -175,62 +175,51 @@ func (c *Context) Plugin(p Plugin, cfg any) *Fiber {
 	c.fiber.effects = append(c.fiber.effects, &effect{label: "plugin " + p.Name(), child: child})
 	c.fiber.children = append(c.fiber.children, child)
 	r.enqueueLocked(child)
-	onDrainer := r.onDrainerLocked()
 	r.mu.Unlock()
-	if !onDrainer {
-		r.drain()
-	}
+	r.drain() // returns at once when a drain is under way (inside Apply: after it)
 	return child
 }
 
-// Go runs fn in a goroutine owned by c's fiber. fn receives the activation
-// context and must return when it is cancelled: the fiber does not finish
-// unloading until fn has returned. If fn panics, or returns an error while
-// its context is still live, the plugin fails: the error is logged once with
-// the stack and the fiber's effects are undone, while the host keeps
-// running. Plugins must start goroutines this way, never with a raw `go`
-// statement, so that no goroutine outlives its owner and no panic crashes
-// the host. If the fiber is inactive, fn is not started and ErrInactive is
-// returned. A lifecycle call made by fn (Await, Update, Dispose) that would
-// wait for its own fiber's unload returns once the activation ends instead
-// of deadlocking: Dispose has then been scheduled and returns nil; Await and
-// Update return ErrInTransition.
+// Go runs fn in a goroutine owned by c's fiber. fn receives a context of
+// the activation (cancelled when the activation starts unloading) and must
+// return when it is cancelled: the fiber does not finish unloading until fn
+// has returned. The unload does not block the lifecycle queue meanwhile: it
+// parks at the goroutine and resumes when fn returns. If fn panics, or
+// returns an error while its context is still live, the plugin fails: the
+// error is logged once with the stack and the fiber's effects are undone,
+// while the host keeps running. Plugins must start goroutines this way,
+// never with a raw `go` statement, so that no goroutine outlives its owner
+// and no panic crashes the host. If the fiber is inactive, fn is not
+// started and ErrInactive is returned.
+//
+// fn may call Dispose and Update (they do not wait), on its own fiber too.
+// Await given fn's context returns ErrInTransition once the activation has
+// ended, rather than wait on an unload that waits for fn.
 func Go(c *Context, fn func(ctx context.Context) error) error {
 	f := c.fiber
 	r := c.root
-	ctx := c.Context()
 	r.mu.Lock()
-	gen := f.gen
+	act, gen := f.actCtx, f.gen
 	r.mu.Unlock()
-	var wg sync.WaitGroup
-	wg.Add(1)
-	var gid atomic.Int64
-	await := func() {
-		if gid.Load() == goid() {
-			return // fn itself drives this unload (it called Dispose or Update): it cannot wait for itself
-		}
-		wg.Wait()
+	if act == nil {
+		act = cancelled
 	}
-	err := c.addEffect(&effect{label: "goroutine", dispose: await}, func() {}, f)
-	if err != nil {
+	live, cancel := context.WithCancel(act)
+	ctx := &marked{Context: live, mark: mark{root: r, fiber: f, kind: markGo}}
+	g := &goroutine{done: make(chan struct{}), cancel: cancel}
+	if err := c.addEffect(&effect{label: "goroutine", g: g}, cancel, f); err != nil {
 		return err
 	}
 	go func() {
-		id := goid()
-		gid.Store(id)
-		r.mu.Lock()
-		r.owned[id] = ctx
-		r.mu.Unlock()
 		var err error
 		defer func() {
 			if v := recover(); v != nil {
 				err = recovered(v)
 			}
-			r.mu.Lock()
-			delete(r.owned, id)
-			r.mu.Unlock()
-			wg.Done()
-			if err != nil && (ctx.Err() == nil || !errors.Is(err, context.Canceled)) {
+			failed := err != nil && (ctx.Err() == nil || !errors.Is(err, context.Canceled))
+			r.exited(f, g)
+			cancel()
+			if failed {
 				r.failFiber(f, gen, err)
 			}
 		}()
@@ -240,6 +229,22 @@ func Go(c *Context, fn func(ctx context.Context) error) error {
 		}
 	}()
 	return nil
+}
+
+// exited records that g's body returned and resumes an unload of f parked
+// at it.
+func (r *Root) exited(f *Fiber, g *goroutine) {
+	r.mu.Lock()
+	g.exited = true
+	close(g.done)
+	resume := f.run != nil
+	if resume {
+		r.enqueueLocked(f)
+	}
+	r.mu.Unlock()
+	if resume {
+		r.drain()
+	}
 }
 
 // failFiber records a goroutine failure for the activation gen of f and

@@ -400,8 +400,13 @@ func TestGoroutineIsAwaitedOnUnload(t *testing.T) {
 		})
 	})
 	f := r.Context().Plugin(p, nil)
+	// Dispose does not wait for the goroutine (the unload parks at it and
+	// resumes when it returns); Await and Done do.
 	if err := f.Dispose(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+	if err := f.Await(context.Background()); err != nil || f.State() != core.StateDisposed {
+		t.Fatalf("await: %v, state %v", err, f.State())
 	}
 	if got := rec.get(); !slices.Equal(got, []string{"goroutine done"}) {
 		t.Fatalf("got %v", got)

@@ -34,7 +34,16 @@
 // Apply returns. No user code (Apply, disposers, listeners) is called while a
 // lock is held. Each activation gets a context.Context ([Context.Context])
 // cancelled when that activation starts unloading; goroutines started with
-// [Go] are awaited before the fiber finishes unloading.
+// [Go] are awaited before the fiber finishes unloading (the unload parks at a
+// goroutine that has not returned, without holding up the queue).
+//
+// A call made from inside the lifecycle never waits on it: [Fiber.Dispose]
+// and [Fiber.Update] schedule and return, and the host waits with
+// [Fiber.Await] or [Fiber.Done], bounded by its own context. A wait made with
+// a context core handed out (an activation's, a Go body's, a StatusChanged
+// listener's) on the transition that runs its caller returns
+// [ErrInTransition]. Callers are identified by those contexts, never by
+// goroutine identity.
 //
 // # Events
 //

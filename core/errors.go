@@ -17,9 +17,11 @@ var (
 	// child plugin on a fiber that is unloading, failed or disposed, and by
 	// [Use] when the fiber is not active.
 	ErrInactive = errors.New("cannot create effect on inactive context")
-	// ErrInTransition is returned by a blocking lifecycle call (Await,
-	// Dispose, Update) made from inside Apply or a disposer for a fiber whose
-	// transition cannot complete until the caller returns.
+	// ErrInTransition is returned by [Fiber.Await] given a context core
+	// handed out (an activation's, a [Go] body's, a [StatusChanged]
+	// listener's) when the wait would wait on the transition that runs the
+	// caller: from inside Apply or a disposer, on the lifecycle queue, or in
+	// a Go body whose activation has ended.
 	ErrInTransition = errors.New("lifecycle call would wait on the transition that is running it")
 	// ErrNoTarget is returned by a Bail or Run dispatch given the zero
 	// [Target]: make targets with [Context.To] or [Context.Here].

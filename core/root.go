@@ -8,8 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	goidpkg "github.com/petermattis/goid"
 )
 
 // Root is one runtime: the root fiber, the service table, the event
@@ -27,14 +25,12 @@ type Root struct {
 	waiters  map[string]map[*Fiber]struct{} // service name → fibers injecting it
 	queue    []*Fiber
 	draining bool
-	drainer  int64         // goroutine id of the drainer while draining
-	applier  int64         // goroutine id running Apply for the drainer
-	aborted  chan struct{} // closed by Abort
+	queueCtx context.Context // given to StatusChanged listeners (marked: they run on the queue)
+	aborted  chan struct{}   // closed by Abort
 	abortOne sync.Once
 	// abortable: Apply runs on its own goroutine so Abort can abandon it.
 	abortable bool
-	settled   chan struct{}             // closed and replaced at the end of each drain
-	owned     map[int64]context.Context // goroutine id of a core.Go body → its activation context
+	settled   chan struct{} // closed and replaced at the end of each drain
 
 	events sync.Map // event id → *listenerList[H]
 	id     uint64   // distinguishes roots in the events' one-entry list caches
@@ -69,15 +65,15 @@ func NewRoot(opts ...RootOption) *Root {
 		waiters:  map[string]map[*Fiber]struct{}{},
 		settled:  make(chan struct{}),
 		aborted:  make(chan struct{}),
-		owned:    map[int64]context.Context{},
 	}
 	for _, o := range opts {
 		o.applyRoot(r)
 	}
 	r.base, r.cancel = context.WithCancel(context.Background())
+	r.queueCtx = &marked{Context: r.base, mark: mark{root: r, kind: markQueue}}
 	f := r.newFiber(rootPlugin, nil, nil)
 	f.state = StateActive
-	f.actCtx, f.actCancel = context.WithCancel(r.base)
+	f.actCtx, f.actCancel = r.activation(f)
 	r.fiber = f
 	return r
 }
@@ -92,17 +88,17 @@ func (r *Root) Context() *Context { return r.fiber.ctx }
 func (r *Root) Logger() *slog.Logger { return r.logger }
 
 // Dispose unloads every fiber (in reverse order of mounting, each strictly
-// LIFO) and disposes the root. It returns the joined errors of failing
-// disposers. If ctx ends first, Dispose returns ctx.Err() joined with the
-// errors so far while the teardown finishes in the background (the host is
-// exiting). Dispose is terminal and idempotent.
+// LIFO) and disposes the root, waiting for the end: it returns the joined
+// errors of failing disposers. If ctx ends first, Dispose returns ctx.Err()
+// while the teardown finishes in the background (the host is exiting).
+// Dispose is for the host: it is terminal and idempotent.
 func (r *Root) Dispose(ctx context.Context) error {
-	done := make(chan error, 1)
-	go func() { done <- r.fiber.Dispose(context.Background()) }()
+	done := r.fiber.Done()
+	go func() { _ = r.fiber.Dispose(context.Background()) }() // runs the teardown unless a drain is under way
 	select {
-	case err := <-done:
+	case <-done:
 		r.cancel()
-		return err
+		return r.fiber.Err()
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -114,6 +110,7 @@ func (r *Root) Fibers() []*Fiber { return r.fiber.Children() }
 func (r *Root) newFiber(p Plugin, cfg any, parent *Fiber) *Fiber {
 	f := &Fiber{root: r, id: r.ids.Add(1), plugin: p, parent: parent, cfg: cfg, state: StatePending}
 	f.ctx = &Context{root: r, fiber: f}
+	f.marked = marked{Context: r.base, mark: mark{root: r, fiber: f, kind: markActivation}}
 	if parent != nil {
 		f.ctx.scope = parent.scopeID
 		f.scopeID = parent.scopeID
@@ -139,7 +136,6 @@ func (r *Root) drain() {
 		return
 	}
 	r.draining = true
-	r.drainer = goid()
 	for len(r.queue) > 0 {
 		f := r.queue[0]
 		r.queue[0] = nil
@@ -151,20 +147,9 @@ func (r *Root) drain() {
 	}
 	r.queue = nil
 	r.draining = false
-	r.drainer = 0
 	close(r.settled)
 	r.settled = make(chan struct{})
 	r.mu.Unlock()
-}
-
-// onDrainer reports whether the calling goroutine is running the drain.
-// r.mu must be held.
-func (r *Root) onDrainerLocked() bool {
-	if !r.draining {
-		return false
-	}
-	id := goid()
-	return id == r.drainer || id == r.applier
 }
 
 // Abort stops waiting for Apply calls in progress on a root created
@@ -193,64 +178,6 @@ func (r *Root) Loading() []*Fiber {
 	r.mu.Unlock()
 	return out
 }
-
-// waitFor blocks until cond (evaluated under r.mu) holds, driving the queue
-// when nobody else does. It fails with ErrInTransition when called from the
-// drainer itself while cond is false, or from a goroutine started by [Go]
-// once its activation has ended (the drainer then waits for that goroutine
-// to return), since waiting would deadlock.
-func (r *Root) waitFor(ctx context.Context, cond func() bool) error {
-	for {
-		r.mu.Lock()
-		if cond() {
-			r.mu.Unlock()
-			return nil
-		}
-		if !r.draining {
-			r.mu.Unlock()
-			r.drain()
-			r.mu.Lock()
-			ok := cond()
-			r.mu.Unlock()
-			if ok {
-				return nil
-			}
-			// Nothing queued can change cond (e.g. a fiber pending on a
-			// service that no one provides): report the current state.
-			r.mu.Lock()
-			idle := !r.draining && len(r.queue) == 0
-			r.mu.Unlock()
-			if idle {
-				return nil
-			}
-			continue
-		}
-		id := goid()
-		if id == r.drainer || id == r.applier {
-			r.mu.Unlock()
-			return ErrInTransition
-		}
-		var ownerDone <-chan struct{}
-		if octx := r.owned[id]; octx != nil {
-			ownerDone = octx.Done()
-		}
-		ch := r.settled
-		r.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ownerDone:
-			return ErrInTransition
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
-
-// goid returns the current goroutine's id (petermattis/goid reads it from
-// the runtime in about a nanosecond). It is used only to recognise a
-// blocking lifecycle call made by the goroutine that drains the queue or
-// runs its Apply.
-func goid() int64 { return goidpkg.Get() }
 
 // recovered converts a recovered panic value into a *PanicError with stack.
 func recovered(v any) error {

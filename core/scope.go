@@ -125,11 +125,8 @@ func NewScope(c *Context, id *ScopeID) (*Scope, error) {
 	c.fiber.effects = append(c.fiber.effects, &effect{label: "scope " + id.String(), child: f})
 	c.fiber.children = append(c.fiber.children, f)
 	r.enqueueLocked(f)
-	onDrainer := r.onDrainerLocked()
 	r.mu.Unlock()
-	if !onDrainer {
-		r.drain()
-	}
+	r.drain()
 	return &Scope{id: id, fiber: f, ctx: f.ctx}, nil
 }
 
@@ -142,8 +139,9 @@ func (s *Scope) Context() *Context { return s.ctx }
 // Fiber returns the scope's fiber.
 func (s *Scope) Fiber() *Fiber { return s.fiber }
 
-// Dispose undoes everything registered through the scope, once; concurrent
-// and repeated calls share the result.
+// Dispose undoes everything registered through the scope, once, like
+// [Fiber.Dispose]: it does not wait on the lifecycle (wait with
+// s.Fiber().Await or Done). Concurrent and repeated calls share the result.
 func (s *Scope) Dispose(ctx context.Context) error {
 	s.once.Do(func() { s.err = s.fiber.Dispose(ctx) })
 	return s.err

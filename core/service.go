@@ -49,9 +49,8 @@ func Provide[T any](c *Context, k Key[T], v T) error {
 			r.enqueueLocked(w)
 		}
 	}
-	onDrainer := r.onDrainerLocked()
 	r.mu.Unlock()
-	if active && !onDrainer {
+	if active {
 		r.drain()
 	}
 	return nil

@@ -17,7 +17,9 @@ type StatusChange struct {
 
 // StatusChanged is emitted on the root after every lifecycle transition
 // (loading, active, failed, pending, disposed). Listeners run on the
-// lifecycle queue: they must be quick and must not wait on lifecycle calls.
+// lifecycle queue: they must be quick and must not wait on lifecycle calls
+// (Await given the listener's context returns ErrInTransition; Dispose and
+// Update schedule).
 // A fiber is created pending without an event; when it is first evaluated
 // with services missing, and whenever the list of missing services changes
 // while it stays pending, a pending→pending change carries PendingOn (what
@@ -29,5 +31,5 @@ func (r *Root) status(f *Fiber, from, to State, err error, pendingOn []string) {
 	if f.plugin == scopePlugin && len(StatusChanged.snapshot(r)) == 0 {
 		return
 	}
-	StatusChanged.Emit(r.base, Target{root: r}, StatusChange{Fiber: f, Plugin: f.plugin.Name(), From: from, To: to, Err: err, PendingOn: pendingOn})
+	StatusChanged.Emit(r.queueCtx, Target{root: r}, StatusChange{Fiber: f, Plugin: f.plugin.Name(), From: from, To: to, Err: err, PendingOn: pendingOn})
 }

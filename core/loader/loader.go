@@ -186,7 +186,7 @@ func (l *Loader) Reconcile(ctx context.Context, m *manifest.Manifest) error {
 			continue
 		}
 		old := l.rows[id]
-		_ = old.fiber.Dispose(ctx)
+		dispose(ctx, old.fiber)
 		delete(l.rows, id)
 		l.order = slices.Delete(l.order, i, i+1)
 		undos = append(undos, func() {
@@ -205,7 +205,7 @@ func (l *Loader) Reconcile(ctx context.Context, m *manifest.Manifest) error {
 			l.rows[id] = nr
 			l.order = append(l.order, id)
 			undos = append(undos, func() {
-				_ = nr.fiber.Dispose(ctx)
+				dispose(ctx, nr.fiber)
 				delete(l.rows, id)
 				l.order = slices.DeleteFunc(l.order, func(s string) bool { return s == id })
 			})
@@ -214,11 +214,11 @@ func (l *Loader) Reconcile(ctx context.Context, m *manifest.Manifest) error {
 			}
 		case old.plugin != r.Plugin:
 			prev := *old
-			_ = old.fiber.Dispose(ctx)
+			dispose(ctx, old.fiber)
 			old.entry, old.plugin, old.cfg = r.Entry, r.Plugin, r.Config
 			old.fiber = rc.Plugin(r.Plugin, r.Config)
 			undos = append(undos, func() {
-				_ = old.fiber.Dispose(ctx)
+				dispose(ctx, old.fiber)
 				*old = prev
 				old.fiber = rc.Plugin(prev.plugin, prev.cfg)
 			})
@@ -228,10 +228,10 @@ func (l *Loader) Reconcile(ctx context.Context, m *manifest.Manifest) error {
 		case !reflect.DeepEqual(old.cfg, r.Config):
 			prevCfg, prevEntry := old.cfg, old.entry
 			old.cfg, old.entry = r.Config, r.Entry
-			err := old.fiber.Update(ctx, r.Config)
+			err := update(ctx, old.fiber, r.Config)
 			undos = append(undos, func() {
 				old.cfg, old.entry = prevCfg, prevEntry
-				_ = old.fiber.Update(ctx, prevCfg)
+				_ = update(ctx, old.fiber, prevCfg)
 			})
 			if err != nil {
 				failed = append(failed, &EntryError{Stage: "apply", ID: id, Name: r.Entry.Name, Err: err})
@@ -249,6 +249,23 @@ func (l *Loader) Reconcile(ctx context.Context, m *manifest.Manifest) error {
 	}
 	l.current = m
 	return nil
+}
+
+// dispose disposes f and waits (bounded by ctx) until it is gone, so that
+// what replaces it finds its resources released. Fiber.Dispose itself
+// does not wait.
+func dispose(ctx context.Context, f *core.Fiber) {
+	_ = f.Dispose(ctx)
+	_ = f.Await(ctx)
+}
+
+// update reloads f with cfg and waits for the reload: its error is the
+// config's (*core.ConfigError) or the reload's.
+func update(ctx context.Context, f *core.Fiber, cfg any) error {
+	if err := f.Update(ctx, cfg); err != nil {
+		return err
+	}
+	return f.Await(ctx)
 }
 
 // RowStatus describes one manifest row for `harness plugins`.

@@ -209,7 +209,7 @@ func classify(err error) error {
 	if errors.Is(err, llm.ErrNoAdapter) {
 		return UsageError(fmt.Errorf("%w%s", err, routeHint))
 	}
-	if errors.Is(err, agent.ErrSessionNotFound) || errors.Is(err, agent.ErrSessionInUse) {
+	if errors.Is(err, agent.ErrSessionNotFound) || errors.Is(err, agent.ErrSessionInUse) || errors.Is(err, agent.ErrToolsNotOffered) {
 		return UsageError(err)
 	}
 	if le, ok := llm.AsError(err); ok {

@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/dshgo/harness/core/manifest"
+	"github.com/dshgo/harness/services/subprocess"
 )
 
 // Claude Code settings files, in increasing precedence (Claude Code's order:
@@ -150,7 +151,8 @@ var claudeModes = map[string]string{"default": "default", "acceptEdits": "accept
 func (e *Env) claudeSettingsPatch(m *manifest.Manifest, files []string) (*manifest.Patch, error) {
 	hooksByEvent := map[string][]any{}
 	var events []string
-	var allow, ask, deny []string
+	var allow, ask, deny, dirs []string
+	env := map[string]string{}
 	mode := ""
 	for _, f := range files {
 		s, err := e.readClaudeSettings(f)
@@ -176,12 +178,18 @@ func (e *Env) claudeSettingsPatch(m *manifest.Manifest, files []string) (*manife
 				}
 				mode = mm
 			}
-			if len(p.AdditionalDirectories) > 0 {
-				e.Logger().Warn("claude settings: permissions.additionalDirectories is not supported; ignored", "file", f)
+			for _, d := range p.AdditionalDirectories {
+				abs, err := e.claudeDir(d)
+				if err != nil {
+					return nil, fmt.Errorf("%s: permissions.additionalDirectories: %w", f, err)
+				}
+				if !slices.Contains(dirs, abs) {
+					dirs = append(dirs, abs)
+				}
 			}
 		}
-		if len(s.Env) > 0 {
-			e.Logger().Warn("claude settings: env is not passed to children yet; ignored", "file", f)
+		for k, v := range s.Env {
+			env[k] = v // a later (higher-precedence) file wins
 		}
 	}
 	var rows []map[string]any
@@ -207,8 +215,11 @@ func (e *Env) claudeSettingsPatch(m *manifest.Manifest, files []string) (*manife
 		}
 		rows = append(rows, e.rowFor(m, "hooks", cfg))
 	}
-	if len(allow)+len(ask)+len(deny) > 0 || mode != "" {
+	if len(allow)+len(ask)+len(deny)+len(dirs) > 0 || mode != "" {
 		cfg := map[string]any{}
+		if len(dirs) > 0 {
+			cfg["additionalDirectories"] = union(existingList(m, "permission", "additionalDirectories"), dirs)
+		}
 		for key, add := range map[string][]string{"allow": allow, "ask": ask, "deny": deny} {
 			if len(add) > 0 {
 				cfg[key] = union(existingList(m, "permission", key), add)
@@ -219,6 +230,9 @@ func (e *Env) claudeSettingsPatch(m *manifest.Manifest, files []string) (*manife
 		}
 		rows = append(rows, e.rowFor(m, "permission", cfg))
 	}
+	if row := e.claudeSubprocessRow(m, files, env, dirs); row != nil {
+		rows = append(rows, row)
+	}
 	if len(rows) == 0 {
 		return nil, nil
 	}
@@ -227,6 +241,107 @@ func (e *Env) claudeSettingsPatch(m *manifest.Manifest, files []string) (*manife
 		return nil, err
 	}
 	return manifest.ParsePatch("claude settings ("+strings.Join(files, ", ")+")", data)
+}
+
+// claudeDir makes a settings directory absolute: ~/ against $HOME, a
+// relative path against the working directory.
+func (e *Env) claudeDir(d string) (string, error) {
+	if d == "" {
+		return "", errors.New("empty path")
+	}
+	if rest, ok := strings.CutPrefix(d, "~/"); ok || d == "~" {
+		home, found := e.LookupEnv("HOME")
+		if !found || home == "" {
+			return "", fmt.Errorf("%s: HOME is not set", d)
+		}
+		d = filepath.Join(home, rest)
+	}
+	if !filepath.IsAbs(d) {
+		wd, err := e.Getwd()
+		if err != nil {
+			return "", err
+		}
+		d = filepath.Join(wd, d)
+	}
+	return filepath.Clean(d), nil
+}
+
+// claudeSubprocessRow is the patch row that applies the settings' env and
+// additionalDirectories to the subprocess-local row: env entries become
+// env.set (children get them; a name the credential scrub drops is left
+// out, with a warning naming it, never its value) and the directories
+// become writable roots of a workspace-write sandbox. nil when there is
+// nothing to apply or no subprocess-local row.
+func (e *Env) claudeSubprocessRow(m *manifest.Manifest, files []string, env map[string]string, dirs []string) map[string]any {
+	var en *manifest.Entry
+	for _, x := range m.Flatten() {
+		if x.Name == "subprocess-local" {
+			en = &x
+			break
+		}
+	}
+	if en == nil || len(env)+len(dirs) == 0 {
+		return nil
+	}
+	var cur map[string]any
+	if en.Config != nil {
+		_ = en.Config.Decode(&cur)
+	}
+	cfg := map[string]any{}
+	if len(env) > 0 {
+		envCfg, _ := cur["env"].(map[string]any)
+		policy := subprocess.EnvPolicy{Deny: append(anyStrings(envCfg["deny"]), subprocess.DefaultEnvDeny...), Allow: anyStrings(envCfg["allow"])}
+		set := map[string]any{}
+		if old, ok := envCfg["set"].(map[string]any); ok {
+			for k, v := range old {
+				set[k] = v
+			}
+		}
+		var dropped []string
+		for k, v := range env {
+			if policy.Drops(k) || k == subprocess.ControlEnv {
+				dropped = append(dropped, k)
+				continue
+			}
+			set[k] = v
+		}
+		if len(dropped) > 0 {
+			sort.Strings(dropped)
+			e.Logger().Warn("claude settings: env entries not passed to children (credential-shaped or HARNESS_ names)", "names", strings.Join(dropped, ","), "files", strings.Join(files, ", "))
+		}
+		if len(set) > 0 {
+			out := map[string]any{}
+			for k, v := range envCfg {
+				out[k] = v
+			}
+			out["set"] = set
+			cfg["env"] = out
+		}
+	}
+	if sb, ok := cur["sandbox"].(map[string]any); ok && sb["mode"] == "workspace-write" && len(dirs) > 0 {
+		out := map[string]any{}
+		for k, v := range sb {
+			out[k] = v
+		}
+		out["writableRoots"] = union(anyStrings(sb["writableRoots"]), dirs)
+		cfg["sandbox"] = out
+	}
+	if len(cfg) == 0 {
+		return nil
+	}
+	return map[string]any{"id": en.ID, "config": cfg}
+}
+
+// anyStrings returns the strings of a decoded YAML list (nil otherwise).
+func anyStrings(v any) []string {
+	list, _ := v.([]any)
+	var out []string
+	for _, x := range list {
+		if s, ok := x.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // rowFor is the patch row that applies cfg to row id: an override when the

@@ -16,11 +16,13 @@ import (
 	"github.com/dshgo/harness/services/tools"
 )
 
-// answererPlugin provides the UI's answerer under approval.AnswererKey for
-// as long as the UI runs; its config is the *answerer.
-var answererPlugin = core.Define("tui-approval", func(c *core.Context, a *answerer) error {
-	return core.Provide[approval.Answerer](c, approval.AnswererKey, a)
-}, core.WithProvides(approval.AnswererKey.Name()))
+// answererPlugin is a plugin providing a under approval.AnswererKey for as
+// long as the UI runs.
+func answererPlugin(a *answerer) core.Plugin {
+	return core.Define("tui-approval", func(c *core.Context, _ struct{}) error {
+		return core.Provide[approval.Answerer](c, approval.AnswererKey, a)
+	}, core.WithProvides(approval.AnswererKey.Name()))
+}
 
 // answerer puts approval questions to the UI: each becomes an approvalMsg
 // whose reply channel the modal answers.

@@ -151,9 +151,11 @@ func newEditor(th theme) textarea.Model {
 // Bind connects m to its program's Send and provides the approval
 // answerer; release withdraws the answerer and closes the session.
 func (m *Model) Bind(send func(tea.Msg)) (release func(context.Context) error, err error) {
+	m.mu.Lock()
 	m.send = send
+	m.mu.Unlock()
 	m.answerer = &answerer{send: send}
-	f := m.o.Root.Plugin(answererPlugin, m.answerer)
+	f := m.o.Root.Plugin(answererPlugin(m.answerer), nil)
 	if err := f.Await(context.Background()); err != nil {
 		return nil, fmt.Errorf("tui: providing the approval answerer: %w", err)
 	}
@@ -169,6 +171,16 @@ func (m *Model) Bind(send func(tea.Msg)) (release func(context.Context) error, e
 		}
 		return err
 	}, nil
+}
+
+// post sends msg to the program (dropped before Bind).
+func (m *Model) post(msg tea.Msg) {
+	m.mu.Lock()
+	send := m.send
+	m.mu.Unlock()
+	if send != nil {
+		send(msg)
+	}
 }
 
 func (m *Model) session() *agent.Session {
@@ -201,12 +213,7 @@ func (m *Model) openSession(id, route, note string) tea.Cmd {
 	} else if old != nil && id != "" {
 		o.Model = old.Model().Route()
 	}
-	send := m.send
-	o.Observer = func(e agent.Event) {
-		if send != nil {
-			send(eventMsg(e))
-		}
-	}
+	o.Observer = func(e agent.Event) { m.post(eventMsg(e)) }
 	return func() tea.Msg {
 		ctx := context.Background()
 		if old != nil {

@@ -51,11 +51,11 @@ func newTheme(dark, noColor bool) theme {
 	return t
 }
 
-// glamourStyle is the glamour style name for the theme.
+// glamourStyle is the glamour style name for the theme. Without colours it
+// stays dark or light: the program's colour profile (NO_COLOR) drops the
+// colours and keeps bold and italics, where "notty" would print the ** marks.
 func (t theme) glamourStyle() string {
 	switch {
-	case t.noColor:
-		return "notty"
 	case t.dark:
 		return "dark"
 	}

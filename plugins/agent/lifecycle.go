@@ -18,15 +18,16 @@ func (ss *Session) lifecycleSession() lifecycle.Session {
 }
 
 // sessionStart fires SessionStart; its contexts are added before the next
-// prompt. A failing listener is logged and ignored (SessionStart cannot
-// block).
-func (ss *Session) sessionStart(ctx context.Context, source string) []sourced {
+// prompt, and its variables (CLAUDE_ENV_FILE) reach the session's later
+// shell commands. A failing listener is logged and ignored (SessionStart
+// cannot block).
+func (ss *Session) sessionStart(ctx context.Context, source string) ([]sourced, map[string]string) {
 	d, err := lifecycle.SessionStart.Run(ctx, ss.svc.c.To(ss.scope.ID()), lifecycle.Start{Session: ss.lifecycleSession(), Source: source}, lifecycle.Pass[lifecycle.Start])
 	if err != nil {
 		ss.svc.c.Logger().Warn("SessionStart listener failed", "session", ss.id, "err", err)
-		return nil
+		return nil, nil
 	}
-	return contexts(SourceSessionStart, d.AdditionalContext)
+	return contexts(SourceSessionStart, d.AdditionalContext), d.Env
 }
 
 // promptSubmit fires UserPromptSubmit: a block or a failed listener

@@ -508,8 +508,9 @@ func (t *turn) runTools(ctx context.Context, calls []llm.ToolCall) (concluded bo
 	}}
 	// Tools resolve relative paths against the session's directory (workdir).
 	// Tools keep per-session state (the todo list) through sessionstate.
+	// Shell commands get the session's variables (workdir.WithEnv).
 	// Subagent tools find the calling session and turn (withTurn).
-	outs := sched.Run(withTurn(sessionstate.With(workdir.With(ctx, ss.opts.Cwd), ss), t), valid)
+	outs := sched.Run(withTurn(sessionstate.With(workdir.WithEnv(workdir.With(ctx, ss.opts.Cwd), ss.env), ss), t), valid)
 	for i, o := range outs {
 		if results[index[i]] == nil {
 			results[index[i]] = o

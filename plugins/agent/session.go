@@ -125,7 +125,8 @@ type Session struct {
 	lastSnapshot string
 	turn         int
 	total        llm.Usage
-	pending      []sourced // contexts to add before the next prompt (SessionStart)
+	pending      []sourced         // contexts to add before the next prompt (SessionStart)
+	env          map[string]string // variables for the session's shell commands (SessionStart); set before the session is returned, then read only
 	states       map[string]json.RawMessage
 	closed       bool
 }
@@ -298,7 +299,7 @@ func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
 		source = "resume"
 	}
 	ss.observe(Event{Type: EventSession, Cwd: o.Cwd, Model: ss.route, Resumed: resumed})
-	ss.pending = ss.sessionStart(ctx, source)
+	ss.pending, ss.env = ss.sessionStart(ctx, source)
 	return ss, nil
 }
 
@@ -397,8 +398,9 @@ func (ss *Session) Usage() llm.Usage {
 	return ss.total
 }
 
-// Close disposes the session's scope (everything registered through it)
-// and closes its log. Idempotent; a nil session is closed already (a
+// Close disposes the session's scope (everything registered through it;
+// like core's Dispose it does not wait for a goroutine started in the scope
+// that has not returned yet) and closes its log. Idempotent; a nil session is closed already (a
 // deferred Close after a failed reopen).
 func (ss *Session) Close(ctx context.Context) error {
 	if ss == nil {

@@ -87,6 +87,7 @@ type runner struct {
 	transcripts map[string]string // session id → its Claude-format transcript, learned from lifecycle events
 	fallbackDir string            // private directory of empty transcripts for calls outside a session
 	warned      map[string]bool   // "hook\x00field" pairs already warned about
+	envFiles    int               // CLAUDE_ENV_FILE files made so far (for unique names)
 }
 
 func newRunner(cfg Config, run runFunc, log *slog.Logger) (*runner, error) {
@@ -143,7 +144,7 @@ func (h *runner) selected(event string, subjects ...string) []CommandHook {
 // dispatch runs every selected hook in parallel with the payload on stdin and
 // returns their outcomes in configuration order. The goroutines are joined
 // before it returns.
-func (h *runner) dispatch(ctx context.Context, selected []CommandHook, p Payload) []outcome {
+func (h *runner) dispatch(ctx context.Context, selected []CommandHook, p Payload, extraEnv ...string) []outcome {
 	if len(selected) == 0 {
 		return nil
 	}
@@ -169,6 +170,9 @@ func (h *runner) dispatch(ctx context.Context, selected []CommandHook, p Payload
 		"CLAUDE_PROJECT_DIR":  p.Cwd,
 		"HARNESS_PROJECT_DIR": p.Cwd,
 		"HARNESS_HOOK_EVENT":  p.HookEventName,
+	}
+	for i := 0; i+1 < len(extraEnv); i += 2 {
+		env[extraEnv[i]] = extraEnv[i+1]
 	}
 	outs := make([]outcome, len(selected))
 	var wg sync.WaitGroup
@@ -377,8 +381,16 @@ func (h *runner) show(event string, scope *core.ScopeID, outs []outcome) {
 }
 
 // preToolUse is the PreToolUse vote: the hooks' merged answer, failing
-// closed. A hook's allow is only a vote; it lifts no other vote's ask or deny.
+// closed. A hook's allow is an approval (tools.Decision.Approve): it lifts
+// the permission mode's ask, as in Claude Code, but no ask or deny a rule,
+// a guard or another vote makes. A hook's updatedInput becomes the vote's
+// Arguments: the registry validates it and runs the votes and guards again
+// on it, and this vote then answers Allow without running the hooks again
+// (their first answer stands).
 func (h *runner) preToolUse(ctx context.Context, e *tools.Execution) (tools.Decision, error) {
+	if e.Rechecking() {
+		return tools.Allow(), nil
+	}
 	sel := h.toolHooks(EventPreToolUse, e.Name())
 	if len(sel) == 0 {
 		return tools.Allow(), nil
@@ -404,9 +416,52 @@ func (h *runner) preToolUse(ctx context.Context, e *tools.Execution) (tools.Deci
 				"to let such calls run, change the PreToolUse hook that asks, or allow them in the permission rules of harness.yml.",
 				reason, why, e.Name())), nil
 		}
-		return tools.Ask(reason), nil
+		d := tools.Ask(reason)
+		d.Arguments = h.updatedArguments(e, m.updatedInput)
+		return d, nil
 	}
-	return tools.Allow(), nil
+	return tools.Decision{Approve: m.verdict == verdictAllow, Arguments: h.updatedArguments(e, m.updatedInput)}, nil
+}
+
+// updatedArguments is the argument JSON a hook's updatedInput asks for:
+// its top-level fields replace the call's (the fields a hook leaves out
+// keep the model's values, so a script that changes only the command works
+// with the harness's own required fields). "" when there is no rewrite or
+// it changes nothing; a value that is not a JSON object is passed on as
+// is, for the registry to reject as invalid arguments.
+func (h *runner) updatedArguments(e *tools.Execution, raw json.RawMessage) string {
+	if raw == nil {
+		return ""
+	}
+	var upd map[string]json.RawMessage
+	if json.Unmarshal(raw, &upd) != nil || upd == nil {
+		return string(raw)
+	}
+	var args map[string]json.RawMessage
+	if json.Unmarshal([]byte(e.Arguments()), &args) != nil || args == nil {
+		args = map[string]json.RawMessage{}
+	}
+	changed := false
+	for k, v := range upd {
+		if old, ok := args[k]; !ok || !jsonEqual(old, v) {
+			changed = true
+		}
+		args[k] = v
+	}
+	if !changed {
+		return ""
+	}
+	out, err := json.Marshal(args)
+	if err != nil {
+		return string(raw)
+	}
+	return string(out)
+}
+
+// jsonEqual reports whether two JSON texts have the same compact form.
+func jsonEqual(a, b json.RawMessage) bool {
+	var x, y bytes.Buffer
+	return json.Compact(&x, a) == nil && json.Compact(&y, b) == nil && x.String() == y.String()
 }
 
 // unanswerable is what the hooks plugin asks of an approval service: why can
@@ -515,7 +570,17 @@ func (h *runner) lifecycleDecision(ctx context.Context, event, subject string, s
 	if len(sel) == 0 {
 		return lifecycle.Decision{}
 	}
-	outs := h.dispatch(ctx, sel, p)
+	var extra []string
+	envFile := ""
+	if event == EventSessionStart {
+		var err error
+		if envFile, err = h.newEnvFile(p.SessionID); err != nil {
+			h.log.Warn("hooks: no CLAUDE_ENV_FILE for SessionStart", "err", err)
+		} else {
+			extra = []string{"CLAUDE_ENV_FILE", envFile}
+		}
+	}
+	outs := h.dispatch(ctx, sel, p, extra...)
 	m := merge(outs, false)
 	h.report(event, m)
 	h.show(event, s.Scope, outs)
@@ -534,6 +599,9 @@ func (h *runner) lifecycleDecision(ctx context.Context, event, subject string, s
 	}
 	if m.verdict == verdictDeny {
 		d.Block, d.Reason = true, m.reason
+	}
+	if envFile != "" {
+		d.Env = h.readEnvFile(ctx, envFile)
 	}
 	return d
 }

@@ -96,6 +96,81 @@ func BenchmarkEchoRoundTrip(b *testing.B) {
 	})
 }
 
+// BenchmarkEchoPaired is BenchmarkEchoRoundTrip with the two clients
+// interleaved: every iteration makes one call through the harness pipeline
+// and one through the SDK's own client (each to its own server-everything
+// over stdio; to the same one over HTTP), so both see the same machine load.
+// It reports each side's mean and their ratio (pipeline/sdk; the target is
+// at most 1.10).
+//
+//	go test ./plugins/mcp -run '^$' -bench EchoPaired -benchtime 300x -count 3
+func BenchmarkEchoPaired(b *testing.B) {
+	bin := npmBinB(b, "mcp-server-everything")
+	b.Run("stdio", func(b *testing.B) {
+		reg := benchHarness(b, fmt.Sprintf("servers:\n  e:\n    command: %s\n    args: [stdio]\n", bin))
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench"}, nil).Connect(context.Background(),
+			&sdk.CommandTransport{Command: exec.Command(bin, "stdio")}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		benchPaired(b, reg, cs)
+	})
+	// The SDK's client with its server in a new session, as the subprocess
+	// service starts every child: under sched_autogroup (on here) a new
+	// session is a new scheduling group, and on a loaded machine each
+	// request/response hop between groups waits longer for a CPU.
+	b.Run("stdio-setsid", func(b *testing.B) {
+		reg := benchHarness(b, fmt.Sprintf("servers:\n  e:\n    command: %s\n    args: [stdio]\n", bin))
+		cmd := exec.Command(bin, "stdio")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench"}, nil).Connect(context.Background(),
+			&sdk.CommandTransport{Command: cmd}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		benchPaired(b, reg, cs)
+	})
+	url := startHTTPServer(b, bin)
+	b.Run("http", func(b *testing.B) {
+		reg := benchHarness(b, fmt.Sprintf("servers:\n  e:\n    url: %s\n", url))
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench"}, nil).Connect(context.Background(),
+			&sdk.StreamableClientTransport{Endpoint: url}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		benchPaired(b, reg, cs)
+	})
+}
+
+func benchPaired(b *testing.B, reg *tools.Registry, cs *sdk.ClientSession) {
+	var pipe, direct time.Duration
+	for i := 0; b.Loop(); i++ {
+		// Alternate which goes first, so neither always follows the other.
+		for j := range 2 {
+			start := time.Now()
+			if (i+j)%2 == 0 {
+				o := reg.Execute(context.Background(), tools.Call{ID: "b", Name: "mcp__e__echo", Arguments: `{"message":"hi"}`})
+				if o.IsError {
+					b.Fatal(tools.TextOf(o.Content))
+				}
+				pipe += time.Since(start)
+			} else {
+				res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hi"}})
+				if err != nil || res.IsError {
+					b.Fatal(err)
+				}
+				direct += time.Since(start)
+			}
+		}
+	}
+	b.ReportMetric(float64(pipe.Microseconds())/float64(b.N), "pipeline-µs/op")
+	b.ReportMetric(float64(direct.Microseconds())/float64(b.N), "sdk-µs/op")
+	b.ReportMetric(float64(pipe)/float64(direct), "pipeline/sdk")
+}
+
 func benchHarness(b *testing.B, cfg string) *tools.Registry {
 	h := harnesstest.Start(b, "plugins:\n  - name: subprocess-local\n  - name: tools\n  - name: mcp\n    config:\n"+indent(cfg, "      "))
 	m := harnesstest.Service(b, h, mcp.Key)

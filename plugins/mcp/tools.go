@@ -87,6 +87,7 @@ func (s *server) mountTools(ctx context.Context, list []*mcp.Tool) error {
 			continue
 		}
 		_ = e.fiber.Dispose(ctx)
+		_ = e.fiber.Await(ctx) // Dispose does not wait; the replacement needs the name free
 	}
 	var mounted []*core.Fiber
 	for name, w := range want {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -48,6 +50,12 @@ type Config struct {
 	// workspace-write sandbox without asking, unless a deny or ask rule
 	// matches (default true).
 	AutoAllowSandboxed bool `yaml:"autoAllowSandboxed" json:"autoAllowSandboxed" jsonschema:"description=Run shell calls that run in an enforced workspace-write sandbox without asking unless a deny or ask rule matches,default=true"`
+	// AdditionalDirectories count as the workspace besides the working
+	// directory (Claude Code's permissions.additionalDirectories): edit
+	// tools write there without asking in acceptEdits, and a bash workdir
+	// there is not outside the workspace. Relative paths resolve against
+	// Cwd; deny and ask rules still apply there.
+	AdditionalDirectories []string `yaml:"additionalDirectories" json:"additionalDirectories,omitempty" jsonschema:"description=Directories that count as the workspace besides the working directory (acceptEdits writes there without asking); deny and ask rules still apply"`
 }
 
 // SetDefaults classifies the standard tool set: bash is the shell tool;
@@ -79,6 +87,40 @@ func (c Config) spec() Spec {
 	}
 }
 
+// additional returns AdditionalDirectories made absolute against Cwd (the
+// process's working directory when empty), with a leading ~/ expanded.
+func (c Config) additional() ([]string, error) {
+	if len(c.AdditionalDirectories) == 0 {
+		return nil, nil
+	}
+	base := c.Cwd
+	if base == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("additionalDirectories: %w", err)
+		}
+		base = wd
+	}
+	out := make([]string, 0, len(c.AdditionalDirectories))
+	for i, d := range c.AdditionalDirectories {
+		if d == "" {
+			return nil, fmt.Errorf("additionalDirectories[%d]: empty path", i)
+		}
+		if rest, ok := strings.CutPrefix(d, "~/"); ok {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return nil, fmt.Errorf("additionalDirectories[%d]: %w", i, err)
+			}
+			d = filepath.Join(home, rest)
+		}
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(base, d)
+		}
+		out = append(out, filepath.Clean(d))
+	}
+	return out, nil
+}
+
 // Plugin is the permission plugin.
 var Plugin = core.Define("permission", apply,
 	core.WithInject(tools.Key.Name()),
@@ -105,7 +147,11 @@ func apply(c *core.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	p := &plugin{c: c, policy: pol, grants: map[weak.Pointer[core.ScopeID]]*Policy{}}
+	extra, err := cfg.additional()
+	if err != nil {
+		return err
+	}
+	p := &plugin{c: c, policy: pol, extra: extra, grants: map[weak.Pointer[core.ScopeID]]*Policy{}}
 	reg := core.Use(c, tools.Key)
 	if err := reg.Guard(c, p.guard); err != nil {
 		return fmt.Errorf("permission: register guard: %w", err)
@@ -125,6 +171,7 @@ func (p *plugin) ReadDenied(_ *tools.Execution, path string) (string, bool) {
 type plugin struct {
 	c      *core.Context
 	policy *Policy
+	extra  []string // AdditionalDirectories, absolute
 
 	mu sync.Mutex
 	// grants are the rules granted by "always" answers, per scope. Scopes are
@@ -169,6 +216,9 @@ func (p *plugin) callOf(e *tools.Execution) Call {
 	roots, active := p.sandbox()
 	if active {
 		c.Roots = roots
+	}
+	if len(p.extra) > 0 {
+		c.Roots = append(append([]string(nil), c.Roots...), p.extra...)
 	}
 	if p.policy.Shell(c.Tool) {
 		var args struct {
@@ -221,21 +271,24 @@ func (p *plugin) vote(_ context.Context, e *tools.Execution) (tools.Decision, er
 	if p.granted(e.Scope(), call) {
 		return tools.Allow(), nil
 	}
+	// An ask only the mode made is soft: a PreToolUse hook's "allow" (an
+	// Approve vote) lifts it, and its denial when nobody can answer.
 	approver, ok := core.Lookup(p.c, tools.ApprovalKey)
 	if !ok {
-		return tools.Deny(p.denialFor(v, e.Name(), "no approval service is mounted (add the approval plugin to harness.yml)")), nil
+		return tools.Decision{Kind: tools.DecisionDeny, Soft: v.ByMode,
+			Reason: p.denialFor(v, e.Name(), "no approval service is mounted (add the approval plugin to harness.yml)")}, nil
 	}
 	if u, ok := approver.(scopedUnanswerable); ok {
 		if why := u.UnanswerableIn(e.Scope()); why != "" {
-			return tools.Deny(p.denialFor(v, e.Name(), why)), nil
+			return tools.Decision{Kind: tools.DecisionDeny, Soft: v.ByMode, Reason: p.denialFor(v, e.Name(), why)}, nil
 		}
 	} else if u, ok := approver.(unanswerable); ok {
 		if why := u.Unanswerable(); why != "" {
-			return tools.Deny(p.denialFor(v, e.Name(), why)), nil
+			return tools.Decision{Kind: tools.DecisionDeny, Soft: v.ByMode, Reason: p.denialFor(v, e.Name(), why)}, nil
 		}
 	}
 	p.listen(approver)
-	return tools.Decision{Kind: tools.DecisionAsk, Reason: v.Reason, AlwaysRules: v.Suggestions}, nil
+	return tools.Decision{Kind: tools.DecisionAsk, Reason: v.Reason, Soft: v.ByMode, AlwaysRules: v.Suggestions}, nil
 }
 
 // denialFor is the denial reason for an ask nobody can answer: what was

@@ -75,6 +75,11 @@ type Verdict struct {
 	// Unknown is set when the call was asked because a part of a shell
 	// command cannot be known statically (see [Call.Sandboxed]).
 	Unknown bool
+	// ByMode is set for an Ask that only the permission mode made: no rule
+	// matched, the command is known and its workdir inside the workspace.
+	// An explicit approval (a PreToolUse hook's "allow") lifts such an ask,
+	// as in Claude Code; it lifts no ask a rule made.
+	ByMode bool
 }
 
 // Call is what a policy evaluates: the tool name and its arguments as JSON.
@@ -278,7 +283,7 @@ func (p *Policy) Evaluate(c Call) Verdict {
 	case p.mode == ModeAcceptEdits && p.editing[strings.ToLower(c.Tool)]:
 		why = "it writes outside the working directory and the sandbox's writable roots, and no allow rule covers it (permission mode acceptEdits)"
 	}
-	return Verdict{Decision: Ask, Suggestions: p.suggest(c, sub),
+	return Verdict{Decision: Ask, Suggestions: p.suggest(c, sub), ByMode: true,
 		Reason: fmt.Sprintf("tool %q requires approval: %s", c.Tool, why)}
 }
 

@@ -19,10 +19,12 @@ import (
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
 	subagentinprocess "github.com/dshgo/harness/plugins/subagent-inprocess"
 	subagenttools "github.com/dshgo/harness/plugins/subagent-tools"
+	toolbash "github.com/dshgo/harness/plugins/tool-bash"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/llm/llmtest"
 	"github.com/dshgo/harness/services/sessions"
 	"github.com/dshgo/harness/services/subagent"
+	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tools"
 )
@@ -37,6 +39,8 @@ type router struct {
 	scripts map[string][]llmtest.Turn
 	seen    []string // conversation of each request, in arrival order
 	notify  map[string]chan<- time.Time
+	// hook, when set, may answer a request first (nil: the script answers).
+	hook func(key string, w llmtest.WireRequest) *llmtest.Turn
 }
 
 func newRouter(scripts map[string][]llmtest.Turn) *router { return &router{scripts: scripts} }
@@ -53,6 +57,11 @@ func conversation(w llmtest.WireRequest) string {
 
 func (r *router) check(_ llmtest.Request, w llmtest.WireRequest) *llmtest.Turn {
 	key := conversation(w)
+	if r.hook != nil {
+		if t := r.hook(key, w); t != nil {
+			return t
+		}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.seen = append(r.seen, key)
@@ -141,6 +150,7 @@ type fixture struct {
 }
 
 type fixtureOpts struct {
+	bash     bool   // mount subprocess-local and tool-bash
 	defs     string // agent definitions directory
 	maxDepth int
 	state    string // reuse a state dir (a restart)
@@ -187,6 +197,10 @@ func newFixtureOpts(t testing.TB, scripts map[string][]llmtest.Turn, fo fixtureO
 	rc.Plugin(core.Define("test-tools", func(c *core.Context, _ struct{}) error {
 		return tools.Register(c, f.probe.tools(f.dir)...)
 	}, core.WithInject(tools.Key.Name())), nil)
+	if fo.bash {
+		rc.Plugin(subprocess.Plugin, nil)
+		rc.Plugin(toolbash.Plugin, nil)
+	}
 	rc.Plugin(sessions.JSONLPlugin, sessions.JSONLConfig{StateDir: f.state})
 	rc.Plugin(agent.Plugin, agent.Config{MaxSteps: 10})
 	rc.Plugin(subagent.Plugin, subagent.Config{MaxDepth: max(fo.maxDepth, 1)})

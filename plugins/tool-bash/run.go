@@ -30,6 +30,23 @@ const (
 // envOverrides make tools behave in a non-terminal: no colours, no pagers.
 var envOverrides = map[string]string{"NO_COLOR": "1", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat"}
 
+// commandEnv is the explicit environment of a command: the session's
+// variables carried by ctx (workdir.EnvFrom), then envOverrides.
+func commandEnv(ctx context.Context) map[string]string {
+	session := workdir.EnvFrom(ctx)
+	if len(session) == 0 {
+		return envOverrides
+	}
+	env := make(map[string]string, len(session)+len(envOverrides))
+	for k, v := range session {
+		env[k] = v
+	}
+	for k, v := range envOverrides {
+		env[k] = v
+	}
+	return env
+}
+
 // errTimeout is the cause of a bash call's own deadline.
 var errTimeout = errors.New("bash timeout")
 
@@ -161,7 +178,7 @@ func (x *Executor) Run(ctx context.Context, args Args) (Value, error) {
 		Context: runCtx,
 		Argv:    []string{"bash", "-c", args.Command},
 		Dir:     dir,
-		Env:     envOverrides,
+		Env:     commandEnv(ctx),
 		Stdin:   subprocess.IgnoreStdin(),
 		Stdout:  subprocess.CollectSpill(x.MaxOutputBytes, x.MaxSpillBytes),
 		Stderr:  subprocess.CollectSpill(x.MaxOutputBytes, x.MaxSpillBytes),

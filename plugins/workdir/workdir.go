@@ -77,3 +77,25 @@ func Default(configured string) (string, error) {
 	}
 	return configured, nil
 }
+
+type envKey struct{}
+
+// WithEnv returns a copy of ctx that carries env: variables the shell
+// commands of the calls run under it get on top of the deployment's
+// environment (a session's variables, such as those a SessionStart hook
+// wrote to CLAUDE_ENV_FILE). The caller has already dropped what children
+// must never get (credentials); the map is not copied and must not be
+// changed afterwards. An empty env leaves ctx unchanged.
+func WithEnv(ctx context.Context, env map[string]string) context.Context {
+	if len(env) == 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, envKey{}, env)
+}
+
+// EnvFrom returns the variables carried by ctx (nil: none). The map is
+// shared: read it only.
+func EnvFrom(ctx context.Context) map[string]string {
+	env, _ := ctx.Value(envKey{}).(map[string]string)
+	return env
+}

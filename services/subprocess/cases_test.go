@@ -359,3 +359,31 @@ func TestConcealEnvDropsNamedVariables(t *testing.T) {
 		t.Error("ScrubbedParentEnv keeps the concealed variable")
 	}
 }
+
+// EnvPolicy.Set gives every child its variables under a spawn's own
+// Spec.Env; a credential-shaped or HARNESS_ name is refused at validation,
+// and a name concealed later is not set.
+func TestEnvPolicySetReachesEveryChild(t *testing.T) {
+	for _, bad := range []string{"MY_API_KEY", "HARNESS_X", "DB_CREDENTIAL"} {
+		if err := (EnvPolicy{Set: map[string]string{bad: "v"}}).Validate(); err == nil || !strings.Contains(err.Error(), "set."+bad) {
+			t.Errorf("Set %s: %v", bad, err)
+		}
+	}
+	name := fmt.Sprintf("SET_LATER_CONCEALED_%d", concealRun.Add(1))
+	rt := newRuntime(t, Options{Env: EnvPolicy{Set: map[string]string{"SET_PROBE": "from-policy", "SET_OVERRIDDEN": "policy", name: "plain"}}})
+	spec := collectSpec(nil, "env", 1<<20, time.Second)
+	spec.Env = map[string]string{"SET_OVERRIDDEN": "spec"}
+	res, err := rt.Run(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := res.Stdout.Text()
+	if !strings.Contains(env, "SET_PROBE=from-policy\n") || !strings.Contains(env, "SET_OVERRIDDEN=spec\n") || !strings.Contains(env, name+"=plain\n") {
+		t.Fatalf("child env:\n%s", env)
+	}
+	ConcealEnv(name)
+	spec = collectSpec(nil, "env", 1<<20, time.Second)
+	if res, err = rt.Run(spec); err != nil || strings.Contains(res.Stdout.Text(), name+"=") {
+		t.Fatalf("a concealed name is still set: %v\n%s", err, res.Stdout.Text())
+	}
+}

@@ -83,10 +83,24 @@ type EnvPolicy struct {
 	// scrub and Deny although they match; the HARNESS_ namespace is never
 	// allowed this way. Example: "TOKENIZERS_PARALLELISM".
 	Allow []string `yaml:"allow" json:"allow,omitempty" jsonschema:"description=Environment-name patterns (path.Match syntax; case-insensitive) kept although they look like credentials."`
+	// Set gives every child these variables (a Claude Code settings file's
+	// env), on top of the scrubbed environment and under a spawn's own
+	// Spec.Env. A name the scrub would drop (credential-shaped, HARNESS_*,
+	// or concealed by the deployment) is never set this way: children do
+	// not get credentials from configuration.
+	Set map[string]string `yaml:"set" json:"set,omitempty" jsonschema:"description=Variables set in every child (names the credential scrub drops are not set)."`
 }
 
 // Validate reports a malformed pattern with its field path.
 func (p EnvPolicy) Validate() error {
+	for k, v := range p.Set {
+		if k == "" || strings.ContainsAny(k, "=\x00") || strings.Contains(v, "\x00") {
+			return fmt.Errorf("set.%s: invalid variable name or value", k)
+		}
+		if p.Drops(k) || k == ControlEnv {
+			return fmt.Errorf("set.%s: children never get credential-shaped or HARNESS_ variables from configuration", k)
+		}
+	}
 	for i, pat := range p.Deny {
 		if _, err := path.Match(strings.ToUpper(pat), ""); err != nil || pat == "" {
 			return fmt.Errorf("deny[%d]: invalid pattern %q", i, pat)

@@ -201,6 +201,18 @@ func (r *Runtime) prepare(ctx context.Context, set map[string]string, unset []st
 // childEnv is the scrubbed parent environment with the explicit entries on
 // top, in a slice the caller owns.
 func (r *Runtime) childEnv(set map[string]string, unset []string) []string {
+	if len(r.policy.Set) > 0 {
+		all := make(map[string]string, len(r.policy.Set)+len(set))
+		for k, v := range r.policy.Set {
+			if !r.policy.Drops(k) { // a name concealed after validation
+				all[k] = v
+			}
+		}
+		for k, v := range set {
+			all[k] = v
+		}
+		set = all
+	}
 	return mergeEnv(r.env.get(r.policy), set, unset)
 }
 

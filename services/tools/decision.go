@@ -33,8 +33,15 @@ func (k DecisionKind) String() string {
 	return fmt.Sprintf("DecisionKind(%d)", uint8(k))
 }
 
-// Decision is the result of the PreExecute waterfall. There is no argument
-// rewriting: the arguments logged and presented are the arguments executed.
+// Decision is the result of the PreExecute waterfall, and of one
+// OnPreExecute vote.
+//
+// Three fields matter only in votes (OnPreExecute), where the registry merges
+// them: Soft, Approve and Arguments. A soft ask or deny is one no rule made
+// (a permission mode's default answer); an Approve vote (an explicit
+// approval, such as a PreToolUse hook's permissionDecision "allow") lifts
+// every soft vote, but never a hard ask, a deny, a cancel or a guard. So
+// deny > cancel > ask > allow still holds for everything a rule decides.
 type Decision struct {
 	Kind DecisionKind
 	// Reason is the denial reason (deny) or the question (ask).
@@ -43,6 +50,24 @@ type Decision struct {
 	Info *ErrorInfo
 	// DisplayReason is a user-facing text for the approval prompt (ask only).
 	DisplayReason string
+	// Soft marks an ask or deny that no rule made, only a default (the
+	// permission mode's answer for a call no rule covers, or its denial
+	// when nobody can answer that ask): an Approve vote lifts it.
+	Soft bool
+	// Approve marks an allow vote as an explicit approval that lifts the
+	// soft asks and denies of other votes (a PreToolUse hook's "allow").
+	Approve bool
+	// Arguments, when not empty, is a vote's replacement of the call's
+	// argument JSON (a PreToolUse hook's updatedInput). The registry
+	// validates it against the tool's schema (INVALID_ARGS when it does not
+	// fit), then runs every pre-execute vote and listener again on the new
+	// arguments (Execution.Rechecking is true meanwhile; the vote that
+	// rewrote should answer Allow then: its first decision, without the
+	// rewrite, is merged with the new votes) and the guards, so a rewrite
+	// can never smuggle a call that policy denies. Only votes may rewrite;
+	// two votes with different rewrites deny the call, and so does a
+	// rewrite made during the re-check.
+	Arguments string
 	// AlwaysRules are the rules an "always" answer adds (ask only); copied to
 	// ApprovalRequest.AlwaysRules.
 	AlwaysRules []string
@@ -66,7 +91,8 @@ func Ask(reason string) Decision { return Decision{Kind: DecisionAsk, Reason: re
 func Cancel() Decision { return Decision{Kind: DecisionCancel} }
 
 // Merge returns the stronger of a and b (deny > cancel > ask > allow); on a tie
-// it keeps a.
+// it keeps a. It does not look at Soft or Approve: the registry lifts soft
+// votes when it merges the votes of one call.
 func Merge(a, b Decision) Decision {
 	if b.Kind > a.Kind {
 		return b

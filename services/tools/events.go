@@ -56,7 +56,8 @@ var Changed = core.NewBailEvent[*Registry, struct{}]("tools/change")
 // vote never short-circuits: the rest of the chain always runs (so audit
 // listeners see every call), and the registry merges every vote with the
 // waterfall's result, strongest first (deny > cancel > ask > allow), so no
-// listener, whatever its position, can weaken a vote. Votes are prepended, so
+// listener, whatever its position, can weaken a vote (only an Approve vote
+// lifts the Soft votes; see Decision). Votes are prepended, so
 // an ordinary listener registered before them cannot skip them. An error fails
 // the call closed.
 func OnPreExecute(c *core.Context, fn func(ctx context.Context, e *Execution) (Decision, error)) error {
@@ -70,6 +71,6 @@ func OnPreExecute(c *core.Context, fn func(ctx context.Context, e *Execution) (D
 		if err != nil {
 			return Decision{}, err
 		}
-		return Merge(d, rest), nil
+		return rest, nil // the votes are merged by the registry (Execution.votesSoFar)
 	}, core.Prepend())
 }

@@ -56,9 +56,10 @@ type Execution struct {
 	outcome *Outcome
 	storage Outcome // backing store of the first normalized outcome (saves an allocation)
 
-	votes    atomic.Pointer[Decision] // merged OnPreExecute decisions stronger than allow (nil: allow)
-	mu       sync.Mutex               // guards deferred
-	deferred *[]string                // DeferContext messages, FIFO (nil: none)
+	mu       sync.Mutex // guards deferred and votes
+	votes    votes      // the OnPreExecute votes of the current round
+	recheck  bool       // the pre-execute stage runs again after a rewrite
+	deferred *[]string  // DeferContext messages, FIFO (nil: none)
 
 	tok     Token
 	route   route
@@ -174,23 +175,60 @@ func (e *Execution) deferredContexts() ([]string, bool) {
 	return *e.deferred, concludes
 }
 
+// votes are the OnPreExecute votes of one pre-execute round, merged as they
+// arrive: hard ones and soft ones apart, so that an approval can lift the
+// soft ones whatever the order.
+type votes struct {
+	hard, soft Decision
+	approved   bool      // some vote was Approve
+	rewrite    *Decision // the first vote that rewrote the arguments
+	conflict   bool      // another vote rewrote them differently
+}
+
 func (e *Execution) vote(d Decision) {
-	for {
-		cur := e.votes.Load()
-		if cur != nil && d.Kind <= cur.Kind || cur == nil && d.Kind == DecisionAllow {
-			return // Merge: the stronger wins, a tie keeps the first
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	v := &e.votes
+	if d.Arguments != "" {
+		switch {
+		case v.rewrite == nil:
+			c := d
+			v.rewrite = &c
+		case v.rewrite.Arguments != d.Arguments:
+			v.conflict = true
 		}
-		if e.votes.CompareAndSwap(cur, &d) {
-			return
-		}
+		d.Arguments = ""
+	}
+	switch {
+	case d.Kind == DecisionAllow:
+		v.approved = v.approved || d.Approve
+	case d.Soft && (d.Kind == DecisionAsk || d.Kind == DecisionDeny):
+		v.soft = Merge(v.soft, d)
+	default:
+		v.hard = Merge(v.hard, d)
 	}
 }
 
+// votesSoFar merges the round's votes: the hard ones, and the soft ones
+// unless some vote approved the call.
 func (e *Execution) votesSoFar() Decision {
-	if v := e.votes.Load(); v != nil {
-		return *v
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	d := e.votes.hard
+	if !e.votes.approved {
+		d = Merge(d, e.votes.soft)
 	}
-	return Decision{}
+	d.Soft, d.Approve, d.Arguments = false, false, ""
+	return d
+}
+
+// Rechecking reports whether the pre-execute stage is running again because
+// a vote rewrote the call's arguments (Decision.Arguments). A vote that
+// rewrites should then answer Allow: its first answer is kept.
+func (e *Execution) Rechecking() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.recheck
 }
 
 // newOutcome returns a zeroed outcome owned by e: the embedded one the first

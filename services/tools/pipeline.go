@@ -18,7 +18,9 @@ import (
 //  1. create the execution: resolve the visible tool (unknown: UNKNOWN_TOOL),
 //     validate and freeze the arguments (invalid: INVALID_ARGS, final);
 //  2. caller already cancelled: ABORTED_BEFORE_DISPATCH, final;
-//  3. PreExecute waterfall (merged with OnPreExecute votes);
+//  3. PreExecute waterfall (merged with OnPreExecute votes; an Approve vote
+//     lifts Soft votes); when a vote rewrote the arguments, they are
+//     validated again (INVALID_ARGS, final) and step 3 runs again on them;
 //  4. ask: the approval service (ApprovalKey) looked up now; absent: deny;
 //  5. cancel: ABORTED_BEFORE_DISPATCH;
 //  6. guards, global then the scope chain farthest to nearest, walked live (a
@@ -78,6 +80,12 @@ func (r *Registry) prepare(ctx context.Context, call Call) (e *Execution) {
 		var err error
 		if d, err = r.preExecute(ctx, e); err != nil {
 			return e.final(errorOutcome(err))
+		}
+		if d, err = r.rewrite(ctx, e, d); err != nil {
+			return e.final(errorOutcome(err))
+		}
+		if e.outcome != nil {
+			return e
 		}
 	}
 	if d.Kind == DecisionAsk {
@@ -154,6 +162,58 @@ func argsFailure(err *ArgsError) *Outcome {
 
 func allowInner(context.Context, *Execution) (Decision, error) { return Decision{}, nil }
 
+// rewrite applies a vote's replacement of the arguments (Decision.Arguments)
+// after the first pre-execute round decided d: unless d denies or cancels,
+// the new arguments are validated (INVALID_ARGS, final, when they do not
+// fit) and the pre-execute stage runs again on them, with the rewriting
+// vote's own answer merged in. It sets e's outcome when the call ends here.
+func (r *Registry) rewrite(ctx context.Context, e *Execution, d Decision) (Decision, error) {
+	e.mu.Lock()
+	rw, conflict := e.votes.rewrite, e.votes.conflict
+	e.mu.Unlock()
+	if rw == nil || d.Kind == DecisionDeny || d.Kind == DecisionCancel {
+		return d, nil
+	}
+	if conflict {
+		return Deny(fmt.Sprintf("two pre-execute votes rewrote the arguments of tool %q differently; the call was not run", e.call.Name)), nil
+	}
+	before := e.Arguments()
+	e.call.Arguments, e.coerced, e.bound = rw.Arguments, nil, false
+	if o := e.bind(e.tool); o != nil {
+		o.ErrorMessage = "the arguments a pre-execute hook rewrote are invalid: " + o.ErrorMessage
+		o.Content = []Content{Text("Error: " + o.ErrorMessage)}
+		e.final(o)
+		return d, nil
+	}
+	r.logger().Info("tools: arguments rewritten by a pre-execute vote", "tool", e.call.Name, "call", e.call.ID,
+		"before", clip(before, 200), "after", clip(e.Arguments(), 200))
+	carried := *rw
+	carried.Arguments = ""
+	e.mu.Lock()
+	e.votes, e.recheck = votes{}, true
+	e.mu.Unlock()
+	e.vote(carried)
+	d, err := r.preExecute(ctx, e)
+	if err != nil {
+		return d, err
+	}
+	e.mu.Lock()
+	again := e.votes.rewrite
+	e.mu.Unlock()
+	if again != nil && again.Arguments != e.Arguments() && again.Arguments != rw.Arguments {
+		return Deny(fmt.Sprintf("the arguments of tool %q were rewritten again while the rewrite was re-checked; the call was not run", e.call.Name)), nil
+	}
+	return d, nil
+}
+
+// clip shortens s to at most n bytes for a log line.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
 func (r *Registry) preExecute(ctx context.Context, e *Execution) (d Decision, err error) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -164,6 +224,7 @@ func (r *Registry) preExecute(ctx context.Context, e *Execution) (d Decision, er
 	if err != nil {
 		return Decision{}, err
 	}
+	d.Soft, d.Approve, d.Arguments = false, false, ""
 	return Merge(d, e.votesSoFar()), nil
 }
 

@@ -40,8 +40,8 @@ func Example() {
 }
 
 func ExampleDecision_Merge() {
-	a := lifecycle.Decision{AdditionalContext: []string{"a"}}
-	b := lifecycle.Decision{Block: true, Reason: "stop", AdditionalContext: []string{"b"}}
+	a := lifecycle.Decision{AdditionalContext: []string{"a"}, Env: map[string]string{"GREETING": "hi", "STAGE": "dev"}}
+	b := lifecycle.Decision{Block: true, Reason: "stop", AdditionalContext: []string{"b"}, Env: map[string]string{"STAGE": "prod"}}
 	fmt.Printf("%+v\n", a.Merge(b))
-	// Output: {Block:true Reason:stop AdditionalContext:[a b] Halt:false HaltReason:}
+	// Output: {Block:true Reason:stop AdditionalContext:[a b] Halt:false HaltReason: Env:map[GREETING:hi STAGE:prod]}
 }

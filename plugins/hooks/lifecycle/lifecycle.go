@@ -94,6 +94,10 @@ type Decision struct {
 	Halt bool
 	// HaltReason says why (Claude Code's stopReason); may be empty.
 	HaltReason string
+	// Env holds variables for the later shell commands of the session
+	// (SessionStart only: what hooks wrote to CLAUDE_ENV_FILE), credentials
+	// already dropped. When listeners disagree, the later one wins.
+	Env map[string]string
 }
 
 // Merge folds other into d: a block from either side wins (reasons joined
@@ -109,6 +113,14 @@ func (d Decision) Merge(other Decision) Decision {
 	}
 	out.Reason = strings.Join(reasons, "\n\n")
 	out.AdditionalContext = append(append([]string(nil), d.AdditionalContext...), other.AdditionalContext...)
+	if len(d.Env)+len(other.Env) > 0 {
+		out.Env = make(map[string]string, len(d.Env)+len(other.Env))
+		for _, m := range []map[string]string{d.Env, other.Env} {
+			for k, v := range m {
+				out.Env[k] = v
+			}
+		}
+	}
 	return out
 }
 

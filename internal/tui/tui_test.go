@@ -1,0 +1,379 @@
+package tui_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+	"go.uber.org/goleak"
+
+	"github.com/dshgo/harness/harnesstest"
+	"github.com/dshgo/harness/internal/tui"
+	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/services/llm/llmtest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		// teatest waits for SIGINT in a goroutine for the whole test binary.
+		goleak.IgnoreTopFunction("os/signal.signal_recv"),
+		goleak.IgnoreAnyFunction("github.com/charmbracelet/x/exp/teatest/v2.NewTestModel.func2"))
+}
+
+// manifest is a full agent harness over the scripted model at url: the
+// real file and bash tools, approval and permission (mode), commands.
+func manifest(url, state, mode string) string {
+	return fmt.Sprintf(`plugins:
+  - name: subprocess-local
+  - name: systemprompt
+  - name: tools
+  - name: prompt-tools
+  - name: tokenmeter
+  - name: llm
+  - name: llm-openai
+    config:
+      provider: test
+      baseURL: %s
+      apiKey: sk-test
+      maxRetries: 0
+      models:
+        - {name: m1, default: true, contextWindow: 100000, prices: {cacheMiss: 1, cacheHit: 0.1, output: 2}}
+  - name: sessions-jsonl
+    config: {stateDir: %s}
+  - name: agent
+  - name: tool-bash
+  - name: tool-fs
+  - name: tool-todo
+  - name: commands
+  - name: approval
+    config: {answerer: headless}
+  - name: permission
+    config: {mode: %s}
+`, url, state, mode)
+}
+
+// ui is the UI under test: a booted harness, the model, and the teatest
+// program driving it.
+type ui struct {
+	t     *testing.T
+	m     *tui.Model
+	tm    *teatest.TestModel
+	srv   *llmtest.Server
+	dir   string
+	opts  tui.Options
+	close func() // quits the program and releases the UI (idempotent)
+}
+
+func start(t *testing.T, mode string, turns []llmtest.Turn, w, h int) *ui {
+	t.Helper()
+	srv := llmtest.New(t, turns)
+	state, dir := t.TempDir(), repo(t)
+	hs := harnesstest.Start(t, manifest(srv.URL, state, mode))
+	o := tui.Options{Agent: harnesstest.Service(t, hs, agent.Key), Root: hs.Root.Context(), Cwd: dir, StateDir: state, NoColor: true}
+	return open(t, o, srv, w, h)
+}
+
+func open(t *testing.T, o tui.Options, srv *llmtest.Server, w, h int) *ui {
+	t.Helper()
+	m := tui.New(o)
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(w, h))
+	release, err := m.Bind(tm.Send)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &ui{t: t, m: m, tm: tm, srv: srv, dir: o.Cwd, opts: o}
+	var once sync.Once
+	u.close = func() {
+		once.Do(func() {
+			_ = tm.Quit()
+			tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := release(ctx); err != nil {
+				t.Errorf("release: %v", err)
+			}
+		})
+	}
+	t.Cleanup(u.close)
+	u.wait("/help for commands")
+	return u
+}
+
+// repo is a workspace with a.txt.
+func repo(t *testing.T) string {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha\nbeta\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// wait polls the model's last frame until it shows every one of want.
+func (u *ui) wait(want ...string) string {
+	u.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		scr := u.m.Screen()
+		ok := true
+		for _, w := range want {
+			ok = ok && strings.Contains(scr, w)
+		}
+		if ok {
+			return scr
+		}
+		if time.Now().After(deadline) {
+			u.t.Fatalf("the screen never showed %q; it shows:\n%s", want, scr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (u *ui) typeText(s string) { u.tm.Type(s) }
+func (u *ui) press(code rune, mod tea.KeyMod) {
+	u.tm.Send(tea.KeyPressMsg{Code: code, Mod: mod})
+}
+func (u *ui) enter() { u.press(tea.KeyEnter, 0) }
+
+// lastUser is the last user message the model received.
+func (u *ui) userMessages(req int) []string {
+	u.t.Helper()
+	w, err := u.srv.Requests()[req].Wire()
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	var out []string
+	for _, m := range w.Messages {
+		if m.Role == "user" {
+			out = append(out, m.Text())
+		}
+	}
+	return out
+}
+
+func toolResults(u *ui, req int) []string {
+	w, err := u.srv.Requests()[req].Wire()
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	var out []string
+	for _, m := range w.Messages {
+		if m.Role == "tool" {
+			out = append(out, m.Text())
+		}
+	}
+	return out
+}
+
+// TestFullTurnStreamsMarkdownReasoningAndAToolCard: a turn with reasoning,
+// a bash call and a Markdown answer shows the prompt, a collapsed thinking
+// block, a done card with the output tail, and the rendered answer.
+func TestFullTurnStreamsMarkdownReasoningAndAToolCard(t *testing.T) {
+	u := start(t, "bypass", []llmtest.Turn{
+		llmtest.Stream(llmtest.ReasoningDelta("look at\nthe files"), llmtest.ToolCallStart(0, "c1", "bash", `{"command":"printf 'one\\ntwo\\n'","description":"print"}`), llmtest.Finish("tool_calls")),
+		llmtest.Stream(llmtest.TextDelta("The files are **fine**:\n\n- `a.txt`\n"), llmtest.FinishWithUsage("stop", llmtest.Usage{PromptTokens: 5000, CompletionTokens: 100, TotalTokens: 5100})),
+	}, 100, 30)
+	u.typeText("check the files")
+	u.enter()
+	scr := u.wait("The files are fine:", "•", "a.txt", "$0.0052", "last turn")
+	for _, want := range []string{"> check the files", "▸ thinking · 2 lines", "✓ bash printf", "│ one", "│ two", "ctx 5.1%", "$0.0052", "perm bypass"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("screen lacks %q:\n%s", want, scr)
+		}
+	}
+	if strings.Contains(scr, "**fine**") {
+		t.Errorf("Markdown was not rendered:\n%s", scr)
+	}
+	// Ctrl+O expands the reasoning.
+	u.press('o', tea.ModCtrl)
+	u.wait("▾ thinking", "look at", "the files")
+}
+
+// TestApprovalShowsTheDiffAndTheRuleAndSendsTheReason: an edit in mode
+// default asks; the modal shows the unified diff and the rule "always"
+// adds; "no, and tell the model why" sends the typed reason as the result.
+func TestApprovalShowsTheDiffAndTheRuleAndSendsTheReason(t *testing.T) {
+	u := start(t, "default", []llmtest.Turn{
+		llmtest.Stream(llmtest.ToolCallStart(0, "c0", "read", `{"file_path":"a.txt"}`), llmtest.Finish("tool_calls")),
+		llmtest.Stream(llmtest.ToolCallStart(0, "c1", "edit", `{"file_path":"a.txt","old_string":"beta","new_string":"gamma"}`), llmtest.Finish("tool_calls")),
+		llmtest.Reply("understood"),
+	}, 80, 24)
+	u.typeText("rename beta")
+	u.enter()
+	scr := u.wait("Allow edit?", "-beta", "+gamma", "[a] Yes, and don't ask again for edit(a.txt)", "[r] No, and tell the model why")
+	if strings.Contains(scr, "Ask anything") {
+		t.Errorf("the editor shows under the modal:\n%s", scr)
+	}
+	u.typeText("r")
+	u.wait("tell the model why")
+	u.typeText("keep beta, it is an API name")
+	u.enter()
+	u.wait("understood", "✗ edit")
+	if b, _ := os.ReadFile(filepath.Join(u.dir, "a.txt")); string(b) != "alpha\nbeta\n" {
+		t.Fatalf("a.txt changed: %q", b)
+	}
+	res := toolResults(u, 2)
+	if len(res) != 2 || res[1] != `Error: the user rejected tool "edit" and said: keep beta, it is an API name` {
+		t.Fatalf("tool results the model saw: %q", res)
+	}
+}
+
+// TestAlwaysAddsTheShownRule: "a" grants the shown rule; the next call it
+// covers runs without a question.
+func TestAlwaysAddsTheShownRule(t *testing.T) {
+	u := start(t, "default", []llmtest.Turn{
+		llmtest.Stream(llmtest.ToolCallStart(0, "c1", "bash", `{"command":"touch f1.txt","description":"w"}`), llmtest.Finish("tool_calls")),
+		llmtest.Stream(llmtest.ToolCallStart(0, "c2", "bash", `{"command":"touch f2.txt","description":"w"}`), llmtest.Finish("tool_calls")),
+		llmtest.Reply("both written"),
+	}, 100, 30)
+	u.typeText("write files")
+	u.enter()
+	u.wait("Allow bash?", "$ touch f1.txt", "don't ask again for bash(touch *)")
+	u.typeText("a")
+	u.wait("both written")
+	for _, f := range []string{"f1.txt", "f2.txt"} {
+		if _, err := os.Stat(filepath.Join(u.dir, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	u.typeText("/permissions")
+	u.enter()
+	u.wait("permission mode: default", "allowed this session", "bash(touch *)")
+}
+
+// TestEscInterruptsTheTurnAndKeepsTheSession: Esc during a long bash call
+// stops it; the next prompt continues the same session.
+func TestEscInterruptsTheTurnAndKeepsTheSession(t *testing.T) {
+	const marker = "sleep 37.91"
+	u := start(t, "bypass", []llmtest.Turn{
+		llmtest.Stream(llmtest.ToolCallStart(0, "c1", "bash", `{"command":"`+marker+`","description":"wait"}`), llmtest.Finish("tool_calls")),
+		llmtest.Reply("after the interruption"),
+	}, 100, 30)
+	u.typeText("wait")
+	u.enter()
+	u.wait("● bash "+marker, "running", "Esc interrupts")
+	u.press(tea.KeyEscape, 0)
+	u.wait("interrupted · the session is kept")
+	if ps, _ := exec.Command("pgrep", "-f", marker).Output(); len(ps) > 0 {
+		t.Errorf("the bash command still runs: pids %s", ps)
+	}
+	u.typeText("go on")
+	u.enter()
+	u.wait("after the interruption")
+	if msgs := u.userMessages(1); len(msgs) != 2 || msgs[0] != "wait" || msgs[1] != "go on" {
+		t.Fatalf("the second turn's user messages: %q", msgs)
+	}
+}
+
+// TestMultiLinePasteIsOneMessage: a paste with newlines, plus Ctrl+J, is
+// one prompt.
+func TestMultiLinePasteIsOneMessage(t *testing.T) {
+	u := start(t, "bypass", []llmtest.Turn{llmtest.Reply("got it")}, 80, 24)
+	u.tm.Send(tea.PasteMsg{Content: "first line\nsecond line"})
+	u.press('j', tea.ModCtrl)
+	u.typeText("third")
+	u.wait("first line", "second line", "third")
+	u.enter()
+	u.wait("got it")
+	if msgs := u.userMessages(0); len(msgs) != 1 || msgs[0] != "first line\nsecond line\nthird" {
+		t.Fatalf("user messages: %q", msgs)
+	}
+}
+
+// TestHistoryIsRecalledAndPersistedPerDirectory: Up recalls earlier
+// prompts, Ctrl+R searches them, and a new UI in the same directory has
+// them (the file is private).
+func TestHistoryIsRecalledAndPersistedPerDirectory(t *testing.T) {
+	u := start(t, "bypass", []llmtest.Turn{llmtest.Reply("r1"), llmtest.Reply("r2")}, 80, 24)
+	for i, p := range []string{"first prompt", "second prompt"} {
+		u.typeText(p)
+		u.enter()
+		u.wait(fmt.Sprintf("r%d", i+1))
+	}
+	u.press(tea.KeyUp, 0)
+	u.wait("│ second prompt")
+	u.press(tea.KeyUp, 0)
+	u.wait("│ first prompt")
+	u.press(tea.KeyDown, 0)
+	u.press(tea.KeyDown, 0)
+	u.press('r', tea.ModCtrl)
+	u.typeText("fir")
+	u.wait("(reverse-i-search)`fir': first prompt")
+	u.enter()
+	u.wait("│ first prompt")
+
+	files, _ := filepath.Glob(filepath.Join(u.opts.StateDir, "history", "*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("history files: %q", files)
+	}
+	if st, _ := os.Stat(files[0]); st.Mode().Perm() != 0o600 {
+		t.Fatalf("history file mode %v", st.Mode())
+	}
+	u.close()
+	again := open(t, u.opts, u.srv, 80, 24)
+	again.press(tea.KeyUp, 0)
+	again.wait("│ second prompt")
+}
+
+// TestResizeKeepsEveryLineInsideTheWindow: at 80×24 and after resizes to
+// 120×40 and 60×20, the frame has exactly the window's rows and no row is
+// wider than the window.
+func TestResizeKeepsEveryLineInsideTheWindow(t *testing.T) {
+	long := strings.Repeat("a long answer line that must wrap at the window width ", 8)
+	u := start(t, "bypass", []llmtest.Turn{llmtest.Reply(long)}, 80, 24)
+	u.typeText("talk")
+	u.enter()
+	u.wait("a long answer")
+	for _, size := range [][2]int{{80, 24}, {120, 40}, {60, 20}} {
+		u.tm.Send(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			lines := strings.Split(u.m.Screen(), "\n")
+			widest := 0
+			for _, l := range lines {
+				widest = max(widest, ansi.StringWidth(l))
+			}
+			if len(lines) == size[1] && widest <= size[0] && widest >= size[0]-1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%dx%d: %d rows, widest %d:\n%s", size[0], size[1], len(lines), widest, u.m.Screen())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// TestSlashCommands: completion, /help from the registry, /cost, /todos,
+// /clear opening a new session.
+func TestSlashCommands(t *testing.T) {
+	u := start(t, "bypass", []llmtest.Turn{llmtest.Reply("hello")}, 100, 30)
+	u.typeText("/he")
+	u.wait("› /help  list the commands")
+	u.enter()
+	u.wait("/compact [instructions]", "/permissions", "/resume [id]")
+	u.typeText("hi")
+	u.enter()
+	u.wait("hello")
+	first := u.m.Screen()
+	u.typeText("/cost")
+	u.enter()
+	u.wait("tokens this session", "cost: $0.")
+	u.typeText("/todos")
+	u.enter()
+	u.wait("no todos")
+	u.typeText("/clear")
+	u.enter()
+	scr := u.wait("new session · test/m1")
+	if strings.Contains(scr, "> hi") || scr == first {
+		t.Fatalf("/clear kept the transcript:\n%s", scr)
+	}
+}
