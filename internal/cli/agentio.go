@@ -337,7 +337,7 @@ func (p *printer) observe(e agent.Event) {
 		if r.IsError {
 			fmt.Fprintf(p.errw, "  ✗ %s: %s\n", r.Name, clip(oneLine(r.Content), 200))
 		} else {
-			fmt.Fprintf(p.errw, "  ✓ %s: %d lines, %d ms\n", r.Name, lineCount(r.Content), r.DurationMs)
+			fmt.Fprintf(p.errw, "  ✓ %s: %s, %d ms\n", r.Name, plural(lineCount(r.Content), "line"), r.DurationMs)
 		}
 		p.showStatus()
 	case agent.EventUsage:
@@ -424,4 +424,12 @@ func lineCount(text string) int {
 		n++
 	}
 	return n
+}
+
+// plural renders "1 line", "2 lines", "0 lines".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -74,144 +74,199 @@ func chat(env *Env, host *agentHost, f *agentFlags, opts agent.Options) error {
 	p := newPrinter(OutputText, env.Stdout, env.Stderr)
 	defer p.close()
 	opts.Observer = p.observe
-	ss, err := host.open(context.Background(), f, opts)
-	if err != nil {
+	c := &chatSession{env: env, host: host, opts: opts}
+	if err := c.open(f); err != nil {
 		return err
 	}
-	defer func() { _ = ss.Close(context.Background()) }()
-	fmt.Fprintf(env.Stderr, "session %s · %s · /exit to leave\n", ss.ID(), ss.Model().Route())
-
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sig)
-
-	// One line is read per prompt, never during a turn: the approval
-	// prompt reads the same terminal then, and must get what is typed.
-	next := make(chan struct{}, 1)
-	lines := make(chan inputLine)
-	done := make(chan struct{})
-	defer close(done)
-	go readLines(env.Stdin, next, lines, done)
-
-	// The manifest files are checked before each line is handled, never
-	// during a turn: a change applies from the next turn on.
-	var w *loader.Watcher
-	if files := env.ManifestFiles(); len(files) > 0 {
-		w = host.h.Loader.Watcher(loader.WatchOptions{Paths: files,
-			Load: func() (*manifest.Manifest, error) { return env.ReloadManifest(host.boot...) }})
-	}
-	sessionID := ss.ID()
-	// reopen continues the session on the agent service now active, when
-	// a reload restarted it (its config or a service it uses changed).
-	reopen := func() error {
-		svc, ok := core.Lookup(host.h.Root.Context(), agent.Key)
-		if !ok {
-			return errors.New("it has no active agent plugin")
-		}
-		if svc == host.agent {
-			return nil
-		}
-		id := sessionID
-		_ = ss.Close(context.Background())
-		host.agent = svc
-		o := opts
-		o.ID = id
-		var err error
-		if o.Cwd, err = os.Getwd(); err != nil {
-			return err
-		}
-		if ss, err = host.agent.Open(context.Background(), o); err != nil {
-			return fmt.Errorf("reopening session %s: %w", id, err)
-		}
-		return nil
-	}
-	reload := func() error {
-		if w == nil {
-			return nil
-		}
-		prev := host.h.Loader.Current()
-		changed, err := w.Poll(context.Background())
-		switch {
-		case !changed:
-			return nil
-		case err != nil:
-			fmt.Fprintf(env.Stderr, "harness: the changed configuration was not applied (the running one stays): %v\n", err)
-			return nil
-		}
-		if err := reopen(); err != nil {
-			// The new tree started but the session cannot go on with it:
-			// put the previous tree back and continue there.
-			if rerr := host.h.Loader.Reconcile(context.Background(), prev); rerr != nil {
-				return Failure(fmt.Errorf("the changed configuration cannot run this session (%v), and restoring the previous one failed: %w", err, rerr))
-			}
-			if rerr := reopen(); rerr != nil {
-				return classify(fmt.Errorf("the changed configuration cannot run this session (%v), and the session did not reopen on the previous one: %w", err, rerr))
-			}
-			fmt.Fprintf(env.Stderr, "harness: the changed configuration was not applied (the previous one runs again): %v\n", err)
-			return nil
-		}
-		fmt.Fprintf(env.Stderr, "configuration reloaded from %s\n", strings.Join(w.Paths(), ", "))
-		return nil
-	}
-
+	defer c.close()
 	for {
-		fmt.Fprint(env.Stderr, "> ")
-		next <- struct{}{}
-		var line string
-		select {
-		case <-sig:
-			fmt.Fprintln(env.Stderr)
-			return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted")}
-		case l, ok := <-lines:
-			if !ok {
-				fmt.Fprintln(env.Stderr)
+		if err := c.step(); err != nil {
+			if errors.Is(err, errLeave) {
 				return nil
 			}
-			if l.tooLong {
-				fmt.Fprintf(env.Stderr, "harness: input line longer than %d MiB skipped\n", maxInputLine>>20)
-				continue
-			}
-			line = strings.TrimSpace(l.text)
-		}
-		if err := reload(); err != nil {
 			return err
-		}
-		switch {
-		case line == "":
-			continue
-		case line == "/exit" || line == "/quit":
-			return nil
-		case line == "/tools":
-			for _, t := range host.agent.Tools().Tools(ss.Scope()) {
-				fmt.Fprintf(env.Stdout, "%s\t%s\n", t.Name(), firstLine(t.Description()))
-			}
-			continue
-		case line == "/context":
-			printContext(env.Stdout, host, ss)
-			continue
-		case line == "/compact" || strings.HasPrefix(line, "/compact "):
-			if info, err := ss.Compact(context.Background(), strings.TrimSpace(strings.TrimPrefix(line, "/compact"))); err != nil {
-				fmt.Fprintf(env.Stderr, "harness: compaction: %v\n", err)
-			} else {
-				fmt.Fprintf(env.Stdout, "compacted: %d messages summarized, %d kept; context %d → %d tokens\n", info.Summarized, info.Kept, info.TokensBefore, info.TokensAfter)
-			}
-			continue
-		case line == "/todos":
-			printTodos(env.Stdout, env.Stderr, ss)
-			continue
-		case strings.HasPrefix(line, "/") && !strings.Contains(line, " "):
-			fmt.Fprintf(env.Stderr, "unknown command %s (known: /compact, /context, /todos, /tools, /exit)\n", line)
-			continue
-		}
-		if interrupted := runTurn(env.Stderr, ss, line, sig); interrupted {
-			return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted")}
 		}
 	}
 }
 
-// runTurn runs one turn, cancelling it on the first SIGINT or on SIGTERM
-// or SIGHUP; it reports whether chat should exit (SIGTERM, SIGHUP, or a
-// second SIGINT).
+// errLeave ends a chat with exit status 0 (/exit, end of input).
+var errLeave = errors.New("leave")
+
+// chatSession is one `harness chat`: the session, its input and signals,
+// and the manifest watcher. open sets it up, step handles one line, close
+// undoes open.
+type chatSession struct {
+	env       *Env
+	host      *agentHost
+	opts      agent.Options
+	ss        *agent.Session
+	sessionID string
+	sig       chan os.Signal
+	next      chan struct{} // asks readLines for one line
+	lines     chan inputLine
+	done      chan struct{} // closed by close: readLines returns
+	w         *loader.Watcher
+}
+
+// open opens the session, starts reading input and watching the manifest
+// files. On error nothing is left to close.
+func (c *chatSession) open(f *agentFlags) error {
+	ss, err := c.host.open(context.Background(), f, c.opts)
+	if err != nil {
+		return err
+	}
+	c.ss, c.sessionID = ss, ss.ID()
+	fmt.Fprintf(c.env.Stderr, "session %s · %s · /exit to leave\n", ss.ID(), ss.Model().Route())
+	c.sig = make(chan os.Signal, 2)
+	signal.Notify(c.sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// One line is read per prompt, never during a turn: the approval
+	// prompt reads the same terminal then, and must get what is typed.
+	c.next, c.lines, c.done = make(chan struct{}, 1), make(chan inputLine), make(chan struct{})
+	go readLines(c.env.Stdin, c.next, c.lines, c.done)
+	// The manifest files are checked before each line is handled, never
+	// during a turn: a change applies from the next turn on.
+	if files := c.env.ManifestFiles(); len(files) > 0 {
+		c.w = c.host.h.Loader.Watcher(loader.WatchOptions{Paths: files,
+			Load: func() (*manifest.Manifest, error) { return c.env.ReloadManifest(c.host.boot...) }})
+	}
+	return nil
+}
+
+// close stops reading input and signals and closes the session.
+func (c *chatSession) close() {
+	close(c.done)
+	signal.Stop(c.sig)
+	_ = c.ss.Close(context.Background())
+}
+
+// step reads one line at the prompt, applies a changed manifest, then runs
+// the line as a command or a turn. errLeave ends the chat normally.
+func (c *chatSession) step() error {
+	line, ok, err := c.read()
+	if err != nil || !ok {
+		return err
+	}
+	if err := c.reload(); err != nil {
+		return err
+	}
+	if handled, err := c.command(line); handled || err != nil {
+		return err
+	}
+	if interrupted := runTurn(c.env.Stderr, c.ss, line, c.sig); interrupted {
+		return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted")}
+	}
+	return nil
+}
+
+// read prompts and waits for a line (trimmed; ok is false for a line too
+// long, which is skipped), a signal (exit 130) or the end of input
+// (errLeave).
+func (c *chatSession) read() (line string, ok bool, err error) {
+	fmt.Fprint(c.env.Stderr, "> ")
+	c.next <- struct{}{}
+	select {
+	case <-c.sig:
+		fmt.Fprintln(c.env.Stderr)
+		return "", false, &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted")}
+	case l, open := <-c.lines:
+		if !open {
+			fmt.Fprintln(c.env.Stderr)
+			return "", false, errLeave
+		}
+		if l.tooLong {
+			fmt.Fprintf(c.env.Stderr, "harness: input line longer than %d MiB skipped\n", maxInputLine>>20)
+			return "", false, nil
+		}
+		return strings.TrimSpace(l.text), true, nil
+	}
+}
+
+// command runs line when it is empty or a slash command; handled is false
+// for a prompt. /exit and /quit return errLeave.
+func (c *chatSession) command(line string) (handled bool, err error) {
+	env, ss := c.env, c.ss
+	switch {
+	case line == "":
+	case line == "/exit" || line == "/quit":
+		return true, errLeave
+	case line == "/tools":
+		for _, t := range c.host.agent.Tools().Tools(ss.Scope()) {
+			fmt.Fprintf(env.Stdout, "%s\t%s\n", t.Name(), firstLine(t.Description()))
+		}
+	case line == "/context":
+		printContext(env.Stdout, c.host, ss)
+	case line == "/compact" || strings.HasPrefix(line, "/compact "):
+		if info, err := ss.Compact(context.Background(), strings.TrimSpace(strings.TrimPrefix(line, "/compact"))); err != nil {
+			fmt.Fprintf(env.Stderr, "harness: compaction: %v\n", err)
+		} else {
+			fmt.Fprintf(env.Stdout, "compacted: %d messages summarized, %d kept; context %d → %d tokens\n", info.Summarized, info.Kept, info.TokensBefore, info.TokensAfter)
+		}
+	case line == "/todos":
+		printTodos(env.Stdout, env.Stderr, ss)
+	case strings.HasPrefix(line, "/") && !strings.Contains(line, " "):
+		fmt.Fprintf(env.Stderr, "unknown command %s (known: /compact, /context, /todos, /tools, /exit)\n", line)
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+// reload applies a changed manifest (see docs/cli.md, Reload): a change
+// the session cannot run on is rolled back.
+func (c *chatSession) reload() error {
+	if c.w == nil {
+		return nil
+	}
+	env, h := c.env, c.host.h
+	prev := h.Loader.Current()
+	changed, err := c.w.Poll(context.Background())
+	switch {
+	case !changed:
+		return nil
+	case err != nil:
+		fmt.Fprintf(env.Stderr, "harness: the changed configuration was not applied (the running one stays): %v\n", err)
+		return nil
+	}
+	if err := c.reopen(); err != nil {
+		// The new tree started but the session cannot go on with it:
+		// put the previous tree back and continue there.
+		if rerr := h.Loader.Reconcile(context.Background(), prev); rerr != nil {
+			return Failure(fmt.Errorf("the changed configuration cannot run this session (%v), and restoring the previous one failed: %w", err, rerr))
+		}
+		if rerr := c.reopen(); rerr != nil {
+			return classify(fmt.Errorf("the changed configuration cannot run this session (%v), and the session did not reopen on the previous one: %w", err, rerr))
+		}
+		fmt.Fprintf(env.Stderr, "harness: the changed configuration was not applied (the previous one runs again): %v\n", err)
+		return nil
+	}
+	fmt.Fprintf(env.Stderr, "configuration reloaded from %s\n", strings.Join(c.w.Paths(), ", "))
+	return nil
+}
+
+// reopen continues the session on the agent service now active, when a
+// reload restarted it (its config or a service it uses changed).
+func (c *chatSession) reopen() error {
+	svc, ok := core.Lookup(c.host.h.Root.Context(), agent.Key)
+	if !ok {
+		return errors.New("it has no active agent plugin")
+	}
+	if svc == c.host.agent {
+		return nil
+	}
+	_ = c.ss.Close(context.Background())
+	c.host.agent = svc
+	o := c.opts
+	o.ID = c.sessionID
+	var err error
+	if o.Cwd, err = os.Getwd(); err != nil {
+		return err
+	}
+	if c.ss, err = c.host.agent.Open(context.Background(), o); err != nil {
+		return fmt.Errorf("reopening session %s: %w", c.sessionID, err)
+	}
+	return nil
+}
+
 func runTurn(errw io.Writer, ss *agent.Session, line string, sig <-chan os.Signal) (exit bool) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

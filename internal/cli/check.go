@@ -75,7 +75,7 @@ func init() {
 					}
 					fmt.Fprintf(env.Stderr, "harness: warning: %v\n", notOffered)
 				}
-				fmt.Fprintf(env.Stdout, "ok: %d plugins active\n%s", n, sandbox)
+				fmt.Fprintf(env.Stdout, "ok: %s active\n%s", plural(n, "plugin"), sandbox)
 				if len(env.claudeUsed) > 0 {
 					fmt.Fprintf(env.Stdout, "claude settings: %s\n", strings.Join(env.claudeUsed, ", "))
 				}

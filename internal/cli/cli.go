@@ -115,7 +115,9 @@ func NewRoot(env *Env) *cobra.Command {
 		Long:          "harness runs a local AI agent built from plugins listed in harness.yml.\nSee docs/cli.md for every command.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       Version,
 	}
+	root.SetVersionTemplate("harness {{.Version}}\n")
 	root.PersistentFlags().StringVarP(&env.ConfigPath, "config", "c", "", "manifest file (default: $HARNESS_CONFIG, ./harness.yml, else the embedded default)")
 	root.PersistentFlags().StringArrayVar(&env.Patches, "patch", nil, "patch layer applied over the manifest (repeatable)")
 	root.PersistentFlags().StringVar(&env.LogLevel, "log-level", "warn", "log level: debug, info, warn or error")

@@ -68,7 +68,7 @@ func write(t *testing.T, dir, name, s string) string {
 
 func TestCheckOnEmbeddedDefaultAndOnAFile(t *testing.T) {
 	out, errOut, code := run(t, t.TempDir(), "check")
-	if code != 0 || out != "ok: 1 plugins active\n" {
+	if code != 0 || out != "ok: 1 plugin active\n" {
 		t.Fatalf("code %d out %q err %q", code, out, errOut)
 	}
 	dir := t.TempDir()
@@ -178,14 +178,31 @@ func TestConfigReportsInvalidRows(t *testing.T) {
 	}
 }
 
+func TestVersionFlag(t *testing.T) {
+	out, _, code := run(t, t.TempDir(), "--version")
+	if code != 0 || out != "harness "+cli.Version+"\n" {
+		t.Fatalf("--version: code %d out %q", code, out)
+	}
+}
+
 func TestSchemaAndUsageErrors(t *testing.T) {
 	out, _, code := run(t, t.TempDir(), "schema", "hello")
 	if code != 0 || !strings.Contains(out, `"writeOnly": true`) || !strings.Contains(out, `"greeting"`) {
 		t.Fatalf("code %d out %s", code, out)
 	}
-	out, _, code = run(t, t.TempDir(), "schema")
+	out, _, code = run(t, t.TempDir(), "schema", "--all")
 	if code != 0 || !strings.Contains(out, `"plugins"`) {
 		t.Fatalf("code %d", code)
+	}
+	// Without a name: the plugin names, one a line, sorted.
+	out, _, code = run(t, t.TempDir(), "schema")
+	if code != 0 || out != "hello\nhello-user\n" {
+		t.Fatalf("schema without a name: code %d out %q", code, out)
+	}
+	// The shell completion of its argument offers the same names.
+	out, _, code = run(t, t.TempDir(), "__complete", "schema", "hel")
+	if code != 0 || !strings.HasPrefix(out, "hello\nhello-user\n:4\n") {
+		t.Fatalf("schema completion: code %d out %q", code, out)
 	}
 	_, errOut, code := run(t, t.TempDir(), "schema", "nope")
 	if code != 2 || !strings.Contains(errOut, `unknown plugin "nope"`) {

@@ -34,3 +34,12 @@ func TestDeletedSpillNotesNameBothMarkers(t *testing.T) {
 		}
 	}
 }
+
+// Counts read "1 line", "2 lines", "0 lines" (result lines, `check`).
+func TestPluralWording(t *testing.T) {
+	for n, want := range map[int]string{0: "0 lines", 1: "1 line", 2: "2 lines"} {
+		if got := plural(n, "line"); got != want {
+			t.Errorf("plural(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

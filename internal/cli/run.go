@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -23,7 +24,8 @@ func init() {
 			Short: "Run the agent on one prompt and exit",
 			Long: "run boots the configured harness, opens a session (new, --continue or --session ID) and runs one\n" +
 				"turn: the model works with its tools until it answers, --max-steps model calls were made, or Ctrl-C.\n" +
-				"PROMPT is the arguments joined by spaces, or `-` to read it from stdin.\n\n" +
+				"PROMPT is the arguments joined by spaces, or `-` to read it from stdin; text piped to stdin is the\n" +
+				"prompt, or comes before the arguments' prompt (as with `claude -p`).\n\n" +
 				"Output (--output): text streams the answer to stdout and one line per tool call and result to\n" +
 				"stderr; stream-json writes one JSON event per line ({\"v\":1,\"type\":...}); json writes one object\n" +
 				"at the end: {result, sessionId, isError, steps, usage, ...}.\n\n" +
@@ -97,18 +99,47 @@ func runOnce(ctx context.Context, host *agentHost, f *agentFlags, opts agent.Opt
 	return res, nil
 }
 
-// readPrompt joins args, or reads stdin for a single "-".
+// maxPipedPrompt bounds a prompt read from stdin.
+const maxPipedPrompt = 16 << 20
+
+// readPrompt joins args; a single "-" reads the prompt from stdin. When
+// stdin is piped (a pipe or a file, not a terminal or /dev/null), its text
+// is the prompt, or is put before the arguments' prompt with a blank line
+// between, as `claude -p` does.
 func readPrompt(stdin io.Reader, args []string) (string, error) {
 	if len(args) == 1 && args[0] == "-" {
-		b, err := io.ReadAll(stdin)
+		b, err := io.ReadAll(io.LimitReader(stdin, maxPipedPrompt))
 		if err != nil {
 			return "", fmt.Errorf("reading the prompt from stdin: %w", err)
 		}
 		args = []string{string(b)}
+	} else if stdinPiped(stdin) {
+		b, err := io.ReadAll(io.LimitReader(stdin, maxPipedPrompt))
+		if err != nil {
+			return "", fmt.Errorf("reading the prompt from stdin: %w", err)
+		}
+		if piped := strings.TrimSpace(string(b)); piped != "" {
+			args = append([]string{piped + "\n\n"}, args...)
+		}
 	}
 	prompt := strings.TrimSpace(strings.Join(args, " "))
 	if prompt == "" {
-		return "", errors.New("no prompt: give it as arguments, or `-` to read it from stdin")
+		return "", errors.New("no prompt: give it as arguments, pipe it to stdin, or `-` to read it from stdin")
 	}
 	return prompt, nil
+}
+
+// stdinPiped reports whether stdin carries input to read: a pipe or a
+// regular file; a terminal or a device such as /dev/null does not. A reader
+// that is not a file (a test's) counts as piped.
+func stdinPiped(stdin io.Reader) bool {
+	f, ok := stdin.(*os.File)
+	if !ok {
+		return stdin != nil
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	return st.Mode()&os.ModeNamedPipe != 0 || st.Mode().IsRegular()
 }

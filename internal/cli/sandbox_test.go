@@ -36,7 +36,7 @@ const sandboxManifest = "plugins:\n  - name: subprocess-local\n    config:\n    
 func TestSandboxCommandAndCheckLine(t *testing.T) {
 	dir := t.TempDir()
 	out, errOut, code := runSandboxCLI(t, dir, sandboxManifest, "check")
-	if code != 0 || !strings.HasPrefix(out, "ok: 1 plugins active\nsandbox: workspace-write, network off, via ") {
+	if code != 0 || !strings.HasPrefix(out, "ok: 1 plugin active\nsandbox: workspace-write, network off, via ") {
 		t.Fatalf("check: %d %q %q", code, out, errOut)
 	}
 	if strings.Contains(out, "via none") {

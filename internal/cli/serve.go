@@ -16,6 +16,7 @@ import (
 	"github.com/dshgo/harness/core/loader"
 	"github.com/dshgo/harness/core/manifest"
 	"github.com/dshgo/harness/plugins/web"
+	"github.com/dshgo/harness/services/settings"
 	"github.com/dshgo/harness/services/workspaces"
 )
 
@@ -55,7 +56,21 @@ func serve(cmd *cobra.Command, env *Env, f *serveFlags) error {
 	if err := cfg.Validate(); err != nil {
 		return UsageError(fmt.Errorf("serve: %w", err))
 	}
-	opt := withWeb(cmd, f)
+	setFile := settings.DefaultFile()
+	layer, err := settings.LoadPatch(setFile)
+	if err != nil {
+		return UsageError(fmt.Errorf("settings saved by the web app: %w", err))
+	}
+	if layer != nil {
+		m, err := env.LoadManifest()
+		if err != nil {
+			return err
+		}
+		if _, err := manifest.Compose(m, layer); err != nil {
+			return UsageError(fmt.Errorf("settings saved by the web app (%s) do not fit the manifest: %w", setFile, err))
+		}
+	}
+	opt := withWeb(cmd, f, setFile)
 	h, err := env.Boot(opt)
 	if err != nil {
 		return err
@@ -69,6 +84,7 @@ func serve(cmd *cobra.Command, env *Env, f *serveFlags) error {
 	if !ok {
 		return Failure(errors.New("the web plugin is not active (`harness plugins` shows why)"))
 	}
+	srv.UseSettings(settings.New(h.Loader, settings.Options{File: setFile, Catalog: h.Catalog}))
 	if ws, ok := core.Lookup(h.Root.Context(), workspaces.Key); ok {
 		if wd, err := os.Getwd(); err == nil {
 			_, _ = ws.Add(wd, "")
@@ -94,12 +110,18 @@ func serve(cmd *cobra.Command, env *Env, f *serveFlags) error {
 	return nil
 }
 
-// withWeb adds a workspaces row and a web row to the manifest when it has
-// none, and sets the web row's address and TLS settings from the flags
-// that were given (a web row of harness.yml keeps its other settings).
-func withWeb(cmd *cobra.Command, f *serveFlags) BootOption {
+// withWeb layers the settings the web app saved (setFile) over the
+// manifest, adds a workspaces row and a web row when it has none, and sets
+// the web row's address and TLS settings from the flags that were given (a
+// web row of harness.yml keeps its other settings).
+func withWeb(cmd *cobra.Command, f *serveFlags, setFile string) BootOption {
 	return bootOptionFunc(func(o *fxcore.Options) {
 		m := o.Manifest.Clone()
+		if layer, err := settings.LoadPatch(setFile); err == nil && layer != nil {
+			if composed, err := manifest.Compose(m, layer); err == nil {
+				m = composed
+			}
+		}
 		has := func(name string) int {
 			for i, e := range m.Plugins {
 				if e.Name == name && !e.Disabled {

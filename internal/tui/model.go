@@ -103,6 +103,8 @@ type Model struct {
 	cards     map[string]*toolCard
 	reasoning *item
 	assistant *item
+
+	permStr, sandboxStr string // status bar parts, read when a session opens
 }
 
 // New returns the model for o. It opens no session until it runs.
@@ -124,8 +126,14 @@ func New(o Options) *Model {
 			_ = m.cmds.Register(nil, c)
 		}
 	}
+	m.refreshEnv()
 	m.layout()
 	return m
+}
+
+// refreshEnv reads the permission mode and the sandbox for the status bar.
+func (m *Model) refreshEnv() {
+	m.permStr, m.sandboxStr = permissionMode(m.o.Root), sandboxShort(m.o.Root)
 }
 
 // newEditor is the input editor: Enter sends (handled by the model),
@@ -143,6 +151,7 @@ func newEditor(th theme) textarea.Model {
 	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("shift+enter", "ctrl+j", "alt+enter"))
 	st := textarea.DefaultStyles(th.dark)
 	st.Focused.CursorLine = st.Focused.CursorLine.UnsetBackground()
+	st.Cursor.Blink = false // no timer redrawing the screen twice a second
 	ta.SetStyles(st)
 	ta.Focus()
 	return ta
@@ -198,7 +207,7 @@ func (m *Model) Screen() string {
 
 // Init opens the first session and asks for the terminal background.
 func (m *Model) Init() tea.Cmd {
-	return tea.Batch(m.openSession(m.o.Session.ID, "", ""), tea.RequestBackgroundColor, textarea.Blink)
+	return tea.Batch(m.openSession(m.o.Session.ID, "", ""), tea.RequestBackgroundColor)
 }
 
 // openSession closes the current session (if any) and opens another: id
@@ -241,7 +250,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if dark := msg.IsDark(); dark != m.th.dark {
 			m.th = newTheme(dark, m.o.NoColor)
 			m.tr.setTheme(m.th)
-			m.input.SetStyles(textarea.DefaultStyles(dark))
+			st := textarea.DefaultStyles(dark)
+			st.Focused.CursorLine = st.Focused.CursorLine.UnsetBackground()
+			st.Cursor.Blink = false
+			m.input.SetStyles(st)
 		}
 		return m, nil
 	case eventMsg:
@@ -448,6 +460,7 @@ func (m *Model) onSession(msg sessionMsg) tea.Cmd {
 	m.ss = msg.ss
 	m.mu.Unlock()
 	m.step, m.ctxTokens, m.total, m.todos = 0, 0, msg.ss.Usage(), msg.ss.State("todos")
+	m.refreshEnv()
 	if len(msg.ss.History()) > 0 {
 		m.replay(msg.ss.History())
 	}

@@ -38,11 +38,11 @@ func (m *Model) statusLine() string {
 			parts = append(parts, fmt.Sprintf("$%.4f", p.Cost(m.total)))
 		}
 	}
-	if mode := permissionMode(m.o.Root); mode != "" {
-		parts = append(parts, mode)
+	if m.permStr != "" {
+		parts = append(parts, m.permStr)
 	}
-	if sb := sandboxShort(m.o.Root); sb != "" {
-		parts = append(parts, sb)
+	if m.sandboxStr != "" {
+		parts = append(parts, m.sandboxStr)
 	}
 	switch {
 	case !m.quitAt.IsZero():

@@ -154,8 +154,8 @@ func (t *transcript) render(it *item, w int) []string {
 }
 
 // streamMarkdown renders assistant text: while it streams, the part before
-// the last paragraph break outside a code fence is rendered once and kept;
-// only the tail is rendered again per token.
+// the last paragraph break outside a code fence is rendered as Markdown once
+// and kept; only the tail (plain, wrapped) is redone per token.
 func (t *transcript) streamMarkdown(it *item, w int) []string {
 	if it.done {
 		return t.markdown(it.text, w)
@@ -173,7 +173,12 @@ func (t *transcript) streamMarkdown(it *item, w int) []string {
 		if len(out) > 0 {
 			out = append(out, "")
 		}
-		out = append(out, t.markdown(tail, w)...)
+		// The paragraph being written is shown as wrapped text; it becomes
+		// Markdown when it is complete (one glamour pass per paragraph,
+		// not per token).
+		for _, l := range wrapLines(tail, w-4) {
+			out = append(out, "  "+l)
+		}
 	}
 	return out
 }

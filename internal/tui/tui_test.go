@@ -377,3 +377,27 @@ func TestSlashCommands(t *testing.T) {
 		t.Fatalf("/clear kept the transcript:\n%s", scr)
 	}
 }
+
+// TestResumeModelAndSessions: /sessions lists the stored session, /clear
+// starts another, /resume picks the first back (its prompt replayed), and
+// /model lists the configured routes.
+func TestResumeModelAndSessions(t *testing.T) {
+	u := start(t, "bypass", []llmtest.Turn{llmtest.Reply("hello back")}, 100, 30)
+	u.typeText("hello there")
+	u.enter()
+	u.wait("hello back")
+	u.typeText("/sessions")
+	u.enter()
+	u.wait("│ turns", "│ hello there")
+	u.typeText("/clear")
+	u.enter()
+	u.wait("new session · test/m1")
+	u.typeText("/resume")
+	u.enter()
+	u.wait("Resume a session", "hello there")
+	u.enter()
+	u.wait("resumed ", "> hello there", "hello back")
+	u.typeText("/model")
+	u.enter()
+	u.wait("model: test/m1", "test/m1")
+}

@@ -1,14 +1,11 @@
 package agent
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
-	"strings"
 	"sync"
 	"time"
 
@@ -158,149 +155,14 @@ type sourced struct{ source, text string }
 // [*SessionInUseError] (errors.Is [ErrSessionInUse]) and touches nothing;
 // a killed process's hold goes with it.
 func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
-	if err := s.toolsOffered(nil); err != nil {
-		return nil, err
-	}
-	if o.Cwd == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, fmt.Errorf("working directory: %w", err)
-		}
-		o.Cwd = wd
-	}
-	if o.MaxSteps <= 0 {
-		o.MaxSteps = s.cfg.MaxSteps
-	}
-	var fromConfig []string // options the agent row supplied, for the error
-	if o.Thinking == llm.ThinkingDefault && s.cfg.Thinking != llm.ThinkingDefault {
-		o.Thinking = s.cfg.Thinking
-		fromConfig = append(fromConfig, "thinking: "+string(s.cfg.Thinking))
-	}
-	if o.ReasoningEffort == "" && s.cfg.ReasoningEffort != "" {
-		o.ReasoningEffort = s.cfg.ReasoningEffort
-		fromConfig = append(fromConfig, "reasoningEffort: "+s.cfg.ReasoningEffort)
-	}
-	var (
-		journal *sessions.Writer
-		recs    []Record
-		resumed = o.ID != ""
-	)
-	fail := func(err error) (*Session, error) {
-		if journal != nil {
-			_ = journal.Close()
-		}
-		return nil, err
-	}
-	if resumed && o.Fork != "" {
-		return nil, fmt.Errorf("session options: ID %s and Fork %s are mutually exclusive", o.ID, o.Fork)
-	}
-	if o.NewID != "" && (resumed || o.Fork != "" || !ValidSessionID(o.NewID)) {
-		return nil, fmt.Errorf("session options: NewID %q must be a valid session id and excludes ID and Fork", o.NewID)
-	}
-	if resumed {
-		var stored []sessions.Record
-		var err error
-		if journal, stored, err = s.sessions.Open(ctx, o.ID); err != nil {
+	op := &opening{svc: s, o: o, resumed: o.ID != ""}
+	for _, step := range []func(context.Context) error{op.defaults, op.resume, op.fork, op.resolveModel, op.reserve, op.newSession} {
+		if err := step(ctx); err != nil {
+			op.abort()
 			return nil, err
 		}
-		if recs, err = DecodeRecords(stored); err != nil {
-			return fail(fmt.Errorf("session %s (%s): %w", o.ID, s.sessions.Location(o.ID), err))
-		}
-		if o.Model == "" {
-			o.Model = journal.Header().Model
-		}
 	}
-	var copied []Record // a fork's records, stored with its first kept record
-	if o.Fork != "" {
-		src, err := ReadSession(ctx, s.sessions, o.Fork)
-		if err != nil {
-			return nil, fmt.Errorf("--fork: %w", err)
-		}
-		if o.Model == "" && len(src) > 0 {
-			o.Model = src[0].Model
-		}
-		src = trimUnresolved(src)
-		if len(src) > 0 {
-			recs, copied = src, src[1:]
-		}
-	}
-	route := o.Model
-	if route == "" {
-		route = s.cfg.Model
-	}
-	model, err := s.llm.Resolve(route)
-	if err != nil {
-		return fail(err)
-	}
-	logged := model.Route()
-	if _, name, _ := llm.SplitRoute(route); name != "" && name != model.Name {
-		// An alias: it may fix options (deepseek-chat: thinking disabled).
-		// They are carried in the session's options, since requests name
-		// the canonical model, and the log keeps the alias for a resume.
-		logged = model.Provider + "/" + name
-		if o.Thinking == llm.ThinkingDefault {
-			o.Thinking = model.Thinking
-		}
-	}
-	if _, oerr := llm.EffectiveOptions(model, llm.Options{Thinking: o.Thinking, ReasoningEffort: o.ReasoningEffort}); oerr != nil {
-		if len(fromConfig) > 0 {
-			return fail(fmt.Errorf("%w (the agent row of harness.yml sets %s)", oerr, strings.Join(fromConfig, ", ")))
-		}
-		return fail(oerr)
-	}
-	if !resumed {
-		o.ID = o.NewID
-		if o.ID == "" {
-			o.ID = NewSessionID(time.Now())
-		}
-		h := sessions.Header{ID: o.ID, Cwd: o.Cwd, Model: logged, Time: time.Now().UTC()}
-		h.Parent, h.Origin = o.Parent, o.Origin
-		if o.Fork != "" {
-			h.Parent, h.Origin = o.Fork, cmp.Or(o.Origin, "fork")
-		}
-		journal, err = s.sessions.Reserve(h)
-		if err != nil {
-			return fail(err)
-		}
-	}
-	sc, err := core.NewScope(s.c, core.NewScopeID("session:"+o.ID, o.ParentScope))
-	if err != nil {
-		return fail(err)
-	}
-	ss := &Session{svc: s, id: o.ID, scope: sc, journal: journal, copied: copied, opts: o, model: model, route: model.Route()}
-	ss.claude = &claudeTranscript{path: claudeTranscriptFor(s.sessions.Location(o.ID), o.ID), sessionID: o.ID, cwd: o.Cwd}
-	ss.history = Replay(recs)
-	for _, r := range recs {
-		if r.Type == RecordUser && r.Source == SourceRuntimeContext && r.Message != nil {
-			ss.lastSnapshot = r.Message.Content
-		}
-		if r.Type == RecordCompaction {
-			ss.lastSnapshot = "" // re-sent after a compaction, as live
-		}
-		if r.Type == RecordUser && r.Source == "" {
-			ss.turn = max(ss.turn, r.Turn)
-		}
-		if r.Type == RecordUsage && r.Usage != nil && !r.Estimated {
-			ss.total = ss.total.Add(*r.Usage)
-		}
-		if r.Type == RecordState && r.Key != "" {
-			if ss.states == nil {
-				ss.states = map[string]json.RawMessage{}
-			}
-			ss.states[r.Key] = r.State
-		}
-	}
-	if err := ss.registerScoped(); err != nil {
-		_ = ss.Close(context.Background())
-		return nil, err
-	}
-	source := "startup"
-	if resumed {
-		source = "resume"
-	}
-	ss.observe(Event{Type: EventSession, Cwd: o.Cwd, Model: ss.route, Resumed: resumed})
-	ss.pending, ss.env = ss.sessionStart(ctx, source)
-	return ss, nil
+	return op.start(ctx), nil
 }
 
 // registerScoped registers the session's prompt variables and the

@@ -343,6 +343,12 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	l.serveSSE(w, r)
+}
+
+// serveSSE streams l's events to one watcher until the request ends or the
+// watcher is dropped (it then reconnects with Last-Event-ID).
+func (l *live) serveSSE(w http.ResponseWriter, r *http.Request) {
 	after, _ := strconv.ParseInt(r.Header.Get("Last-Event-ID"), 10, 64)
 	backlog, sub, reset := l.subscribe(after)
 	defer l.unsubscribe(sub)

@@ -11,15 +11,23 @@ import (
 	"testing"
 	"time"
 
+	"net/http"
+	"net/http/httptest"
+
 	"github.com/chromedp/chromedp"
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/harnesstest"
+	"github.com/dshgo/harness/plugins/web"
 	"github.com/dshgo/harness/services/llm/llmtest"
+	"github.com/dshgo/harness/services/settings"
+	"github.com/dshgo/harness/services/tools"
 )
 
 var updateShots = flag.Bool("screenshots", false, "write the browser tests' screenshots to docs/images/ (checked by a person)")
 
 // browser starts headless Chromium (Debian package chromium) for one test.
 // Without it the test fails in CI (CI set) and is skipped elsewhere.
-func browser(t *testing.T) context.Context {
+func browser(t testing.TB) context.Context {
 	t.Helper()
 	path := ""
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
@@ -58,7 +66,7 @@ func browser(t *testing.T) context.Context {
 
 // shot saves a full-page screenshot as docs/images/NAME.png with
 // -screenshots, else in the test's temp dir.
-func shot(t *testing.T, name string) chromedp.Action[chromedp.Void] {
+func shot(t testing.TB, name string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		buf, err := chromedp.FullScreenshot(100)(ctx, tg)
 		if err != nil {
@@ -72,7 +80,7 @@ func shot(t *testing.T, name string) chromedp.Action[chromedp.Void] {
 	})
 }
 
-func run(t *testing.T, ctx context.Context, step string, actions ...chromedp.Action[chromedp.Void]) {
+func run(t testing.TB, ctx context.Context, step string, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
@@ -114,7 +122,7 @@ func TestBrowserWorkspacePromptApprovalReplay(t *testing.T) {
 
 	run(t, ctx, "open the page with the token",
 		chromedp.Navigate(e.srv.URL()),
-		chromedp.WaitVisible(chromedp.CSS(`body[data-ready="1"]`)))
+		chromedp.WaitVisible(chromedp.CSS(`body[data-ready="1"]`), chromedp.RetryInterval(2*time.Millisecond)))
 	loc := get(t, ctx, "the location", chromedp.Location())
 	if strings.Contains(loc, "token") {
 		t.Fatalf("location %q still carries the token", loc)
@@ -180,4 +188,95 @@ func TestBrowserWorkspacePromptApprovalReplay(t *testing.T) {
 	if shown != "written from the browser\n" && shown != "written from the browser" {
 		t.Fatalf("file view %q", shown)
 	}
+}
+
+// TestBrowserSettingsCards changes settings on cards generated from the
+// plugins' JSON Schemas: a bad value shows its field error, a good one
+// hot-reloads the running plugin, and a secret typed in is never sent back.
+func TestBrowserSettingsCards(t *testing.T) {
+	ctx := browser(t)
+	e := start(t, nil, "default")
+	file := filepath.Join(t.TempDir(), "settings.yml")
+	e.srv.UseSettings(settings.New(e.h.Loader, settings.Options{File: file, Catalog: e.h.Catalog}))
+
+	run(t, ctx, "open the settings page",
+		chromedp.Navigate(e.srv.URL()),
+		chromedp.WaitVisible(chromedp.CSS(`body[data-ready="1"]`)),
+		chromedp.Click(chromedp.ID(`nav-settings`)),
+		chromedp.WaitVisible(chromedp.CSS(`.card[data-row="approval"] select[name="policy"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.card[data-row="tool-bash"] input[name="timeout"]`)),
+		shot(t, "web-settings"),
+	)
+	run(t, ctx, "a bad duration",
+		chromedp.SetValue(chromedp.CSS(`.card[data-row="tool-bash"] input[name="timeout"]`), "forever"),
+		chromedp.Click(chromedp.CSS(`.card[data-row="tool-bash"] button.save`)),
+		chromedp.WaitVisible(chromedp.CSS(`.card[data-row="tool-bash"] .field[data-field="timeout"] .field-error:not(:empty)`)),
+	)
+	msg := get(t, ctx, "the field error", chromedp.Text(chromedp.CSS(`.card[data-row="tool-bash"] .field[data-field="timeout"] .field-error`)))
+	if !strings.HasPrefix(msg, "timeout:") || !strings.Contains(msg, "forever") {
+		t.Fatalf("field error %q", msg)
+	}
+	if _, err := os.Stat(file); err == nil {
+		t.Fatal("a refused change was saved")
+	}
+	run(t, ctx, "a good value",
+		chromedp.SetValue(chromedp.CSS(`.card[data-row="approval"] select[name="policy"]`), "never"),
+		chromedp.Click(chromedp.CSS(`.card[data-row="approval"] button.save`)),
+		chromedp.WaitVisible(chromedp.CSS(`.card[data-row="approval"] .row .ok`)),
+	)
+	approver, _ := core.Lookup(e.h.Root.Context(), tools.ApprovalKey)
+	if u := approver.(interface{ Unanswerable() string }).Unanswerable(); !strings.Contains(u, "never") {
+		t.Fatalf("not hot-reloaded: %q", u)
+	}
+	const secret = "sk-typed-in-the-browser-0123456789"
+	run(t, ctx, "a secret",
+		chromedp.SendKeys(chromedp.CSS(`.card[data-row="test"] input[name="apiKey"]`), secret),
+		chromedp.Click(chromedp.CSS(`.card[data-row="test"] button.save`)),
+		chromedp.WaitVisible(chromedp.CSS(`.card[data-row="test"] .row .ok`)),
+		chromedp.Reload(),
+		chromedp.WaitVisible(chromedp.CSS(`body[data-ready="1"]`)),
+		chromedp.Click(chromedp.ID(`nav-settings`)),
+		chromedp.WaitVisible(chromedp.CSS(`.card[data-row="test"] input[name="apiKey"][placeholder="set (write-only)"]`)),
+	)
+	html := get(t, ctx, "the page", chromedp.Evaluate[string](`document.documentElement.outerHTML + [...document.querySelectorAll("input")].map(i => i.value).join(" ")`))
+	if strings.Contains(html, secret) {
+		t.Fatal("the secret came back to the page")
+	}
+	if raw, _ := os.ReadFile(file); !strings.Contains(string(raw), secret) {
+		t.Fatalf("the secret was not saved:\n%s", raw)
+	}
+}
+
+// BenchmarkPageLoad measures page load to interactive from a cold server:
+// each iteration starts a new harness with the web plugin (not timed), then
+// times navigating to its URL with the token (the cookie exchange and
+// redirect included) until the app has loaded its boot data
+// (body[data-ready]). The reference is a navigation to a one-line static
+// page from a plain httptest server in the same browser.
+//
+//	go test ./plugins/web -run '^$' -bench PageLoad -benchtime 20x
+func BenchmarkPageLoad(b *testing.B) {
+	ctx := browser(b)
+	b.Run("app", func(b *testing.B) {
+		for range b.N {
+			b.StopTimer()
+			h := harnesstest.Start(b, "plugins:\n  - name: workspaces\n    config: {stateDir: "+b.TempDir()+"}\n  - name: web\n")
+			srv := harnesstest.Service(b, h, web.Key)
+			b.StartTimer()
+			run(b, ctx, "load", chromedp.Navigate(srv.URL()), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="1"]`), chromedp.RetryInterval(2*time.Millisecond)))
+			b.StopTimer()
+			_ = h.Stop(context.Background())
+			b.StartTimer()
+		}
+	})
+	b.Run("reference/static", func(b *testing.B) {
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			_, _ = w.Write([]byte(`<!doctype html><body data-ready="1">ok</body>`))
+		}))
+		defer ts.Close()
+		for range b.N {
+			run(b, ctx, "load", chromedp.Navigate(ts.URL), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="1"]`), chromedp.RetryInterval(2*time.Millisecond)))
+		}
+	})
 }

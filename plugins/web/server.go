@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/services/settings"
 	"github.com/dshgo/harness/services/workspaces"
 )
 
@@ -29,10 +30,11 @@ type Server struct {
 	hub   *hub
 	slots *Slots
 
-	mu     sync.Mutex
-	addr   string
-	secure bool
-	hosts  map[string]bool // accepted Host header values
+	mu       sync.Mutex
+	settings *settings.Service
+	addr     string
+	secure   bool
+	hosts    map[string]bool // accepted Host header values
 }
 
 func newServer(c *core.Context, cfg Config, token string, ws *workspaces.Service) *Server {

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dshgo/harness/services/subprocess/sandbox"
 	"golang.org/x/sys/unix"
 )
 
@@ -97,8 +98,38 @@ func (r *Runtime) Spawn(spec Spec) (*Handle, error) {
 }
 
 // spawn is Spawn without starting the wait goroutine: the caller must run
-// h.wait exactly once (Run does so on its own goroutine).
+// h.wait exactly once (Run does so on its own goroutine). It runs the steps
+// of a [launch] in order; the first that fails undoes what the earlier ones
+// wired (launch.abort) and its error is returned.
 func (r *Runtime) spawn(spec Spec) (*Handle, error) {
+	l, err := r.newLaunch(spec)
+	if err != nil {
+		return nil, err
+	}
+	for _, step := range []func() error{l.wireStdin, l.wireOutputs, l.wireControl, l.joinCgroup, l.start} {
+		if err := step(); err != nil {
+			l.abort()
+			return nil, err
+		}
+	}
+	return l.h, nil
+}
+
+// launch is a child being wired: the handle and command so far, and what
+// must be undone if a later step fails.
+type launch struct {
+	r         *Runtime
+	spec      Spec
+	h         *Handle
+	cmd       *exec.Cmd
+	wrapped   sandbox.Command
+	childEnds []io.Closer // closed in the parent after Start (or on failure)
+	cg        cgroupRange // the cgroup leaf until the handle owns it
+}
+
+// newLaunch validates spec and builds the command: the environment, the
+// resolved executable and the sandbox wrapping. Nothing is open yet.
+func (r *Runtime) newLaunch(spec Spec) (*launch, error) {
 	if err := spec.validate(); err != nil {
 		return nil, err
 	}
@@ -118,37 +149,47 @@ func (r *Runtime) spawn(spec Spec) (*Handle, error) {
 		return nil, err
 	}
 	h := &Handle{rt: r, grace: spec.Grace, done: make(chan struct{}), sandbox: rep}
-	cmd := &exec.Cmd{Path: wrapped.Path, Args: wrapped.Args, Dir: spec.Dir, Env: wrapped.Env,
+	h.cmd = &exec.Cmd{Path: wrapped.Path, Args: wrapped.Args, Dir: spec.Dir, Env: wrapped.Env,
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
-	h.cmd = cmd
+	return &launch{r: r, spec: spec, h: h, cmd: h.cmd, wrapped: wrapped}, nil
+}
 
-	var childEnds []io.Closer // closed in the parent after Start
-	fail := func(err error) (*Handle, error) {
-		closeAll(childEnds...)
-		h.closeParentEnds()
-		return nil, err
-	}
+// abort undoes the wiring of a launch that failed: both ends of every
+// pipe and the cgroup leaf.
+func (l *launch) abort() {
+	closeAll(l.childEnds...)
+	l.h.closeParentEnds()
+	l.cg.release()
+}
 
-	switch spec.Stdin.Mode {
+// wireStdin connects the child's stdin (Spec.Stdin).
+func (l *launch) wireStdin() error {
+	switch l.spec.Stdin.Mode {
 	case StdinIgnore:
-		cmd.Stdin = r.devNull
+		l.cmd.Stdin = l.r.devNull
 	case StdinPipe:
 		parent, child, err := newPipe(false)
 		if err != nil {
-			return fail(fmt.Errorf("subprocess: stdin pipe: %w", err))
+			return fmt.Errorf("subprocess: stdin pipe: %w", err)
 		}
-		cmd.Stdin, h.stdin = child, parent
-		childEnds = append(childEnds, child)
+		l.cmd.Stdin, l.h.stdin = child, parent
+		l.childEnds = append(l.childEnds, child)
 	case StdinData:
 		parent, child, err := newPumpPipe(false)
 		if err != nil {
-			return fail(fmt.Errorf("subprocess: stdin pipe: %w", err))
+			return fmt.Errorf("subprocess: stdin pipe: %w", err)
 		}
-		h.pump.add(pumpStream{fd: parent, in: spec.Stdin.Data})
+		l.h.pump.add(pumpStream{fd: parent, in: l.spec.Stdin.Data})
 		cf := os.NewFile(uintptr(child), "|0")
-		cmd.Stdin = cf
-		childEnds = append(childEnds, cf)
+		l.cmd.Stdin = cf
+		l.childEnds = append(l.childEnds, cf)
 	}
+	return nil
+}
+
+// wireOutputs connects the child's stdout and stderr (Spec.Stdout,
+// Spec.Stderr).
+func (l *launch) wireOutputs() error {
 	for _, s := range []struct {
 		label string
 		o     Output
@@ -157,8 +198,8 @@ func (r *Runtime) spawn(spec Spec) (*Handle, error) {
 		coll  **CollectedOutput
 		self  *os.File
 	}{
-		{"stdout", spec.Stdout, &cmd.Stdout, &h.stdout, &h.collected.Stdout, os.Stdout},
-		{"stderr", spec.Stderr, &cmd.Stderr, &h.stderr, &h.collected.Stderr, os.Stderr},
+		{"stdout", l.spec.Stdout, &l.cmd.Stdout, &l.h.stdout, &l.h.collected.Stdout, os.Stdout},
+		{"stderr", l.spec.Stderr, &l.cmd.Stderr, &l.h.stderr, &l.h.collected.Stderr, os.Stderr},
 	} {
 		switch s.o.Mode {
 		case OutputInherit:
@@ -166,70 +207,82 @@ func (r *Runtime) spawn(spec Spec) (*Handle, error) {
 		case OutputPipe:
 			parent, child, err := newPipe(true)
 			if err != nil {
-				return fail(fmt.Errorf("subprocess: %s pipe: %w", s.label, err))
+				return fmt.Errorf("subprocess: %s pipe: %w", s.label, err)
 			}
 			*s.dst, *s.pipe = child, parent
-			childEnds = append(childEnds, child)
+			l.childEnds = append(l.childEnds, child)
 		case OutputCollect:
 			parent, child, err := newPumpPipe(true)
 			if err != nil {
-				return fail(fmt.Errorf("subprocess: %s pipe: %w", s.label, err))
+				return fmt.Errorf("subprocess: %s pipe: %w", s.label, err)
 			}
 			var spillMax int64
 			if s.o.Spill != nil {
 				spillMax = s.o.Spill.MaxBytes
 			}
-			c := newCollectedOutput(s.label, s.o.MaxBytes, spillMax, r.openSpill)
+			c := newCollectedOutput(s.label, s.o.MaxBytes, spillMax, l.r.openSpill)
 			*s.coll = c
-			h.pump.add(pumpStream{fd: parent, out: c})
+			l.h.pump.add(pumpStream{fd: parent, out: c})
 			cf := os.NewFile(uintptr(child), "|1")
 			*s.dst = cf
-			childEnds = append(childEnds, cf)
+			l.childEnds = append(l.childEnds, cf)
 		}
 	}
-	if spec.Control {
-		parent, child, err := socketpair()
-		if err != nil {
-			return fail(fmt.Errorf("subprocess: control channel: %w", err))
-		}
-		h.control = parent
-		cmd.ExtraFiles = []*os.File{child}
-		childEnds = append(childEnds, child)
+	return nil
+}
+
+// wireControl opens the control channel (Spec.Control) as the child's fd 3.
+func (l *launch) wireControl() error {
+	if !l.spec.Control {
+		return nil
 	}
-	var cgRange cgroupRange
-	if r.cg != nil {
-		rng, fd, err := r.cg.leaf(r.seq.Add(1))
-		if err != nil {
-			return fail(err)
-		}
-		cgRange = rng
-		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
+	parent, child, err := socketpair()
+	if err != nil {
+		return fmt.Errorf("subprocess: control channel: %w", err)
 	}
+	l.h.control = parent
+	l.cmd.ExtraFiles = []*os.File{child}
+	l.childEnds = append(l.childEnds, child)
+	return nil
+}
+
+// joinCgroup makes the child start in a new cgroup leaf of the runtime's
+// managed cgroup, when there is one.
+func (l *launch) joinCgroup() error {
+	if l.r.cg == nil {
+		return nil
+	}
+	rng, fd, err := l.r.cg.leaf(l.r.seq.Add(1))
+	if err != nil {
+		return err
+	}
+	l.cg = rng
+	l.cmd.SysProcAttr.UseCgroupFD, l.cmd.SysProcAttr.CgroupFD = true, fd
+	return nil
+}
+
+// start tracks the handle and starts the child; on success the handle owns
+// the process's range (its cgroup leaf or process group) and the parent's
+// copies of the child's ends are closed.
+func (l *launch) start() error {
+	r, h, spec := l.r, l.h, l.spec
 	if err := r.track(h); err != nil {
-		cgRange.release()
-		return fail(err)
+		return err
 	}
 	// Hold h.mu until the range is known: a concurrent Terminate (from
 	// Runtime.Close) must not observe a half-started handle.
 	h.mu.Lock()
-	if err := wrapped.Launch(cmd.Start); err != nil {
+	if err := l.wrapped.Launch(l.cmd.Start); err != nil {
 		h.mu.Unlock()
 		r.untrack(h)
 		r.wg.Done()
-		cgRange.release()
 		h.sealCollected()
-		// fork/exec reports a bad Dir as if the program were missing.
-		if st, serr := os.Stat(spec.Dir); serr != nil {
-			return fail(fmt.Errorf("subprocess: start %s: working directory: %w", spec.Argv[0], serr))
-		} else if !st.IsDir() {
-			return fail(fmt.Errorf("subprocess: start %s: working directory %s: not a directory", spec.Argv[0], spec.Dir))
-		}
-		return fail(fmt.Errorf("subprocess: start %s: %w", spec.Argv[0], err))
+		return startError(spec, err)
 	}
-	closeAll(childEnds...)
-	h.pid = cmd.Process.Pid
+	closeAll(l.childEnds...)
+	h.pid = l.cmd.Process.Pid
 	if r.cg != nil {
-		h.rng = cgRange
+		h.rng, l.cg = l.cg, cgroupRange{}
 	} else {
 		h.rng = newPgidRange(h.pid)
 	}
@@ -237,7 +290,18 @@ func (r *Runtime) spawn(spec Spec) (*Handle, error) {
 	if spec.Context != nil {
 		h.stopCtx = context.AfterFunc(spec.Context, h.Terminate)
 	}
-	return h, nil
+	return nil
+}
+
+// startError explains a failed start; fork/exec reports a bad Dir as if
+// the program were missing.
+func startError(spec Spec, err error) error {
+	if st, serr := os.Stat(spec.Dir); serr != nil {
+		return fmt.Errorf("subprocess: start %s: working directory: %w", spec.Argv[0], serr)
+	} else if !st.IsDir() {
+		return fmt.Errorf("subprocess: start %s: working directory %s: not a directory", spec.Argv[0], spec.Dir)
+	}
+	return fmt.Errorf("subprocess: start %s: %w", spec.Argv[0], err)
 }
 
 // newPipe is newPumpPipe for a caller-owned end (StdinPipe, OutputPipe):

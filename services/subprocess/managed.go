@@ -392,6 +392,18 @@ func pidNamespace() string {
 	return strings.TrimSuffix(strings.TrimPrefix(l, "pid:["), "]")
 }
 
+// removeCgroupTree removes the cgroup directory dir and every cgroup
+// beneath it, deepest first (a cgroup with children cannot be removed).
+func removeCgroupTree(dir string) error {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.IsDir() {
+			_ = removeCgroupTree(filepath.Join(dir, e.Name()))
+		}
+	}
+	return os.Remove(dir)
+}
+
 // sweepStale kills and removes the cgroup directories of runtimes whose
 // host process no longer exists (a harness that was SIGKILLed cannot clean
 // up; the next one does). A directory whose pid is alive is left alone,
@@ -414,16 +426,14 @@ func sweepStale(parent string) {
 		if err := unix.Kill(pid, 0); err == nil || errors.Is(err, unix.EPERM) {
 			continue
 		}
-		stale := &cgroupParent{dir: filepath.Join(parent, e.Name())}
-		leaves, _ := os.ReadDir(stale.dir)
-		for _, l := range leaves {
-			if l.IsDir() {
-				_ = os.WriteFile(filepath.Join(stale.dir, l.Name(), "cgroup.kill"), []byte("1"), 0)
-			}
-		}
-		// The kill is asynchronous: give the leaves up to a second to empty;
+		// cgroup.kill on the directory kills its whole subtree, nested
+		// runtimes' directories included (a harness run by a command of
+		// another creates its own directory inside that one's leaf).
+		stale := filepath.Join(parent, e.Name())
+		_ = os.WriteFile(filepath.Join(stale, "cgroup.kill"), []byte("1"), 0)
+		// The kill is asynchronous: give the tree up to a second to empty;
 		// anything still busy stays for the next sweep.
-		for deadline := time.Now().Add(time.Second); stale.remove() != nil && time.Now().Before(deadline); {
+		for deadline := time.Now().Add(time.Second); removeCgroupTree(stale) != nil && time.Now().Before(deadline); {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}

@@ -1,0 +1,109 @@
+package web_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/services/settings"
+	"github.com/dshgo/harness/services/tools"
+)
+
+// TestSettingsValidateFenceApplyAndHideSecrets: the settings service
+// validates a change with the manifest's decoder (errors by field path),
+// fences stale revisions, applies a good change to the running tree at
+// once, saves it privately, and never returns a secret.
+func TestSettingsValidateFenceApplyAndHideSecrets(t *testing.T) {
+	e := start(t, nil, "default")
+	file := filepath.Join(t.TempDir(), "harness", "settings.yml")
+	svc := settings.New(e.h.Loader, settings.Options{File: file, Catalog: e.h.Catalog})
+	ctx := context.Background()
+
+	snap, err := svc.Get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	llm := rowOf(t, snap, "test")
+	if _, ok := llm.Values["apiKey"]; ok || !llm.Secrets["apiKey"] {
+		t.Fatalf("llm row values %v secrets %v", llm.Values, llm.Secrets)
+	}
+	if a := rowOf(t, snap, "approval"); a.Values["answerer"] != "headless" || a.Schema == nil {
+		t.Fatalf("approval row %+v", a)
+	}
+
+	_, err = svc.Update(ctx, "approval", snap.Revision, map[string]any{"answerer": "tty"})
+	var fe *settings.FieldErrors
+	if !errors.As(err, &fe) || !strings.Contains(fe.Fields["answerer"], `"tty" is not one of auto, terminal, headless`) {
+		t.Fatalf("bad value: %v (%+v)", err, fe)
+	}
+	if _, err := os.Stat(file); err == nil {
+		t.Fatal("a refused change was saved")
+	}
+
+	res, err := svc.Update(ctx, "approval", snap.Revision, map[string]any{"policy": "never"})
+	if err != nil || !res.Applied {
+		t.Fatalf("good change: %+v %v", res, err)
+	}
+	approver, _ := core.Lookup(e.h.Root.Context(), tools.ApprovalKey)
+	if u := approver.(interface{ Unanswerable() string }).Unanswerable(); !strings.Contains(u, "never") {
+		t.Fatalf("the running approval service did not reload: %q", u)
+	}
+	if _, err := svc.Update(ctx, "approval", snap.Revision, map[string]any{"policy": "ask"}); !errors.Is(err, settings.ErrConflict) {
+		t.Fatalf("stale revision: %v", err)
+	}
+
+	res, err = svc.Update(ctx, "test", res.Revision, map[string]any{"apiKey": "sk-very-secret-value"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := res.Row.Values["apiKey"]; ok || !res.Row.Secrets["apiKey"] {
+		t.Fatalf("update answer carries the secret: %+v", res.Row.Values)
+	}
+	st, _ := os.Stat(file)
+	dir, _ := os.Stat(filepath.Dir(file))
+	raw, _ := os.ReadFile(file)
+	if st.Mode().Perm() != 0o600 || dir.Mode().Perm() != 0o700 || !strings.Contains(string(raw), "sk-very-secret-value") || !strings.Contains(string(raw), "policy: never") {
+		t.Fatalf("settings file %v %v:\n%s", st.Mode(), dir.Mode(), raw)
+	}
+	snap, _ = svc.Get()
+	if rev := snap.Revision; rev == "0" || rev != res.Revision {
+		t.Fatalf("revision %q after %q", rev, res.Revision)
+	}
+
+	// The web row is what serves this page: saved, applied on restart.
+	res, err = svc.Update(ctx, "web", snap.Revision, map[string]any{"maxBodyBytes": 2 << 20})
+	if err != nil || res.Applied {
+		t.Fatalf("web row: %+v %v", res, err)
+	}
+
+	// Over HTTP: a stale revision is 409, a bad value 422 with its field.
+	e.srv.UseSettings(svc)
+	code, body := e.req("PATCH", "/api/settings/approval", map[string]any{"revision": "stale", "values": map[string]any{"policy": "ask"}})
+	if code != 409 {
+		t.Fatalf("stale over HTTP: %d %s", code, body)
+	}
+	snap, _ = svc.Get()
+	code, body = e.req("PATCH", "/api/settings/approval", map[string]any{"revision": snap.Revision, "values": map[string]any{"policy": "sometimes"}})
+	if code != 422 || !strings.Contains(string(body), `"policy"`) {
+		t.Fatalf("bad value over HTTP: %d %s", code, body)
+	}
+	code, body = e.req("GET", "/api/settings", nil)
+	if code != 200 || strings.Contains(string(body), "sk-very-secret-value") || strings.Contains(string(body), "sk-test") {
+		t.Fatalf("GET /api/settings: %d, leaks a secret: %s", code, body)
+	}
+}
+
+func rowOf(t *testing.T, s settings.Snapshot, id string) settings.Row {
+	t.Helper()
+	for _, r := range s.Rows {
+		if r.ID == id {
+			return r
+		}
+	}
+	t.Fatalf("no row %q", id)
+	return settings.Row{}
+}
