@@ -21,9 +21,12 @@ func TestCheckReportsToolsNotOfferedToTheModel(t *testing.T) {
 		"  - {id: local, name: llm-openai, config: {provider: test, baseURL: 'http://127.0.0.1:9', models: [{name: m1, default: true}]}}\n" +
 		"  - {id: sessions, name: sessions-jsonl, config: {stateDir: '" + state + "'}}\n" +
 		"  - {id: agent, name: agent, config: {model: test}}\n"
-	check := func(manifest string) (int, string, string) {
+	check := func(manifest string, args ...string) (int, string, string) {
+		if args == nil {
+			args = []string{"check"}
+		}
 		var out, errOut bytes.Buffer
-		code := cli.Run([]string{"check", "--no-claude-settings"}, &cli.Env{
+		code := cli.Run(append(args, "--no-claude-settings"), &cli.Env{
 			Stdout: &out, Stderr: &errOut, Stdin: strings.NewReader(""),
 			DefaultManifest: []byte(manifest),
 			Plugins:         append(std.Plugins(), core.Plugin(greetPlugin)),
@@ -39,6 +42,11 @@ func TestCheckReportsToolsNotOfferedToTheModel(t *testing.T) {
 	code, out, errOut = check(base + agentRows)
 	if code != 2 || !strings.Contains(errOut, "the agent would refuse to run: 1 tool(s) are registered (greet)") {
 		t.Fatalf("with an agent: exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	// harness run refuses before any model request, as a configuration error.
+	code, out, errOut = check(base+agentRows, "run", "hello")
+	if code != 2 || !strings.Contains(errOut, "mount the prompt-tools plugin") {
+		t.Fatalf("run: exit %d\nstdout %s\nstderr %s", code, out, errOut)
 	}
 	code, out, errOut = check(base + agentRows + "  - {id: prompt-tools, name: prompt-tools}\n")
 	if code != 0 || errOut != "" {

@@ -527,6 +527,9 @@ func (m *Model) closeLive() {
 
 // onEvent applies one agent event to the transcript and the status.
 func (m *Model) onEvent(e agent.Event) {
+	if e.Depth > 0 {
+		return // a subagent's event, relayed to its parent's observer: not part of this transcript
+	}
 	switch e.Type {
 	case agent.EventUser:
 		if e.Source == "" {

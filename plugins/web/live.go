@@ -244,6 +244,9 @@ func (l *live) busy() bool {
 // publishAgent records and fans out one agent event. A complete assistant
 // message replaces the deltas that built it in the backlog.
 func (l *live) publishAgent(e agent.Event) {
+	if e.Depth > 0 {
+		return // a subagent's event relayed to its parent: its deltas must not join (or clear) the parent's
+	}
 	if e.SessionID == "" {
 		e.SessionID = l.id
 	}

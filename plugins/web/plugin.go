@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/core/manifest"
 	"github.com/dshgo/harness/services/workspaces"
 )
 
@@ -37,14 +36,11 @@ type Config struct {
 	// Token fixes the access token instead of a random one per start (for
 	// scripted clients; at least 32 characters). Empty: random.
 	Token string `yaml:"token" json:"token,omitempty" jsonschema:"description=Fixed access token (at least 32 characters); empty means a random token per start"`
-	// IdleTimeout closes a session no browser has watched for this long
-	// and that runs no turn (default 30m).
-	IdleTimeout manifest.Duration `yaml:"idleTimeout" json:"idleTimeout,omitempty" jsonschema:"description=Close a session nobody watches and that runs nothing after this long,default=30m"`
 }
 
-// SetDefaults sets the loopback address, 1 MiB bodies and 30m idle.
+// SetDefaults sets the loopback address and 1 MiB bodies.
 func (c *Config) SetDefaults() {
-	c.Addr, c.MaxBodyBytes, c.IdleTimeout = "127.0.0.1:0", 1<<20, manifest.Duration(30*time.Minute)
+	c.Addr, c.MaxBodyBytes = "127.0.0.1:0", 1<<20
 }
 
 // Validate enforces the bind policy: a loopback address, or allowRemote with

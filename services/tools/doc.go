@@ -41,14 +41,8 @@
 //	invalid arguments: /items/1/limit: range: must be between 0 and 255 for uint8, got 300
 //
 // The library is the only authority for rejections, their messages and
-// coercion. For simple schemas (type, properties, required,
-// additionalProperties, scalar enum/const, numeric bounds, lengths, items,
-// and annotations; no $ref, $schema or combinators) a precompiled
-// accept-only check runs first, on the raw text (strict JSON without escapes)
-// and then on the parsed value: arguments it finds certainly valid skip the
-// library; anything else, including any doubt (1.0 or -0 for an integer, a number
-// equal to a bound after float rounding, a string where a number is
-// expected), is decided by the library exactly as without it.
+// coercion: arguments are accepted, rejected and coerced exactly as the
+// library decides.
 //
 // # The pipeline
 //

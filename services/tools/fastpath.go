@@ -13,10 +13,14 @@ import (
 // and the library decides, with its messages, paths and coercion. It never
 // rejects anything itself.
 //
-// It is built only for schemas that use nothing but the keywords listed in
-// fastKeywords under draft 2020-12 (no $schema: with an older draft the library
-// asserts format), and every doubt (non-canonical integers, a number equal to a
-// bound after rounding, an enum number spelled differently) defers.
+// It runs first on the raw text (strict JSON without escapes) and then on the
+// parsed value. It is built only for simple schemas — type, properties,
+// required, additionalProperties, scalar enum/const, numeric bounds,
+// lengths, items and annotations; no $ref, $schema or combinators: the
+// keywords listed in fastKeywords under draft 2020-12 (no $schema: with an
+// older draft the library asserts format), and every doubt (non-canonical integers such as 1.0 or -0,
+// a number equal to a bound after rounding, an enum number spelled
+// differently, a string where a number is expected) defers.
 type fastCheck struct {
 	never     bool      // the false schema
 	types     jsonTypes // 0: any type
