@@ -489,7 +489,6 @@ func (t *turn) runTools(ctx context.Context, calls []llm.ToolCall) (concluded bo
 		valid = append(valid, tools.Call{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments, Scope: ss.scope.ID()})
 		index = append(index, i)
 	}
-	start := time.Now()
 	next := 0 // first call whose result is not yet recorded
 	var werr error
 	emitUpTo := func(n int) {
@@ -497,7 +496,7 @@ func (t *turn) runTools(ctx context.Context, calls []llm.ToolCall) (concluded bo
 			if results[next] == nil {
 				return
 			}
-			if err := t.result(calls[next], results[next], time.Since(start)); err != nil && werr == nil {
+			if err := t.result(calls[next], results[next], results[next].Elapsed); err != nil && werr == nil {
 				werr = err
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Content is one model-facing content block of a tool result. Type is "text"
@@ -91,6 +92,12 @@ type Outcome struct {
 	Meta               json.RawMessage `json:"meta,omitempty"`
 	AdditionalContexts []string        `json:"additionalContexts,omitempty"`
 	ConcludesTurn      bool            `json:"concludesTurn,omitempty"`
+	// Elapsed is the call's own wall time, set by Scheduler.Run: from the
+	// start of its preparation (argument checks, pre-execute hooks and
+	// approval) to the end of its body, excluding time spent waiting for
+	// earlier calls' results. Zero when the outcome did not come from a
+	// Scheduler.
+	Elapsed time.Duration `json:"-"`
 
 	// ErrorMessage is the failure message without the "Error: " envelope.
 	ErrorMessage string `json:"-"`

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // ExecutionMode reports whether call may overlap other calls (dsh A12): Parallel
@@ -72,6 +73,8 @@ func (s Scheduler) Run(ctx context.Context, calls []Call) []*Outcome {
 	}
 	out := make([]*Outcome, len(calls))
 	slots := make([]slot, len(calls))
+	starts := make([]time.Time, len(calls))
+	ends := make([]time.Time, len(calls)) // written by the dispatching goroutine before done closes
 	sem := make(chan struct{}, limit)
 	var wg sync.WaitGroup
 	next := 0 // first slot not yet finished
@@ -89,15 +92,21 @@ func (s Scheduler) Run(ctx context.Context, calls []Call) []*Outcome {
 				<-sl.done
 			}
 			out[next] = r.finish(sl.e)
+			if ends[next].IsZero() {
+				ends[next] = time.Now()
+			}
+			out[next].Elapsed = ends[next].Sub(starts[next])
 			if s.OnResult != nil {
 				s.OnResult(next, out[next])
 			}
 		}
 	}
 	for i, call := range calls {
+		starts[i] = time.Now()
 		e := r.prepare(ctx, call)
 		slots[i].e = e
 		if e.route != routeDispatch {
+			ends[i] = time.Now()
 			finishUpTo(i+1, false)
 			continue
 		}
@@ -105,6 +114,7 @@ func (s Scheduler) Run(ctx context.Context, calls []Call) []*Outcome {
 			wg.Wait()
 			finishUpTo(i, true)
 			r.dispatch(e)
+			ends[i] = time.Now()
 			finishUpTo(i+1, true)
 			continue
 		}
@@ -113,7 +123,7 @@ func (s Scheduler) Run(ctx context.Context, calls []Call) []*Outcome {
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
-			defer func() { <-sem; close(done); wg.Done() }()
+			defer func() { ends[i] = time.Now(); <-sem; close(done); wg.Done() }()
 			defer func() {
 				if p := recover(); p != nil {
 					e.final(errorOutcome(r.recovered("tool dispatch", p)))
