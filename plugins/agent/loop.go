@@ -38,6 +38,22 @@ import (
 // ctx's error (the stream was stopped, running tools were cancelled and
 // aborted results were recorded).
 func (ss *Session) Run(ctx context.Context, prompt string) (*Result, error) {
+	return ss.runTurn(ctx, prompt, false)
+}
+
+// Continue resumes the session's last turn without a new prompt: a turn
+// that was cut short (the process died or was stopped while the model
+// streamed or tools ran) goes on from its stored history. Tool calls that
+// have a stored result are not run again; calls cut off before their
+// result read as interrupted (see [Replay]) and the model decides whether
+// to make them again. Steps count from zero against MaxSteps. Results and
+// errors are those of [Session.Run]; UserPromptSubmit hooks do not run.
+func (ss *Session) Continue(ctx context.Context) (*Result, error) {
+	return ss.runTurn(ctx, "", true)
+}
+
+// runTurn is Run (resume false) or Continue (resume true).
+func (ss *Session) runTurn(ctx context.Context, prompt string, resume bool) (*Result, error) {
 	ss.turnMu.Lock()
 	if ss.running {
 		ss.turnMu.Unlock()
@@ -47,9 +63,11 @@ func (ss *Session) Run(ctx context.Context, prompt string) (*Result, error) {
 	ss.turnMu.Unlock()
 	defer func() { ss.turnMu.Lock(); ss.running = false; ss.turnMu.Unlock() }()
 
-	t := &turn{ss: ss, start: time.Now(), res: &Result{SessionID: ss.id}}
+	t := &turn{ss: ss, start: time.Now(), res: &Result{SessionID: ss.id}, resume: resume}
 	ss.mu.Lock()
-	ss.turn++
+	if !resume || ss.turn == 0 {
+		ss.turn++
+	}
 	t.n = ss.turn
 	before := savedState{history: len(ss.history), pending: ss.pending, snapshot: ss.lastSnapshot}
 	ss.mu.Unlock()
@@ -101,6 +119,8 @@ type turn struct {
 	// compaction and a retry this turn.
 	autoStep      int
 	lengthRetried bool
+	// resume: Continue, no prompt of its own.
+	resume bool
 	// children sums the usage of subagents started by the turn's tools
 	// (added concurrently by their tool bodies; see AddChildUsage).
 	childMu  sync.Mutex
@@ -108,7 +128,28 @@ type turn struct {
 }
 
 func (t *turn) run(ctx context.Context, prompt string) error {
+	if err := t.begin(ctx, prompt); err != nil {
+		return err
+	}
+	return t.loop(ctx)
+}
+
+// begin records the prompt (after UserPromptSubmit hooks) and the pending
+// SessionStart contexts; a resumed turn records only the contexts.
+func (t *turn) begin(ctx context.Context, prompt string) error {
 	ss := t.ss
+	if t.resume {
+		ss.mu.Lock()
+		pending := ss.pending
+		ss.pending = nil
+		ss.mu.Unlock()
+		for _, p := range pending {
+			if err := t.user(p.text, p.source); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	blocked, reason, added := ss.promptSubmit(ctx, prompt)
 	if blocked {
 		if reason == "" {
@@ -129,6 +170,13 @@ func (t *turn) run(ctx context.Context, prompt string) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// loop makes steps until the model stops (and no Stop hook continues),
+// MaxSteps is reached, or ctx is done.
+func (t *turn) loop(ctx context.Context) error {
+	ss := t.ss
 	stopActive := false
 	for {
 		if err := ctx.Err(); err != nil {

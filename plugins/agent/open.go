@@ -43,6 +43,9 @@ func (op *opening) defaults(context.Context) error {
 	if o.ID != "" && o.Fork != "" {
 		return fmt.Errorf("session options: ID %s and Fork %s are mutually exclusive", o.ID, o.Fork)
 	}
+	if o.NewID != "" && (o.ID != "" || o.Fork != "" || !ValidSessionID(o.NewID)) {
+		return fmt.Errorf("session options: NewID %q must be a valid session id and excludes ID and Fork", o.NewID)
+	}
 	if o.Cwd == "" {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -141,7 +144,10 @@ func (op *opening) reserve(context.Context) error {
 		return nil
 	}
 	o := &op.o
-	o.ID = NewSessionID(time.Now())
+	o.ID = o.NewID
+	if o.ID == "" {
+		o.ID = NewSessionID(time.Now())
+	}
 	h := sessions.Header{ID: o.ID, Cwd: o.Cwd, Model: op.logged, Time: time.Now().UTC()}
 	h.Parent, h.Origin = o.Parent, o.Origin
 	if o.Fork != "" {

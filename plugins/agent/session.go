@@ -46,6 +46,12 @@ type Options struct {
 	// has the same records, except the header: its parent is Fork, its
 	// origin "fork". Exclusive with ID.
 	Fork string
+	// NewID, when set, is the id of the new session (a valid session id,
+	// see [ValidSessionID]) instead of a fresh one: a caller that must
+	// find the session again after a crash (a fleet job) names it up
+	// front. Storing fails with sessions.ErrExists when the id is taken.
+	// Exclusive with ID and Fork.
+	NewID string
 	// Cwd is the session's working directory (default: the process
 	// working directory): reported to the model, and carried by the
 	// context of every tool call of the session (plugins/workdir), so tools

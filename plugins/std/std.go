@@ -23,6 +23,7 @@ import (
 	tooltimeout "github.com/dshgo/harness/plugins/tool-timeout"
 	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
 	"github.com/dshgo/harness/plugins/web"
+	"github.com/dshgo/harness/plugins/worker"
 	"github.com/dshgo/harness/services/commands"
 	"github.com/dshgo/harness/services/compaction"
 	"github.com/dshgo/harness/services/llm"
@@ -64,6 +65,7 @@ func Plugins() []core.Plugin {
 		sessions.JSONLPlugin,
 		sessionspg.Plugin,
 		agent.Plugin,
+		worker.Plugin,
 		subagent.Plugin,
 		subagentinprocess.Plugin,
 		subagenttools.Plugin,

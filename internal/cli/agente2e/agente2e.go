@@ -19,6 +19,7 @@ import (
 	toolfs "github.com/dshgo/harness/plugins/tool-fs"
 	toolsearch "github.com/dshgo/harness/plugins/tool-search"
 	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
+	"github.com/dshgo/harness/plugins/worker"
 	"github.com/dshgo/harness/services/compaction"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
@@ -36,7 +37,7 @@ func Needed() []core.Plugin {
 		llm.Plugin, llmopenai.Plugin, sessions.JSONLPlugin, sessionspg.Plugin, agent.Plugin,
 		toolbash.Plugin, toolfs.Plugin, toolsearch.Plugin,
 		approval.Plugin, permission.Plugin, hooks.Plugin, mcp.Plugin,
-		tooltodo.Plugin, instructions.Plugin, environment.Plugin, compaction.Plugin,
+		tooltodo.Plugin, instructions.Plugin, environment.Plugin, compaction.Plugin, worker.Plugin,
 	}
 }
 

@@ -1,0 +1,389 @@
+package cli_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/dshgo/harness/services/llm/llmtest"
+)
+
+// fleetModel is the scripted model of the fleet tests. A job's prompt is
+// "job N" (one bash call appending N to out.txt, then "done N") or
+// "job N hang MARK" (bash sleeps 300 s with MARK in its environment, then
+// "done N" once a result, even an interrupted one, is in the history). It
+// answers concurrent requests from any number of runs.
+func fleetModel(t *testing.T) *llmtest.Server {
+	re := regexp.MustCompile(`^job (\d+)(?: (hang|slow) (\S+))?$`)
+	check := func(_ llmtest.Request, w llmtest.WireRequest) *llmtest.Turn {
+		var prompt string
+		tools := 0
+		for _, m := range w.Messages {
+			if m.Role == "user" && prompt == "" {
+				prompt = m.Text()
+			}
+			if m.Role == "tool" {
+				tools++
+			}
+		}
+		g := re.FindStringSubmatch(prompt)
+		if g == nil {
+			tt := llmtest.Error(400, "unexpected prompt "+prompt)
+			return &tt
+		}
+		if tools > 0 {
+			tt := text("done " + g[1])
+			return &tt
+		}
+		cmd := fmt.Sprintf("echo %s >> out.txt", g[1])
+		switch g[2] {
+		case "hang":
+			cmd = fmt.Sprintf("export HMARK=%s; sleep 300; echo %s >> out.txt", g[3], g[1])
+		case "slow":
+			cmd = fmt.Sprintf("export HMARK=%s; sleep 2; echo %s >> out.txt", g[3], g[1])
+		}
+		args, _ := json.Marshal(map[string]string{"command": cmd, "description": "job step"})
+		tt := toolCall("call-"+g[1], "bash", string(args))
+		return &tt
+	}
+	return llmtest.New(t, nil, llmtest.WithCheck(check))
+}
+
+// fleetManifest is agentManifest with sessions on PostgreSQL, the
+// workspace-write sandbox and a worker row.
+func fleetManifest(url, dsn, schema, workRoot, workerExtra string) string {
+	m := agentManifest(url, "/nonexistent", fmt.Sprintf(`  - name: worker
+    config:
+      dsn: %q
+      schema: %s
+      workRoot: %s
+      keepWorkDirs: true
+      fetchPollInterval: 200ms
+      grace: 2s
+%s`, dsn, schema, workRoot, workerExtra))
+	m = strings.Replace(m, "  - name: sessions-jsonl\n    config:\n      stateDir: /nonexistent\n",
+		fmt.Sprintf("  - name: sessions-postgres\n    config:\n      dsn: %q\n      schema: %s\n      poolSize: 2\n", dsn, schema), 1)
+	return strings.Replace(m, "  - name: subprocess-local\n", "  - name: subprocess-local\n    config:\n      sandbox: {mode: workspace-write, network: off}\n", 1)
+}
+
+// fleetWorker is one `harness worker` process.
+type fleetWorker struct {
+	cmd    *exec.Cmd
+	stderr *syncBuffer
+	id     string // River client id, from its banner
+	exited chan error
+}
+
+var bannerRE = regexp.MustCompile(`harness worker (\S+): working`)
+
+func startWorker(t *testing.T, dir, cfg string, args ...string) *fleetWorker {
+	t.Helper()
+	w := &fleetWorker{stderr: &syncBuffer{}, exited: make(chan error, 1)}
+	w.cmd = exec.Command(harnessBinary(t), append([]string{"--config", cfg}, args...)...)
+	w.cmd.Dir, w.cmd.Env, w.cmd.Stderr = dir, baseEnv(), w.stderr
+	if err := w.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { w.exited <- w.cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = w.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-w.exited:
+		case <-time.After(20 * time.Second):
+			_ = w.cmd.Process.Kill()
+			<-w.exited
+		}
+	})
+	waitFor(t, 30*time.Second, "worker banner", func() bool {
+		if g := bannerRE.FindStringSubmatch(w.stderr.String()); g != nil {
+			w.id = g[1]
+			return true
+		}
+		return false
+	})
+	return w
+}
+
+func waitFor(t *testing.T, d time.Duration, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// jobRow is what the tests read of River's job table.
+type jobRow struct {
+	ID          int64
+	State       string
+	Attempt     int
+	AttemptedBy []string
+}
+
+func jobRows(t *testing.T, dsn, schema string) map[int64]jobRow {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	rows, err := c.Query(ctx, `SELECT id, state::text, attempt, coalesce(attempted_by, '{}') FROM `+schema+`.river_job`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int64]jobRow{}
+	for rows.Next() {
+		var r jobRow
+		if err := rows.Scan(&r.ID, &r.State, &r.Attempt, &r.AttemptedBy); err != nil {
+			t.Fatal(err)
+		}
+		out[r.ID] = r
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// markedProcesses lists pids whose command line or environment holds mark.
+func markedProcesses(mark string) []string {
+	var pids []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		for _, f := range []string{"cmdline", "environ"} {
+			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), f))
+			if err == nil && strings.Contains(string(b), mark) {
+				pids = append(pids, e.Name())
+				break
+			}
+		}
+	}
+	return pids
+}
+
+func uniqueMark() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "fleetmark" + hex.EncodeToString(b[:])
+}
+
+func submit(t *testing.T, dir, manifest string, args ...string) int64 {
+	t.Helper()
+	r := runAgent(t, dir, manifest, "", append([]string{"submit"}, args...)...)
+	id, err := strconv.ParseInt(strings.TrimSpace(r.stdout), 10, 64)
+	if r.code != 0 || err != nil {
+		t.Fatalf("submit %v: %d %q %s", args, r.code, r.stdout, r.stderr)
+	}
+	return id
+}
+
+// Three worker processes share one database: 30 jobs each complete
+// exactly once (one tool side effect, two model calls, attempt 1), their
+// sessions are complete and readable with `harness sessions show`; a
+// cancelled job stops its tools; SIGTERM lets a running job finish and
+// the worker exits 0.
+func TestFleetEndToEnd(t *testing.T) {
+	t.Parallel()
+	dsn, schema := pgSchema(t)
+	srv := fleetModel(t)
+	dir, workRoot := t.TempDir(), t.TempDir()
+	m := fleetManifest(srv.URL, dsn, schema, workRoot, "")
+	cfg := filepath.Join(t.TempDir(), "harness.yml")
+	if err := os.WriteFile(cfg, []byte(m), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var workers []*fleetWorker
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := startWorker(t, dir, cfg, "worker", "--concurrency", "2")
+			mu.Lock()
+			workers = append(workers, w)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	ids := map[int64]int{}
+	for n := 1; n <= 30; n++ {
+		ids[submit(t, dir, m, "--tag", "e2e", fmt.Sprintf("job %d", n))] = n
+	}
+	waitFor(t, 3*time.Minute, "30 completed jobs", func() bool {
+		done := 0
+		for _, r := range jobRows(t, dsn, schema) {
+			if r.State == "completed" {
+				done++
+			}
+		}
+		return done == 30
+	})
+	by := map[string]int{}
+	for id, r := range jobRows(t, dsn, schema) {
+		n := ids[id]
+		if r.Attempt != 1 || len(r.AttemptedBy) != 1 {
+			t.Errorf("job %d (job %d): attempt %d by %v, want exactly one", id, n, r.Attempt, r.AttemptedBy)
+		}
+		by[r.AttemptedBy[0]]++
+		sid := sessionOf(t, dir, m, id)
+		out, err := os.ReadFile(filepath.Join(workRoot, sid, "out.txt"))
+		if err != nil || string(out) != fmt.Sprintf("%d\n", n) {
+			t.Errorf("job %d: out.txt %q %v, want the one line %d", id, out, err, n)
+		}
+		show := runAgent(t, dir, m, "", "sessions", "show", sid)
+		for _, want := range []string{"session " + sid, fmt.Sprintf("job %d", n), "── tool result: bash (call-" + strconv.Itoa(n) + ") ──", fmt.Sprintf("done %d", n)} {
+			if !strings.Contains(show.stdout, want) {
+				t.Errorf("sessions show %s lacks %q:\n%s%s", sid, want, show.stdout, show.stderr)
+			}
+		}
+	}
+	if got := len(srv.Requests()); got != 60 {
+		t.Errorf("model requests: %d, want 60 (2 per job)", got)
+	}
+	t.Logf("jobs per worker: %v", by)
+
+	t.Run("cancel stops the tools", func(t *testing.T) {
+		mark := uniqueMark()
+		id := submit(t, dir, m, "job 31 hang "+mark)
+		waitFor(t, 60*time.Second, "the hanging tool", func() bool { return len(markedProcesses(mark)) > 0 })
+		if r := runAgent(t, dir, m, "", "jobs", "cancel", strconv.FormatInt(id, 10)); r.code != 0 {
+			t.Fatalf("jobs cancel: %d %s %s", r.code, r.stdout, r.stderr)
+		}
+		waitFor(t, 30*time.Second, "no survivors and a cancelled job", func() bool {
+			return len(markedProcesses(mark)) == 0 && jobRows(t, dsn, schema)[id].State == "cancelled"
+		})
+		show := runAgent(t, dir, m, "", "jobs", "show", strconv.FormatInt(id, 10))
+		if !strings.Contains(show.stdout, "cancelled") {
+			t.Errorf("jobs show: %s %s", show.stdout, show.stderr)
+		}
+	})
+
+	t.Run("SIGTERM drains", func(t *testing.T) {
+		mark := uniqueMark()
+		id := submit(t, dir, m, "job 32 slow "+mark)
+		waitFor(t, 60*time.Second, "the slow tool", func() bool { return len(markedProcesses(mark)) > 0 })
+		r := jobRows(t, dsn, schema)[id]
+		var w *fleetWorker
+		for _, x := range workers {
+			if len(r.AttemptedBy) == 1 && x.id == r.AttemptedBy[0] {
+				w = x
+			}
+		}
+		if w == nil {
+			t.Fatalf("no worker runs job %d: %+v", id, r)
+		}
+		_ = w.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-w.exited:
+			w.exited <- err
+			if err != nil {
+				t.Fatalf("worker after SIGTERM: %v\n%s", err, w.stderr.String())
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatalf("worker did not drain:\n%s", w.stderr.String())
+		}
+		r = jobRows(t, dsn, schema)[id]
+		if r.State != "completed" || r.Attempt != 1 {
+			t.Fatalf("job after the drain: %+v\n%s", r, w.stderr.String())
+		}
+		if !strings.Contains(w.stderr.String(), "drained") {
+			t.Errorf("worker stderr: %s", w.stderr.String())
+		}
+	})
+}
+
+// sessionOf reads a job's session id with `harness jobs show --json`.
+func sessionOf(t *testing.T, dir, m string, id int64) string {
+	t.Helper()
+	r := runAgent(t, dir, m, "", "jobs", "show", "--json", strconv.FormatInt(id, 10))
+	var v struct {
+		SessionID string `json:"sessionId"`
+		State     string `json:"state"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil || v.SessionID == "" {
+		t.Fatalf("jobs show --json %d: %v %q %s", id, err, r.stdout, r.stderr)
+	}
+	return v.SessionID
+}
+
+// A worker killed with SIGKILL mid-job: its run stops its tools (the
+// control descriptor closes), River rescues the job after rescueAfter and
+// another worker resumes the stored session and completes it.
+func TestFleetWorkerKilled(t *testing.T) {
+	t.Parallel()
+	dsn, schema := pgSchema(t)
+	srv := fleetModel(t)
+	dir, workRoot := t.TempDir(), t.TempDir()
+	m := fleetManifest(srv.URL, dsn, schema, workRoot, "      jobTimeout: 10s\n      rescueAfter: 12s\n")
+	cfg := filepath.Join(t.TempDir(), "harness.yml")
+	if err := os.WriteFile(cfg, []byte(m), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := startWorker(t, dir, cfg, "worker")
+	mark := uniqueMark()
+	id := submit(t, dir, m, "job 1 hang "+mark)
+	waitFor(t, 60*time.Second, "the hanging tool", func() bool { return len(markedProcesses(mark)) > 0 })
+	b := startWorker(t, dir, cfg, "--log-level", "info", "worker")
+	_ = a.cmd.Process.Kill()
+	<-a.exited
+	a.exited <- nil
+	waitFor(t, 20*time.Second, "the killed worker's tools to stop", func() bool { return len(markedProcesses(mark)) == 0 })
+	deadline := time.Now().Add(90 * time.Second)
+	for jobRows(t, dsn, schema)[id].State != "completed" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the rescued job did not complete: %+v\nworker b:\n%s", jobRows(t, dsn, schema)[id], b.stderr.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	r := jobRows(t, dsn, schema)[id]
+	if r.Attempt != 2 || len(r.AttemptedBy) != 2 || r.AttemptedBy[0] != a.id || r.AttemptedBy[1] != b.id {
+		t.Fatalf("job: %+v, want attempt 2 by %s then %s", r, a.id, b.id)
+	}
+	sid := sessionOf(t, dir, m, id)
+	show := runAgent(t, dir, m, "", "sessions", "show", sid)
+	for _, want := range []string{"job 1 hang", "done 1"} {
+		if !strings.Contains(show.stdout, want) {
+			t.Errorf("sessions show lacks %q:\n%s", want, show.stdout)
+		}
+	}
+	if strings.Count(show.stdout, "── user") != 1 {
+		t.Errorf("the resumed run added a prompt:\n%s", show.stdout)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("model requests: %d, want 2 (the call, then the answer after the resume)", len(reqs))
+	}
+	// The resumed request has the cut call's result: recorded as aborted by
+	// the stopping run, or read as interrupted when the run died first.
+	w, err := reqs[1].Wire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := w.Messages[len(w.Messages)-1]
+	if last.Role != "tool" || !strings.Contains(last.Text(), "abort") && !strings.Contains(last.Text(), "interrupted") {
+		t.Errorf("resumed request ends with %s %q", last.Role, last.Text())
+	}
+}

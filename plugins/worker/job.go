@@ -1,0 +1,269 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/dshgo/harness/core/manifest"
+	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/services/llm"
+	"github.com/dshgo/harness/services/sessions"
+	"github.com/dshgo/harness/services/subprocess"
+)
+
+// RunArgs are a harness_run job's arguments: one agent turn.
+type RunArgs struct {
+	// Prompt is the user prompt of the turn (required).
+	Prompt string `json:"prompt"`
+	// Repo is a git URL or a path to a git repository, cloned into the
+	// job's fresh work dir (at Ref when set). Exclusive with Dir.
+	Repo string `json:"repo,omitempty"`
+	// Ref is a branch, tag or commit of Repo (default: its HEAD).
+	Ref string `json:"ref,omitempty"`
+	// Dir is an existing absolute directory the run works in, in place
+	// (the same path must exist on every worker). Empty with Repo empty:
+	// a fresh empty work dir.
+	Dir string `json:"dir,omitempty"`
+	// Patch is a manifest patch layer (YAML) applied over the worker's
+	// manifest for this run (docs/manifest.md).
+	Patch string `json:"patch,omitempty"`
+	// Model is the route provider/model (default: the agent row's).
+	Model string `json:"model,omitempty"`
+	// MaxSteps bounds the model calls of the turn (default: the agent
+	// row's maxSteps).
+	MaxSteps int `json:"maxSteps,omitempty"`
+	// Key identifies the run for unique submissions: when set, only Key
+	// (not the other fields) decides what a duplicate is.
+	Key string `json:"key,omitempty" river:"unique"`
+}
+
+// Kind is River's job kind of a run.
+func (RunArgs) Kind() string { return "harness_run" }
+
+// MaxPatchBytes bounds a job's manifest patch.
+const MaxPatchBytes = 1 << 20
+
+func (a RunArgs) validate() error {
+	switch {
+	case strings.TrimSpace(a.Prompt) == "":
+		return errors.New("prompt: required")
+	case a.Repo != "" && a.Dir != "":
+		return errors.New("repo and dir are mutually exclusive")
+	case a.Dir != "" && !filepath.IsAbs(a.Dir):
+		return fmt.Errorf("dir %q: must be an absolute path", a.Dir)
+	case a.Ref != "" && a.Repo == "":
+		return errors.New("ref: needs repo")
+	case strings.HasPrefix(a.Ref, "-") || strings.HasPrefix(a.Repo, "-"):
+		return errors.New("repo and ref must not start with '-'")
+	case a.MaxSteps < 0:
+		return fmt.Errorf("maxSteps %d: must not be negative", a.MaxSteps)
+	case len(a.Patch) > MaxPatchBytes:
+		return fmt.Errorf("patch: %d bytes, more than %d", len(a.Patch), MaxPatchBytes)
+	}
+	if a.Model != "" {
+		if _, _, err := llm.SplitRoute(a.Model); err != nil {
+			return fmt.Errorf("model: %w", err)
+		}
+	}
+	if a.Patch != "" {
+		if _, err := manifest.ParsePatch("<job patch>", []byte(a.Patch)); err != nil {
+			return fmt.Errorf("patch: %w", err)
+		}
+	}
+	return nil
+}
+
+// SessionID is the id of job's session: "job-ID-CREATED" (CREATED the
+// job's creation time, so ids stay unique if the queue is ever reset).
+func SessionID(job *rivertype.JobRow) string {
+	return fmt.Sprintf("job-%d-%s", job.ID, job.CreatedAt.UTC().Format("20060102T150405"))
+}
+
+// RunSpec is what a job's run process reads on stdin.
+type RunSpec struct {
+	JobID     int64  `json:"jobId"`
+	Attempt   int    `json:"attempt"`
+	SessionID string `json:"sessionId"`
+	Prompt    string `json:"prompt"`
+	Model     string `json:"model,omitempty"`
+	MaxSteps  int    `json:"maxSteps,omitempty"`
+	// Resume: the session exists and its turn was cut short; continue it
+	// (no new prompt).
+	Resume bool `json:"resume,omitempty"`
+}
+
+// Output is what a completed job records (River's job output).
+type Output struct {
+	SessionID string `json:"sessionId"`
+	Reason    string `json:"reason"`
+	Steps     int    `json:"steps"`
+	Text      string `json:"text"`
+	// Resumed: the run continued a session an earlier attempt stored.
+	Resumed bool `json:"resumed,omitempty"`
+}
+
+// Exit codes of a run process besides the CLI's 0, 1, 2 and 130.
+const (
+	// ExitSessionBusy: the job's session is open in another live process
+	// (an earlier attempt still running): the job is snoozed.
+	ExitSessionBusy = 75
+)
+
+// runWorker works harness_run jobs.
+type runWorker struct {
+	river.WorkerDefaults[RunArgs]
+	s    *Service
+	opts WorkOptions
+}
+
+// Work runs one attempt of a job (see the package doc for the outcomes).
+func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
+	s, sid := w.s, SessionID(job.JobRow)
+	resume, done, err := s.sessionState(ctx, sid)
+	if err != nil {
+		return err
+	}
+	if done != nil {
+		done.Resumed = true
+		return river.RecordOutput(ctx, done)
+	}
+	dir, err := s.workDir(ctx, job.JobRow, job.Args)
+	if err != nil {
+		return err
+	}
+	spec := RunSpec{JobID: job.ID, Attempt: job.Attempt, SessionID: sid, Prompt: job.Args.Prompt,
+		Model: job.Args.Model, MaxSteps: job.Args.MaxSteps, Resume: resume}
+	out, err := w.run(ctx, job, dir, spec)
+	if err != nil {
+		return err
+	}
+	out.Resumed = resume
+	if !s.cfg.KeepWorkDirs && job.Args.Dir == "" {
+		if err := os.RemoveAll(dir); err != nil {
+			s.log.Warn("worker: removing work dir", "job", job.ID, "err", err)
+		}
+	}
+	return river.RecordOutput(ctx, out)
+}
+
+// sessionState reads the job's session: none (a new run), cut short
+// (resume), or finished (done: its output).
+func (s *Service) sessionState(ctx context.Context, sid string) (resume bool, done *Output, err error) {
+	stored, err := s.sessions.Read(ctx, sid)
+	if errors.Is(err, sessions.ErrNotFound) {
+		return false, nil, nil
+	}
+	if err != nil {
+		return false, nil, fmt.Errorf("session %s: %w", sid, err)
+	}
+	recs, err := agent.DecodeRecords(stored)
+	if err != nil {
+		return false, nil, river.JobCancel(fmt.Errorf("session %s: %w", sid, err))
+	}
+	if text, ok := finished(recs); ok {
+		return false, &Output{SessionID: sid, Reason: "stop", Text: clipText(text)}, nil
+	}
+	return true, nil, nil
+}
+
+// finished reports whether the session's last message is an answer: an
+// assistant message without tool calls (the turn ended).
+func finished(recs []agent.Record) (string, bool) {
+	for i := len(recs) - 1; i >= 0; i-- {
+		m := recs[i].Message
+		if m == nil {
+			continue
+		}
+		return m.Content, m.Role == llm.RoleAssistant && len(m.ToolCalls) == 0
+	}
+	return "", false
+}
+
+func clipText(s string) string {
+	const max = 4096
+	if len(s) > max {
+		return s[:max] + "…"
+	}
+	return s
+}
+
+// run starts the job's run process and maps its outcome.
+func (w *runWorker) run(ctx context.Context, job *river.Job[RunArgs], dir string, spec RunSpec) (*Output, error) {
+	s := w.s
+	in, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	argv := append([]string(nil), w.opts.Command...)
+	if job.Args.Patch != "" {
+		pf, err := s.writePatch(job.JobRow, job.Args.Patch)
+		if err != nil {
+			return nil, err
+		}
+		defer os.Remove(pf)
+		argv = append(argv, "--patch", pf)
+	}
+	env := map[string]string{"HARNESS_JOB_ID": fmt.Sprint(job.ID), "HARNESS_SESSION_ID": spec.SessionID}
+	for k, v := range w.opts.Env {
+		env[k] = v
+	}
+	for _, k := range s.cfg.PassEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			env[k] = v
+		}
+	}
+	res, err := s.sp.Run(subprocess.Spec{
+		Context: ctx, Argv: argv, Dir: dir, Env: env, Control: true,
+		Stdin: subprocess.DataStdin(in), Stdout: subprocess.Collect(1 << 20), Stderr: subprocess.Collect(64 << 10),
+		Grace: s.cfg.Grace,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("job %d: starting the run: %w", job.ID, err)
+	}
+	return outcome(ctx, job.ID, res)
+}
+
+// outcome maps a run process's exit to the job's result.
+func outcome(ctx context.Context, id int64, res subprocess.Result) (*Output, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("job %d: run stopped (%s): %w", id, res.Outcome, context.Cause(ctx))
+	}
+	var r agent.Result
+	_ = json.Unmarshal([]byte(strings.TrimSpace(res.Stdout.Text())), &r)
+	errTail := tail(res.Stderr.Text())
+	code := -1
+	if res.Outcome.ExitCode != nil {
+		code = *res.Outcome.ExitCode
+	}
+	switch {
+	case code == 0:
+		return &Output{SessionID: r.SessionID, Reason: r.Reason, Steps: r.Steps, Text: clipText(r.Text)}, nil
+	case code == ExitSessionBusy:
+		return nil, river.JobSnooze(10 * time.Second)
+	case code == 2 || r.Reason == "max_steps":
+		return nil, river.JobCancel(fmt.Errorf("job %d: run failed (%s), not retried: %s", id, res.Outcome, errTail))
+	default:
+		return nil, fmt.Errorf("job %d: run failed (%s): %s", id, res.Outcome, errTail)
+	}
+}
+
+// tail is the last line-ish part of a run's stderr for an error message.
+func tail(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 2000 {
+		s = "…" + s[len(s)-2000:]
+	}
+	if s == "" {
+		return "(no output on stderr)"
+	}
+	return s
+}
