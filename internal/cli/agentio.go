@@ -41,6 +41,8 @@ type agentFlags struct {
 	fork           string
 	appendSystem   string
 	yes            bool
+	permMode       string   // --permission-mode
+	allowedTools   []string // --allowed-tools
 	reasoningLevel string
 	compact        bool      // run --compact: compact the session before the turn
 	errw           io.Writer // where run --compact reports
@@ -60,6 +62,8 @@ func (f *agentFlags) register(fl *pflag.FlagSet, maxStepsHelp string) {
 	fl.StringVar(&f.fork, "fork", "", "continue from a copy of the `ID` session (a new session; ID stays as it is)")
 	fl.StringVar(&f.appendSystem, "append-system-prompt", "", "text appended to the system prompt")
 	fl.BoolVarP(&f.yes, "yes", "y", false, "approve every tool call a policy asks about (deny rules still apply)")
+	fl.StringVar(&f.permMode, "permission-mode", "", "permission `MODE` for this session: default, acceptEdits, plan or bypass (sets the permission row's mode)")
+	fl.StringArrayVar(&f.allowedTools, "allowed-tools", nil, "allow `RULES` without asking, e.g. 'Bash(git diff *) Read' (separated by commas or spaces; appended to the permission row's allow list)")
 }
 
 func (f *agentFlags) options() (agent.Options, error) {
@@ -83,6 +87,9 @@ func (f *agentFlags) options() (agent.Options, error) {
 	}
 	if f.fork != "" && !agent.ValidSessionID(f.fork) {
 		return o, fmt.Errorf("--fork %q: not a session id (see `harness sessions`)", f.fork)
+	}
+	if _, _, err := permissionFlags(f.permMode, f.allowedTools); err != nil {
+		return o, err
 	}
 	return o, nil
 }
@@ -131,10 +138,24 @@ func bootAgent(env *Env, f *agentFlags) (*agentHost, error) {
 	if f.yes {
 		opts = append(opts, withApproveAll())
 	}
+	permRow := false
+	mode, allow, err := permissionFlags(f.permMode, f.allowedTools)
+	if err != nil {
+		host.restore()
+		return nil, UsageError(err)
+	}
+	if mode != "" || len(allow) > 0 {
+		opts = append(opts, withPermissions(mode, allow, &permRow))
+	}
 	h, err := env.Boot(opts...)
 	if err != nil {
 		host.restore()
 		return nil, err
+	}
+	if (mode != "" || len(allow) > 0) && !permRow {
+		host.h = h
+		host.stop()
+		return nil, UsageError(errors.New("--permission-mode and --allowed-tools need a `name: permission` row in the manifest"))
 	}
 	host.h, host.boot = h, opts
 	svc, ok := core.Lookup(h.Root.Context(), agent.Key)
