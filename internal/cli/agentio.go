@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -267,7 +268,9 @@ type printer struct {
 	step     int
 	tokens   int64
 	enc      *agent.StreamJSONEncoder
-	stop     chan struct{} // closed by close; nil when no ticker runs
+	args     map[string]json.RawMessage // top-level tool call arguments by call id, until the result
+	denials  []permissionDenial         // top-level calls a permission decision refused
+	stop     chan struct{}              // closed by close; nil when no ticker runs
 	ticker   sync.WaitGroup
 }
 
@@ -326,6 +329,7 @@ func isTerminal(w io.Writer) bool {
 func (p *printer) observe(e agent.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.noteDenial(e)
 	switch p.format {
 	case OutputStreamJSON:
 		_ = p.enc.Encode(e)
@@ -406,14 +410,78 @@ func (p *printer) clearStatus() {
 	}
 }
 
-// final writes the json output's one object.
+// permissionDenial is one refused call in the json result, as Claude
+// Code's permission_denials: the tool, its call id and its input.
+type permissionDenial struct {
+	ToolName  string          `json:"tool_name"`
+	ToolUseID string          `json:"tool_use_id"`
+	ToolInput json.RawMessage `json:"tool_input"`
+}
+
+// noteDenial remembers the top-level session's refused calls.
+func (p *printer) noteDenial(e agent.Event) {
+	if e.Depth > 0 {
+		return
+	}
+	switch {
+	case e.Type == agent.EventToolCall && e.ToolCall != nil:
+		if p.args == nil {
+			p.args = map[string]json.RawMessage{}
+		}
+		in := json.RawMessage(e.ToolCall.Arguments)
+		if !json.Valid(in) {
+			in, _ = json.Marshal(e.ToolCall.Arguments) // keep invalid arguments as a string
+		}
+		p.args[e.ToolCall.ID] = in
+	case e.Type == agent.EventToolResult && e.ToolResult != nil:
+		r := e.ToolResult
+		in, ok := p.args[r.CallID]
+		delete(p.args, r.CallID)
+		if !r.Denied {
+			return
+		}
+		if !ok {
+			in = json.RawMessage("{}")
+		}
+		p.denials = append(p.denials, permissionDenial{ToolName: r.Name, ToolUseID: r.CallID, ToolInput: in})
+	}
+}
+
+// denied reports how many top-level calls were refused.
+func (p *printer) denied() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.denials)
+}
+
+// final writes the json output's one object: the agent's Result with
+// permissionDenials (always present, [] when none) added.
 func (p *printer) final(r *agent.Result) {
 	if p.format != OutputJSON || r == nil {
 		return
 	}
+	b, err := json.Marshal(r)
+	if err != nil || len(b) < 2 || b[len(b)-1] != '}' {
+		return
+	}
+	d := p.denials
+	if d == nil {
+		d = []permissionDenial{}
+	}
+	extra, _ := json.Marshal(struct {
+		PermissionDenials []permissionDenial `json:"permissionDenials"`
+	}{d})
+	var out bytes.Buffer
+	out.Write(b[:len(b)-1])
+	if len(b) > 2 {
+		out.WriteByte(',')
+	}
+	out.Write(extra[1:])
+	var v bytes.Buffer
+	_ = json.Compact(&v, out.Bytes())
 	enc := json.NewEncoder(p.out)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(r)
+	_ = enc.Encode(json.RawMessage(v.Bytes()))
 }
 
 // indent prefixes every line of s with two spaces.

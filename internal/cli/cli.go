@@ -35,6 +35,7 @@ const (
 	ExitOK          = 0
 	ExitFailure     = 1
 	ExitUsage       = 2
+	ExitDenied      = 3 // run --strict: a permission decision refused a tool call
 	ExitInterrupted = 130
 )
 

@@ -18,6 +18,7 @@ func init() {
 		var (
 			f      agentFlags
 			output string
+			strict bool
 		)
 		cmd := &cobra.Command{
 			Use:   "run [flags] PROMPT",
@@ -64,6 +65,9 @@ func init() {
 				if runErr != nil && env.Ctx.Err() != nil && errors.Is(runErr, context.Canceled) {
 					return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted")}
 				}
+				if n := p.denied(); runErr == nil && strict && n > 0 {
+					return &ExitError{Code: ExitDenied, Err: fmt.Errorf("--strict: %s denied", plural(n, "tool call"))}
+				}
 				return runErr
 			},
 		}
@@ -71,6 +75,7 @@ func init() {
 		f.register(fl, "maximum model calls for this prompt (default: agent maxSteps, 50)")
 		fl.BoolVar(&f.compact, "compact", false, "compact the session's history first (with --continue or --session; PROMPT may then be omitted)")
 		fl.StringVarP(&output, "output", "o", OutputText, "output format: text, json or stream-json")
+		fl.BoolVar(&strict, "strict", false, "exit 3 when a permission decision refused any tool call (the json result lists them in permissionDenials)")
 		return cmd
 	})
 }

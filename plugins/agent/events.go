@@ -94,6 +94,9 @@ type ToolResultEvent struct {
 	Error      *tools.ErrorInfo `json:"error,omitempty"`
 	Meta       json.RawMessage  `json:"meta,omitempty"`
 	DurationMs int64            `json:"durationMs"`
+	// Denied is set when a permission decision refused the call (it did
+	// not run); omitted otherwise.
+	Denied bool `json:"denied,omitempty"`
 }
 
 // Result is the outcome of one user turn.

@@ -538,7 +538,7 @@ func (t *turn) result(tc llm.ToolCall, o *tools.Outcome, took time.Duration) err
 	err := ss.append(Record{Type: RecordToolResult, Turn: t.n, Step: t.step, Message: m, CallID: tc.ID, Name: tc.Name,
 		Content: o.Content, IsError: o.IsError, Error: o.Error, Meta: o.Meta})
 	ss.observe(Event{Type: EventToolResult, Turn: t.n, Step: t.step, ToolResult: &ToolResultEvent{
-		CallID: tc.ID, Name: tc.Name, Content: text, IsError: o.IsError, Error: o.Error, Meta: o.Meta, DurationMs: took.Milliseconds()}})
+		CallID: tc.ID, Name: tc.Name, Content: text, IsError: o.IsError, Error: o.Error, Meta: o.Meta, DurationMs: took.Milliseconds(), Denied: o.Denied}})
 	return err
 }
 

@@ -98,6 +98,9 @@ type Outcome struct {
 	// earlier calls' results. Zero when the outcome did not come from a
 	// Scheduler.
 	Elapsed time.Duration `json:"-"`
+	// Denied marks the failure of a call a permission decision (a deny
+	// rule, a hook, a refused approval or a guard) stopped before it ran.
+	Denied bool `json:"-"`
 
 	// ErrorMessage is the failure message without the "Error: " envelope.
 	ErrorMessage string `json:"-"`

@@ -113,7 +113,9 @@ func (r *Registry) prepare(ctx context.Context, call Call) (e *Execution) {
 		if d.Reason == "" {
 			d.Reason = fmt.Sprintf("tool %q was denied by policy", call.Name)
 		}
-		return e.post(Failure(d.Reason, d.Info))
+		o := Failure(d.Reason, d.Info)
+		o.Denied = true
+		return e.post(o)
 	}
 	if ctx.Err() != nil {
 		return e.post(abortedBeforeDispatch())
