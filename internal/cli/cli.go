@@ -6,7 +6,8 @@
 // which discovers and composes the manifest (--config, $HARNESS_CONFIG,
 // ./harness.yml, else the embedded default; then every --patch), builds the
 // fx app and starts it. Errors carry exit codes (see [ExitError]): 0 ok, 1
-// runtime failure, 2 usage or configuration error, 130 interrupted.
+// runtime failure, 2 usage or configuration error, 3 a refused tool call
+// under run --strict, 130 interrupted.
 package cli
 
 import (
