@@ -91,7 +91,11 @@ func serve(cmd *cobra.Command, env *Env, f *serveFlags) error {
 		}
 	}
 	fmt.Fprintf(env.Stdout, "harness serve: open %s\n", srv.URL())
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The command's context (env.Ctx) already ends on SIGINT/SIGTERM from
+	// process start; a signal that arrives between the URL line and a
+	// registration made here would otherwise be taken by that earlier one
+	// and never stop the server.
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if files := env.ManifestFiles(); len(files) > 0 {
 		w := h.Loader.Watcher(loader.WatchOptions{Paths: files,
