@@ -16,7 +16,18 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // streamGolden is the agent package's golden stream-json turn: every event
 // type once at least. The printer renders those events.
-const streamGolden = "../../plugins/agent/testdata/stream.jsonl"
+var streamGolden = filepath.Join(pkgDir, "..", "..", "plugins", "agent", "testdata", "stream.jsonl")
+
+// pkgDir is this package's directory, taken before any test runs: in-process
+// CLI runs in parallel tests may change the process's working directory
+// (--cwd), so the golden files are never opened by a relative path.
+var pkgDir = func() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		panic(err)
+	}
+	return wd
+}()
 
 func goldenEvents(t *testing.T) ([]agent.Event, []byte) {
 	t.Helper()
@@ -51,7 +62,7 @@ func render(t *testing.T, format string) (stdout, stderr []byte) {
 
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
+	path := filepath.Join(pkgDir, "testdata", name)
 	if *update {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
