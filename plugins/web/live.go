@@ -247,6 +247,12 @@ func (l *live) publishAgent(e agent.Event) {
 	if e.Depth > 0 {
 		return // a subagent's event relayed to its parent: its deltas must not join (or clear) the parent's
 	}
+	if e.Type == agent.EventToolProgress {
+		// A running call's output so far (up to ten a second per call):
+		// the page shows a call's output when its result arrives, and
+		// these would crowd the replay backlog out.
+		return
+	}
 	if e.SessionID == "" {
 		e.SessionID = l.id
 	}
