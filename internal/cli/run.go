@@ -49,11 +49,13 @@ func init() {
 				if err != nil {
 					return UsageError(err)
 				}
+				p := newPrinter(output, env.Stdout, env.Stderr)
+				f.p = p
 				host, err := bootAgent(env, &f)
 				if err != nil {
+					p.close()
 					return err
 				}
-				p := newPrinter(output, env.Stdout, env.Stderr)
 				opts.Observer = p.observe
 				f.errw = env.Stderr
 				res, runErr := runOnce(env.Ctx, host, &f, opts, prompt)
