@@ -64,6 +64,7 @@ func init() {
 		fl := cmd.Flags()
 		f.register(fl, "maximum model calls per turn (default: agent maxSteps, 50)")
 		fl.BoolVar(&plain, "plain", false, "line mode even on a terminal (no full-screen UI)")
+		registerCompletions(env, cmd)
 		return cmd
 	})
 }
