@@ -73,7 +73,9 @@ type containedPanic struct {
 	panic *core.PanicError
 }
 
-func (e *containedPanic) Error() string { return fmt.Sprintf("%s panicked: %v", e.where, e.panic.Value) }
+func (e *containedPanic) Error() string {
+	return fmt.Sprintf("%s panicked: %v", e.where, e.panic.Value)
+}
 func (e *containedPanic) Unwrap() error { return e.panic }
 
 // prepare runs steps 1–8 and sets e.route.
