@@ -20,7 +20,7 @@ import (
 // pgDSN is the test database (.ci/run creates it); pgSchema a fresh schema
 // dropped when the test ends. In CI an unreachable database fails the
 // test; elsewhere it is skipped with the reason.
-func pgSchema(t *testing.T) (dsn, schema string) {
+func pgSchema(t testing.TB) (dsn, schema string) {
 	t.Helper()
 	dsn = os.Getenv("HARNESS_TEST_POSTGRES_DSN")
 	if dsn == "" {
