@@ -66,18 +66,28 @@ type env struct {
 	h     *fxcore.Harness
 	srv   *web.Server
 	model *llmtest.Server
-	base  string
-	http  *http.Client
+	// manifest is the harness.yml text the harness booted from.
+	manifest string
+	base     string
+	http     *http.Client
 }
 
 func start(t *testing.T, turns []llmtest.Turn, mode string, opts ...harness.Option) *env {
 	t.Helper()
+	return startWith(t, turns, func(modelURL, state string) string { return testManifest(modelURL, state, mode, "") }, opts...)
+}
+
+// startWith is start with the manifest text manifest(modelURL, stateDir)
+// (kept in env.manifest).
+func startWith(t *testing.T, turns []llmtest.Turn, manifest func(modelURL, state string) string, opts ...harness.Option) *env {
+	t.Helper()
 	model := llmtest.New(t, turns)
 	state := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	h := harnesstest.Start(t, testManifest(model.URL, state, mode, ""), opts...)
+	text := manifest(model.URL, state)
+	h := harnesstest.Start(t, text, opts...)
 	srv := harnesstest.Service(t, h, web.Key)
-	return &env{t: t, h: h, srv: srv, model: model, base: srv.BaseURL(), http: &http.Client{
+	return &env{t: t, h: h, srv: srv, model: model, manifest: text, base: srv.BaseURL(), http: &http.Client{
 		Timeout:       30 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
