@@ -98,7 +98,7 @@ func TestMalformedProjectFileFailsTheRowWithItsPlace(t *testing.T) {
 	root.Context().Plugin(tools.Plugin, nil)
 	f := root.Context().Plugin(mcp.Plugin, &cfg)
 	_ = f.Await(t.Context())
-	if err := f.Err(); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, ".mcp.json")+": 2:") {
+	if err := f.Err(); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, ".mcp.json")+":2:20: json: cannot unmarshal number") {
 		t.Fatalf("err = %v", err)
 	}
 }
