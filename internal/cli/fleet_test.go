@@ -19,33 +19,27 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/dshgo/harness/internal/pgtest"
 	"github.com/dshgo/harness/services/llm/llmtest"
 )
 
 // fleetModel is the scripted model of the fleet tests. A job's prompt is
-// "job N" (one bash call appending N to out.txt, then "done N") or
-// "job N hang MARK" (bash sleeps 300 s with MARK in its environment, then
-// "done N" once a result, even an interrupted one, is in the history). It
-// answers concurrent requests from any number of runs.
-func fleetModel(t *testing.T) *llmtest.Server {
-	re := regexp.MustCompile(`^job (\d+)(?: (hang|slow) (\S+))?$`)
+// "job N" (one bash call appending N to out.txt, then "done N"), "job N
+// hang MARK" (bash sleeps 300 s with MARK in its environment), "job N slow
+// MARK" (the same for 2 s), "job N sh CMD" (bash runs CMD) or "job N quick"
+// (no tool call: the answer at once). Once a tool result, even an
+// interrupted one, is in the history the answer is "done N". It answers
+// concurrent requests from any number of runs.
+func fleetModel(t testing.TB) *llmtest.Server {
+	re := regexp.MustCompile(`^job (\d+)(?: (hang|slow|sh|quick) ?(.*))?$`)
 	check := func(_ llmtest.Request, w llmtest.WireRequest) *llmtest.Turn {
-		var prompt string
-		tools := 0
-		for _, m := range w.Messages {
-			if m.Role == "user" && prompt == "" {
-				prompt = m.Text()
-			}
-			if m.Role == "tool" {
-				tools++
-			}
-		}
+		prompt, tools := promptOf(w)
 		g := re.FindStringSubmatch(prompt)
 		if g == nil {
 			tt := llmtest.Error(400, "unexpected prompt "+prompt)
 			return &tt
 		}
-		if tools > 0 {
+		if tools > 0 || g[2] == "quick" {
 			tt := text("done " + g[1])
 			return &tt
 		}
@@ -55,12 +49,44 @@ func fleetModel(t *testing.T) *llmtest.Server {
 			cmd = fmt.Sprintf("export HMARK=%s; sleep 300; echo %s >> out.txt", g[3], g[1])
 		case "slow":
 			cmd = fmt.Sprintf("export HMARK=%s; sleep 2; echo %s >> out.txt", g[3], g[1])
+		case "sh":
+			cmd = g[3]
 		}
 		args, _ := json.Marshal(map[string]string{"command": cmd, "description": "job step"})
 		tt := toolCall("call-"+g[1], "bash", string(args))
 		return &tt
 	}
 	return llmtest.New(t, nil, llmtest.WithCheck(check))
+}
+
+// promptOf returns a request's first user message and its number of tool
+// results.
+func promptOf(w llmtest.WireRequest) (prompt string, tools int) {
+	for _, m := range w.Messages {
+		if m.Role == "user" && prompt == "" {
+			prompt = m.Text()
+		}
+		if m.Role == "tool" {
+			tools++
+		}
+	}
+	return prompt, tools
+}
+
+// requestsFor returns the model requests whose prompt is prompt.
+func requestsFor(t testing.TB, srv *llmtest.Server, prompt string) []llmtest.WireRequest {
+	t.Helper()
+	var out []llmtest.WireRequest
+	for _, r := range srv.Requests() {
+		w, err := r.Wire()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, _ := promptOf(w); p == prompt {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // fleetManifest is agentManifest with sessions on PostgreSQL, the
@@ -90,7 +116,7 @@ type fleetWorker struct {
 
 var bannerRE = regexp.MustCompile(`harness worker (\S+): working`)
 
-func startWorker(t *testing.T, dir, cfg string, args ...string) *fleetWorker {
+func startWorker(t testing.TB, dir, cfg string, args ...string) *fleetWorker {
 	t.Helper()
 	w := &fleetWorker{stderr: &syncBuffer{}, exited: make(chan error, 1)}
 	w.cmd = exec.Command(harnessBinary(t), append([]string{"--config", cfg}, args...)...)
@@ -118,7 +144,7 @@ func startWorker(t *testing.T, dir, cfg string, args ...string) *fleetWorker {
 	return w
 }
 
-func waitFor(t *testing.T, d time.Duration, what string, ok func() bool) {
+func waitFor(t testing.TB, d time.Duration, what string, ok func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for !ok() {
@@ -137,7 +163,7 @@ type jobRow struct {
 	AttemptedBy []string
 }
 
-func jobRows(t *testing.T, dsn, schema string) map[int64]jobRow {
+func jobRows(t testing.TB, dsn, schema string) map[int64]jobRow {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -206,7 +232,7 @@ func submit(t *testing.T, dir, manifest string, args ...string) int64 {
 // the worker exits 0.
 func TestFleetEndToEnd(t *testing.T) {
 	t.Parallel()
-	dsn, schema := pgSchema(t)
+	dsn, schema := pgtest.Schema(t, "cli")
 	srv := fleetModel(t)
 	dir, workRoot := t.TempDir(), t.TempDir()
 	m := fleetManifest(srv.URL, dsn, schema, workRoot, "")
@@ -331,10 +357,13 @@ func sessionOf(t *testing.T, dir, m string, id int64) string {
 
 // A worker killed with SIGKILL mid-job: its run stops its tools (the
 // control descriptor closes), River rescues the job after rescueAfter and
-// another worker resumes the stored session and completes it.
+// another worker resumes the stored session and completes it. While that
+// rescue is awaited, the surviving worker runs a job that outlives
+// jobTimeout: the attempt is stopped (its tools die), the job is retried
+// and the retry resumes the session and completes it.
 func TestFleetWorkerKilled(t *testing.T) {
 	t.Parallel()
-	dsn, schema := pgSchema(t)
+	dsn, schema := pgtest.Schema(t, "cli")
 	srv := fleetModel(t)
 	dir, workRoot := t.TempDir(), t.TempDir()
 	m := fleetManifest(srv.URL, dsn, schema, workRoot, "      jobTimeout: 10s\n      rescueAfter: 12s\n")
@@ -346,11 +375,19 @@ func TestFleetWorkerKilled(t *testing.T) {
 	mark := uniqueMark()
 	id := submit(t, dir, m, "job 1 hang "+mark)
 	waitFor(t, 60*time.Second, "the hanging tool", func() bool { return len(markedProcesses(mark)) > 0 })
-	b := startWorker(t, dir, cfg, "--log-level", "info", "worker")
+	b := startWorker(t, dir, cfg, "--log-level", "info", "worker", "--concurrency", "2")
 	_ = a.cmd.Process.Kill()
 	<-a.exited
 	a.exited <- nil
 	waitFor(t, 20*time.Second, "the killed worker's tools to stop", func() bool { return len(markedProcesses(mark)) == 0 })
+
+	// The time limit: only b works now; its run of job 2 hangs past
+	// jobTimeout (10 s).
+	mark2 := uniqueMark()
+	prompt2 := "job 2 hang " + mark2
+	id2 := submit(t, dir, m, prompt2)
+	waitFor(t, 60*time.Second, "job 2's hanging tool", func() bool { return len(markedProcesses(mark2)) > 0 })
+	started2 := time.Now()
 	deadline := time.Now().Add(90 * time.Second)
 	for jobRows(t, dsn, schema)[id].State != "completed" {
 		if time.Now().After(deadline) {
@@ -372,18 +409,68 @@ func TestFleetWorkerKilled(t *testing.T) {
 	if strings.Count(show.stdout, "── user") != 1 {
 		t.Errorf("the resumed run added a prompt:\n%s", show.stdout)
 	}
-	reqs := srv.Requests()
+	checkResumed(t, srv, "job 1 hang "+mark)
+
+	// Job 2: the attempt was stopped at jobTimeout, its tools with it, and
+	// the retry (attempt 2, on b) resumed the session.
+	waitFor(t, 60*time.Second, "job 2's tools to stop at its time limit", func() bool { return len(markedProcesses(mark2)) == 0 })
+	if d := time.Since(started2); d < 8*time.Second {
+		t.Errorf("job 2's tools stopped after %s, before its time limit", d)
+	}
+	waitFor(t, 90*time.Second, "job 2 to complete on its retry", func() bool { return jobRows(t, dsn, schema)[id2].State == "completed" })
+	j2 := jobJSONOf(t, dir, m, id2)
+	if j2.Attempt != 2 || len(j2.AttemptedBy) != 2 || j2.AttemptedBy[0] != b.id || j2.AttemptedBy[1] != b.id {
+		t.Errorf("job 2: attempt %d by %v, want 2 by %s", j2.Attempt, j2.AttemptedBy, b.id)
+	}
+	if len(j2.Errors) != 1 || !strings.Contains(j2.Errors[0].Error, "run stopped") || !strings.Contains(j2.Errors[0].Error, "deadline") {
+		t.Errorf("job 2 errors: %+v, want one saying the run was stopped at its deadline", j2.Errors)
+	}
+	if j2.Output == nil || !j2.Output.Resumed || j2.Output.Text != "done 2" {
+		t.Errorf("job 2 output: %+v, want the resumed answer", j2.Output)
+	}
+	checkResumed(t, srv, prompt2)
+}
+
+// checkResumed checks that the run of prompt made two model requests, the
+// second (after the resume) ending with the cut call's result: recorded as
+// aborted by the stopping run, or read as interrupted when the run died
+// first.
+func checkResumed(t *testing.T, srv *llmtest.Server, prompt string) {
+	t.Helper()
+	reqs := requestsFor(t, srv, prompt)
 	if len(reqs) != 2 {
-		t.Fatalf("model requests: %d, want 2 (the call, then the answer after the resume)", len(reqs))
+		t.Fatalf("%q: model requests: %d, want 2 (the call, then the answer after the resume)", prompt, len(reqs))
 	}
-	// The resumed request has the cut call's result: recorded as aborted by
-	// the stopping run, or read as interrupted when the run died first.
-	w, err := reqs[1].Wire()
-	if err != nil {
-		t.Fatal(err)
-	}
-	last := w.Messages[len(w.Messages)-1]
+	last := reqs[1].Messages[len(reqs[1].Messages)-1]
 	if last.Role != "tool" || !strings.Contains(last.Text(), "abort") && !strings.Contains(last.Text(), "interrupted") {
-		t.Errorf("resumed request ends with %s %q", last.Role, last.Text())
+		t.Errorf("%q: resumed request ends with %s %q", prompt, last.Role, last.Text())
 	}
+}
+
+// jobJSONOf reads a job with `harness jobs show --json`.
+func jobJSONOf(t *testing.T, dir, m string, id int64) jobShown {
+	t.Helper()
+	r := runAgent(t, dir, m, "", "jobs", "show", "--json", strconv.FormatInt(id, 10))
+	var v jobShown
+	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil || r.code != 0 {
+		t.Fatalf("jobs show --json %d: %d %v %q %s", id, r.code, err, r.stdout, r.stderr)
+	}
+	return v
+}
+
+// jobShown is what the tests read of `harness jobs show --json`.
+type jobShown struct {
+	State       string   `json:"state"`
+	Attempt     int      `json:"attempt"`
+	AttemptedBy []string `json:"attemptedBy"`
+	SessionID   string   `json:"sessionId"`
+	Errors      []struct {
+		Attempt int    `json:"attempt"`
+		Error   string `json:"error"`
+	} `json:"errors"`
+	Output *struct {
+		Reason  string `json:"reason"`
+		Text    string `json:"text"`
+		Resumed bool   `json:"resumed"`
+	} `json:"output"`
 }

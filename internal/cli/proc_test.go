@@ -25,6 +25,17 @@ var (
 	binErr  error
 )
 
+// testDir is this package's directory, taken before any test runs:
+// in-process runs (runAgent) in parallel tests change the process's
+// working directory, so nothing is resolved against it later.
+var testDir = func() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		panic(err)
+	}
+	return wd
+}()
+
 // harnessBinary builds the e2e harness binary once per test run.
 func harnessBinary(t testing.TB) string {
 	t.Helper()
@@ -35,7 +46,9 @@ func harnessBinary(t testing.TB) string {
 			return
 		}
 		binPath = filepath.Join(dir, "harness")
-		out, err := exec.Command("go", "build", "-o", binPath, "./testdata/e2ebin").CombinedOutput()
+		build := exec.Command("go", "build", "-o", binPath, "./testdata/e2ebin")
+		build.Dir = testDir
+		out, err := build.CombinedOutput()
 		if err != nil {
 			binErr = err
 			binPath = string(out)

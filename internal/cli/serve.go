@@ -84,7 +84,12 @@ func serve(cmd *cobra.Command, env *Env, f *serveFlags) error {
 	if !ok {
 		return Failure(errors.New("the web plugin is not active (`harness plugins` shows why)"))
 	}
-	srv.UseSettings(settings.New(h.Loader, settings.Options{File: setFile, Catalog: h.Catalog}))
+	// The settings service recomposes harness.yml (read afresh, with serve's
+	// own rows) and the new settings file on every change, so a value reset
+	// to null falls back to harness.yml's at once, as at the next start.
+	base := withWeb(cmd, f, "")
+	srv.UseSettings(settings.New(h.Loader, settings.Options{File: setFile, Catalog: h.Catalog,
+		Base: func() (*manifest.Manifest, error) { return env.ReloadManifest(base) }}))
 	if ws, ok := core.Lookup(h.Root.Context(), workspaces.Key); ok {
 		if wd, err := os.Getwd(); err == nil {
 			_, _ = ws.Add(wd, "")
@@ -114,16 +119,18 @@ func serve(cmd *cobra.Command, env *Env, f *serveFlags) error {
 	return nil
 }
 
-// withWeb layers the settings the web app saved (setFile) over the
-// manifest, adds a workspaces row and a web row when it has none, and sets
+// withWeb layers the settings the web app saved (setFile; "" for none) over
+// the manifest, adds a workspaces row and a web row when it has none, and sets
 // the web row's address and TLS settings from the flags that were given (a
 // web row of harness.yml keeps its other settings).
 func withWeb(cmd *cobra.Command, f *serveFlags, setFile string) BootOption {
 	return bootOptionFunc(func(o *fxcore.Options) {
 		m := o.Manifest.Clone()
-		if layer, err := settings.LoadPatch(setFile); err == nil && layer != nil {
-			if composed, err := manifest.Compose(m, layer); err == nil {
-				m = composed
+		if setFile != "" {
+			if layer, err := settings.LoadPatch(setFile); err == nil && layer != nil {
+				if composed, err := manifest.Compose(m, layer); err == nil {
+					m = composed
+				}
 			}
 		}
 		has := func(name string) int {

@@ -2,6 +2,9 @@ package cli_test
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -20,7 +23,7 @@ import (
 func TestServePrintsTheURLServesAndStops(t *testing.T) {
 	dir := t.TempDir()
 	state := t.TempDir()
-	manifest := agentManifest("http://127.0.0.1:9/v1", state, "  - name: workspaces\n    config: {stateDir: "+state+"}\n")
+	manifest := agentManifest("http://127.0.0.1:9/v1", state, "  - name: workspaces\n    config: {stateDir: "+state+"}\n  - name: approval\n    config: {policy: never}\n")
 	env := append(baseEnv(), "XDG_CONFIG_HOME="+t.TempDir(), "XDG_STATE_HOME="+state)
 
 	bad := processCommand(t, dir, manifest, env, "serve", "--addr", "0.0.0.0:0")
@@ -66,6 +69,51 @@ func TestServePrintsTheURLServesAndStops(t *testing.T) {
 	real, _ := filepath.EvalSymlinks(dir)
 	if code, body := get(token); code != 200 || !strings.Contains(body, real) {
 		t.Fatalf("workspaces: %d %s", code, body)
+	}
+	// A setting saved from the page and then reset to null falls back to
+	// harness.yml's value (not the plugin's default) in the running server.
+	patch := func(rev string, values map[string]any) (string, string) {
+		b, _ := json.Marshal(map[string]any{"revision": rev, "values": values})
+		r, _ := http.NewRequest("PATCH", base+"/api/settings/approval", bytes.NewReader(b))
+		r.Header.Set("Authorization", "Bearer "+token)
+		r.Header.Set("Origin", base)
+		r.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct {
+			Revision string
+			Row      struct{ Values map[string]any }
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		if err := json.Unmarshal(raw, &out); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("PATCH settings: %d %s", resp.StatusCode, raw)
+		}
+		return out.Revision, fmt.Sprint(out.Row.Values["policy"])
+	}
+	code, body := func() (int, string) {
+		r, _ := http.NewRequest("GET", base+"/api/settings", nil)
+		r.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}()
+	var snap struct{ Revision string }
+	if err := json.Unmarshal([]byte(body), &snap); code != 200 || err != nil {
+		t.Fatalf("GET settings: %d %s", code, body)
+	}
+	rev, policy := patch(snap.Revision, map[string]any{"policy": "ask"})
+	if policy != "ask" {
+		t.Fatalf("set policy: %s", policy)
+	}
+	if _, policy = patch(rev, map[string]any{"policy": nil}); policy != "never" {
+		t.Fatalf("policy after null: %s, want harness.yml's never", policy)
 	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

@@ -26,12 +26,15 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m,
 		// teatest waits for SIGINT in a goroutine for the whole test binary.
 		goleak.IgnoreTopFunction("os/signal.signal_recv"),
-		goleak.IgnoreAnyFunction("github.com/charmbracelet/x/exp/teatest/v2.NewTestModel.func2"))
+		goleak.IgnoreAnyFunction("github.com/charmbracelet/x/exp/teatest/v2.NewTestModel.func2"),
+		// glamour's code highlighting (chroma) starts regexp2's shared clock,
+		// which sleeps until it has been idle for a while.
+		goleak.IgnoreAnyFunction("github.com/dlclark/regexp2.runClock"))
 }
 
 // manifest is a full agent harness over the scripted model at url: the
 // real file and bash tools, approval and permission (mode), commands.
-func manifest(url, state, mode string) string {
+func manifest(url, state, mode string, extra ...string) string {
 	return fmt.Sprintf(`plugins:
   - name: subprocess-local
   - name: systemprompt
@@ -47,6 +50,7 @@ func manifest(url, state, mode string) string {
       maxRetries: 0
       models:
         - {name: m1, default: true, contextWindow: 100000, prices: {cacheMiss: 1, cacheHit: 0.1, output: 2}}
+        - {name: m2, contextWindow: 50000}
   - name: sessions-jsonl
     config: {stateDir: %s}
   - name: agent
@@ -58,7 +62,7 @@ func manifest(url, state, mode string) string {
     config: {answerer: headless}
   - name: permission
     config: {mode: %s}
-`, url, state, mode)
+`, url, state, mode) + strings.Join(extra, "")
 }
 
 // ui is the UI under test: a booted harness, the model, and the teatest
@@ -73,19 +77,34 @@ type ui struct {
 	close func() // quits the program and releases the UI (idempotent)
 }
 
-func start(t *testing.T, mode string, turns []llmtest.Turn, w, h int) *ui {
+func start(t *testing.T, mode string, turns []llmtest.Turn, w, h int, extra ...string) *ui {
 	t.Helper()
-	srv := llmtest.New(t, turns)
-	state, dir := t.TempDir(), repo(t)
-	hs := harnesstest.Start(t, manifest(srv.URL, state, mode))
-	o := tui.Options{Agent: harnesstest.Service(t, hs, agent.Key), Root: hs.Root.Context(), Cwd: dir, StateDir: state, NoColor: true}
-	return open(t, o, srv, w, h)
+	return startWith(t, setup{mode: mode, turns: turns, w: w, h: h, extra: extra, noColor: true})
 }
 
-func open(t *testing.T, o tui.Options, srv *llmtest.Server, w, h int) *ui {
+// setup is a UI under test's configuration beyond the defaults of start.
+type setup struct {
+	mode    string
+	turns   []llmtest.Turn
+	w, h    int
+	extra   []string // manifest rows added at the end
+	noColor bool
+	program []tea.ProgramOption // e.g. the environment the colour profile is detected from
+}
+
+func startWith(t *testing.T, s setup) *ui {
+	t.Helper()
+	srv := llmtest.New(t, s.turns)
+	state, dir := t.TempDir(), repo(t)
+	hs := harnesstest.Start(t, manifest(srv.URL, state, s.mode, s.extra...))
+	o := tui.Options{Agent: harnesstest.Service(t, hs, agent.Key), Root: hs.Root.Context(), Cwd: dir, StateDir: state, NoColor: s.noColor}
+	return open(t, o, srv, s.w, s.h, s.program...)
+}
+
+func open(t *testing.T, o tui.Options, srv *llmtest.Server, w, h int, popts ...tea.ProgramOption) *ui {
 	t.Helper()
 	m := tui.New(o)
-	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(w, h))
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(w, h), teatest.WithProgramOptions(popts...))
 	release, err := m.Bind(tm.Send)
 	if err != nil {
 		t.Fatal(err)
@@ -400,4 +419,29 @@ func TestResumeModelAndSessions(t *testing.T) {
 	u.typeText("/model")
 	u.enter()
 	u.wait("model: test/m1", "test/m1")
+}
+
+// TestBashCardShowsTheOutputWhileItRuns: a real bash command printing
+// lines with a pause between them, then waiting for the test: its card
+// shows the lines printed so far (and the bytes) while it still runs,
+// the last line when it is done.
+func TestBashCardShowsTheOutputWhileItRuns(t *testing.T) {
+	cmd := `echo line-one; sleep 0.3; printf 'bar 10%%\\rbar 99%%\\n'; echo line-two; until test -e go.flag; do sleep 0.05; done; echo line-three`
+	u := start(t, "bypass", []llmtest.Turn{
+		llmtest.Stream(llmtest.ToolCallStart(0, "c1", "bash", `{"command":"`+strings.ReplaceAll(cmd, `"`, `\"`)+`","description":"lines"}`), llmtest.Finish("tool_calls")),
+		llmtest.Reply("all lines printed"),
+	}, 100, 30)
+	u.typeText("print lines")
+	u.enter()
+	u.wait("● bash", "running", "│ line-one")
+	scr := u.wait("● bash", "│ line-one", "│ bar 99%", "│ line-two", " B")
+	for _, l := range strings.Split(scr, "\n") {
+		if strings.HasPrefix(l, "  │ ") && (strings.Contains(l, "line-three") || strings.Contains(l, "bar 10%")) {
+			t.Fatalf("the running card shows what was not printed yet, or a line a carriage return replaced:\n%s", scr)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(u.dir, "go.flag"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	u.wait("✓ bash", "│ line-three", "all lines printed")
 }

@@ -66,18 +66,33 @@ type env struct {
 	h     *fxcore.Harness
 	srv   *web.Server
 	model *llmtest.Server
-	base  string
-	http  *http.Client
+	// manifest is the harness.yml text the harness booted from.
+	manifest string
+	base     string
+	http     *http.Client
 }
 
 func start(t *testing.T, turns []llmtest.Turn, mode string, opts ...harness.Option) *env {
 	t.Helper()
-	model := llmtest.New(t, turns)
+	return startWith(t, turns, func(modelURL, state string) string { return testManifest(modelURL, state, mode, "") }, opts...)
+}
+
+// startWith is start with the manifest text manifest(modelURL, stateDir)
+// (kept in env.manifest).
+func startWith(t *testing.T, turns []llmtest.Turn, manifest func(modelURL, state string) string, opts ...harness.Option) *env {
+	t.Helper()
+	return startModel(t, llmtest.New(t, turns), manifest, opts...)
+}
+
+// startModel is startWith with the scripted model server given.
+func startModel(t *testing.T, model *llmtest.Server, manifest func(modelURL, state string) string, opts ...harness.Option) *env {
+	t.Helper()
 	state := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	h := harnesstest.Start(t, testManifest(model.URL, state, mode, ""), opts...)
+	text := manifest(model.URL, state)
+	h := harnesstest.Start(t, text, opts...)
 	srv := harnesstest.Service(t, h, web.Key)
-	return &env{t: t, h: h, srv: srv, model: model, base: srv.BaseURL(), http: &http.Client{
+	return &env{t: t, h: h, srv: srv, model: model, manifest: text, base: srv.BaseURL(), http: &http.Client{
 		Timeout:       30 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
@@ -159,6 +174,13 @@ type event struct {
 		ID, Tool, Arguments, Reason, Always string
 		AlwaysRules                         []string `json:"alwaysRules"`
 	} `json:"approval"`
+	Message *struct {
+		Content string `json:"content"`
+	} `json:"message"`
+	Subagent *struct {
+		ID, Parent, Agent, Description, State, Text string
+		Usage                                       *struct{ TotalTokens int64 }
+	} `json:"subagent"`
 	Answer string   `json:"answer"`
 	Reason string   `json:"reason"`
 	Queue  []string `json:"queue"`

@@ -8,7 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshgo/harness"
 	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/core/fxcore"
+	"github.com/dshgo/harness/core/manifest"
+	"github.com/dshgo/harness/harnesstest"
 	"github.com/dshgo/harness/services/settings"
 	"github.com/dshgo/harness/services/tools"
 )
@@ -94,6 +98,54 @@ func TestSettingsValidateFenceApplyAndHideSecrets(t *testing.T) {
 	code, body = e.req("GET", "/api/settings", nil)
 	if code != 200 || strings.Contains(string(body), "sk-very-secret-value") || strings.Contains(string(body), "sk-test") {
 		t.Fatalf("GET /api/settings: %d, leaks a secret: %s", code, body)
+	}
+}
+
+// TestSettingsNullRevertsToTheManifestValue: with Options.Base (what
+// `harness serve` passes), a key saved in the settings and then set to null
+// falls back to the value harness.yml gives it, not to the plugin's
+// default, in the running tree at once and after a restart alike.
+func TestSettingsNullRevertsToTheManifestValue(t *testing.T) {
+	e := startWith(t, nil, func(modelURL, state string) string {
+		return strings.Replace(testManifest(modelURL, state, "default", ""), "config: {answerer: headless}", "config: {answerer: headless, policy: never}", 1)
+	})
+	file := filepath.Join(t.TempDir(), "settings.yml")
+	base := func() (*manifest.Manifest, error) { return manifest.Parse("harness.yml", []byte(e.manifest)) }
+	svc := settings.New(e.h.Loader, settings.Options{File: file, Catalog: e.h.Catalog, Base: base})
+	ctx := context.Background()
+	policy := func(h *fxcore.Harness) string {
+		t.Helper()
+		a, _ := core.Lookup(h.Root.Context(), tools.ApprovalKey)
+		if strings.Contains(a.(interface{ Unanswerable() string }).Unanswerable(), `"never"`) {
+			return "never"
+		}
+		return "not never"
+	}
+	if p := policy(e.h); p != "never" {
+		t.Fatalf("harness.yml's policy: %s", p)
+	}
+	snap, _ := svc.Get()
+	res, err := svc.Update(ctx, "approval", snap.Revision, map[string]any{"policy": "ask"})
+	if err != nil || !res.Applied || policy(e.h) != "not never" || res.Row.Values["policy"] != "ask" {
+		t.Fatalf("set: %+v %v, running %s", res, err, policy(e.h))
+	}
+	res, err = svc.Update(ctx, "approval", res.Revision, map[string]any{"policy": nil})
+	if err != nil || res.Row.Values["policy"] != "never" {
+		t.Fatalf("null: %+v %v", res, err)
+	}
+	if p := policy(e.h); p != "never" {
+		t.Fatalf("after null the running policy is %s, want harness.yml's never", p)
+	}
+	if raw, _ := os.ReadFile(file); strings.Contains(string(raw), "policy") {
+		t.Fatalf("the settings file still sets the key:\n%s", raw)
+	}
+	// A restart composes harness.yml and the settings file: the same value.
+	restarted := harnesstest.Start(t, e.manifest, harness.WithPatchFiles(file))
+	if p := policy(restarted); p != "never" {
+		t.Fatalf("after a restart the policy is %s", p)
+	}
+	if snap, _ := svc.Get(); rowOf(t, snap, "approval").Values["policy"] != "never" {
+		t.Fatalf("Get after null: %+v", rowOf(t, snap, "approval").Values)
 	}
 }
 

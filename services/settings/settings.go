@@ -48,6 +48,15 @@ type Options struct {
 	// RestartOnly lists the plugin names whose changes are saved but
 	// applied only at the next start (default: web, workspaces).
 	RestartOnly []string
+	// Base returns the manifest as composed without the settings layer
+	// (harness.yml, the --patch files and the host's own additions), read
+	// afresh. With it, Update recomposes Base + the new settings file and
+	// reconciles that, so a key set to null reverts to its harness.yml
+	// value at once, exactly as at the next start. Without it, Update
+	// merges the change into the running manifest, and null removes the key
+	// from the running row (the plugin's default applies until a restart
+	// recomposes the layers).
+	Base func() (*manifest.Manifest, error)
 }
 
 // DefaultFile is $XDG_CONFIG_HOME/harness/settings.yml, else
@@ -231,12 +240,15 @@ func (e *FieldErrors) Unwrap() error { return e.Err }
 
 // Update changes the config of row id: each key of changes sets that field
 // (a JSON value; null removes the key from the settings file, so the
-// harness.yml value or the default applies). revision must be the one Get
-// returned ([ErrConflict] otherwise). The changed row is decoded and
-// validated as at boot ([*FieldErrors] naming each field path), then the
-// running tree is reconciled with it (all-or-nothing: on failure the
-// previous tree keeps running and nothing is saved), then the settings
-// file is written. Rows of RestartOnly plugins are validated and saved only.
+// harness.yml value, else the plugin's default, applies: at once when
+// Options.Base is set, see there). revision must be the one Get returned
+// ([ErrConflict] otherwise). The new manifest is Base composed with the
+// new settings file (or, without Base, the running manifest with the
+// change merged in); the changed row is decoded and validated as at boot
+// ([*FieldErrors] naming each field path), then the running tree is
+// reconciled with it (all-or-nothing: on failure the previous tree keeps
+// running and nothing is saved), then the settings file is written. Rows of
+// RestartOnly plugins are validated and saved only.
 func (s *Service) Update(ctx context.Context, id, rev string, changes map[string]any) (Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -271,19 +283,21 @@ func (s *Service) Update(ctx context.Context, id, rev string, changes map[string
 			row[k] = v
 		}
 	}
-	// The new running config: the running row's config with the changes.
-	next, err := withChanges(cur, id, changes)
-	if err != nil {
-		return Result{}, err
-	}
-	e, _ := find(next.Plugins, id)
-	if _, err := manifest.DecodeConfig(p, e, s.o.Env); err != nil {
-		return Result{}, &FieldErrors{Fields: fieldErrors(err), Err: err}
-	}
 	saved[id] = row
 	data, err := encodeRows(saved)
 	if err != nil {
 		return Result{}, err
+	}
+	next, err := s.next(cur, id, changes, data)
+	if err != nil {
+		return Result{}, err
+	}
+	e, ok := find(next.Plugins, id)
+	if !ok {
+		return Result{}, fmt.Errorf("row %q: %w (it is not in the manifest without the settings)", id, ErrNotFound)
+	}
+	if _, err := manifest.DecodeConfig(p, e, s.o.Env); err != nil {
+		return Result{}, &FieldErrors{Fields: fieldErrors(err), Err: err}
 	}
 	applied := !slices.Contains(s.o.RestartOnly, p.Name())
 	if applied {
@@ -299,6 +313,28 @@ func (s *Service) Update(ctx context.Context, id, rev string, changes map[string
 	}
 	r := s.rowOf(p, e, row)
 	return Result{Revision: revision(data), Applied: applied, Row: r}, nil
+}
+
+// next is the manifest to run after a change: Base composed with the new
+// settings file data when Base is set (what the next start composes), else
+// the running manifest cur with changes merged into row id.
+func (s *Service) next(cur *manifest.Manifest, id string, changes map[string]any, data []byte) (*manifest.Manifest, error) {
+	if s.o.Base == nil {
+		return withChanges(cur, id, changes)
+	}
+	base, err := s.o.Base()
+	if err != nil {
+		return nil, fmt.Errorf("settings: the manifest without the settings layer: %w", err)
+	}
+	layer, err := manifest.ParsePatch(s.o.File, data)
+	if err != nil {
+		return nil, fmt.Errorf("settings: %w", err)
+	}
+	next, err := manifest.Compose(base, layer)
+	if err != nil {
+		return nil, fmt.Errorf("settings do not fit the manifest: %w", err)
+	}
+	return next, nil
 }
 
 func (s *Service) read() ([]byte, error) {
