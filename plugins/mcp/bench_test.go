@@ -101,7 +101,8 @@ func BenchmarkEchoRoundTrip(b *testing.B) {
 // and one through the SDK's own client (each to its own server-everything
 // over stdio; to the same one over HTTP), so both see the same machine load.
 // It reports each side's mean and their ratio (pipeline/sdk; the target is
-// at most 1.10).
+// at most 1.10), and each side's client CPU per call (this process's
+// user+sys time during the call).
 //
 //	go test ./plugins/mcp -run '^$' -bench EchoPaired -benchtime 300x -count 3
 func BenchmarkEchoPaired(b *testing.B) {
@@ -170,29 +171,41 @@ func BenchmarkEchoPaired(b *testing.B) {
 }
 
 func benchPaired(b *testing.B, reg *tools.Registry, cs *sdk.ClientSession) {
-	var pipe, direct time.Duration
+	var pipe, direct, pipeCPU, directCPU time.Duration
 	for i := 0; b.Loop(); i++ {
 		// Alternate which goes first, so neither always follows the other.
 		for j := range 2 {
-			start := time.Now()
+			start, c0 := time.Now(), selfCPU()
 			if (i+j)%2 == 0 {
 				o := reg.Execute(context.Background(), tools.Call{ID: "b", Name: "mcp__e__echo", Arguments: `{"message":"hi"}`})
 				if o.IsError {
 					b.Fatal(tools.TextOf(o.Content))
 				}
 				pipe += time.Since(start)
+				pipeCPU += selfCPU() - c0
 			} else {
 				res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hi"}})
 				if err != nil || res.IsError {
 					b.Fatal(err)
 				}
 				direct += time.Since(start)
+				directCPU += selfCPU() - c0
 			}
 		}
 	}
 	b.ReportMetric(float64(pipe.Microseconds())/float64(b.N), "pipeline-µs/op")
 	b.ReportMetric(float64(direct.Microseconds())/float64(b.N), "sdk-µs/op")
 	b.ReportMetric(float64(pipe)/float64(direct), "pipeline/sdk")
+	b.ReportMetric(float64(pipeCPU.Microseconds())/float64(b.N), "pipeline-cpu-µs/op")
+	b.ReportMetric(float64(directCPU.Microseconds())/float64(b.N), "sdk-cpu-µs/op")
+}
+
+// selfCPU is the user+sys CPU time of this process (the client side of a
+// call, GC included; not the server's).
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func benchHarness(b *testing.B, cfg string) *tools.Registry {
