@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -93,10 +92,10 @@ func (e *Env) readClaudeSettings(path string) (claudeSettings, error) {
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
-		return s, jsonError(path, data, err)
+		return s, manifest.JSONError(path, data, err)
 	}
 	if err := json.Unmarshal(data, &s); err != nil {
-		return s, jsonError(path, data, err)
+		return s, manifest.JSONError(path, data, err)
 	}
 	var unknown []string
 	for k := range top {
@@ -109,32 +108,6 @@ func (e *Env) readClaudeSettings(path string) (claudeSettings, error) {
 		e.Logger().Debug("claude settings: keys the harness does not use are ignored", "file", path, "keys", strings.Join(unknown, ","))
 	}
 	return s, nil
-}
-
-// jsonError places a JSON decoding error at FILE:LINE:COL.
-func jsonError(path string, data []byte, err error) error {
-	var off int64 = -1
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		off = se.Offset
-	case errors.As(err, &te):
-		off = te.Offset
-	}
-	if off < 0 {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if off > int64(len(data)) {
-		off = int64(len(data))
-	}
-	before := data[:off]
-	line := bytes.Count(before, []byte("\n")) + 1
-	col := int(off) - (bytes.LastIndexByte(before, '\n') + 1)
-	if col < 1 {
-		col = 1
-	}
-	return fmt.Errorf("%s:%d:%d: invalid JSON: %w", path, line, col, err)
 }
 
 // claudeModes maps Claude Code's permissions.defaultMode to the permission

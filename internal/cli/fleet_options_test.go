@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshgo/harness/internal/pgtest"
 	"github.com/dshgo/harness/plugins/agent"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
@@ -38,7 +39,7 @@ func git(t *testing.T, dir string, args ...string) string {
 // session is free.
 func TestFleetJobOptions(t *testing.T) {
 	t.Parallel()
-	dsn, schema := pgSchema(t)
+	dsn, schema := pgtest.Schema(t, "cli")
 	srv := fleetModel(t)
 	dir, workRoot := t.TempDir(), t.TempDir()
 	m := fleetManifest(srv.URL, dsn, schema, workRoot, "")

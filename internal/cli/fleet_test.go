@@ -19,6 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/dshgo/harness/internal/pgtest"
 	"github.com/dshgo/harness/services/llm/llmtest"
 )
 
@@ -231,7 +232,7 @@ func submit(t *testing.T, dir, manifest string, args ...string) int64 {
 // the worker exits 0.
 func TestFleetEndToEnd(t *testing.T) {
 	t.Parallel()
-	dsn, schema := pgSchema(t)
+	dsn, schema := pgtest.Schema(t, "cli")
 	srv := fleetModel(t)
 	dir, workRoot := t.TempDir(), t.TempDir()
 	m := fleetManifest(srv.URL, dsn, schema, workRoot, "")
@@ -362,7 +363,7 @@ func sessionOf(t *testing.T, dir, m string, id int64) string {
 // and the retry resumes the session and completes it.
 func TestFleetWorkerKilled(t *testing.T) {
 	t.Parallel()
-	dsn, schema := pgSchema(t)
+	dsn, schema := pgtest.Schema(t, "cli")
 	srv := fleetModel(t)
 	dir, workRoot := t.TempDir(), t.TempDir()
 	m := fleetManifest(srv.URL, dsn, schema, workRoot, "      jobTimeout: 10s\n      rescueAfter: 12s\n")

@@ -1,59 +1,21 @@
 package cli_test
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/dshgo/harness/internal/pgtest"
 	"github.com/dshgo/harness/plugins/agent"
 	"github.com/dshgo/harness/services/llm/llmtest"
 )
-
-// pgDSN is the test database (.ci/run creates it); pgSchema a fresh schema
-// dropped when the test ends. In CI an unreachable database fails the
-// test; elsewhere it is skipped with the reason.
-func pgSchema(t testing.TB) (dsn, schema string) {
-	t.Helper()
-	dsn = os.Getenv("HARNESS_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		dsn = "postgres://harness_test:harness_test@127.0.0.1:5432/harness_test?sslmode=disable"
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		msg := fmt.Sprintf("PostgreSQL unreachable (see .ci/run): %v", err)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	_ = c.Close(ctx)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema = "cli_" + hex.EncodeToString(b[:])
-	t.Cleanup(func() {
-		if c, err := pgx.Connect(context.Background(), dsn); err == nil {
-			_, _ = c.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
-			_ = c.Close(context.Background())
-		}
-	})
-	return dsn, schema
-}
 
 // The same commands work on sessions-postgres: run stores the session in
 // the database (no JSONL file), `sessions` lists it, `show` prints it,
 // --continue resumes it, --fork copies it, rm deletes it.
 func TestSessionsOnPostgres(t *testing.T) {
-	dsn, schema := pgSchema(t)
+	dsn, schema := pgtest.Schema(t, "cli")
 	repo := gitRepo(t, map[string]string{"a.txt": "alpha\n"})
 	srv := llmtest.New(t, []llmtest.Turn{toolCall("c1", "read", `{"file_path":"a.txt"}`), text("It says alpha."), text("Still alpha."), text("Forked.")})
 	state := t.TempDir()

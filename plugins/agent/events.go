@@ -125,6 +125,10 @@ type Result struct {
 	SubagentUsage *llm.Usage `json:"subagentUsage,omitempty"`
 	// DurationMs is the wall time of the turn.
 	DurationMs int64 `json:"durationMs"`
+	// TotalCostUSD is Usage priced with the session model's prices (per 1M
+	// tokens, llm.Prices; subagent tokens at the same prices); nil when the
+	// route has no prices configured. Claude Code's name.
+	TotalCostUSD *float64 `json:"totalCostUsd,omitempty"`
 }
 
 // Observed is emitted (to the session scope) for every [Event] of a

@@ -553,6 +553,10 @@ func (t *turn) finish(err error) (*Result, error) {
 	}
 	t.childMu.Unlock()
 	r.DurationMs = time.Since(t.start).Milliseconds()
+	if p := t.ss.model.Prices; p.Known() {
+		cost := p.Cost(r.Usage)
+		r.TotalCostUSD = &cost
+	}
 	switch {
 	case err == nil:
 		if r.Reason == "" {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dshgo/harness/core/manifest"
 	"github.com/dshgo/harness/services/subprocess"
 )
 
@@ -265,37 +266,12 @@ func loadProjectFile(dir string) (*projectFile, error) {
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(pf); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, jsonError(data, err))
+		return nil, manifest.JSONError(path, data, err)
 	}
 	for name, s := range pf.MCPServers {
 		pf.MCPServers[name] = s.expanded()
 	}
 	return pf, nil
-}
-
-// jsonError adds line:col to a syntax or type error of data.
-func jsonError(data []byte, err error) error {
-	var off int64 = -1
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		off = se.Offset
-	case errors.As(err, &te):
-		off = te.Offset
-	}
-	if off < 0 {
-		return err
-	}
-	line, col := 1, 1
-	for _, b := range data[:min(int(off), len(data))] {
-		if b == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-	}
-	return fmt.Errorf("%d:%d: %w", line, col, err)
 }
 
 // expanded applies Claude Code's .mcp.json expansion — ${VAR} and

@@ -24,6 +24,7 @@ func decode(t *testing.T, text string, cfg *mcp.Config) *mcp.Config {
 }
 
 func TestToolNames(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ server, tool, want string }{
 		{"github", "create_issue", "mcp__github__create_issue"},
 		{"my.docs", "search docs", "mcp__my_docs__search_docs"},
@@ -41,6 +42,7 @@ func TestToolNames(t *testing.T) {
 }
 
 func TestConfigErrorsNameTheServerAndField(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		yaml, want string
 	}{
@@ -85,6 +87,7 @@ func TestProjectFileIsReadWithClaudeCodeExpansion(t *testing.T) {
 }
 
 func TestMalformedProjectFileFailsTheRowWithItsPlace(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte("{\"mcpServers\": {\n  \"a\": {\"command\": 5}}}"), 0o600); err != nil {
 		t.Fatal(err)
@@ -98,7 +101,7 @@ func TestMalformedProjectFileFailsTheRowWithItsPlace(t *testing.T) {
 	root.Context().Plugin(tools.Plugin, nil)
 	f := root.Context().Plugin(mcp.Plugin, &cfg)
 	_ = f.Await(t.Context())
-	if err := f.Err(); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, ".mcp.json")+": 2:") {
+	if err := f.Err(); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, ".mcp.json")+":2:20: json: cannot unmarshal number") {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -349,8 +349,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 // serveSSE streams l's events to one watcher until the request ends or the
 // watcher is dropped (it then reconnects with Last-Event-ID).
 func (l *live) serveSSE(w http.ResponseWriter, r *http.Request) {
-	after, _ := strconv.ParseInt(r.Header.Get("Last-Event-ID"), 10, 64)
-	backlog, sub, reset := l.subscribe(after)
+	epoch, seq, _ := strings.Cut(r.Header.Get("Last-Event-ID"), ".")
+	after, _ := strconv.ParseInt(seq, 10, 64)
+	backlog, sub, reset := l.subscribe(epoch, after)
 	defer l.unsubscribe(sub)
 	rc := http.NewResponseController(w)
 	h := w.Header()
@@ -361,7 +362,7 @@ func (l *live) serveSSE(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "data: "+string(encodeWebEvent(webEvent{Type: EventReset, SessionID: l.id}))+"\n\n")
 	}
 	for _, f := range backlog {
-		writeFrame(w, f)
+		writeFrame(w, l.epoch, f)
 	}
 	if rc.Flush() != nil {
 		return
@@ -378,12 +379,12 @@ func (l *live) serveSSE(w http.ResponseWriter, r *http.Request) {
 			if !ok {
 				return
 			}
-			writeFrame(w, f)
+			writeFrame(w, l.epoch, f)
 			for n := len(sub.ch); n > 0; n-- { // batch what is already queued
 				if f, ok = <-sub.ch; !ok {
 					break
 				}
-				writeFrame(w, f)
+				writeFrame(w, l.epoch, f)
 			}
 		}
 		if rc.Flush() != nil {
@@ -392,9 +393,12 @@ func (l *live) serveSSE(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func writeFrame(w io.Writer, f frame) {
-	b := make([]byte, 0, len(f.data)+32)
+// writeFrame writes f as one SSE message whose id is EPOCH.SEQ.
+func writeFrame(w io.Writer, epoch string, f frame) {
+	b := make([]byte, 0, len(f.data)+48)
 	b = append(b, "id: "...)
+	b = append(b, epoch...)
+	b = append(b, '.')
 	b = strconv.AppendInt(b, f.seq, 10)
 	b = append(b, "\ndata: "...)
 	b = append(b, f.data...)
@@ -419,7 +423,7 @@ func (s *Server) prompt(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	queued, err := l.prompt(body.Text)
-	if err != nil {
+	if err != nil { // closed, read-only (ErrReadOnly) or a full queue
 		httpError(w, http.StatusConflict, "%v", err)
 		return
 	}

@@ -19,6 +19,10 @@ const (
 	EventBusy = "busy"
 	// EventReset: the client must clear its view; the whole backlog follows.
 	EventReset = "reset"
+	// EventSubagent: a child card in the parent's conversation (Subagent).
+	EventSubagent = "subagent"
+	// EventReadOnly: the session takes no input here (Reason says why).
+	EventReadOnly = "readonly"
 )
 
 // Approval is an ask shown in the browser.
@@ -44,6 +48,7 @@ type webEvent struct {
 	Reason    string    `json:"reason,omitempty"`
 	Queue     []string  `json:"queue,omitempty"`
 	Busy      bool      `json:"busy"`
+	Subagent  *Subagent `json:"subagent,omitempty"`
 }
 
 // encodeAgentEvent is the wire form of e, the stream-json line that

@@ -81,7 +81,12 @@ func start(t *testing.T, turns []llmtest.Turn, mode string, opts ...harness.Opti
 // (kept in env.manifest).
 func startWith(t *testing.T, turns []llmtest.Turn, manifest func(modelURL, state string) string, opts ...harness.Option) *env {
 	t.Helper()
-	model := llmtest.New(t, turns)
+	return startModel(t, llmtest.New(t, turns), manifest, opts...)
+}
+
+// startModel is startWith with the scripted model server given.
+func startModel(t *testing.T, model *llmtest.Server, manifest func(modelURL, state string) string, opts ...harness.Option) *env {
+	t.Helper()
 	state := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	text := manifest(model.URL, state)
@@ -169,6 +174,13 @@ type event struct {
 		ID, Tool, Arguments, Reason, Always string
 		AlwaysRules                         []string `json:"alwaysRules"`
 	} `json:"approval"`
+	Message *struct {
+		Content string `json:"content"`
+	} `json:"message"`
+	Subagent *struct {
+		ID, Parent, Agent, Description, State, Text string
+		Usage                                       *struct{ TotalTokens int64 }
+	} `json:"subagent"`
 	Answer string   `json:"answer"`
 	Reason string   `json:"reason"`
 	Queue  []string `json:"queue"`

@@ -26,7 +26,8 @@ const (
 	maxPromptSz = 256 << 10
 )
 
-// frame is one encoded event with its sequence number (the SSE id).
+// frame is one encoded event with its sequence number (the SSE id is
+// EPOCH.SEQ, EPOCH naming the live session instance).
 type frame struct {
 	seq   int64
 	delta bool // a text or reasoning delta
@@ -43,20 +44,31 @@ type hub struct {
 	base   context.Context // parent of every turn; cancelled by closeAll
 	cancel context.CancelFunc
 	turns  sync.WaitGroup
+	idle   time.Duration  // close a session unwatched and idle this long (0: never)
+	closes sync.WaitGroup // idle closes under way
 }
 
 func newHub(s *Server) *hub {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &hub{s: s, live: map[string]*live{}, base: ctx, cancel: cancel}
+	return &hub{s: s, live: map[string]*live{}, base: ctx, cancel: cancel, idle: s.cfg.IdleClose.D()}
 }
 
 // live is one open session: the agent session, the events for watchers,
-// the running turn and its queue, and the pending approvals.
+// the running turn and its queue, and the pending approvals. A read-only
+// live (readOnly set) has no agent session: it shows a session's log, and
+// a subagent's events as its parent relays them (child).
 type live struct {
-	h   *hub
-	id  string
-	cwd string
-	svc *agent.Service
+	h     *hub
+	id    string
+	cwd   string
+	svc   *agent.Service
+	epoch string
+
+	// readOnly says why the session takes no input ("" for a session
+	// this server runs); child marks a subagent's session whose live
+	// events come from its parent's.
+	readOnly string
+	child    bool
 
 	ss      *agent.Session
 	unroute func()
@@ -72,6 +84,8 @@ type live struct {
 	shown     map[string]Approval
 	closed    bool
 	lastUsed  time.Time
+	idleT     *time.Timer
+	idleGen   int
 }
 
 // sub is one watcher (an SSE stream).
@@ -104,13 +118,25 @@ func (h *hub) get(id string) *live {
 // open returns the live session id, resuming it from its log (whose events
 // seed the replay) when it is not open. A live session opened on an agent
 // service that a reload has replaced is reopened on the new one when idle.
+// A subagent's session, and a session another process holds, open
+// read-only: the log replayed, no input (a running child's events follow
+// live through its parent). A read-only view of a session held elsewhere
+// is made again when nobody watches it, so the session opens for input
+// once that process lets it go.
 func (h *hub) open(ctx context.Context, id, cwd string) (*live, error) {
 	svc, err := h.agentService()
 	if err != nil {
 		return nil, err
 	}
 	if l := h.get(id); l != nil {
-		if l.svc == svc || l.busy() {
+		switch {
+		case l.child:
+			return l, nil
+		case l.readOnly != "":
+			if l.svc == svc && l.watchers() > 0 {
+				return l, nil
+			}
+		case l.svc == svc || l.busy():
 			return l, nil
 		}
 		h.drop(l)
@@ -119,11 +145,23 @@ func (h *hub) open(ctx context.Context, id, cwd string) (*live, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := h.newLive(svc, cwd)
-	for _, e := range eventsOfRecords(id, recs) {
-		l.publishAgent(e)
+	if len(recs) > 0 && recs[0].Origin == subagentOrigin {
+		return h.readOnly(ctx, svc, id, cwd, recs, childReadOnly, true), nil
 	}
-	return h.start(ctx, l, agent.Options{ID: id, Cwd: cwd})
+	l := h.newLive(svc, cwd)
+	h.replay(ctx, l, id, recs)
+	nl, err := h.start(ctx, l, agent.Options{ID: id, Cwd: cwd})
+	if errors.Is(err, agent.ErrSessionInUse) {
+		return h.readOnly(ctx, svc, id, cwd, recs, "open in another process: read-only here until that process closes it", false), nil
+	}
+	return nl, err
+}
+
+// watchers counts l's event streams.
+func (l *live) watchers() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.subs)
 }
 
 // create opens a new session (or a fork of fork) in cwd.
@@ -146,8 +184,10 @@ func (h *hub) create(ctx context.Context, cwd, fork string) (*live, error) {
 }
 
 func (h *hub) newLive(svc *agent.Service, cwd string) *live {
-	return &live{h: h, svc: svc, cwd: cwd, subs: map[*sub]struct{}{}, approvals: map[string]chan answer{},
-		shown: map[string]Approval{}, lastUsed: time.Now()}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return &live{h: h, svc: svc, cwd: cwd, epoch: hex.EncodeToString(b[:]), subs: map[*sub]struct{}{},
+		approvals: map[string]chan answer{}, shown: map[string]Approval{}, lastUsed: time.Now()}
 }
 
 // start opens the agent session of l, routes its approvals here and
@@ -179,6 +219,9 @@ func (h *hub) start(ctx context.Context, l *live, o agent.Options) (*live, error
 	}
 	h.live[l.id] = l
 	h.mu.Unlock()
+	l.mu.Lock()
+	l.armIdleLocked()
+	l.mu.Unlock()
 	return l, nil
 }
 
@@ -205,6 +248,7 @@ func (h *hub) closeAll() {
 	h.mu.Unlock()
 	h.cancel()
 	h.turns.Wait()
+	h.closes.Wait()
 	for _, l := range all {
 		l.close()
 	}
@@ -219,6 +263,7 @@ func (l *live) close() {
 		return
 	}
 	l.closed = true
+	l.disarmLocked()
 	if l.cancel != nil {
 		l.cancel()
 	}
@@ -242,10 +287,13 @@ func (l *live) busy() bool {
 }
 
 // publishAgent records and fans out one agent event. A complete assistant
-// message replaces the deltas that built it in the backlog.
+// message replaces the deltas that built it in the backlog. A subagent's
+// event relayed to this session goes to the child's own (read-only) live
+// session instead: its deltas must not join (or clear) this one's.
 func (l *live) publishAgent(e agent.Event) {
-	if e.Depth > 0 {
-		return // a subagent's event relayed to its parent: its deltas must not join (or clear) the parent's
+	if e.Depth > 0 && e.SessionID != "" && e.SessionID != l.id {
+		l.h.relayChild(l, e)
+		return
 	}
 	if e.SessionID == "" {
 		e.SessionID = l.id
@@ -286,9 +334,10 @@ func (l *live) publish(data []byte, delta bool) {
 	}
 }
 
-// subscribe returns the backlog after seq `after` (all of it, preceded by a
-// reset, when events after it were dropped) and a watcher for what follows.
-func (l *live) subscribe(after int64) (backlog []frame, s *sub, reset bool) {
+// subscribe returns the backlog after seq `after` of epoch (all of it,
+// preceded by a reset, when events after it were dropped or the id names
+// another instance of the session) and a watcher for what follows.
+func (l *live) subscribe(epoch string, after int64) (backlog []frame, s *sub, reset bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.lastUsed = time.Now()
@@ -297,11 +346,12 @@ func (l *live) subscribe(after int64) (backlog []frame, s *sub, reset bool) {
 		close(s.ch)
 		return nil, s, false
 	}
+	l.disarmLocked()
 	first := int64(1)
 	if len(l.buf) > 0 {
 		first = l.buf[0].seq
 	}
-	if after > l.seq || (after > 0 && after < first-1) {
+	if after > l.seq || (after > 0 && after < first-1) || (after > 0 && epoch != l.epoch) {
 		after, reset = 0, true
 	}
 	for _, f := range l.buf {
@@ -321,10 +371,59 @@ func (l *live) unsubscribe(s *sub) {
 		close(s.ch)
 	}
 	l.lastUsed = time.Now()
+	l.armIdleLocked()
 }
 
 // ErrQueueFull: too many prompts wait for the running turn.
 var ErrQueueFull = errors.New("the prompt queue is full")
+
+// ErrReadOnly: the session is shown read-only here (a subagent's session,
+// or one another process holds) and takes no input.
+var ErrReadOnly = errors.New("the session is read-only here")
+
+// armIdleLocked (l.mu held) starts the idle timer when nothing keeps the
+// session open: no watcher, no running turn (a pending approval belongs
+// to a running turn). When it fires the session is closed (its exclusive
+// hold released); opening it again resumes it from its log.
+func (l *live) armIdleLocked() {
+	if l.h.idle <= 0 || l.closed || l.running || len(l.subs) > 0 {
+		return
+	}
+	l.disarmLocked()
+	gen := l.idleGen
+	l.idleT = time.AfterFunc(l.h.idle, func() { l.h.closeIdle(l, gen) })
+}
+
+// disarmLocked (l.mu held) stops the idle timer.
+func (l *live) disarmLocked() {
+	l.idleGen++
+	if l.idleT != nil {
+		l.idleT.Stop()
+		l.idleT = nil
+	}
+}
+
+// closeIdle closes l if its idle timer gen is still the current one and it
+// is still unwatched and idle.
+func (h *hub) closeIdle(l *live, gen int) {
+	h.mu.Lock()
+	if h.closed || h.live[l.id] != l {
+		h.mu.Unlock()
+		return
+	}
+	l.mu.Lock()
+	idle := gen == l.idleGen && !l.closed && !l.running && len(l.subs) == 0
+	l.mu.Unlock()
+	if !idle {
+		h.mu.Unlock()
+		return
+	}
+	delete(h.live, l.id)
+	h.closes.Add(1)
+	h.mu.Unlock()
+	defer h.closes.Done()
+	l.close()
+}
 
 // prompt runs text now, or queues it behind the running turn (queued true).
 func (l *live) prompt(text string) (queued bool, err error) {
@@ -332,6 +431,10 @@ func (l *live) prompt(text string) (queued bool, err error) {
 	if l.closed {
 		l.mu.Unlock()
 		return false, errors.New("the session is closed")
+	}
+	if l.readOnly != "" {
+		l.mu.Unlock()
+		return false, fmt.Errorf("%w: %s", ErrReadOnly, l.readOnly)
 	}
 	if l.running {
 		if len(l.queue) >= maxQueue {
@@ -345,6 +448,7 @@ func (l *live) prompt(text string) (queued bool, err error) {
 		return true, nil
 	}
 	l.running = true
+	l.disarmLocked()
 	l.mu.Unlock()
 	h := l.h
 	h.mu.Lock()
@@ -368,6 +472,7 @@ func (l *live) runTurns(text string) {
 		if len(l.queue) == 0 || l.closed {
 			l.running, l.cancel = false, nil
 			l.lastUsed = time.Now()
+			l.armIdleLocked()
 			l.mu.Unlock()
 			break
 		}

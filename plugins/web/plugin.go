@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/core/manifest"
+	"github.com/dshgo/harness/services/subagent"
 	"github.com/dshgo/harness/services/workspaces"
 )
 
@@ -36,11 +38,20 @@ type Config struct {
 	// Token fixes the access token instead of a random one per start (for
 	// scripted clients; at least 32 characters). Empty: random.
 	Token string `yaml:"token" json:"token,omitempty" jsonschema:"description=Fixed access token (at least 32 characters); empty means a random token per start"`
+	// IdleClose closes an open session that nobody watches (no event
+	// stream) and that runs nothing after this long, releasing its
+	// exclusive hold; opening it again resumes it from its log. 0 keeps
+	// sessions open until deleted or the server stops. Default 10m.
+	IdleClose manifest.Duration `yaml:"idleClose" json:"idleClose,omitempty" jsonschema:"description=Close an open session nobody watches and that runs nothing after this long (releases its hold; reopening resumes it); 0 never,default=10m"`
 }
 
-// SetDefaults sets the loopback address and 1 MiB bodies.
+// DefaultIdleClose is the default of Config.IdleClose.
+const DefaultIdleClose = 10 * time.Minute
+
+// SetDefaults sets the loopback address, 1 MiB bodies and a 10 minute
+// idle close.
 func (c *Config) SetDefaults() {
-	c.Addr, c.MaxBodyBytes = "127.0.0.1:0", 1<<20
+	c.Addr, c.MaxBodyBytes, c.IdleClose = "127.0.0.1:0", 1<<20, manifest.Duration(DefaultIdleClose)
 }
 
 // Validate enforces the bind policy: a loopback address, or allowRemote with
@@ -66,6 +77,9 @@ func (c Config) Validate() error {
 	}
 	if c.Token != "" && len(c.Token) < 32 {
 		return errors.New("token: at least 32 characters")
+	}
+	if c.IdleClose < 0 {
+		return errors.New("idleClose: must not be negative")
 	}
 	return nil
 }
@@ -121,6 +135,14 @@ func apply(c *core.Context, cfg Config) error {
 	if err := c.Effect("sessions", func() (func(), error) {
 		return s.hub.closeAll, nil
 	}); err != nil {
+		return err
+	}
+	// Subagent children of the sessions open here: cards in the parent's
+	// conversation, and the child's own read-only view.
+	if err := core.On(c, subagent.Started, s.hub.started); err != nil {
+		return err
+	}
+	if err := core.On(c, subagent.Settled, s.hub.settled); err != nil {
 		return err
 	}
 	if err := core.Go(c, func(ctx context.Context) error {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"reflect"
 	"regexp"
 	"slices"
 	"sync"
@@ -93,7 +94,7 @@ func (s *Slots) Add(owner string, assets fs.FS, comp Component) (remove func(), 
 	comp.Owner, comp.URL = owner, "/slots/"+owner+"/"+comp.Module
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if a, ok := s.assets[owner]; ok && a != assets {
+	if a, ok := s.assets[owner]; ok && !sameFS(a, assets) {
 		return nil, fmt.Errorf("owner %q already registered other assets", owner)
 	}
 	s.assets[owner] = assets
@@ -109,6 +110,25 @@ func (s *Slots) Add(owner string, assets fs.FS, comp Component) (remove func(), 
 			delete(s.assets, owner)
 		}
 	}, nil
+}
+
+// sameFS reports whether a and b are the same file system value. Values
+// of an uncomparable type (an fstest.MapFS) are the same when they are the
+// same map (== would panic on them).
+func sameFS(a, b fs.FS) bool {
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	if ta != tb {
+		return false
+	}
+	if ta.Comparable() {
+		return a == b
+	}
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	switch va.Kind() {
+	case reflect.Map, reflect.Slice, reflect.Func, reflect.Pointer:
+		return va.Pointer() == vb.Pointer()
+	}
+	return false
 }
 
 // List returns the registered components in registration order.

@@ -125,6 +125,7 @@ var Plugin = core.Define("worker", apply,
 
 // Service submits, works, lists and cancels runs. Safe for concurrent use.
 type Service struct {
+	c        *core.Context // finds the optional tracing service
 	cfg      Config
 	log      *slog.Logger
 	sessions *sessions.Service
@@ -154,7 +155,7 @@ func apply(c *core.Context, cfg Config) error {
 	if cfg.WorkRoot == "" {
 		cfg.WorkRoot = filepath.Join(sessions.DefaultStateDir(nil), "jobs")
 	}
-	s := &Service{cfg: cfg, log: c.Logger(), pool: pool,
+	s := &Service{c: c, cfg: cfg, log: c.Logger(), pool: pool,
 		sessions: core.Use(c, sessions.Key), sp: core.Use(c, subprocess.Key)}
 	return core.Provide(c, Key, s)
 }

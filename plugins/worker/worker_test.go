@@ -2,60 +2,25 @@ package worker_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river/rivertype"
 	"go.uber.org/goleak"
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/harnesstest"
+	"github.com/dshgo/harness/internal/pgtest"
 	"github.com/dshgo/harness/plugins/worker"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// pgSchema returns the test database DSN and a fresh schema dropped at
-// the end. In CI an unreachable database fails the test; elsewhere it is
-// skipped with the reason.
-func pgSchema(t testing.TB) (string, string) {
-	t.Helper()
-	dsn := os.Getenv("HARNESS_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		dsn = "postgres://harness_test:harness_test@127.0.0.1:5432/harness_test?sslmode=disable"
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		msg := fmt.Sprintf("PostgreSQL unreachable (start it as .ci/run does): %v", err)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	_ = c.Close(ctx)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "w_" + hex.EncodeToString(b[:])
-	t.Cleanup(func() {
-		if c, err := pgx.Connect(context.Background(), dsn); err == nil {
-			_, _ = c.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
-			_ = c.Close(context.Background())
-		}
-	})
-	return dsn, schema
-}
-
 func start(t *testing.T) *worker.Service {
-	dsn, schema := pgSchema(t)
+	dsn, schema := pgtest.Schema(t, "w")
 	h := harnesstest.Start(t, fmt.Sprintf(`plugins:
   - name: subprocess-local
   - name: sessions-postgres

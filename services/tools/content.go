@@ -107,6 +107,13 @@ type Outcome struct {
 	// Value is the canonical value of a success: the body's Out for a typed tool,
 	// the decoded JSON value for a raw one.
 	Value any `json:"-"`
+	// Err is the Go error behind a failure, when there is one: the error a
+	// body or a listener returned, or a contained panic, whose chain then
+	// holds a *core.PanicError with the panic value and stack (match it with
+	// errors.As). Nil for successes and for failures the pipeline itself
+	// decides (unknown tool, invalid arguments, denial, cancellation). It is
+	// not part of the wire form; the model sees Content.
+	Err error `json:"-"`
 
 	exec   *Execution // the execution that normalized this outcome, if any
 	inline [1]Content // backing store of a one-block Content (saves an allocation)
@@ -172,11 +179,15 @@ func invalidOutput(name string, detail string) *Outcome {
 func errorOutcome(err error) *Outcome {
 	var te *Error
 	if errors.As(err, &te) {
-		return Failure(te.Message, te.Info())
+		o := Failure(te.Message, te.Info())
+		o.Err = err
+		return o
 	}
 	msg := err.Error()
 	if msg == "" {
 		msg = "<unprintable thrown value>"
 	}
-	return Failure(msg, nil)
+	o := Failure(msg, nil)
+	o.Err = err
+	return o
 }

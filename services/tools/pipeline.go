@@ -38,7 +38,10 @@ import (
 //  12. finalize (the tool's WithFinalize hook), then the Result event.
 //
 // Execute never panics and never returns an error: every failure, including a
-// panicking body or listener, is an Outcome with IsError set.
+// panicking body or listener, is an Outcome with IsError set. A contained
+// panic (body, listener, guard, approval service, render) is reported like
+// core reports one: Outcome.Err wraps a *core.PanicError with the panic value
+// and stack, and PostExecute listeners and Result observers see that Outcome.
 func (r *Registry) Execute(ctx context.Context, call Call) *Outcome {
 	if ctx == nil {
 		ctx = context.Background()
@@ -52,12 +55,28 @@ func (r *Registry) Execute(ctx context.Context, call Call) *Outcome {
 
 func (r *Registry) logger() *slog.Logger { return r.c.Logger() }
 
-// recovered turns a recovered panic value into an error and logs its stack.
+// recovered turns a recovered panic value into an error that names where it
+// happened and wraps a *core.PanicError (value and stack), and logs the stack.
+// Call it from the deferred function that recovered, so that the stack is the
+// panicking goroutine's.
 func (r *Registry) recovered(where string, v any) error {
-	err := fmt.Errorf("%s panicked: %v", where, v)
-	r.logger().Error("tools: panic contained", "where", where, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-	return err
+	pe := &core.PanicError{Value: v, Stack: debug.Stack()}
+	r.logger().Error("tools: panic contained", "where", where, "panic", fmt.Sprint(v), "stack", string(pe.Stack))
+	return &containedPanic{where: where, panic: pe}
 }
+
+// containedPanic is the error of a panic contained by the pipeline: its
+// message is "<where> panicked: <value>" and it unwraps to the
+// *core.PanicError.
+type containedPanic struct {
+	where string
+	panic *core.PanicError
+}
+
+func (e *containedPanic) Error() string {
+	return fmt.Sprintf("%s panicked: %v", e.where, e.panic.Value)
+}
+func (e *containedPanic) Unwrap() error { return e.panic }
 
 // prepare runs steps 1–8 and sets e.route.
 func (r *Registry) prepare(ctx context.Context, call Call) (e *Execution) {
@@ -498,7 +517,9 @@ func (r *Registry) normalize(t *Tool, e *Execution, value any) *Outcome {
 func (r *Registry) normalizeValue(t *Tool, e *Execution, value any) (o *Outcome) {
 	defer func() {
 		if p := recover(); p != nil {
-			o = e.own(invalidOutput(t.name, r.recovered("output render", p).Error()))
+			err := r.recovered("output render", p)
+			o = e.own(invalidOutput(t.name, err.Error()))
+			o.Err = err
 		}
 	}()
 	if t.outCheck != nil {

@@ -105,16 +105,33 @@ $("add-workspace").onsubmit = async (ev) => {
 
 // ---- sessions -------------------------------------------------------------
 
+// loadSessions lists the workspace's sessions; a subagent's session is
+// listed under its parent (when the parent is listed).
 async function loadSessions() {
   const list = await api("GET", `/api/workspaces/${state.ws.id}/sessions`);
   const ul = $("sessions");
   ul.replaceChildren();
+  const byId = new Map(list.map((s) => [s.id, s]));
+  const kids = new Map();
   for (const s of list) {
-    const li = el("li", "item" + (state.session === s.id ? " selected" : ""));
+    if (s.parent && s.origin === "subagent" && byId.has(s.parent)) {
+      if (!kids.has(s.parent)) kids.set(s.parent, []);
+      kids.get(s.parent).push(s);
+    }
+  }
+  const item = (s, depth) => {
+    const li = el("li", "item" + (state.session === s.id ? " selected" : "") + (depth ? " child" : ""));
     li.dataset.id = s.id;
-    li.append(el("span", "", s.title || "(untitled)"), el("small", "", `${s.turns} turns · ${new Date(s.updated).toLocaleString()}${s.running ? " · running" : ""}`));
+    if (s.parent) li.dataset.parent = s.parent;
+    li.style.paddingLeft = `${7 + depth * 14}px`;
+    const title = (depth ? "↳ " : "") + (s.title || "(untitled)");
+    li.append(el("span", "", title), el("small", "", `${s.turns} turns · ${new Date(s.updated).toLocaleString()}${s.running ? " · running" : ""}`));
     li.onclick = () => openSession(s.id);
     ul.append(li);
+    for (const k of (kids.get(s.id) || []).slice().reverse()) if (depth < 8) item(k, depth + 1);
+  };
+  for (const s of list) {
+    if (!(s.parent && s.origin === "subagent" && byId.has(s.parent))) item(s, 0);
   }
   return list;
 }
@@ -169,6 +186,7 @@ async function openSession(id) {
   $("session-status").textContent = "";
   $("queue").hidden = true;
   $("todos").hidden = true;
+  setReadOnly("");
   setBusy(false);
   showView("view-session");
   for (const li of $("sessions").children) li.classList.toggle("selected", li.dataset.id === id);
@@ -194,6 +212,41 @@ function scrollDown() { const c = conv(); c.scrollTop = c.scrollHeight; }
 
 function showNotice(text) { conv().append(el("div", "notice", text)); scrollDown(); }
 
+// setReadOnly disables the input of a session shown read-only (reason ""
+// enables it).
+function setReadOnly(reason) {
+  const form = $("prompt-form");
+  form.hidden = !!reason;
+  document.body.dataset.readonly = reason ? "1" : "";
+  const box = $("readonly");
+  box.hidden = !reason;
+  box.textContent = reason ? `Read-only: ${reason}.` : "";
+}
+
+// subagentCard shows (or updates) a child's card: its name, state, usage
+// when settled, the start of its answer, and a button that opens its
+// session.
+function subagentCard(a) {
+  let card = conv().querySelector(`.subagent[data-child="${CSS.escape(a.id)}"]`);
+  if (!card) {
+    card = el("div", "subagent");
+    card.dataset.child = a.id;
+    conv().append(card);
+  }
+  card.dataset.state = a.state;
+  const name = a.agent ? `${a.agent}: ${a.description || ""}` : a.description || "subagent";
+  const head = el("div", "head");
+  head.append(el("strong", "", "Subagent " + name), el("span", "state", ` · ${a.state}`));
+  const open = el("button", "open-child", "Open");
+  open.type = "button";
+  open.onclick = () => openSession(a.id);
+  head.append(" ", open);
+  card.replaceChildren(head);
+  if (a.usage) card.append(el("div", "usage muted", `tokens: ${a.usage.promptTokens} in · ${a.usage.completionTokens} out${a.steps ? ` · ${a.steps} step(s)` : ""}`));
+  if (a.error) card.append(el("div", "error", a.error));
+  if (a.text) card.append(el("pre", "answer", a.text));
+}
+
 function setBusy(b) {
   $("stop").disabled = !b;
   document.body.dataset.busy = b ? "1" : "";
@@ -203,7 +256,7 @@ function onEvent(e) {
   state.events.push(e);
   switch (e.type) {
     case "reset":
-      conv().replaceChildren(); state.events.length = 0; state.tools.clear(); state.streaming = state.reasoning = null; break;
+      conv().replaceChildren(); state.events.length = 0; state.tools.clear(); state.streaming = state.reasoning = null; setReadOnly(""); break;
     case "session":
       $("session-title").textContent = `${e.sessionId} · ${e.model || ""}`; break;
     case "user":
@@ -252,6 +305,8 @@ function onEvent(e) {
     }
     case "busy": setBusy(e.busy); if (!e.busy && state.ws) loadSessions(); break;
     case "queue": showQueue(e.queue || []); break;
+    case "subagent": subagentCard(e.subagent); break;
+    case "readonly": setReadOnly(e.reason || "read-only"); break;
   }
   scrollDown();
 }

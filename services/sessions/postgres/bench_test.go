@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/dshgo/harness/internal/pgtest"
 	"github.com/dshgo/harness/services/sessions"
 	"github.com/dshgo/harness/services/sessions/postgres"
 )
@@ -53,7 +54,7 @@ func BenchmarkAppend(b *testing.B) {
 		benchAppend(b, sessions.New(sessions.NewJSONL(b.TempDir())))
 	})
 	b.Run("postgres", func(b *testing.B) {
-		needPostgres(b)
+		pgtest.Need(b)
 		benchAppend(b, sessions.New(openProvider(b, freshSchema(b))))
 	})
 }
@@ -67,7 +68,7 @@ var seedOnce sync.Once
 func seed100k(b *testing.B) {
 	seedOnce.Do(func() {
 		openProvider(b, listSchema) // migrate
-		c, err := pgx.Connect(bg, dsn())
+		c, err := pgx.Connect(bg, pgtest.DSN())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -98,9 +99,9 @@ func seed100k(b *testing.B) {
 // `harness sessions` over 100,000 sessions on sessions-postgres, all and
 // by working directory (target: ≤ 50 ms).
 func BenchmarkListFirstPage100k(b *testing.B) {
-	needPostgres(b)
+	pgtest.Need(b)
 	seed100k(b)
-	p, err := postgres.Open(bg, postgres.Options{DSN: dsn(), Schema: listSchema})
+	p, err := postgres.Open(bg, postgres.Options{DSN: pgtest.DSN(), Schema: listSchema})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -3,8 +3,6 @@ package postgres_test
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -16,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/goleak"
 
+	"github.com/dshgo/harness/internal/pgtest"
 	"github.com/dshgo/harness/services/sessions"
 	"github.com/dshgo/harness/services/sessions/postgres"
 	"github.com/dshgo/harness/services/sessions/sessionstest"
@@ -24,7 +23,7 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	// The benchmark's 100,000 sessions do not outlive the run.
-	if c, err := pgx.Connect(bg, dsn()); err == nil {
+	if c, err := pgx.Connect(bg, pgtest.DSN()); err == nil {
 		_, _ = c.Exec(bg, "DROP SCHEMA IF EXISTS "+listSchema+" CASCADE")
 		_ = c.Close(bg)
 	}
@@ -37,52 +36,15 @@ func TestMain(m *testing.M) {
 
 var bg = context.Background()
 
-// dsn is the test database: $HARNESS_TEST_POSTGRES_DSN, else the role and
-// database .ci/run creates on the local cluster.
-func dsn() string {
-	if v := os.Getenv("HARNESS_TEST_POSTGRES_DSN"); v != "" {
-		return v
-	}
-	return "postgres://harness_test:harness_test@127.0.0.1:5432/harness_test?sslmode=disable"
-}
-
-// needPostgres fails the test in CI when the database is unreachable, and
-// skips it (saying why) elsewhere.
-func needPostgres(t testing.TB) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(bg, 5*time.Second)
-	defer cancel()
-	c, err := pgx.Connect(ctx, dsn())
-	if err == nil {
-		_ = c.Close(ctx)
-		return
-	}
-	msg := fmt.Sprintf("PostgreSQL unreachable at $HARNESS_TEST_POSTGRES_DSN or the .ci/run default (start it: pg_ctlcluster 15 main start; create role and db as .ci/run does): %v", err)
-	if os.Getenv("CI") != "" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-}
-
-// freshSchema returns a new schema name and drops it when the test ends.
+// freshSchema returns the name of a schema private to t (dropped when t ends).
 func freshSchema(t testing.TB) string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	s := "t_" + hex.EncodeToString(b[:])
-	t.Cleanup(func() {
-		c, err := pgx.Connect(bg, dsn())
-		if err != nil {
-			return
-		}
-		defer c.Close(bg)
-		_, _ = c.Exec(bg, "DROP SCHEMA IF EXISTS "+s+" CASCADE")
-	})
+	_, s := pgtest.Schema(t, "t")
 	return s
 }
 
 func openProvider(t testing.TB, schema string) *postgres.Provider {
 	t.Helper()
-	p, err := postgres.Open(bg, postgres.Options{DSN: dsn(), Schema: schema, PoolSize: 4})
+	p, err := postgres.Open(bg, postgres.Options{DSN: pgtest.DSN(), Schema: schema, PoolSize: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +53,8 @@ func openProvider(t testing.TB, schema string) *postgres.Provider {
 }
 
 func TestPostgresContract(t *testing.T) {
-	needPostgres(t)
+	t.Parallel()
+	pgtest.Need(t)
 	var schema string
 	sessionstest.Run(t, sessionstest.Provider{
 		New: func(t *testing.T) func() *sessions.Service {
@@ -101,7 +64,7 @@ func TestPostgresContract(t *testing.T) {
 		// A crash mid-append: a transaction inserted the record (and bumped
 		// the summary) and its connection died before COMMIT.
 		Tear: func(t *testing.T, id string, seq int64) {
-			c, err := pgx.Connect(bg, dsn())
+			c, err := pgx.Connect(bg, pgtest.DSN())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -124,11 +87,12 @@ func TestPostgresContract(t *testing.T) {
 // Migrations run once: a second provider on the same schema finds it at
 // the current version, and a schema from a newer harness is refused.
 func TestPostgresMigrations(t *testing.T) {
-	needPostgres(t)
+	t.Parallel()
+	pgtest.Need(t)
 	s := freshSchema(t)
 	openProvider(t, s)
 	openProvider(t, s)
-	c, err := pgx.Connect(bg, dsn())
+	c, err := pgx.Connect(bg, pgtest.DSN())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +104,7 @@ func TestPostgresMigrations(t *testing.T) {
 	if _, err := c.Exec(bg, "INSERT INTO "+s+".schema_migrations (version) VALUES (999)"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := postgres.Open(bg, postgres.Options{DSN: dsn(), Schema: s}); err == nil || !strings.Contains(err.Error(), "version 999") {
+	if _, err := postgres.Open(bg, postgres.Options{DSN: pgtest.DSN(), Schema: s}); err == nil || !strings.Contains(err.Error(), "version 999") {
 		t.Fatalf("newer schema: %v", err)
 	}
 }
@@ -150,11 +114,12 @@ const holdEnv = "HARNESS_PG_TEST_HOLD" // SCHEMA: the helper holds session "h1"
 // TestPostgresHoldHelper is not a test: with holdEnv set it opens session
 // h1 in that schema, prints "held" and waits until killed.
 func TestPostgresHoldHelper(t *testing.T) {
+	t.Parallel()
 	schema := os.Getenv(holdEnv)
 	if schema == "" {
 		t.Skip("helper process only")
 	}
-	p, err := postgres.Open(bg, postgres.Options{DSN: dsn(), Schema: schema})
+	p, err := postgres.Open(bg, postgres.Options{DSN: pgtest.DSN(), Schema: schema})
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(3)
@@ -174,7 +139,8 @@ func TestPostgresHoldHelper(t *testing.T) {
 // pid, from the application name), and when it is killed with SIGKILL the
 // server drops its connection and the session opens again.
 func TestPostgresHolderKilled(t *testing.T) {
-	needPostgres(t)
+	t.Parallel()
+	pgtest.Need(t)
 	s := freshSchema(t)
 	store := sessions.New(openProvider(t, s))
 	w, err := store.Create(bg, sessions.Header{ID: "h1", Cwd: "/"})
@@ -218,6 +184,7 @@ func TestPostgresHolderKilled(t *testing.T) {
 
 // The DSN never appears in locations or errors.
 func TestPostgresDSNNotShown(t *testing.T) {
+	t.Parallel()
 	_, err := postgres.Open(bg, postgres.Options{DSN: "postgres://u:s3cr3t@127.0.0.1:1/db?sslmode=disable&connect_timeout=1"})
 	if err == nil || strings.Contains(err.Error(), "s3cr3t") {
 		t.Fatalf("err = %v", err)
