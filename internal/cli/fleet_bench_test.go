@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/dshgo/harness/internal/pgtest"
 	"github.com/dshgo/harness/plugins/worker"
 )
 
@@ -47,7 +48,7 @@ func BenchmarkFleetJobs(b *testing.B) {
 }
 
 func benchFleet(b *testing.B, workers, conc int) {
-	dsn, schema := pgSchema(b)
+	dsn, schema := pgtest.Schema(b, "clibench")
 	srv := fleetModel(b)
 	dir, workRoot := b.TempDir(), b.TempDir()
 	m := fleetManifest(srv.URL, dsn, schema, workRoot, "")
