@@ -16,23 +16,24 @@ import (
 // The place is the byte at which the decoder stopped: the offending character
 // of a *json.SyntaxError, the end of a scalar (or the opening bracket of an
 // array or object) of a *json.UnmarshalTypeError, the last byte for an
-// unexpected end of input (io.ErrUnexpectedEOF, from a json.Decoder). Lines
+// unexpected end of input (io.ErrUnexpectedEOF, from a json.Decoder); a
+// syntax error or an unexpected end is said to be "invalid JSON". Lines
 // and columns count from 1; columns count bytes. Any other error is returned
 // as "file: err". The result wraps err. An empty file omits the "file:" part.
 func JSONError(file string, data []byte, err error) error {
 	if err == nil {
 		return nil
 	}
-	off := int64(-1)
+	off, what := int64(-1), ""
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		off = se.Offset
+		off, what = se.Offset, "invalid JSON: "
 	case errors.As(err, &te):
 		off = te.Offset
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		off = int64(len(data))
+		off, what = int64(len(data)), "invalid JSON: "
 	}
 	prefix := ""
 	if file != "" {
@@ -45,7 +46,7 @@ func JSONError(file string, data []byte, err error) error {
 		return fmt.Errorf("%s %w", prefix, err)
 	}
 	line, col := JSONPosition(data, off)
-	return fmt.Errorf("%s%d:%d: %w", prefix, line, col, err)
+	return fmt.Errorf("%s%d:%d: %s%w", prefix, line, col, what, err)
 }
 
 // JSONPosition returns the 1-based line and byte column in data of the byte

@@ -21,13 +21,13 @@ func TestJSONErrorNamesTheOffendingByte(t *testing.T) {
 		decoder    bool // json.Decoder instead of json.Unmarshal
 		want       string
 	}{
-		{"stray brace", `{"a":1,}`, false, `f.json:1:8: invalid character '}' looking for beginning of object key string`},
-		{"second line", "{\n  \"a\": tru\n}", false, `f.json:2:11: invalid character '\n' in literal true (expecting 'e')`},
+		{"stray brace", `{"a":1,}`, false, `f.json:1:8: invalid JSON: invalid character '}' looking for beginning of object key string`},
+		{"second line", "{\n  \"a\": tru\n}", false, `f.json:2:11: invalid JSON: invalid character '\n' in literal true (expecting 'e')`},
 		{"wrong type", "{\n  \"a\": \"x\"}", false, `f.json:2:10: json: cannot unmarshal string into Go struct field target.a of type int`},
 		{"wrong container", "{\"a\": [1]}", false, `f.json:1:7: json: cannot unmarshal array into Go struct field target.a of type int`},
-		{"truncated", `{"a":1`, false, `f.json:1:6: unexpected end of JSON input`},
-		{"truncated, decoder", "{\"a\":\n1", true, `f.json:2:1: unexpected EOF`},
-		{"multi-byte", `{"é":1,}`, false, `f.json:1:9: invalid character '}' looking for beginning of object key string`},
+		{"truncated", `{"a":1`, false, `f.json:1:6: invalid JSON: unexpected end of JSON input`},
+		{"truncated, decoder", "{\"a\":\n1", true, `f.json:2:1: invalid JSON: unexpected EOF`},
+		{"multi-byte", `{"é":1,}`, false, `f.json:1:9: invalid JSON: invalid character '}' looking for beginning of object key string`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

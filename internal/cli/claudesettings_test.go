@@ -34,7 +34,7 @@ func TestMalformedClaudeSettingsNameTheirPlace(t *testing.T) {
 		Ctx:             context.Background(),
 	}
 	code := cli.Run([]string{"check"}, env)
-	want := path + ":3:1: invalid character '}' looking for beginning of object key string"
+	want := path + ":3:1: invalid JSON: invalid character '}' looking for beginning of object key string"
 	if code != 2 || !strings.Contains(errb.String(), want) {
 		t.Fatalf("exit %d stderr %q, want exit 2 containing %q", code, errb.String(), want)
 	}

@@ -86,6 +86,10 @@ type Env struct {
 	// (--no-claude-settings; also HARNESS_CLAUDE_SETTINGS=0).
 	NoClaudeSettings bool
 
+	// logw, when set, receives the log lines instead of Stderr (the text
+	// printer's writer, which keeps its status line below them).
+	logw io.Writer
+
 	// claudeUsed lists the Claude Code settings files the last
 	// LoadManifest applied.
 	claudeUsed []string
@@ -208,7 +212,11 @@ func (e *Env) Logger() *slog.Logger {
 	if err := lvl.UnmarshalText([]byte(e.LogLevel)); err != nil {
 		lvl = slog.LevelWarn
 	}
-	return slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: lvl}))
+	w := e.Stderr
+	if e.logw != nil {
+		w = e.logw
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl}))
 }
 
 // ManifestPath returns the manifest file to read ("" for the embedded

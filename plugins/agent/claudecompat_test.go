@@ -24,6 +24,7 @@ import (
 // last_assistant_message, and the systemMessage reaches the user as a
 // notice.
 func TestStopLoopHookReadsTheClaudeTranscript(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, []llmtest.Turn{textTurn("working"), textTurn("done")})
 	dir := t.TempDir()
 	payloads := filepath.Join(dir, "stop-payloads")
@@ -99,6 +100,7 @@ echo '{"decision":"block","reason":"not done yet: continue"}'
 // additionalContext adds context the model sees with the prompt. Through the
 // real hooks plugin and the llmtest scripted model.
 func TestUserPromptSubmitHookBlocksAndAddsContext(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, []llmtest.Turn{textTurn("ok")})
 	dir := t.TempDir()
 	hook := filepath.Join(dir, "prompt-guard.sh")

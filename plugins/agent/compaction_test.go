@@ -141,6 +141,7 @@ func steps(n int) []llmtest.Turn {
 // and results paired; the log keeps everything and a resumed session
 // rebuilds the compacted view exactly and goes on.
 func TestCompactionLongRunAndResume(t *testing.T) {
+	t.Parallel()
 	cs := &compactionServer{}
 	f := newCompactionFixture(t, append(steps(40), llmtest.Reply("resumed fine")), cs, nil)
 	f.write("big.txt", strings.Repeat("line of a big file\n", 40))
@@ -228,6 +229,7 @@ func TestCompactionLongRunAndResume(t *testing.T) {
 // A CONTEXT_LENGTH error compacts once and retries the step instead of
 // ending the turn.
 func TestCompactionOnContextLengthError(t *testing.T) {
+	t.Parallel()
 	cs := &compactionServer{refuseAt: 5}
 	cfg := compaction.Config{}
 	cfg.SetDefaults()

@@ -79,6 +79,7 @@ func (rc *reasoningCheck) check(r llmtest.Request, w llmtest.WireRequest) *llmte
 // several compactions, after a resume from the log, and after a manual
 // compaction of the resumed session.
 func TestCompactionThinkingModeKeepsReasoning(t *testing.T) {
+	t.Parallel()
 	cs := &compactionServer{reasoning: "weighing what to keep in the summary"}
 	rc := &reasoningCheck{}
 	turns := append(thinkingSteps(0, 30, "all done"), thinkingSteps(30, 36, "resumed fine")...)

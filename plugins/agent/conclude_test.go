@@ -19,6 +19,7 @@ import (
 // plugin-sourced user messages; ConcludeTurn ends the turn without
 // another model call.
 func TestScopedToolContextsAndConclude(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, []llmtest.Turn{
 		llmtest.Stream(llmtest.ToolCallStart(0, "c1", "finish", `{}`), llmtest.ToolCallStart(1, "c2", "current_time", `{}`), llmtest.Finish("tool_calls")),
 	})
@@ -61,6 +62,7 @@ func TestScopedToolContextsAndConclude(t *testing.T) {
 // Cancelling while the model streams stops the stream; the partial text
 // shown so far is logged as an aborted assistant message.
 func TestCancelDuringStream(t *testing.T) {
+	t.Parallel()
 	events := []string{llmtest.TextDelta("partial ")}
 	for range 200 {
 		events = append(events, llmtest.TextDelta("more "))
@@ -95,6 +97,7 @@ func TestCancelDuringStream(t *testing.T) {
 // The session's working directory reaches the coding tools through the
 // call context (plugins/workdir), whatever the process directory.
 func TestSessionCwdReachesTools(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, []llmtest.Turn{
 		llmtest.Stream(llmtest.ToolCallStart(0, "c1", "read", `{"file_path":"notes.txt"}`), llmtest.Finish("tool_calls")),
 		llmtest.Stream(llmtest.TextDelta("ok"), llmtest.Finish("stop")),

@@ -180,6 +180,7 @@ func TestResumeWithConfigErrorAppendsNothing(t *testing.T) {
 // A failure after a request was attempted keeps the session with the
 // prompt, so it can be resumed.
 func TestRequestFailuresKeepTheSession(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		turns   []llmtest.Turn
@@ -238,6 +239,7 @@ func TestRequestFailuresKeepTheSession(t *testing.T) {
 // process (chat does after a reload restarts the agent); its file appears
 // with the first kept turn.
 func TestReopenUnwrittenSession(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, []llmtest.Turn{textTurn("hello")})
 	ss := f.open(agent.Options{})
 	id := ss.ID()

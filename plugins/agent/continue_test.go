@@ -15,6 +15,7 @@ import (
 // not run again, the cut one reads as aborted, and the model's answer
 // ends the same turn.
 func TestContinueResumesACutShortTurn(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, []llmtest.Turn{
 		llmtest.Stream(llmtest.ToolCallStart(0, "c1", "read_file", `{"path":"a.txt"}`),
 			llmtest.ToolCallStart(1, "c2", "slow", `{"seconds":60}`), llmtest.Finish("tool_calls")),

@@ -17,6 +17,7 @@ import (
 // C10: the runtime-context snapshot is one user message added only when
 // it changes; when it disappears a clearing message is sent once.
 func TestRuntimeContextSnapshotOnChange(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, []llmtest.Turn{
 		toolTurn("c1"), textTurn("one"), textTurn("two"), textTurn("three"),
 	})
@@ -67,6 +68,7 @@ func textTurn(s string) llmtest.Turn {
 // or add context; Stop may continue the turn once with its reason;
 // SessionStart context is added before the first prompt.
 func TestLifecycleEvents(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, []llmtest.Turn{textTurn("first"), textTurn("second")})
 	var stops atomic.Int32
 	c := f.rc

@@ -15,6 +15,7 @@ import (
 // disabled) sends the canonical model with the alias's thinking mode, also
 // after the session is resumed.
 func TestAliasCarriesItsThinkingMode(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, []llmtest.Turn{llmtest.Reply("one"), llmtest.Reply("two")})
 	fb := f.rc.Plugin(llmopenai.Plugin, llmopenai.Config{
 		Provider: "ds", BaseURL: f.srv.URL, APIKey: "sk-test",

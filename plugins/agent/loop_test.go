@@ -22,6 +22,7 @@ func collect(evs *[]agent.Event, mu *sync.Mutex) func(agent.Event) {
 }
 
 func TestRunParallelReadsThenAnswerReplaysExactly(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, []llmtest.Turn{
 		llmtest.Stream(
 			llmtest.ToolCallStart(0, "c1", "read_file", `{"path":"a.txt"}`),
@@ -90,6 +91,7 @@ func TestRunParallelReadsThenAnswerReplaysExactly(t *testing.T) {
 
 // B12: interleaved fragments by index, empty arguments normalised to {}.
 func TestB12InterleavedParallelToolCalls(t *testing.T) {
+	t.Parallel()
 	events := []string{
 		`{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"read_file","arguments":""}}]}}]}`,
 		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"read_file","arguments":"{\"pa"}}]}}]}`,
@@ -128,6 +130,7 @@ func TestB12InterleavedParallelToolCalls(t *testing.T) {
 // B12 variant 3 and invalid arguments: truncated JSON and schema violations
 // go back to the model as error results; the loop recovers.
 func TestInvalidToolArgumentsReturnedToModel(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, []llmtest.Turn{
 		llmtest.Stream(
 			llmtest.ToolCallStart(0, "c1", "current_time", `{"x":`),
@@ -169,6 +172,7 @@ func TestInvalidToolArgumentsReturnedToModel(t *testing.T) {
 // B14: reasoning_content is sent back on assistant turns with tool calls,
 // across turns; reasoning never leaks into content.
 func TestB14ReasoningRoundTrip(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, []llmtest.Turn{
 		llmtest.Stream(
 			llmtest.Raw(`{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"reasoning_content":"Need the file "}}]}`),
@@ -213,6 +217,7 @@ func TestB14ReasoningRoundTrip(t *testing.T) {
 
 // B23: DeepSeek usage with cache hits is recorded once, not doubled.
 func TestB23UsageAndCacheFigures(t *testing.T) {
+	t.Parallel()
 	u := llmtest.Usage{PromptTokens: 98716, CompletionTokens: 78, TotalTokens: 98794, PromptCacheHitTokens: 98432, PromptCacheMissTokens: 284,
 		CompletionDetails: &llmtest.TokenDetails{ReasoningTokens: 40}}
 	f := newFixture(t, []llmtest.Turn{
@@ -274,6 +279,7 @@ func TestB23UsageAndCacheFigures(t *testing.T) {
 }
 
 func TestMaxSteps(t *testing.T) {
+	t.Parallel()
 	call := llmtest.Stream(llmtest.ToolCallStart(0, "c", "current_time", ""), llmtest.Finish("tool_calls"))
 	f := newFixtureCfg(t, []llmtest.Turn{call, call, call}, agent.Config{MaxSteps: 2})
 	ss := f.open(agent.Options{})
@@ -287,6 +293,7 @@ func TestMaxSteps(t *testing.T) {
 }
 
 func TestModelErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		turns []llmtest.Turn
@@ -328,6 +335,7 @@ func TestModelErrors(t *testing.T) {
 // Cancelling during a running tool aborts it, records an aborted result and
 // returns the context's error; the history stays valid.
 func TestCancelDuringToolRecordsAborted(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, []llmtest.Turn{
 		llmtest.Stream(llmtest.ToolCallStart(0, "c1", "slow", `{"seconds":30}`), llmtest.ToolCallStart(1, "c2", "current_time", `{}`), llmtest.Finish("tool_calls")),
 	})
@@ -364,6 +372,7 @@ func TestCancelDuringToolRecordsAborted(t *testing.T) {
 
 // Resume by id rebuilds the conversation exactly and continues it.
 func TestResumeByID(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, []llmtest.Turn{
 		llmtest.Stream(llmtest.ToolCallStart(0, "c1", "current_time", ""), llmtest.Finish("tool_calls")),
 		llmtest.Stream(llmtest.TextDelta("noon"), llmtest.Finish("stop")),
@@ -404,6 +413,7 @@ func TestResumeByID(t *testing.T) {
 // json.Marshal of an Event is its stream-json line (with "v" since the
 // encoding moved into this package; see streamjson_test.go).
 func TestStreamEventsMarshal(t *testing.T) {
+	t.Parallel()
 	e := agent.Event{Type: agent.EventToolCall, SessionID: "s", ToolCall: &agent.ToolCallEvent{ID: "c", Name: "bash", Arguments: "{}"}}
 	b, _ := json.Marshal(e)
 	if string(b) != `{"v":1,"type":"tool_call","sessionId":"s","toolCall":{"id":"c","name":"bash","arguments":"{}"}}` {

@@ -27,6 +27,7 @@ import (
 // block answered to an automatic compaction is not honoured (documented:
 // a block cancels a manual compaction only).
 func TestPreCompactCommandHook(t *testing.T) {
+	t.Parallel()
 	cs := &compactionServer{}
 	f := newCompactionFixture(t, append(steps(16), thinkingSteps(16, 20, "four more read")...), cs, nil)
 	f.write("big.txt", strings.Repeat("line of a big file\n", 40))

@@ -34,6 +34,7 @@ func sampleRecords() []agent.Record {
 // seq and fields, the line is what the agent's JSONL log always held, and
 // Replay rebuilds the conversation (answering a dangling tool call).
 func TestRecordsRoundTripAndReplay(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	state := t.TempDir()
 	store := sessions.New(sessions.NewJSONL(agent.SessionsDir(state)))
@@ -81,6 +82,7 @@ func TestRecordsRoundTripAndReplay(t *testing.T) {
 }
 
 func TestSessionIDs(t *testing.T) {
+	t.Parallel()
 	id := agent.NewSessionID(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	if len(id) != len("20260102T030405-")+8 || id[:16] != "20260102T030405-" || !agent.ValidSessionID(id) {
 		t.Fatal(id)
@@ -111,6 +113,7 @@ func inUse(t *testing.T, err error, id string, pid int) {
 // the file also keeps other openers out. A failed second Open leaves the
 // first session working, and after Close the session reopens.
 func TestSessionOpenTwiceIsRefused(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, []llmtest.Turn{textTurn("one"), textTurn("two")})
 	ctx := context.Background()
 	ss := f.open(agent.Options{})

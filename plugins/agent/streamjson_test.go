@@ -76,6 +76,7 @@ func checkGolden(t *testing.T, name string, got []byte) {
 }
 
 func TestStreamJSONIsTheGoldenWireForm(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	enc := agent.NewStreamJSONEncoder(&b)
 	for _, e := range goldenTurn() {
@@ -87,6 +88,7 @@ func TestStreamJSONIsTheGoldenWireForm(t *testing.T) {
 }
 
 func TestEventMarshalJSONIsTheStreamLine(t *testing.T) {
+	t.Parallel()
 	lines := strings.SplitAfter(mustEncode(t, goldenTurn()), "\n")
 	for i, e := range goldenTurn() {
 		got, err := json.Marshal(e)
@@ -116,6 +118,7 @@ func TestEventMarshalJSONIsTheStreamLine(t *testing.T) {
 }
 
 func TestStreamJSONKeepsBooleansOfItsType(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		e    agent.Event
 		want string
@@ -133,6 +136,7 @@ func TestStreamJSONKeepsBooleansOfItsType(t *testing.T) {
 }
 
 func TestStreamJSONEncoderRefusesInvalidJSONAndWritesNothing(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	err := agent.NewStreamJSONEncoder(&b).Encode(agent.Event{Type: agent.EventState, Key: "k", State: json.RawMessage(`{bad`)})
 	if err == nil || b.Len() != 0 {
@@ -141,6 +145,7 @@ func TestStreamJSONEncoderRefusesInvalidJSONAndWritesNothing(t *testing.T) {
 }
 
 func TestStreamJSONLinesOfConcurrentEncodesDoNotInterleave(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	enc := agent.NewStreamJSONEncoder(&b)
 	long := strings.Repeat("x", 64<<10)

@@ -24,6 +24,7 @@ import (
 // instead of running a model that never sees them; with the row mounted
 // the same session opens.
 func TestAgentRefusesToolsThatAreNotOfferedToTheModel(t *testing.T) {
+	t.Parallel()
 	srv := llmtest.New(t, nil)
 	root := core.NewRoot(core.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	t.Cleanup(func() { _ = root.Dispose(context.Background()) })

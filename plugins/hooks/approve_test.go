@@ -26,6 +26,7 @@ func permissionDefault(dir string) permission.Config {
 // the permission mode would ask about (headless: deny), as in Claude Code;
 // an ask rule and a deny rule still win over it.
 func TestHookAllowLiftsTheModesAsk(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	allow := script(t, dir, "allow.sh", `cat >/dev/null
 echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"trusted by the hook"}}'
@@ -64,6 +65,7 @@ echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"
 // call is validated and checked by the permission rules again, so a hook
 // cannot turn a call into one that policy denies.
 func TestHookUpdatedInputIsAppliedAndRechecked(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	target := filepath.Join(dir, "precious")
 	if err := os.MkdirAll(target, 0o755); err != nil {

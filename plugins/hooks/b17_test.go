@@ -18,6 +18,7 @@ import (
 // the hook order and the plugin order; the audit hook runs for every call; the
 // redaction post-hook's replacement is what the result carries.
 func TestB17DenyWinsOnEveryPath(t *testing.T) {
+	t.Parallel()
 	hookOrders := [][]string{
 		{"allow-all.sh", "deny-rm-rf.sh", "audit.sh"},
 		{"audit.sh", "deny-rm-rf.sh", "allow-all.sh"},
@@ -31,7 +32,10 @@ func TestB17DenyWinsOnEveryPath(t *testing.T) {
 			} else {
 				name = "hooks first/" + name
 			}
-			t.Run(name, func(t *testing.T) { b17(t, order, permissionFirst) })
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				b17(t, order, permissionFirst)
+			})
 		}
 	}
 }
@@ -112,6 +116,7 @@ func quoteJSON(s string) string { return policytest.Quote(s) }
 
 // TestB17RuleDenyBeatsHookAllow: rules deny, every hook allows.
 func TestB17RuleDenyBeatsHookAllow(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	perm := permission.Config{}
 	perm.SetDefaults()
@@ -127,6 +132,7 @@ func TestB17RuleDenyBeatsHookAllow(t *testing.T) {
 
 // TestB17HookDenyBeatsRuleAllow: rules allow everything, a hook denies.
 func TestB17HookDenyBeatsRuleAllow(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	perm := permission.Config{}
 	perm.SetDefaults()

@@ -93,6 +93,7 @@ func bashArgs(command string) string {
 // ignored, --no-claude-settings turns the layer off, and malformed JSON is
 // an error at FILE:LINE:COL.
 func TestClaudeSettingsLayer(t *testing.T) {
+	t.Parallel()
 	validator := `#!/usr/bin/env bash
 input=$(cat)
 case "$input" in

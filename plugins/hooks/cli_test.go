@@ -22,6 +22,7 @@ import (
 // TestB17ThroughHarnessTool runs case B17 end to end through `harness tool`:
 // the manifest of the case, the real tool-bash, one CLI invocation per call.
 func TestB17ThroughHarnessTool(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	target := filepath.Join(dir, "b17-target")
 	keep := filepath.Join(target, "keep")

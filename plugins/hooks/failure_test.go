@@ -15,6 +15,7 @@ import (
 // call (issue 20 item 13). The hook allows with a timeout of 1 s while its
 // child would hold stdout for 30 s; the call runs, and the child is gone.
 func TestAnswerWhenTheHookExitsDespiteABackgroundChild(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pids := filepath.Join(dir, "pids")
 	body := "cat >/dev/null\nsleep 30 &\necho $! > \"" + pids + "\"\n" +
@@ -40,6 +41,7 @@ func TestAnswerWhenTheHookExitsDespiteABackgroundChild(t *testing.T) {
 // that hook gives Claude Code's behaviour back: logged, the call runs
 // (issue 20 item 14).
 func TestPreToolUseHookThatCannotRunFailsClosed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	notExec := filepath.Join(dir, "not-exec.sh")
 	if err := os.WriteFile(notExec, []byte("#!/usr/bin/env bash\nexit 0\n"), 0o600); err != nil {
@@ -70,6 +72,7 @@ func TestPreToolUseHookThatCannotRunFailsClosed(t *testing.T) {
 // PostToolUse fires only for calls whose tool ran: a call a PreToolUse hook
 // denies gets no PostToolUse, as in Claude Code (issue 24).
 func TestPostToolUseNotFiredForACallThatNeverRan(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	marks := filepath.Join(dir, "post-ran")
 	deny := script(t, dir, "deny.sh", "input=$(cat)\ncase \"$input\" in *forbidden*) echo 'no' >&2; exit 2;; esac\n")

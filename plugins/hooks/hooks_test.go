@@ -16,6 +16,7 @@ import (
 // TestPreToolUseDecisionPaths runs one real bash hook per protocol path and
 // checks the exact result of a bash call through the registry.
 func TestPreToolUseDecisionPaths(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		body    string
@@ -64,6 +65,7 @@ sleep 0.1
 
 // TestPreToolUseAskHeadlessIsAClearDenial: a hook's ask with nobody to answer.
 func TestPreToolUseAskHeadlessIsAClearDenial(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := hooksConfig(dir, []hooks.MatcherGroup{group("Bash", examples(t, "ask-git-push.sh"))}, nil)
 	reg := harness(t, mount{Plugin: hooks.Plugin, Config: cfg}, headless)
@@ -80,6 +82,7 @@ func TestPreToolUseAskHeadlessIsAClearDenial(t *testing.T) {
 
 // TestHookPayload checks the event JSON a hook reads on stdin.
 func TestHookPayload(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pre := script(t, dir, "pre.sh", "cat > \"$CLAUDE_PROJECT_DIR/pre.json\"\n")
 	post := script(t, dir, "post.sh", "cat > \"$HARNESS_PROJECT_DIR/post.json\"\n")
@@ -135,6 +138,7 @@ func mustJSON(v any) string {
 
 // TestMatcherSelectsHooks: a group matching another tool does not run.
 func TestMatcherSelectsHooks(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	deny := script(t, dir, "deny.sh", "cat >/dev/null\nexit 2\n")
 	cfg := hooksConfig(dir, []hooks.MatcherGroup{group("read|write", deny), group("^grep$", deny)}, nil)
@@ -147,6 +151,7 @@ func TestMatcherSelectsHooks(t *testing.T) {
 // TestHooksRunInParallel: two hooks that each wait for the other to start.
 // Run one after the other, the first would time out.
 func TestHooksRunInParallel(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rendezvous := func(me, other string) string {
 		return "cat >/dev/null\ntouch \"$CLAUDE_PROJECT_DIR/" + me + "\"\n" +
@@ -164,6 +169,7 @@ func TestHooksRunInParallel(t *testing.T) {
 // TestTimeoutKillsTheWholeRange: a hook that sleeps forever and leaves a
 // background child is killed at its timeout, with nothing left running.
 func TestTimeoutKillsTheWholeRange(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pids := filepath.Join(dir, "pids")
 	body := "sleep 1000 &\necho $! >> \"" + pids + "\"\necho $$ >> \"" + pids + "\"\ntrap '' TERM\nwhile :; do sleep 1; done\n"
@@ -207,6 +213,7 @@ func alive(pid int) bool {
 // TestHookReadsNoStdinWithALargePayload: the payload exceeds a pipe buffer
 // and the hook never reads it.
 func TestHookReadsNoStdinWithALargePayload(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cmd := script(t, dir, "deaf.sh", "echo '{\"decision\":\"deny\",\"reason\":\"deaf but decisive\"}'\n")
 	cfg := hooksConfig(dir, []hooks.MatcherGroup{group("bash", cmd)}, nil)
@@ -220,6 +227,7 @@ func TestHookReadsNoStdinWithALargePayload(t *testing.T) {
 // TestPostToolUsePaths: replacement, block, context, and failures that leave
 // the result standing.
 func TestPostToolUsePaths(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		body     string
@@ -255,6 +263,7 @@ echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"
 // TestPreToolUseOrderDoesNotMatter: allow, deny and an audit hook in every
 // order: deny wins and the audit hook runs.
 func TestPreToolUseOrderDoesNotMatter(t *testing.T) {
+	t.Parallel()
 	orders := [][]string{{"allow-all.sh", "deny-rm-rf.sh", "audit.sh"}, {"deny-rm-rf.sh", "audit.sh", "allow-all.sh"}, {"audit.sh", "allow-all.sh", "deny-rm-rf.sh"}}
 	for _, order := range orders {
 		dir := t.TempDir()
@@ -277,6 +286,7 @@ func TestPreToolUseOrderDoesNotMatter(t *testing.T) {
 // TestToolNamesForClaudeScripts: a script testing Claude Code's tool name
 // works by default; harnessToolNames opts out; toolNames renames on top.
 func TestToolNamesForClaudeScripts(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cmd := script(t, dir, "claude.sh", `input=$(cat)
 case "$input" in

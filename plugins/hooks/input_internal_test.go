@@ -5,6 +5,7 @@ import "testing"
 // tool_input.file_path reaches hooks absolute, as Claude Code documents;
 // other arguments and absolute paths are passed as written.
 func TestToolInputFilePathIsAbsolute(t *testing.T) {
+	t.Parallel()
 	h := &runner{cwd: "/work/repo"}
 	for in, want := range map[string]string{
 		`{"file_path":"src/a.go","content":"x"}`:    `{"content":"x","file_path":"/work/repo/src/a.go"}`,
@@ -21,6 +22,7 @@ func TestToolInputFilePathIsAbsolute(t *testing.T) {
 // A matcher written for Claude Code (`Edit|Write|MultiEdit`, `Bash`,
 // `mcp__github__.*`) selects the harness tools by their Claude names.
 func TestClaudeMatchersSelectHarnessTools(t *testing.T) {
+	t.Parallel()
 	h, err := newRunner(Config{Cwd: "/", Hooks: Events{PreToolUse: []MatcherGroup{
 		{Matcher: "Edit|Write|MultiEdit", Hooks: []CommandHook{{Command: "guard"}}},
 		{Matcher: "Bash", Hooks: []CommandHook{{Command: "validator"}}},

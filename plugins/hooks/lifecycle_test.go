@@ -34,6 +34,7 @@ func lifecycleRoot(t *testing.T, dir string, ev hooks.Events) *core.Context {
 }
 
 func TestSessionStartAddsContext(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	plain := script(t, dir, "plain.sh", "cat >/dev/null\necho 'plain stdout is context'\n")
 	onlyResume := script(t, dir, "resume.sh", "cat >/dev/null\necho resumed\n")
@@ -51,6 +52,7 @@ func TestSessionStartAddsContext(t *testing.T) {
 }
 
 func TestUserPromptSubmitBlocksAndAddsContext(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	guard := script(t, dir, "guard.sh", `input=$(cat)
 case "$input" in
@@ -88,6 +90,7 @@ echo '{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalConte
 }
 
 func TestStopHookKeepsTheTurnGoing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	stop := script(t, dir, "stop.sh", `input=$(cat)
 case "$input" in
@@ -112,6 +115,7 @@ echo '{"decision":"block","reason":"run the tests before stopping"}'
 }
 
 func TestLifecycleFailuresFailOpen(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bad := script(t, dir, "bad.sh", "cat >/dev/null\necho '{broken'\n")
 	c := lifecycleRoot(t, dir, hooks.Events{UserPromptSubmit: []hooks.MatcherGroup{group("", bad)}})

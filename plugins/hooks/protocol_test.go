@@ -7,6 +7,7 @@ import (
 )
 
 func TestDecodeProtocol(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		event   string
@@ -64,6 +65,7 @@ func TestDecodeProtocol(t *testing.T) {
 }
 
 func TestMergePrecedenceWhateverTheOrder(t *testing.T) {
+	t.Parallel()
 	allow := outcome{hook: "allow-all", verdict: verdictAllow}
 	ask := outcome{hook: "ask", verdict: verdictAsk, reason: "maybe"}
 	deny := outcome{hook: "deny-rm", verdict: verdictDeny, reason: "no rm"}
@@ -84,6 +86,7 @@ func TestMergePrecedenceWhateverTheOrder(t *testing.T) {
 }
 
 func TestMergeFailures(t *testing.T) {
+	t.Parallel()
 	slow := outcome{hook: "slow", failed: true, failure: "timed out after 1s"}
 	allow := outcome{hook: "allow-all", verdict: verdictAllow}
 	m := merge([]outcome{allow, slow}, true)
@@ -102,6 +105,7 @@ func TestMergeFailures(t *testing.T) {
 }
 
 func TestMatcher(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		pattern, name string
 		want          bool
@@ -123,6 +127,7 @@ func TestMatcher(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		cfg  Config
 		want string

@@ -12,6 +12,7 @@ import (
 // TestExampleScriptsThroughTheRunner runs every script under examples/hooks
 // through the real subprocess runner and decodes its answer.
 func TestExampleScriptsThroughTheRunner(t *testing.T) {
+	t.Parallel()
 	rt, err := subprocess.New(subprocess.Options{}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 // Hooks run unsandboxed by default; with `sandbox: true` they run under the
 // runtime's default policy (here workspace-write: the hook's directory only).
 func TestHookSandboxIsOptIn(t *testing.T) {
+	t.Parallel()
 	rt, err := subprocess.New(subprocess.Options{Sandbox: subprocess.SandboxPolicy{Mode: subprocess.SandboxWorkspaceWrite}}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ func decode(t *testing.T, text string, cfg *mcp.Config) *mcp.Config {
 }
 
 func TestToolNames(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ server, tool, want string }{
 		{"github", "create_issue", "mcp__github__create_issue"},
 		{"my.docs", "search docs", "mcp__my_docs__search_docs"},
@@ -41,6 +42,7 @@ func TestToolNames(t *testing.T) {
 }
 
 func TestConfigErrorsNameTheServerAndField(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		yaml, want string
 	}{
@@ -85,6 +87,7 @@ func TestProjectFileIsReadWithClaudeCodeExpansion(t *testing.T) {
 }
 
 func TestMalformedProjectFileFailsTheRowWithItsPlace(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte("{\"mcpServers\": {\n  \"a\": {\"command\": 5}}}"), 0o600); err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ func fixtureServer(name, mode, mark string, extra ...string) string {
 }
 
 func TestToolsAreRegisteredUnderMcpNamesAndCallable(t *testing.T) {
+	t.Parallel()
 	mark := marker()
 	_, m, reg := boot(t, "servers:\n"+indent(fixtureServer("fx", "ok", mark), "  "))
 	st := status(t, m, "fx")
@@ -51,6 +52,7 @@ func TestToolsAreRegisteredUnderMcpNamesAndCallable(t *testing.T) {
 }
 
 func TestFailingServersAreReportedAndDoNotStopOthers(t *testing.T) {
+	t.Parallel()
 	mark := marker()
 	cfg := "servers:\n" + indent(
 		fixtureServer("good", "ok", mark)+
@@ -89,6 +91,7 @@ func TestFailingServersAreReportedAndDoNotStopOthers(t *testing.T) {
 }
 
 func TestNothingSurvivesTheHarness(t *testing.T) {
+	t.Parallel()
 	mark := marker()
 	h, _, _ := boot(t, "grace: 300ms\nservers:\n"+indent(fixtureServer("a", "ok", mark)+fixtureServer("b", "flood", mark), "  "))
 	if s := survivors(mark); len(s) != 2 {
@@ -103,6 +106,7 @@ func TestNothingSurvivesTheHarness(t *testing.T) {
 }
 
 func TestCallTimeoutNamesServerAndCancelsTheRequest(t *testing.T) {
+	t.Parallel()
 	_, m, reg := boot(t, "servers:\n"+indent(fixtureServer("slow", "ok", marker(), "timeout: 300ms"), "  "))
 	o := call(reg, "mcp__slow__sleep", `{"seconds":30}`)
 	if !o.IsError || o.Error.Code != tools.CodeToolTimeout ||
@@ -118,6 +122,7 @@ func TestCallTimeoutNamesServerAndCancelsTheRequest(t *testing.T) {
 }
 
 func TestServerExitFailsTheNextCallAtOnce(t *testing.T) {
+	t.Parallel()
 	_, m, reg := boot(t, "servers:\n"+indent(fixtureServer("brief", "exitafter", marker()), "  "))
 	eventually(t, "the server to exit", func() bool { return status(t, m, "brief").State == mcp.StateExited })
 	o := call(reg, "mcp__brief__echo", `{"text":"x"}`)
@@ -129,6 +134,7 @@ func TestServerExitFailsTheNextCallAtOnce(t *testing.T) {
 }
 
 func TestRestartOnFailureReconnects(t *testing.T) {
+	t.Parallel()
 	_, m, _ := boot(t, "servers:\n"+indent(fixtureServer("phoenix", "exitafter", marker(), "restart: on-failure"), "  "))
 	eventually(t, "a restart", func() bool {
 		st := status(t, m, "phoenix")
@@ -137,6 +143,7 @@ func TestRestartOnFailureReconnects(t *testing.T) {
 }
 
 func TestListChangedAddsAndRemovesTools(t *testing.T) {
+	t.Parallel()
 	_, _, reg := boot(t, "servers:\n"+indent(fixtureServer("dyn", "ok", marker()), "  "))
 	if _, ok := reg.Get("mcp__dyn__extra", nil); ok {
 		t.Fatal("extra exists before toggle")
@@ -156,6 +163,7 @@ func TestListChangedAddsAndRemovesTools(t *testing.T) {
 }
 
 func TestStderrFloodNeverBlocksAndStaysBounded(t *testing.T) {
+	t.Parallel()
 	_, m, reg := boot(t, "stderrTailBytes: 4096\nservers:\n"+indent(fixtureServer("noisy", "flood", marker()), "  "))
 	for i := range 3 {
 		if o := call(reg, "mcp__noisy__echo", fmt.Sprintf(`{"text":"%d"}`, i)); o.IsError {
@@ -168,6 +176,7 @@ func TestStderrFloodNeverBlocksAndStaysBounded(t *testing.T) {
 }
 
 func TestLargeResultGoesThroughTheSpillPolicy(t *testing.T) {
+	t.Parallel()
 	_, _, reg := boot(t, "servers:\n"+indent(fixtureServer("bulk", "ok", marker()), "  "),
 		"  - name: spill-local\n", "  - name: spill-policy\n    config: { maxInlineBytes: 50000 }\n")
 	o := call(reg, "mcp__bulk__big", `{"bytes":5000000}`)

@@ -103,6 +103,7 @@ func TestServerEverythingOverStdio(t *testing.T) {
 }
 
 func TestLauncherAndServerDieTogether(t *testing.T) {
+	t.Parallel()
 	bin := npmBin(t, "mcp-server-everything")
 	mark := marker()
 	// bash stays the parent of node (the command is not its last), as npx
@@ -123,6 +124,7 @@ func TestLauncherAndServerDieTogether(t *testing.T) {
 }
 
 func TestServerEverythingOverStreamableHTTP(t *testing.T) {
+	t.Parallel()
 	bin := npmBin(t, "mcp-server-everything")
 	port := freePort(t)
 	mark := marker()
@@ -186,6 +188,7 @@ func TestHTTPHeadersAreSent(t *testing.T) {
 }
 
 func TestServerFilesystemOverStdio(t *testing.T) {
+	t.Parallel()
 	bin := npmBin(t, "mcp-server-filesystem")
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("remember the milk\n"), 0o600); err != nil {
@@ -237,6 +240,7 @@ func freePortTB(t testing.TB) string {
 // A stdio server with sandbox: read-only cannot write, even inside the
 // directory it serves; the same server unsandboxed can.
 func TestSandboxedServerCannotWrite(t *testing.T) {
+	t.Parallel()
 	bin := npmBin(t, "mcp-server-filesystem")
 	// The sandbox's /tmp is private: a checkout under /tmp is hidden
 	// inside it except for the server's working directory. So the working

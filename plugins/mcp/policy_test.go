@@ -14,6 +14,7 @@ import (
 // with readOnlyHint and refuses one without; a deny rule on an MCP tool
 // holds; a PreToolUse hook with matcher mcp__.* sees the call.
 func TestPolicyAppliesToMCPTools(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	hookLog := dir + "/hook.log"
 	_, _, reg := boot(t, "servers:\n"+indent(fixtureServer("fx", "ok", marker()), "  "),
@@ -38,6 +39,7 @@ func TestPolicyAppliesToMCPTools(t *testing.T) {
 // A call cancelled by its caller (a user interrupt) returns at once and the
 // server is sent notifications/cancelled.
 func TestInterruptCancelsTheRequest(t *testing.T) {
+	t.Parallel()
 	_, m, reg := boot(t, "servers:\n"+indent(fixtureServer("slow", "ok", marker()), "  "))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

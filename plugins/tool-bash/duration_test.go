@@ -8,6 +8,7 @@ import (
 )
 
 func TestDurationDecodesFromYAML(t *testing.T) {
+	t.Parallel()
 	var cfg struct {
 		Timeout Duration `yaml:"timeout"`
 	}

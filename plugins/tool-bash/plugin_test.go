@@ -38,6 +38,7 @@ func mountBash(t *testing.T, cfg Config) (*tools.Registry, *core.Root) {
 }
 
 func TestPluginBashThroughRegistry(t *testing.T) {
+	t.Parallel()
 	var cfg Config
 	cfg.SetDefaults()
 	cfg.Cwd = t.TempDir()
@@ -80,6 +81,7 @@ func TestPluginBashThroughRegistry(t *testing.T) {
 }
 
 func TestPluginBashAbortedByCaller(t *testing.T) {
+	t.Parallel()
 	var cfg Config
 	cfg.SetDefaults()
 	cfg.Cwd = t.TempDir()
@@ -93,6 +95,7 @@ func TestPluginBashAbortedByCaller(t *testing.T) {
 }
 
 func TestConfigValidation(t *testing.T) {
+	t.Parallel()
 	var c Config
 	c.SetDefaults()
 	c.MaxOutputBytes = 0
@@ -102,6 +105,7 @@ func TestConfigValidation(t *testing.T) {
 }
 
 func TestPluginBashCallWorkdir(t *testing.T) {
+	t.Parallel()
 	var cfg Config
 	cfg.SetDefaults()
 	cfg.Cwd = t.TempDir()
@@ -117,6 +121,7 @@ func TestPluginBashCallWorkdir(t *testing.T) {
 // B02: disposing the harness (session end, Ctrl-C) in the middle of a call
 // kills the command's background jobs too.
 func TestPluginDisposeKillsRunningCommand(t *testing.T) {
+	t.Parallel()
 	var cfg Config
 	cfg.SetDefaults()
 	cfg.Cwd = t.TempDir()

@@ -6,6 +6,7 @@ func ip(n int) *int       { return &n }
 func sp(s string) *string { return &s }
 
 func TestRenderMarkers(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		v    Value

@@ -77,6 +77,7 @@ func alive(t *testing.T, marker string) []string {
 }
 
 func TestBashMarkers(t *testing.T) {
+	t.Parallel()
 	x := newExecutor(t)
 	tests := []struct {
 		name string
@@ -111,6 +112,7 @@ func TestBashMarkers(t *testing.T) {
 func strp(s string) *string { return &s }
 
 func TestBashValueAndErrors(t *testing.T) {
+	t.Parallel()
 	x := newExecutor(t)
 	v, err := x.Run(context.Background(), Args{Command: "kill -TERM $$", Description: "kill self"})
 	if err != nil || v.Signal == nil || *v.Signal != "SIGTERM" || v.ExitCode != nil || v.TimedOut || v.Aborted {
@@ -150,6 +152,7 @@ func TestBashValueAndErrors(t *testing.T) {
 
 // B01: a grandchild holding the output pipe must not keep a timed-out call open.
 func TestBashTimeoutWithGrandchildren(t *testing.T) {
+	t.Parallel()
 	x := newExecutor(t)
 	x.Grace = 500 * time.Millisecond
 	shapes := []string{
@@ -187,6 +190,7 @@ func TestBashTimeoutWithGrandchildren(t *testing.T) {
 
 // B02: background jobs of a timed-out command are killed with it.
 func TestBashTimeoutKillsBackgroundJobs(t *testing.T) {
+	t.Parallel()
 	x := newExecutor(t)
 	x.Grace = 500 * time.Millisecond
 	// Unique markers per run: other test binaries on the machine may run the same case.
@@ -212,6 +216,7 @@ func TestBashTimeoutKillsBackgroundJobs(t *testing.T) {
 // B04: head and tail both survive; the marker counts what was left out and
 // names a spill file holding the complete stream.
 func TestBashHeadAndTailWithSpill(t *testing.T) {
+	t.Parallel()
 	x := newExecutor(t)
 	x.MaxOutputBytes = 16384
 	cmd := "echo 'FIRST-ERROR: config missing' >&2; seq 1 200000; echo 'LAST-ERROR: 3 tests failed' >&2; exit 3"
@@ -252,6 +257,7 @@ func TestBashHeadAndTailWithSpill(t *testing.T) {
 
 // A 10 MB stream: bounded text, byte-exact spill file.
 func TestBashTenMegabytes(t *testing.T) {
+	t.Parallel()
 	x := newExecutor(t)
 	v, err := x.Run(context.Background(), Args{Command: "head -c 10000000 /dev/zero | tr '\\0' 'x' | fold -w 99", Description: "print 10 MB"})
 	if err != nil {
@@ -290,6 +296,7 @@ func vmHWM(t *testing.T) int64 {
 // B05: a runaway writer is stopped by its deadline; memory stays bounded
 // and the spill file stops at its cap; a 1 GiB single line is never held.
 func TestBashRunawayOutput(t *testing.T) {
+	t.Parallel()
 	x := newExecutor(t)
 	before := vmHWM(t)
 	start := time.Now()

@@ -46,6 +46,7 @@ func sandboxedExecutor(t *testing.T) *Executor {
 // with sandbox "off" and a justification runs unsandboxed (the permission
 // plugin asks for it before the body runs).
 func TestBashRunsSandboxedUnlessEscalated(t *testing.T) {
+	t.Parallel()
 	x := sandboxedExecutor(t)
 	// A directory inside the workspace is writable; one outside it is not
 	// (under the private /tmp of bwrap it does not even exist).

@@ -22,6 +22,7 @@ var fullOutput = regexp.MustCompile(`\[output truncated; full output: (\S+)\]`)
 // session: a private file in the session's 0700 directory under the spill
 // store's root, deleted when the harness stops.
 func TestTruncatedOutputIsSpilledIntoTheSessionDirectory(t *testing.T) {
+	t.Parallel()
 	root := core.NewRoot()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -35,8 +36,10 @@ const (
 )
 
 var (
-	wsIDRE  = regexp.MustCompile(`^[0-9a-f]{16}$`)
-	hexIDRE = regexp.MustCompile(`^[0-9a-f]{16}$`)
+	// Compiled on first use: package init runs at every harness start.
+	wsIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{16}$`) })
+	// Compiled on first use: package init runs at every harness start.
+	hexIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{16}$`) })
 )
 
 func (s *Server) routes(mux *http.ServeMux) {
@@ -157,7 +160,7 @@ func (s *Server) addWorkspace(w http.ResponseWriter, r *http.Request) {
 // unknown).
 func (s *Server) workspace(w http.ResponseWriter, r *http.Request) (workspaces.Workspace, bool) {
 	id := r.PathValue("ws")
-	if !wsIDRE.MatchString(id) {
+	if !wsIDRE().MatchString(id) {
 		httpError(w, http.StatusBadRequest, "workspace id %q is malformed", id)
 		return workspaces.Workspace{}, false
 	}
@@ -511,7 +514,7 @@ func (s *Server) answerApproval(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	aid := r.PathValue("aid")
-	if !hexIDRE.MatchString(aid) {
+	if !hexIDRE().MatchString(aid) {
 		httpError(w, http.StatusBadRequest, "approval id %q is malformed", aid)
 		return
 	}

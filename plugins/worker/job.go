@@ -126,8 +126,10 @@ type runWorker struct {
 }
 
 // Work runs one attempt of a job (see the package doc for the outcomes).
-func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
+func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) (err error) {
 	s, sid := w.s, SessionID(job.JobRow)
+	ctx, span := s.jobSpan(ctx, job.JobRow, sid)
+	defer func() { endJobSpan(span, err) }()
 	resume, done, err := s.sessionState(ctx, sid)
 	if err != nil {
 		return err
@@ -212,7 +214,7 @@ func (w *runWorker) run(ctx context.Context, job *river.Job[RunArgs], dir string
 		defer os.Remove(pf)
 		argv = append(argv, "--patch", pf)
 	}
-	env := map[string]string{"HARNESS_JOB_ID": fmt.Sprint(job.ID), "HARNESS_SESSION_ID": spec.SessionID}
+	env := runEnv(ctx, job.JobRow, spec.SessionID, os.Environ())
 	for k, v := range w.opts.Env {
 		env[k] = v
 	}

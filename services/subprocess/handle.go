@@ -60,6 +60,9 @@ type Handle struct {
 	grace   time.Duration
 	rng     managedRange
 	stopCtx func() bool
+	// zproc is the command when it runs in a shared sandbox (a bwrap
+	// zygote started it; cmd was never started).
+	zproc *sandbox.ZygoteProcess
 
 	stdin     io.WriteCloser
 	stdout    io.ReadCloser
@@ -125,6 +128,7 @@ type launch struct {
 	wrapped   sandbox.Command
 	childEnds []io.Closer // closed in the parent after Start (or on failure)
 	cg        cgroupRange // the cgroup leaf until the handle owns it
+	cgFD      int         // its directory descriptor (valid with cg)
 }
 
 // newLaunch validates spec and builds the command: the environment, the
@@ -144,7 +148,7 @@ func (r *Runtime) newLaunch(spec Spec) (*launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	wrapped, rep, err := r.wrapSandbox(spec.Sandbox, spec.Dir, path, spec.Argv, env, false, nil)
+	wrapped, rep, err := r.wrapSandbox(spec.Sandbox, spec.Dir, path, spec.Argv, env, false, nil, r.cg != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +260,7 @@ func (l *launch) joinCgroup() error {
 	if err != nil {
 		return err
 	}
-	l.cg = rng
+	l.cg, l.cgFD = rng, fd
 	l.cmd.SysProcAttr.UseCgroupFD, l.cmd.SysProcAttr.CgroupFD = true, fd
 	return nil
 }
@@ -272,7 +276,7 @@ func (l *launch) start() error {
 	// Hold h.mu until the range is known: a concurrent Terminate (from
 	// Runtime.Close) must not observe a half-started handle.
 	h.mu.Lock()
-	if err := l.wrapped.Launch(l.cmd.Start); err != nil {
+	if err := l.launch(); err != nil {
 		h.mu.Unlock()
 		r.untrack(h)
 		r.wg.Done()
@@ -280,7 +284,6 @@ func (l *launch) start() error {
 		return startError(spec, err)
 	}
 	closeAll(l.childEnds...)
-	h.pid = l.cmd.Process.Pid
 	if r.cg != nil {
 		h.rng, l.cg = l.cg, cgroupRange{}
 	} else {
@@ -290,6 +293,37 @@ func (l *launch) start() error {
 	if spec.Context != nil {
 		h.stopCtx = context.AfterFunc(spec.Context, h.Terminate)
 	}
+	return nil
+}
+
+// launch starts the child and sets h.pid: exec'd by this process, or by
+// the shared sandbox (zygote) of its policy, into the same cgroup leaf.
+func (l *launch) launch() error {
+	z := l.wrapped.Zygote
+	if z == nil {
+		if err := l.wrapped.Launch(l.cmd.Start); err != nil {
+			return err
+		}
+		l.h.pid = l.cmd.Process.Pid
+		return nil
+	}
+	if l.r.cg == nil {
+		return errors.New("subprocess: shared sandbox without a cgroup leaf") // wrapSandbox never asks for one
+	}
+	files := []*os.File{}
+	for _, s := range []any{l.cmd.Stdin, l.cmd.Stdout, l.cmd.Stderr} {
+		f, ok := s.(*os.File)
+		if !ok {
+			return fmt.Errorf("subprocess: shared sandbox: stdio %T is not a file", s)
+		}
+		files = append(files, f)
+	}
+	files = append(files, l.cmd.ExtraFiles...)
+	p, err := z.Spawn(sandbox.ZygoteSpawn{Files: files, CgroupFD: l.cgFD})
+	if err != nil {
+		return err
+	}
+	l.h.zproc, l.h.pid = p, p.Pid
 	return nil
 }
 
@@ -333,7 +367,11 @@ func socketpair() (net.Conn, *os.File, error) {
 // wait settles the handle: it runs for the life of the direct child.
 func (h *Handle) wait() {
 	defer h.rt.wg.Done()
-	h.pump.run(h.pid, h.grace)
+	pidfd := -1
+	if h.zproc != nil {
+		pidfd = h.zproc.PidFD
+	}
+	h.pump.run(h.pid, pidfd, h.grace)
 	if pg, ok := h.rng.(*pgidRange); ok {
 		// The leader is a zombie from here on: exited, not yet reaped.
 		// Marking that before the reap below frees its pid is what lets
@@ -343,6 +381,16 @@ func (h *Handle) wait() {
 		} else {
 			h.rt.log.Debug("subprocess: await exit", "pid", h.pid, "err", err)
 		}
+	}
+	if h.zproc != nil {
+		ws, err := h.zproc.Wait()
+		h.sealCollected()
+		if err != nil {
+			h.rt.log.Warn("subprocess: sandboxed command ended with its shared sandbox", "pid", h.pid, "err", err)
+		}
+		h.outcome = outcomeOfStatus(ws)
+		h.settle()
+		return
 	}
 	err := h.cmd.Wait()
 	h.sealCollected()
@@ -356,6 +404,11 @@ func (h *Handle) wait() {
 			h.rt.log.Debug("subprocess: wait", "pid", h.pid, "err", err)
 		}
 	}
+	h.settle()
+}
+
+// settle closes Done once the direct child was reaped.
+func (h *Handle) settle() {
 	// Probe the range before Done closes, so a caller woken by Done (Run)
 	// usually finds it settled without a probe of its own.
 	if !h.isGone() {
@@ -375,6 +428,16 @@ func outcomeOf(ps *os.ProcessState) Outcome {
 		return Outcome{Signal: unix.SignalName(ws.Signal())}
 	}
 	code := ps.ExitCode()
+	return Outcome{ExitCode: &code}
+}
+
+// outcomeOfStatus is outcomeOf for a raw wait status (a command a shared
+// sandbox reaped).
+func outcomeOfStatus(ws syscall.WaitStatus) Outcome {
+	if ws.Signaled() {
+		return Outcome{Signal: unix.SignalName(ws.Signal())}
+	}
+	code := ws.ExitStatus()
 	return Outcome{ExitCode: &code}
 }
 
@@ -437,8 +500,9 @@ func (h *Handle) isGone() bool {
 }
 
 // Pid is the direct child's pid (also its pgid and session id). In a bwrap
-// sandbox that is bwrap itself; the program runs as its child in a private
-// PID namespace.
+// sandbox of its own that is bwrap itself, and the program runs as its
+// child in a private PID namespace; in a shared sandbox (report Shared) it
+// is the program, as this process sees it.
 func (h *Handle) Pid() int { return h.pid }
 
 // Sandbox reports what the sandbox enforces for this child: the backend

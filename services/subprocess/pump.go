@@ -158,8 +158,9 @@ func (p *pump) close(i, epfd int) {
 }
 
 // run pumps until every stream ended, or until grace after the exit of pid.
-// It returns at once when there is nothing to pump.
-func (p *pump) run(pid int, grace time.Duration) {
+// It returns at once when there is nothing to pump. pidfd, when ≥ 0, refers
+// to pid (a command that is not this process's child); run uses a copy.
+func (p *pump) run(pid, pidfd int, grace time.Duration) {
 	p.wake = -1
 	defer func() {
 		p.closeAll()
@@ -197,7 +198,11 @@ func (p *pump) run(pid int, grace time.Duration) {
 	}
 	exitTag := int32(len(p.streams))
 	wakeTag := exitTag + 1
-	pidfd, err := unix.PidfdOpen(pid, 0)
+	if pidfd >= 0 {
+		pidfd, err = unix.FcntlInt(uintptr(pidfd), unix.F_DUPFD_CLOEXEC, 0)
+	} else {
+		pidfd, err = unix.PidfdOpen(pid, 0)
+	}
 	if err == nil {
 		defer unix.Close(pidfd)
 		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: exitTag}

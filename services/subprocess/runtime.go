@@ -55,6 +55,12 @@ type Options struct {
 	// SandboxBackend forces a backend: auto (default: bwrap, else
 	// landlock), bwrap or landlock.
 	SandboxBackend string `yaml:"sandboxBackend" json:"sandboxBackend,omitempty" jsonschema:"enum=auto,enum=bwrap,enum=landlock,description=Sandbox backend: auto (bwrap when it works\\, else Landlock)\\, bwrap or landlock."`
+	// SandboxPerCommand runs every bwrap-sandboxed command in a bwrap of
+	// its own. By default (false), commands of the same policy and
+	// workspace share one long-lived bwrap sandbox (a zygote) when the
+	// runtime bounds each command by a cgroup leaf; see docs/sandbox.md
+	// for what they then share.
+	SandboxPerCommand bool `yaml:"sandboxPerCommand" json:"sandboxPerCommand,omitempty" jsonschema:"description=Run every bwrap-sandboxed command in a bwrap of its own instead of a sandbox shared by the commands of the same policy and workspace (slower: about 15 ms more per command). Default false."`
 	// Dumpable keeps the harness process dumpable. By default New calls
 	// prctl(PR_SET_DUMPABLE, 0): processes of the same user (children
 	// outside the sandbox, hooks) can then neither read
@@ -102,6 +108,7 @@ type Runtime struct {
 
 	sandboxPolicy SandboxPolicy
 	sandbox       sandboxState
+	noZygote      bool // Options.SandboxPerCommand
 
 	spillOnce sync.Once
 	spillCfg  string
@@ -141,7 +148,7 @@ func New(opts Options, logger *slog.Logger) (*Runtime, error) {
 	}
 	r := &Runtime{log: logger, policy: opts.Env, spillCfg: opts.SpillDir, devNull: devNull,
 		handles: map[*Handle]struct{}{}, terms: map[*Terminal]struct{}{},
-		sandboxPolicy: opts.Sandbox.Clone(), sandbox: sandboxState{prefer: opts.SandboxBackend}}
+		sandboxPolicy: opts.Sandbox.Clone(), sandbox: sandboxState{prefer: opts.SandboxBackend}, noZygote: opts.SandboxPerCommand}
 	if r.sandboxPolicy.Mode == "" {
 		r.sandboxPolicy.Mode = SandboxOff
 	}

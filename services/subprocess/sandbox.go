@@ -97,8 +97,10 @@ func (r *Runtime) checkSandbox(p *SandboxPolicy) SandboxReport {
 
 // wrapSandbox rewrites a spawn to run under policy p (nil or off: no
 // change, report none). It fails when p is enabled and no backend works,
-// never running the command unsandboxed.
-func (r *Runtime) wrapSandbox(p *SandboxPolicy, dir, path string, argv, env []string, terminal bool, extraRW []string) (sandbox.Command, SandboxReport, error) {
+// never running the command unsandboxed. shareable: the caller starts the
+// command into a cgroup leaf of its own, so it may run in a sandbox shared
+// with other commands of the same policy (sandbox.Command.Zygote).
+func (r *Runtime) wrapSandbox(p *SandboxPolicy, dir, path string, argv, env []string, terminal bool, extraRW []string, shareable bool) (sandbox.Command, SandboxReport, error) {
 	if !p.Enabled() {
 		return sandbox.Command{Path: path, Args: argv, Env: env}, sandbox.Unsandboxed("no sandbox requested"), nil
 	}
@@ -118,7 +120,7 @@ func (r *Runtime) wrapSandbox(p *SandboxPolicy, dir, path string, argv, env []st
 	} else if !st.IsDir() {
 		return sandbox.Command{}, SandboxReport{}, fmt.Errorf("subprocess: start %s: working directory %s: not a directory", argv[0], dir)
 	}
-	cmd, rep, err := b.Wrap(sandbox.Request{Policy: *p, Dir: abs, Path: path, Argv: argv, Env: env, Terminal: terminal, ExtraWritable: extraRW})
+	cmd, rep, err := b.Wrap(sandbox.Request{Policy: *p, Dir: abs, Path: path, Argv: argv, Env: env, Terminal: terminal, ExtraWritable: extraRW, Shareable: shareable && !r.noZygote})
 	if err != nil {
 		return sandbox.Command{}, SandboxReport{}, fmt.Errorf("subprocess: sandbox (%s): %w", b.Name(), err)
 	}

@@ -23,6 +23,7 @@ import (
 // skips it elsewhere.
 func sandboxRuntime(t *testing.T, backend string, opts Options) *Runtime {
 	t.Helper()
+	backend, opts = backendOptions(backend, opts)
 	if _, errs := sandbox.Probe(backend); errs != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("sandbox backend %s unavailable in CI (.ci/run installs bubblewrap): %v", backend, errs)
@@ -33,7 +34,32 @@ func sandboxRuntime(t *testing.T, backend string, opts Options) *Runtime {
 	return newRuntime(t, opts)
 }
 
-var sandboxBackends = []string{sandbox.BackendBwrap, sandbox.BackendLandlock}
+// sandboxBackends are the ways a command can be sandboxed: bwrap with
+// shared sandboxes (zygotes, the default with cgroups), a bwrap per
+// command, and Landlock.
+var sandboxBackends = []string{sandbox.BackendBwrap, bwrapPerCommand, sandbox.BackendLandlock}
+
+// bwrapPerCommand names the bwrap backend with Options.SandboxPerCommand.
+const bwrapPerCommand = "bwrap-percommand"
+
+// backendOptions turns a sandboxBackends name into the backend and options.
+func backendOptions(name string, opts Options) (string, Options) {
+	if name == bwrapPerCommand {
+		opts.SandboxPerCommand = true
+		return sandbox.BackendBwrap, opts
+	}
+	return name, opts
+}
+
+// checkShared fails unless a bwrap report says shared exactly for the
+// default bwrap mode (with cgroups).
+func checkShared(t *testing.T, rt *Runtime, name string, rep SandboxReport) {
+	t.Helper()
+	want := name == sandbox.BackendBwrap && rt.Isolation() == IsolationCgroup
+	if rep.Shared != want {
+		t.Fatalf("%s: report %v: shared = %v, want %v", name, rep, rep.Shared, want)
+	}
+}
 
 // runIn runs script under policy p in dir and returns exit code, stdout
 // and stderr.
@@ -66,7 +92,8 @@ func TestSandboxWriteOutsideWorkspaceFails(t *testing.T) {
 			if code == 0 {
 				t.Fatalf("write outside the workspace succeeded (report %v)", rep)
 			}
-			if rep.Backend != backend || rep.Enforcement == EnforcementNone {
+			checkShared(t, rt, backend, rep)
+			if b, _ := backendOptions(backend, Options{}); rep.Backend != b || rep.Enforcement == EnforcementNone {
 				t.Fatalf("report %v: want backend %s enforcing", rep, backend)
 			}
 			if b, err := os.ReadFile(filepath.Join(ws, "inside.txt")); err != nil || string(b) != "in\n" {
@@ -142,7 +169,7 @@ func TestSandboxDeniedPathsHidden(t *testing.T) {
 			if code != 0 || !strings.Contains(stdout, "visible") {
 				t.Fatalf("allowed file unreadable: exit %d, %q, %q", code, stdout, stderr)
 			}
-			if backend == sandbox.BackendBwrap {
+			if strings.HasPrefix(backend, sandbox.BackendBwrap) {
 				// bwrap masks: the denied files read as empty, not as errors.
 				code, stdout, stderr, _ := runIn(t, rt, p, ws, "wc -c < .env; ls -A keys | wc -l")
 				if f := strings.Fields(stdout); code != 0 || len(f) != 2 || f[0] != "0" || f[1] != "0" {
@@ -207,9 +234,10 @@ func TestSandboxTerminalWorks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rep := term.Sandbox(); rep.Backend != backend {
+			if rep, b := term.Sandbox(), strings.TrimSuffix(backend, "-percommand"); rep.Backend != b {
 				t.Fatalf("terminal report %v", rep)
 			}
+			checkShared(t, rt, backend, term.Sandbox())
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			must(t, term.Write(ctx, "[ -t 0 ] && echo tty-$((6*7)); echo x > f.txt; echo y > /etc/nope; stty size\n"))
@@ -282,7 +310,9 @@ func fakeHarness(mode string) int {
 	case "off-dumpable":
 		opts.Dumpable = true
 	default:
-		opts.SandboxBackend = mode
+		var backend string
+		backend, opts = backendOptions(mode, opts)
+		opts.SandboxBackend = backend
 		p = &SandboxPolicy{Mode: SandboxReadOnly}
 	}
 	rt, err := New(opts, nil)
@@ -315,6 +345,7 @@ func TestHarnessEnvironmentInvisible(t *testing.T) {
 		visible bool
 	}{
 		{sandbox.BackendBwrap, false},
+		{bwrapPerCommand, false},
 		{sandbox.BackendLandlock, false},
 		{"off", false},
 		{"off-dumpable", true},
@@ -338,6 +369,9 @@ func TestHarnessEnvironmentInvisible(t *testing.T) {
 			out, err := cmd.CombinedOutput()
 			if err != nil || !strings.Contains(string(out), "report ") {
 				t.Fatalf("fake harness: %v\n%s", err, out)
+			}
+			if shared := strings.Contains(string(out), "report bwrap (shared): "); shared != (tc.mode == sandbox.BackendBwrap) {
+				t.Fatalf("shared sandbox = %v for %s:\n%s", shared, tc.mode, out)
 			}
 			if got := strings.Contains(string(out), secret); got != tc.visible {
 				t.Fatalf("secret visible = %v, want %v:\n%s", got, tc.visible, out)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/dshgo/harness/services/subprocess/sandbox"
 	"golang.org/x/sys/unix"
 )
 
@@ -100,6 +101,7 @@ type Terminal struct {
 	out     *outBuf
 	hooks   *shellHooks // nil without shell integration
 	sandbox SandboxReport
+	zproc   *sandbox.ZygoteProcess // the program, when a shared sandbox started it
 
 	exited     chan struct{} // program reaped
 	readerDone chan struct{}
@@ -148,7 +150,7 @@ func (r *Runtime) SpawnTerminal(spec TerminalSpec) (*Terminal, error) {
 	if t.hooks != nil {
 		extraRW = []string{t.hooks.dir}
 	}
-	wrapped, rep, err := r.wrapSandbox(spec.Sandbox, spec.Dir, path, argv, env, true, extraRW)
+	wrapped, rep, err := r.wrapSandbox(spec.Sandbox, spec.Dir, path, argv, env, true, extraRW, r.cg != nil)
 	if err != nil {
 		t.hooks.remove()
 		return nil, err
@@ -157,8 +159,8 @@ func (r *Runtime) SpawnTerminal(spec TerminalSpec) (*Terminal, error) {
 	t.cmd = &exec.Cmd{Path: wrapped.Path, Args: wrapped.Args, Dir: spec.Dir, Env: wrapped.Env}
 	attrs := &syscall.SysProcAttr{Setsid: true, Setctty: true}
 	var cgRange cgroupRange
+	cgFD := -1
 	if r.cg != nil {
-		var cgFD int
 		if cgRange, cgFD, err = r.cg.leaf(r.seq.Add(1)); err != nil {
 			t.hooks.remove()
 			return nil, err
@@ -170,11 +172,19 @@ func (r *Runtime) SpawnTerminal(spec TerminalSpec) (*Terminal, error) {
 		t.hooks.remove()
 		return nil, err
 	}
+	size := &pty.Winsize{Rows: uint16(spec.Rows), Cols: uint16(spec.Cols)}
 	var master *os.File
-	err = wrapped.Launch(func() (err error) {
-		master, err = pty.StartWithAttrs(t.cmd, &pty.Winsize{Rows: uint16(spec.Rows), Cols: uint16(spec.Cols)}, attrs)
-		return err
-	})
+	if wrapped.Zygote != nil {
+		master, err = t.startShared(wrapped.Zygote, size, cgFD)
+	} else {
+		err = wrapped.Launch(func() (err error) {
+			master, err = pty.StartWithAttrs(t.cmd, size, attrs)
+			return err
+		})
+		if err == nil {
+			t.pid = t.cmd.Process.Pid
+		}
+	}
 	if err != nil {
 		r.untrackTerminal(t)
 		r.wg.Done()
@@ -182,7 +192,6 @@ func (r *Runtime) SpawnTerminal(spec TerminalSpec) (*Terminal, error) {
 		t.hooks.remove()
 		return nil, fmt.Errorf("subprocess: start terminal %s: %w", spec.Argv[0], err)
 	}
-	t.pid = t.cmd.Process.Pid
 	if r.cg != nil {
 		t.rng = cgRange
 	} else {
@@ -202,6 +211,27 @@ func (r *Runtime) SpawnTerminal(spec TerminalSpec) (*Terminal, error) {
 	}
 	go t.run()
 	return t, nil
+}
+
+// startShared opens a PTY and has the shared sandbox z start the program
+// on it (session leader, controlling terminal) in the cgroup leaf cgFD.
+func (t *Terminal) startShared(z *sandbox.ZygoteLaunch, size *pty.Winsize, cgFD int) (*os.File, error) {
+	master, slave, err := pty.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer slave.Close()
+	if err := pty.Setsize(master, size); err != nil {
+		_ = master.Close()
+		return nil, err
+	}
+	p, err := z.Spawn(sandbox.ZygoteSpawn{Files: []*os.File{slave, slave, slave}, Terminal: true, CgroupFD: cgFD})
+	if err != nil {
+		_ = master.Close()
+		return nil, err
+	}
+	t.zproc, t.pid = p, p.Pid
+	return master, nil
 }
 
 func pollable(f *os.File) (*os.File, error) {
@@ -244,11 +274,19 @@ func control(f *os.File, fn func(fd int)) error {
 func (t *Terminal) run() {
 	defer t.rt.wg.Done()
 	go t.read()
-	err := t.cmd.Wait()
-	if ps := t.cmd.ProcessState; ps != nil {
-		t.outcome = outcomeOf(ps)
+	if t.zproc != nil {
+		ws, err := t.zproc.Wait()
+		if err != nil {
+			t.rt.log.Warn("subprocess: sandboxed terminal ended with its shared sandbox", "pid", t.pid, "err", err)
+		}
+		t.outcome = outcomeOfStatus(ws)
 	} else {
-		t.waitErr = fmt.Errorf("subprocess: wait terminal %d: %w", t.pid, err)
+		err := t.cmd.Wait()
+		if ps := t.cmd.ProcessState; ps != nil {
+			t.outcome = outcomeOf(ps)
+		} else {
+			t.waitErr = fmt.Errorf("subprocess: wait terminal %d: %w", t.pid, err)
+		}
 	}
 	close(t.exited)
 	t.out.setFree()
@@ -307,8 +345,9 @@ func (t *Terminal) drain(buf []byte) {
 }
 
 // Pid is the program's pid (also its session and process-group id). In a
-// bwrap sandbox it is the pid of bwrap, whose child in its own PID
-// namespace runs the program.
+// bwrap sandbox of its own it is the pid of bwrap, whose child in its own
+// PID namespace runs the program; in a shared sandbox (report Shared) it is
+// the program, as this process sees it.
 func (t *Terminal) Pid() int { return t.pid }
 
 // Sandbox reports what the sandbox enforces for this terminal (backend

@@ -53,6 +53,7 @@ func openProvider(t testing.TB, schema string) *postgres.Provider {
 }
 
 func TestPostgresContract(t *testing.T) {
+	t.Parallel()
 	pgtest.Need(t)
 	var schema string
 	sessionstest.Run(t, sessionstest.Provider{
@@ -86,6 +87,7 @@ func TestPostgresContract(t *testing.T) {
 // Migrations run once: a second provider on the same schema finds it at
 // the current version, and a schema from a newer harness is refused.
 func TestPostgresMigrations(t *testing.T) {
+	t.Parallel()
 	pgtest.Need(t)
 	s := freshSchema(t)
 	openProvider(t, s)
@@ -112,6 +114,7 @@ const holdEnv = "HARNESS_PG_TEST_HOLD" // SCHEMA: the helper holds session "h1"
 // TestPostgresHoldHelper is not a test: with holdEnv set it opens session
 // h1 in that schema, prints "held" and waits until killed.
 func TestPostgresHoldHelper(t *testing.T) {
+	t.Parallel()
 	schema := os.Getenv(holdEnv)
 	if schema == "" {
 		t.Skip("helper process only")
@@ -136,6 +139,7 @@ func TestPostgresHoldHelper(t *testing.T) {
 // pid, from the application name), and when it is killed with SIGKILL the
 // server drops its connection and the session opens again.
 func TestPostgresHolderKilled(t *testing.T) {
+	t.Parallel()
 	pgtest.Need(t)
 	s := freshSchema(t)
 	store := sessions.New(openProvider(t, s))
@@ -180,6 +184,7 @@ func TestPostgresHolderKilled(t *testing.T) {
 
 // The DSN never appears in locations or errors.
 func TestPostgresDSNNotShown(t *testing.T) {
+	t.Parallel()
 	_, err := postgres.Open(bg, postgres.Options{DSN: "postgres://u:s3cr3t@127.0.0.1:1/db?sslmode=disable&connect_timeout=1"})
 	if err == nil || strings.Contains(err.Error(), "s3cr3t") {
 		t.Fatalf("err = %v", err)

@@ -32,6 +32,11 @@ type Request struct {
 	// ExtraWritable are directories the runtime itself needs writable
 	// inside the sandbox (a terminal's shell-integration directory).
 	ExtraWritable []string
+	// Shareable says the caller can start the command through
+	// Command.Zygote with a cgroup leaf of its own, so the backend may run
+	// it in a sandbox shared with other commands of the same policy (bwrap:
+	// a zygote). False: a sandbox of its own.
+	Shareable bool
 }
 
 // Command is what to exec instead of the request's program.
@@ -46,6 +51,12 @@ type Command struct {
 	// It returns start's error, or why the confinement could not be set up
 	// (then nothing was started). Nil: call start directly.
 	Start func(start func() error) error
+	// Zygote, when set, means the command is not exec'd at all: the caller
+	// starts it with Zygote.Spawn in a long-lived sandbox shared with the
+	// other commands of the same policy (Path, Args and Env then describe
+	// the command itself, for diagnostics). Only set when
+	// Request.Shareable.
+	Zygote *ZygoteLaunch
 }
 
 // Launch starts the command with start, through c.Start when the backend

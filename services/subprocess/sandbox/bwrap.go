@@ -11,11 +11,15 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // bwrap is the bubblewrap backend: namespaces and bind mounts.
 type bwrap struct {
 	path string
+
+	zygotes *zygotePool
 
 	emptyOnce sync.Once
 	emptyDir  string
@@ -36,8 +40,10 @@ func (b *bwrap) emptyFile() (string, error) {
 	return b.empty, b.emptyErr
 }
 
-// Close removes the mask file.
+// Close stops the zygotes (and every command still in them) and removes
+// the mask file.
 func (b *bwrap) Close() error {
+	b.zygotes.close()
 	if b.emptyDir == "" {
 		return nil
 	}
@@ -70,7 +76,7 @@ func probeBwrap() (Backend, error) {
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("bwrap: %s does not work here (user namespaces unavailable?): %v: %s", path, err, strings.TrimSpace(stderr.String()))
 	}
-	return &bwrap{path: path}, nil
+	return &bwrap{path: path, zygotes: newZygotePool(path)}, nil
 }
 
 func (b *bwrap) Name() string { return BackendBwrap }
@@ -91,7 +97,8 @@ func (b *bwrap) Wrap(req Request) (Command, Report, error) {
 	// CAP_SYS_ADMIN, and `mount -o remount,bind,rw /` would make the host
 	// file system writable again.
 	args = append(args, b.path, "--die-with-parent", "--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc", "--unshare-uts")
-	if !req.Terminal {
+	shared := req.Shareable && len(req.ExtraWritable) == 0
+	if !req.Terminal || shared {
 		// A terminal's program must keep the PTY as its controlling
 		// terminal; every other spawn already has none (Setsid), and a new
 		// session closes TIOCSTI injection into anything outside.
@@ -121,6 +128,19 @@ func (b *bwrap) Wrap(req Request) (Command, Report, error) {
 	for _, w := range underTmp {
 		args = append(args, "--bind", w, w)
 	}
+	// What a shared sandbox checks before each command: every bind still
+	// shows the host directory it bound, every mask still covers its path
+	// (a host file or directory deleted and re-created detaches the mount
+	// in the zygote's namespace).
+	var checks []zyCheck
+	if shared {
+		for _, w := range writable {
+			checks = append(checks, identity(w, w))
+		}
+		if within(req.Dir, "/tmp") && !slices.Contains(writable, req.Dir) {
+			checks = append(checks, identity(req.Dir, req.Dir))
+		}
+	}
 	denied, incomplete := deniedPaths(req)
 	for _, d := range denied {
 		st, err := os.Stat(d)
@@ -129,21 +149,46 @@ func (b *bwrap) Wrap(req Request) (Command, Report, error) {
 			continue
 		case st.IsDir():
 			args = append(args, "--tmpfs", d, "--remount-ro", d)
+			checks = append(checks, zyCheck{Path: d, ROTmpfs: true})
 		default:
 			empty, err := b.emptyFile()
 			if err != nil {
 				return Command{}, rep, fmt.Errorf("mask for denied files: %w", err)
 			}
 			args = append(args, "--ro-bind", empty, d)
+			checks = append(checks, identity(d, empty))
 		}
 	}
 	if len(incomplete) > 0 {
 		rep.Enforcement = EnforcementPartial
 		rep.Reasons = append(rep.Reasons, fmt.Sprintf("denyRead patterns matched more than %d paths and were masked only in part: %s", maxDenyMatches, strings.Join(incomplete, ", ")))
 	}
+	if shared {
+		// One zygote per distinct command line and identity of every path
+		// it binds or masks: a denied file replaced on the host (new
+		// inode) or a workspace recreated gets a new zygote, whose mounts
+		// see the new one.
+		rep.Shared = true
+		// One zygote per distinct command line; the checks restart it
+		// when the host paths it mounted were replaced since.
+		key := strings.Join(args, "\x00")
+		return Command{Path: req.Path, Args: req.Argv, Env: req.Env, Zygote: &ZygoteLaunch{pool: b.zygotes, key: key,
+			args: args, checks: checks, dir: req.Dir, path: req.Path, argv: req.Argv, env: req.Env}}, rep, nil
+	}
 	args = append(args, "--chdir", req.Dir, "--", req.Path)
 	if len(req.Argv) > 1 {
 		args = append(args, req.Argv[1:]...)
 	}
 	return Command{Path: b.path, Args: args, Env: req.Env}, rep, nil
+}
+
+// identity is the check that path shows the file or directory src is on
+// the host (a bind keeps device and inode numbers).
+func identity(path, src string) zyCheck {
+	c := zyCheck{Path: path}
+	var st unix.Stat_t
+	if unix.Stat(src, &st) == nil {
+		c.Dev, c.Ino = st.Dev, st.Ino
+	}
+	return c
 }

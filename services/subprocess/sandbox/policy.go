@@ -120,6 +120,10 @@ type Report struct {
 	// Reasons explain a partial or none enforcement, one short sentence
 	// each; empty for full.
 	Reasons []string `json:"reasons,omitempty"`
+	// Shared is set for a spawn that ran in a sandbox shared with the
+	// other commands of the same policy and workspace (a bwrap zygote:
+	// same PID namespace and /tmp), rather than in a sandbox of its own.
+	Shared bool `json:"shared,omitempty"`
 }
 
 // Unsandboxed is the report of a spawn that runs without a sandbox.
@@ -127,9 +131,14 @@ func Unsandboxed(reason string) Report {
 	return Report{Backend: "none", Enforcement: EnforcementNone, Reasons: []string{reason}}
 }
 
-// String renders "bwrap: full" or "landlock: partial (a; b)".
+// String renders "bwrap: full", "bwrap (shared): full" or
+// "landlock: partial (a; b)".
 func (r Report) String() string {
-	s := r.Backend + ": " + string(r.Enforcement)
+	s := r.Backend
+	if r.Shared {
+		s += " (shared)"
+	}
+	s += ": " + string(r.Enforcement)
 	if len(r.Reasons) > 0 {
 		s += " (" + strings.Join(r.Reasons, "; ") + ")"
 	}
