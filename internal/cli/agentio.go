@@ -112,35 +112,41 @@ func btoi(b bool) int {
 type agentHost struct {
 	h     *fxcore.Harness
 	agent *agent.Service
-	wd    string       // the working directory to restore, when --cwd changed it
+	cwd   string       // the session's working directory (--cwd, else the process's)
 	boot  []BootOption // what booted h, applied again to a reloaded manifest
 }
 
-// bootAgent changes to --cwd, boots the configured harness and finds the
-// agent service. Close it with stop. A relative -c or --patch path is
-// resolved against the directory the command ran in, before the change.
+// bootAgent boots the configured harness for the session's working
+// directory and finds the agent service. Close it with stop. The process
+// never changes directory: --cwd (made absolute) is where discovery looks
+// for harness.yml, the session's cwd (tools resolve relative paths there),
+// and the default `cwd` of the rows that take one (see withWorkdir); -c and
+// --patch paths stay relative to where the command was typed.
 func bootAgent(env *Env, f *agentFlags) (*agentHost, error) {
 	host := &agentHost{}
 	if f.cwd != "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, Failure(err)
-		}
-		// -c and --patch name files relative to where the command was
-		// typed, not to --cwd.
-		if env.ConfigPath != "" && !filepath.IsAbs(env.ConfigPath) {
-			env.ConfigPath = filepath.Join(wd, env.ConfigPath)
-		}
-		for i, p := range env.Patches {
-			if !filepath.IsAbs(p) {
-				env.Patches[i] = filepath.Join(wd, p)
+		dir := f.cwd
+		if !filepath.IsAbs(dir) {
+			wd, err := env.Getwd()
+			if err != nil {
+				return nil, Failure(err)
 			}
+			dir = filepath.Join(wd, dir)
 		}
-		if err := os.Chdir(f.cwd); err != nil {
+		st, err := os.Stat(dir)
+		if err == nil && !st.IsDir() {
+			err = fmt.Errorf("%s: not a directory", dir)
+		}
+		if err != nil {
 			return nil, UsageError(fmt.Errorf("--cwd: %w", err))
 		}
-		host.wd = wd
+		env.cwd = filepath.Clean(dir)
 	}
+	wd, err := env.workDir()
+	if err != nil {
+		return nil, Failure(err)
+	}
+	host.cwd = wd
 	var opts []BootOption
 	if p := f.p; p != nil && p.format == OutputText {
 		p.hideReasoning = f.hideReasoning
@@ -149,13 +155,15 @@ func bootAgent(env *Env, f *agentFlags) (*agentHost, error) {
 			opts = append(opts, withToolStarts(p.toolStarted))
 		}
 	}
+	if env.cwd != "" {
+		opts = append(opts, withWorkdir(env.cwd, env.LookupEnv))
+	}
 	if f.yes {
 		opts = append(opts, withApproveAll())
 	}
 	permRow := false
 	mode, allow, err := permissionFlags(f.permMode, f.allowedTools)
 	if err != nil {
-		host.restore()
 		return nil, UsageError(err)
 	}
 	if mode != "" || len(allow) > 0 {
@@ -163,7 +171,6 @@ func bootAgent(env *Env, f *agentFlags) (*agentHost, error) {
 	}
 	h, err := env.Boot(opts...)
 	if err != nil {
-		host.restore()
 		return nil, err
 	}
 	if (mode != "" || len(allow) > 0) && !permRow {
@@ -181,17 +188,8 @@ func bootAgent(env *Env, f *agentFlags) (*agentHost, error) {
 	return host, nil
 }
 
-func (a *agentHost) restore() {
-	if a.wd != "" {
-		_ = os.Chdir(a.wd)
-		a.wd = ""
-	}
-}
-
-// stop stops the harness (terminating every child process) and restores
-// the working directory.
+// stop stops the harness, terminating every child process.
 func (a *agentHost) stop() error {
-	defer a.restore()
 	if a.h == nil {
 		return nil
 	}
@@ -202,10 +200,7 @@ func (a *agentHost) stop() error {
 
 // open opens the session selected by the flags.
 func (a *agentHost) open(ctx context.Context, f *agentFlags, o agent.Options) (*agent.Session, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return nil, Failure(err)
-	}
+	wd := a.cwd
 	o.Cwd = wd
 	o.ID = f.session
 	o.Fork = f.fork

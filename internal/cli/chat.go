@@ -263,10 +263,8 @@ func (c *chatSession) reopen() error {
 	c.host.agent = svc
 	o := c.opts
 	o.ID = c.sessionID
+	o.Cwd = c.host.cwd
 	var err error
-	if o.Cwd, err = os.Getwd(); err != nil {
-		return err
-	}
 	if c.ss, err = c.host.agent.Open(context.Background(), o); err != nil {
 		return fmt.Errorf("reopening session %s: %w", c.sessionID, err)
 	}

@@ -12,7 +12,8 @@
 //	 ├─ chat test/m1
 //	 │   ├─ execute_tool read
 //	 │   └─ execute_tool task
-//	 │       └─ invoke_agent …  a subagent's turn
+//	 │       └─ invoke_agent …  a subagent's turn (under the chat span when
+//	 │                          several calls run at once)
 //	 └─ chat test/m1
 //
 // The spans are built from the agent's event stream ([agent.Observed]), so

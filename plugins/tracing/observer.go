@@ -170,9 +170,10 @@ func (ob *Observer) turnOf(id string, st *sessionTrace, n int, now time.Time) *t
 }
 
 // parentOf is the parent context of a turn's span: for a subagent, the
-// parent session's most recently dispatched open tool call (the call that
-// runs the subagent, unless several calls run at once), else its model
-// call or turn; for a top-level session, the process's parent.
+// parent session's open tool call when exactly one is open (the call that
+// runs the subagent), else the model call that asked for the open calls
+// (several run at once: which one started this subagent is not known),
+// else the parent's turn; for a top-level session, the process's parent.
 func (ob *Observer) parentOf(st *sessionTrace) context.Context {
 	if st.parentID == "" {
 		return ob.opts.Parent
@@ -183,8 +184,8 @@ func (ob *Observer) parentOf(st *sessionTrace) context.Context {
 	}
 	t := p.turn
 	switch {
-	case len(t.tools) > 0:
-		return t.tools[len(t.tools)-1].ctx
+	case len(t.tools) == 1:
+		return t.tools[0].ctx
 	case t.chatCtx != nil:
 		return t.chatCtx
 	}

@@ -231,7 +231,11 @@ func (w *runWorker) run(ctx context.Context, job *river.Job[RunArgs], dir string
 	if err != nil {
 		return nil, fmt.Errorf("job %d: starting the run: %w", job.ID, err)
 	}
-	return outcome(ctx, job.ID, res)
+	out, err := outcome(ctx, job.ID, res)
+	if code := res.Outcome.ExitCode; code != nil && *code == ExitSessionBusy && ctx.Err() == nil {
+		s.log.Warn("worker: the job's session is open in another process; job snoozed", "job", job.ID, "run", tail(res.Stderr.Text()))
+	}
+	return out, err
 }
 
 // outcome maps a run process's exit to the job's result.

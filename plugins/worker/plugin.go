@@ -72,7 +72,8 @@ func (c *Config) SetDefaults() {
 	c.JobTimeout, c.RescueAfter, c.DrainTimeout, c.Grace, c.FetchPollInterval = 55*time.Minute, time.Hour, 5*time.Minute, 10*time.Second, time.Second
 }
 
-var schemaRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+// Compiled on first use: package init runs at every harness start.
+var schemaRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`) })
 
 // Validate checks every field and names the bad ones.
 func (c *Config) Validate() error {
@@ -81,7 +82,7 @@ func (c *Config) Validate() error {
 	if c.DSN == "" {
 		add("dsn", "required (e.g. dsn: !env HARNESS_DATABASE_URL)")
 	}
-	if !schemaRE.MatchString(c.Schema) {
+	if !schemaRE().MatchString(c.Schema) {
 		add("schema", "want lower-case letters, digits and '_' (at most 63)")
 	}
 	if c.PoolSize < 1 {
