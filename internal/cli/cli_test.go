@@ -14,7 +14,12 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain checks for leaked goroutines and removes the binaries the tests
+// built (the e2e harness and the MCP fixture, each ~100 MB under the OS temp
+// dir) whatever the outcome.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { removeBuiltBinaries() }))
+}
 
 type helloCfg struct {
 	Greeting string `yaml:"greeting"`

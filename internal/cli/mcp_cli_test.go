@@ -30,8 +30,11 @@ func mcpFixture(t *testing.T) string {
 			fixtureErr = err
 			return
 		}
+		builtDirs.add(dir)
 		fixturePath = filepath.Join(dir, "fixture")
-		out, err := exec.Command("go", "build", "-o", fixturePath, "../../plugins/mcp/testdata/fixture").CombinedOutput()
+		build := exec.Command("go", "build", "-o", fixturePath, "../../plugins/mcp/testdata/fixture")
+		build.Dir = testDir
+		out, err := build.CombinedOutput()
 		if err != nil {
 			fixtureErr = fmt.Errorf("go build fixture: %v\n%s", err, out)
 		}
@@ -39,7 +42,6 @@ func mcpFixture(t *testing.T) string {
 	if fixtureErr != nil {
 		t.Fatal(fixtureErr)
 	}
-	t.Cleanup(func() {}) // the binary is removed with the OS temp dir; it is tiny
 	return fixturePath
 }
 

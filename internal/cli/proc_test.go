@@ -36,6 +36,30 @@ var testDir = func() string {
 	return wd
 }()
 
+// builtDirs are the temporary directories of binaries built by this test
+// binary; TestMain removes them at exit.
+var builtDirs tempDirs
+
+type tempDirs struct {
+	mu   sync.Mutex
+	dirs []string
+}
+
+func (d *tempDirs) add(dir string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.dirs = append(d.dirs, dir)
+}
+
+func removeBuiltBinaries() {
+	builtDirs.mu.Lock()
+	defer builtDirs.mu.Unlock()
+	for _, dir := range builtDirs.dirs {
+		os.RemoveAll(dir)
+	}
+	builtDirs.dirs = nil
+}
+
 // harnessBinary builds the e2e harness binary once per test run.
 func harnessBinary(t testing.TB) string {
 	t.Helper()
@@ -45,6 +69,7 @@ func harnessBinary(t testing.TB) string {
 			binErr = err
 			return
 		}
+		builtDirs.add(dir)
 		binPath = filepath.Join(dir, "harness")
 		build := exec.Command("go", "build", "-o", binPath, "./testdata/e2ebin")
 		build.Dir = testDir
