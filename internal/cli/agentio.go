@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -47,6 +48,10 @@ type agentFlags struct {
 	reasoningLevel string
 	compact        bool      // run --compact: compact the session before the turn
 	errw           io.Writer // where run --compact reports
+	hideReasoning  bool      // --hide-reasoning
+	// p is the text printer, when the output is text: bootAgent sends the
+	// log lines through it and reports tool starts to its status line.
+	p *printer
 }
 
 // register defines the shared flags on fl; maxStepsHelp says what one
@@ -64,6 +69,7 @@ func (f *agentFlags) register(fl *pflag.FlagSet, maxStepsHelp string) {
 	fl.StringVar(&f.appendSystem, "append-system-prompt", "", "text appended to the system prompt")
 	fl.BoolVarP(&f.yes, "yes", "y", false, "approve every tool call a policy asks about (deny rules still apply)")
 	fl.StringVar(&f.permMode, "permission-mode", "", "permission `MODE` for this session: default, acceptEdits, plan or bypass (sets the permission row's mode)")
+	fl.BoolVar(&f.hideReasoning, "hide-reasoning", false, "do not print the model's reasoning (text output prints it on stderr, dimmed on a terminal)")
 	fl.StringArrayVar(&f.allowedTools, "allowed-tools", nil, "allow `RULES` without asking, e.g. 'Bash(git diff *) Read' (separated by commas or spaces; appended to the permission row's allow list)")
 }
 
@@ -106,43 +112,58 @@ func btoi(b bool) int {
 type agentHost struct {
 	h     *fxcore.Harness
 	agent *agent.Service
-	wd    string       // the working directory to restore, when --cwd changed it
+	cwd   string       // the session's working directory (--cwd, else the process's)
 	boot  []BootOption // what booted h, applied again to a reloaded manifest
 }
 
-// bootAgent changes to --cwd, boots the configured harness and finds the
-// agent service. Close it with stop. A relative -c or --patch path is
-// resolved against the directory the command ran in, before the change.
+// bootAgent boots the configured harness for the session's working
+// directory and finds the agent service. Close it with stop. The process
+// never changes directory: --cwd (made absolute) is where discovery looks
+// for harness.yml, the session's cwd (tools resolve relative paths there),
+// and the default `cwd` of the rows that take one (see withWorkdir); -c and
+// --patch paths stay relative to where the command was typed.
 func bootAgent(env *Env, f *agentFlags) (*agentHost, error) {
 	host := &agentHost{}
 	if f.cwd != "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, Failure(err)
-		}
-		// -c and --patch name files relative to where the command was
-		// typed, not to --cwd.
-		if env.ConfigPath != "" && !filepath.IsAbs(env.ConfigPath) {
-			env.ConfigPath = filepath.Join(wd, env.ConfigPath)
-		}
-		for i, p := range env.Patches {
-			if !filepath.IsAbs(p) {
-				env.Patches[i] = filepath.Join(wd, p)
+		dir := f.cwd
+		if !filepath.IsAbs(dir) {
+			wd, err := env.Getwd()
+			if err != nil {
+				return nil, Failure(err)
 			}
+			dir = filepath.Join(wd, dir)
 		}
-		if err := os.Chdir(f.cwd); err != nil {
+		st, err := os.Stat(dir)
+		if err == nil && !st.IsDir() {
+			err = fmt.Errorf("%s: not a directory", dir)
+		}
+		if err != nil {
 			return nil, UsageError(fmt.Errorf("--cwd: %w", err))
 		}
-		host.wd = wd
+		env.cwd = filepath.Clean(dir)
 	}
+	wd, err := env.workDir()
+	if err != nil {
+		return nil, Failure(err)
+	}
+	host.cwd = wd
 	var opts []BootOption
+	if p := f.p; p != nil && p.format == OutputText {
+		p.hideReasoning = f.hideReasoning
+		env.logw = p.logWriter()
+		if p.tty {
+			opts = append(opts, withToolStarts(p.toolStarted))
+		}
+	}
+	if env.cwd != "" {
+		opts = append(opts, withWorkdir(env.cwd, env.LookupEnv))
+	}
 	if f.yes {
 		opts = append(opts, withApproveAll())
 	}
 	permRow := false
 	mode, allow, err := permissionFlags(f.permMode, f.allowedTools)
 	if err != nil {
-		host.restore()
 		return nil, UsageError(err)
 	}
 	if mode != "" || len(allow) > 0 {
@@ -150,7 +171,6 @@ func bootAgent(env *Env, f *agentFlags) (*agentHost, error) {
 	}
 	h, err := env.Boot(opts...)
 	if err != nil {
-		host.restore()
 		return nil, err
 	}
 	if (mode != "" || len(allow) > 0) && !permRow {
@@ -168,17 +188,8 @@ func bootAgent(env *Env, f *agentFlags) (*agentHost, error) {
 	return host, nil
 }
 
-func (a *agentHost) restore() {
-	if a.wd != "" {
-		_ = os.Chdir(a.wd)
-		a.wd = ""
-	}
-}
-
-// stop stops the harness (terminating every child process) and restores
-// the working directory.
+// stop stops the harness, terminating every child process.
 func (a *agentHost) stop() error {
-	defer a.restore()
 	if a.h == nil {
 		return nil
 	}
@@ -189,10 +200,7 @@ func (a *agentHost) stop() error {
 
 // open opens the session selected by the flags.
 func (a *agentHost) open(ctx context.Context, f *agentFlags, o agent.Options) (*agent.Session, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return nil, Failure(err)
-	}
+	wd := a.cwd
 	o.Cwd = wd
 	o.ID = f.session
 	o.Fork = f.fork
@@ -249,38 +257,60 @@ func classify(err error) error {
 }
 
 // printer renders session events in one output format. Text: assistant
-// text to stdout as it streams, one compact line per tool call and result
-// to stderr, and a status line on stderr when it is a terminal.
-// stream-json: every event as one line on stdout, in the agent package's
-// wire form (agent.StreamJSONEncoder). json:
+// text to stdout as it streams; reasoning, one compact line per tool call
+// and result, and a summary line per turn to stderr; and, when stderr is a
+// terminal, a status line kept as its last line (step, tokens, elapsed
+// time, the running tool). stream-json: every event as one line on stdout,
+// in the agent package's wire form (agent.StreamJSONEncoder). json:
 // nothing until the end (see final).
 type printer struct {
 	format string
 	out    io.Writer
 	errw   io.Writer
-	tty    bool
-	start  time.Time
+	tty    bool      // stderr is a terminal: status line, dimmed reasoning
+	outTTY bool      // stdout is a terminal (maybe the same one)
+	start  time.Time // of the current turn (its first step)
 
-	mu       sync.Mutex
-	lastByte byte
-	wrote    bool
-	status   bool // a status line is displayed
-	step     int
-	tokens   int64
-	enc      *agent.StreamJSONEncoder
-	args     map[string]json.RawMessage // top-level tool call arguments by call id, until the result
-	denials  []permissionDenial         // top-level calls a permission decision refused
-	stop     chan struct{}              // closed by close; nil when no ticker runs
-	ticker   sync.WaitGroup
+	// hideReasoning drops reasoning deltas (--hide-reasoning).
+	hideReasoning bool
+
+	mu        sync.Mutex
+	lastByte  byte
+	wrote     bool
+	reasoning bool // a reasoning block is being written to errw
+	errLast   byte // the last byte of reasoning written to errw
+	status    bool // a status line is displayed
+	inTurn    bool // a step started and the turn's result has not come
+	step      int
+	tokens    int64
+	running   []runningTool     // top-level calls whose body runs, in start order
+	calls     map[string]string // top-level call id → tool name, until the result
+	enc       *agent.StreamJSONEncoder
+	args      map[string]json.RawMessage // top-level tool call arguments by call id, until the result
+	denials   []permissionDenial         // top-level calls a permission decision refused
+	stop      chan struct{}              // closed by close; nil when no ticker runs
+	ticker    sync.WaitGroup
 }
 
+// runningTool is a top-level tool call whose body started.
+type runningTool struct {
+	id, name string
+	start    time.Time
+}
+
+// Terminal styles of the text output (stderr on a terminal only).
+const (
+	sgrDim   = "\x1b[2m"
+	sgrReset = "\x1b[0m"
+)
+
 func newPrinter(format string, out, errw io.Writer) *printer {
-	p := &printer{format: format, out: out, errw: errw, tty: isTerminal(errw), start: time.Now()}
+	p := &printer{format: format, out: out, errw: errw, tty: isTerminal(errw), outTTY: isTerminal(out), start: time.Now()}
 	if format == OutputStreamJSON {
 		p.enc = agent.NewStreamJSONEncoder(out)
 	}
 	if format == OutputText && p.tty {
-		// Keep the status line's elapsed time live while a step runs.
+		// Keep the status line's elapsed times live while a step runs.
 		p.stop = make(chan struct{})
 		p.ticker.Add(1)
 		go func() {
@@ -312,6 +342,7 @@ func (p *printer) close() {
 		p.stop = nil
 	}
 	p.mu.Lock()
+	p.endReasoning()
 	p.clearStatus()
 	p.mu.Unlock()
 }
@@ -325,11 +356,47 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
+// logWriter is where the harness's slog lines go while the printer runs:
+// stderr, with the status line taken away before each write and drawn
+// again after it, so log lines (a retried model request) print above it.
+func (p *printer) logWriter() io.Writer { return logWriter{p} }
+
+type logWriter struct{ p *printer }
+
+// Write writes b to the printer's stderr above the status line.
+func (w logWriter) Write(b []byte) (int, error) {
+	p := w.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	shown := p.status
+	p.endReasoning()
+	p.clearStatus()
+	n, err := p.errw.Write(b)
+	if shown {
+		p.showStatus()
+	}
+	return n, err
+}
+
+// toolStarted marks a call's body as started (after any approval): the
+// status line then shows it with its elapsed time.
+func (p *printer) toolStarted(callID string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	name, ok := p.calls[callID]
+	if !ok || p.format != OutputText {
+		return // a subagent's call, or not ours
+	}
+	p.running = append(p.running, runningTool{id: callID, name: name, start: time.Now()})
+	p.showStatus()
+}
+
 // observe is the session observer.
 func (p *printer) observe(e agent.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.noteDenial(e)
+	p.noteCall(e)
 	switch p.format {
 	case OutputStreamJSON:
 		_ = p.enc.Encode(e)
@@ -341,10 +408,31 @@ func (p *printer) observe(e agent.Event) {
 		p.subagent(e) // a subagent's event: one indented line per step, call and result
 		return
 	}
+	if e.Type != agent.EventReasoning {
+		p.endReasoning()
+	}
 	switch e.Type {
 	case agent.EventStep:
+		if !p.inTurn {
+			p.inTurn, p.start = true, time.Now()
+		}
 		p.step = e.Step
 		p.showStatus()
+	case agent.EventReasoning:
+		if p.hideReasoning || e.Text == "" {
+			return
+		}
+		p.clearStatus()
+		if !p.reasoning {
+			p.endText()
+			p.reasoning = true
+		}
+		if p.tty {
+			_, _ = io.WriteString(p.errw, sgrDim+e.Text+sgrReset)
+		} else {
+			_, _ = io.WriteString(p.errw, e.Text)
+		}
+		p.errLast = e.Text[len(e.Text)-1]
 	case agent.EventText:
 		p.clearStatus()
 		if e.Text != "" {
@@ -355,7 +443,8 @@ func (p *printer) observe(e agent.Event) {
 		p.endText()
 		p.clearStatus()
 		fmt.Fprintf(p.errw, "→ %s %s\n", e.ToolCall.Name, clip(oneLine(e.ToolCall.Arguments), 160))
-		// No status line now: an approval question may follow on the terminal.
+		// No status line until the call's body starts (toolStarted): an
+		// approval question may come first on the terminal.
 	case agent.EventToolResult:
 		p.clearStatus()
 		r := e.ToolResult
@@ -384,6 +473,41 @@ func (p *printer) observe(e agent.Event) {
 	case agent.EventResult:
 		p.clearStatus()
 		p.endText()
+		p.inTurn, p.running = false, nil
+		if e.Result != nil {
+			fmt.Fprintf(p.errw, "%s\n", summary(e.Result))
+		}
+	}
+}
+
+// summary is the text output's last line of a turn: steps, tokens, wall
+// time and, when the route's prices are known, the cost in USD.
+func summary(r *agent.Result) string {
+	parts := []string{plural(r.Steps, "step"), fmt.Sprintf("%d tokens", r.Usage.TotalTokens), fmt.Sprintf("%.1fs", float64(r.DurationMs)/1000)}
+	if r.TotalCostUSD != nil {
+		parts = append(parts, fmt.Sprintf("$%.4f", *r.TotalCostUSD))
+	}
+	if r.IsError {
+		parts = append(parts, r.Reason)
+	}
+	return "[" + strings.Join(parts, " · ") + "]"
+}
+
+// noteCall tracks the top-level session's calls between their call and
+// result events, for the status line.
+func (p *printer) noteCall(e agent.Event) {
+	if e.Depth > 0 {
+		return
+	}
+	switch {
+	case e.Type == agent.EventToolCall && e.ToolCall != nil:
+		if p.calls == nil {
+			p.calls = map[string]string{}
+		}
+		p.calls[e.ToolCall.ID] = e.ToolCall.Name
+	case e.Type == agent.EventToolResult && e.ToolResult != nil:
+		delete(p.calls, e.ToolResult.CallID)
+		p.running = slices.DeleteFunc(p.running, func(r runningTool) bool { return r.id == e.ToolResult.CallID })
 	}
 }
 
@@ -395,11 +519,31 @@ func (p *printer) endText() {
 	}
 }
 
-func (p *printer) showStatus() {
-	if !p.tty {
-		return
+// endReasoning terminates a reasoning block with a newline.
+func (p *printer) endReasoning() {
+	if p.reasoning {
+		if p.errLast != '\n' {
+			_, _ = io.WriteString(p.errw, "\n")
+		}
+		p.reasoning = false
 	}
-	fmt.Fprintf(p.errw, "\r\x1b[2K[step %d · %d tokens · %.1fs]", p.step, p.tokens, time.Since(p.start).Seconds())
+}
+
+// showStatus draws the status line (a terminal only) in place:
+// [step N · T tokens · S s · TOOL S s (+K)].
+func (p *printer) showStatus() {
+	if !p.tty || p.reasoning || p.outTTY && p.wrote && p.lastByte != '\n' {
+		return // not in the middle of a line on the terminal
+	}
+	line := fmt.Sprintf("[step %d · %d tokens · %.1fs", p.step, p.tokens, time.Since(p.start).Seconds())
+	if len(p.running) > 0 {
+		r := p.running[0]
+		line += fmt.Sprintf(" · %s %.1fs", r.name, time.Since(r.start).Seconds())
+		if n := len(p.running) - 1; n > 0 {
+			line += fmt.Sprintf(" (+%d)", n)
+		}
+	}
+	fmt.Fprintf(p.errw, "\r\x1b[2K%s%s]%s", sgrDim, line, sgrReset)
 	p.status = true
 }
 

@@ -48,6 +48,8 @@ func init() {
 				if startsTUI(env, plain) {
 					return runTUI(env, &f, opts)
 				}
+				f.p = newPrinter(OutputText, env.Stdout, env.Stderr)
+				defer f.p.close()
 				host, err := bootAgent(env, &f)
 				if err != nil {
 					return err
@@ -62,6 +64,7 @@ func init() {
 		fl := cmd.Flags()
 		f.register(fl, "maximum model calls per turn (default: agent maxSteps, 50)")
 		fl.BoolVar(&plain, "plain", false, "line mode even on a terminal (no full-screen UI)")
+		registerCompletions(env, cmd)
 		return cmd
 	})
 }
@@ -71,8 +74,11 @@ func init() {
 // and SIGHUP (the terminal went away) cancel the running turn, if any, so
 // its tools are stopped, and exit with 130.
 func chat(env *Env, host *agentHost, f *agentFlags, opts agent.Options) error {
-	p := newPrinter(OutputText, env.Stdout, env.Stderr)
-	defer p.close()
+	p := f.p
+	if p == nil {
+		p = newPrinter(OutputText, env.Stdout, env.Stderr)
+		defer p.close()
+	}
 	opts.Observer = p.observe
 	c := &chatSession{env: env, host: host, opts: opts}
 	if err := c.open(f); err != nil {
@@ -257,10 +263,8 @@ func (c *chatSession) reopen() error {
 	c.host.agent = svc
 	o := c.opts
 	o.ID = c.sessionID
+	o.Cwd = c.host.cwd
 	var err error
-	if o.Cwd, err = os.Getwd(); err != nil {
-		return err
-	}
 	if c.ss, err = c.host.agent.Open(context.Background(), o); err != nil {
 		return fmt.Errorf("reopening session %s: %w", c.sessionID, err)
 	}

@@ -2,11 +2,13 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tools"
@@ -39,7 +41,10 @@ func init() {
 				"backend the probe chose (`sandbox: workspace-write, network off, via bwrap: full`). MCP servers of\n" +
 				"the mcp row must connect too: each one that failed or exited is listed with its stderr tail (exit 2).\n" +
 				"Tools registered while nothing offers their schemas to the model (no prompt-tools row) are an\n" +
-				"error when an agent row is mounted (the agent would refuse to run; exit 2), else a warning on stderr.",
+				"error when an agent row is mounted (the agent would refuse to run; exit 2), else a warning on stderr.\n" +
+				"Then one line per configuration layer, in order: `manifest: FILE (project)` or `manifest: built-in\n" +
+				"default`, and `patch: FILE (user)` etc. A warning on stderr names the environment variable to set\n" +
+				"when the agent's default model route has no API key.",
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				h, err := env.Boot()
@@ -54,6 +59,10 @@ func init() {
 					if s.State == "active" {
 						n++
 					}
+				}
+				var keyWarning string
+				if svc, ok := core.Lookup(h.Root.Context(), agent.Key); ok {
+					keyWarning = routeKeyWarning(svc)
 				}
 				var sandbox string
 				if rt, ok := core.Lookup(h.Root.Context(), subprocess.Key); ok {
@@ -75,7 +84,13 @@ func init() {
 					}
 					fmt.Fprintf(env.Stderr, "harness: warning: %v\n", notOffered)
 				}
+				if keyWarning != "" {
+					fmt.Fprintf(env.Stderr, "harness: warning: %s\n", keyWarning)
+				}
 				fmt.Fprintf(env.Stdout, "ok: %s active\n%s", plural(n, "plugin"), sandbox)
+				for _, l := range env.Layers() {
+					fmt.Fprintln(env.Stdout, layerLine(l))
+				}
 				if len(env.claudeUsed) > 0 {
 					fmt.Fprintf(env.Stdout, "claude settings: %s\n", strings.Join(env.claudeUsed, ", "))
 				}
@@ -83,4 +98,42 @@ func init() {
 			},
 		}
 	})
+}
+
+// layerLine renders one configuration layer for check: the manifest (a
+// project harness.yml says that it replaces the default and how to patch
+// it instead) or a patch.
+func layerLine(l Layer) string {
+	switch {
+	case l.Kind == "manifest" && l.Path == "":
+		return "manifest: built-in default"
+	case l.Kind == "manifest" && l.Source == "project":
+		return fmt.Sprintf("manifest: %s (project file: it replaces the built-in default; to patch the default instead, write its changes as a patch list in %s)", l.Path, ProjectPatch)
+	case l.Kind == "manifest":
+		return fmt.Sprintf("manifest: %s (%s)", l.Path, l.Source)
+	case l.Path == "":
+		return "patch: " + l.Source
+	}
+	return fmt.Sprintf("patch: %s (%s)", l.Path, l.Source)
+}
+
+// routeKeyWarning says when the agent's default model route has no API key
+// (its requests would fail), naming where the key is read from; "" when
+// it has one, the adapter cannot tell, or the route does not resolve
+// (that is reported when a session opens).
+func routeKeyWarning(svc *agent.Service) string {
+	route := svc.Config().Model
+	m, err := svc.LLM().Resolve(route)
+	if err != nil {
+		return ""
+	}
+	kerr := svc.LLM().KeyError(route)
+	if kerr == nil {
+		return ""
+	}
+	var le *llm.Error
+	if errors.As(kerr, &le) && le.Message != "" {
+		kerr = errors.New(le.Message)
+	}
+	return fmt.Sprintf("the agent's default model route %s has no API key: %v", m.Route(), kerr)
 }

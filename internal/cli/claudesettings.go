@@ -45,7 +45,7 @@ var claudeKnownKeys = []string{"hooks", "permissions", "env"}
 // claudeSettingsFiles returns the settings files that exist, lowest
 // precedence first.
 func (e *Env) claudeSettingsFiles() ([]string, error) {
-	wd, err := e.Getwd()
+	wd, err := e.workDir()
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +230,7 @@ func (e *Env) claudeDir(d string) (string, error) {
 		d = filepath.Join(home, rest)
 	}
 	if !filepath.IsAbs(d) {
-		wd, err := e.Getwd()
+		wd, err := e.workDir()
 		if err != nil {
 			return "", err
 		}

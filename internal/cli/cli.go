@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -75,7 +76,9 @@ type Env struct {
 	Plugins []core.Plugin
 	// LookupEnv reads the environment (os.LookupEnv by default).
 	LookupEnv func(string) (string, bool)
-	// Getwd returns the working directory (os.Getwd by default).
+	// Getwd returns the working directory (os.Getwd by default): where
+	// harness.yml discovery starts and the sessions' directory, unless
+	// --cwd names another.
 	Getwd func() (string, error)
 
 	// Global flags.
@@ -85,6 +88,17 @@ type Env struct {
 	// NoClaudeSettings turns off the Claude Code settings layer
 	// (--no-claude-settings; also HARNESS_CLAUDE_SETTINGS=0).
 	NoClaudeSettings bool
+
+	// logw, when set, receives the log lines instead of Stderr (the text
+	// printer's writer, which keeps its status line below them).
+	logw io.Writer
+
+	// cwd is --cwd made absolute ("" without it): the session's working
+	// directory and where discovery starts; the process never changes
+	// directory.
+	cwd string
+	// layers are what the last LoadManifest composed.
+	layers []Layer
 
 	// claudeUsed lists the Claude Code settings files the last
 	// LoadManifest applied.
@@ -208,11 +222,96 @@ func (e *Env) Logger() *slog.Logger {
 	if err := lvl.UnmarshalText([]byte(e.LogLevel)); err != nil {
 		lvl = slog.LevelWarn
 	}
-	return slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: lvl}))
+	w := e.Stderr
+	if e.logw != nil {
+		w = e.logw
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl}))
+}
+
+// Names of the files configuration discovery looks for.
+const (
+	// ProjectManifest is the project's manifest, found from the working
+	// directory up to the repository root; it replaces the default.
+	ProjectManifest = "harness.yml"
+	// ProjectPatch is the project's patch layer, found the same way; it
+	// patches whichever manifest is used.
+	ProjectPatch = "harness.patch.yml"
+)
+
+// Layer is one file (or the embedded default) the manifest was composed
+// from, in order, as `harness check` reports it.
+type Layer struct {
+	// Kind is "manifest" or "patch".
+	Kind string
+	// Path is the file ("" for the built-in default).
+	Path string
+	// Source says how it was chosen: "--config", "$HARNESS_CONFIG",
+	// "project", "built-in default", "built-in" (a binary's embedded
+	// patch), "project patch", "user", "--patch".
+	Source string
+}
+
+// workDir is the directory discovery starts from: --cwd when given, else
+// the process's working directory.
+func (e *Env) workDir() (string, error) {
+	if e.cwd != "" {
+		return e.cwd, nil
+	}
+	return e.Getwd()
+}
+
+// repoRoot returns the nearest of dir and its parents that holds .git (a
+// directory, or a file in a worktree), or "".
+func repoRoot(dir string) string {
+	for d := dir; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return ""
+		}
+		d = parent
+	}
+}
+
+// findUp returns the nearest regular file name in dir and its parents up
+// to the repository root (dir alone outside a repository), or "".
+func findUp(dir, name string) string {
+	root := repoRoot(dir)
+	for d := dir; ; {
+		p := filepath.Join(d, name)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p
+		}
+		parent := filepath.Dir(d)
+		if root == "" || d == root || parent == d {
+			return ""
+		}
+		d = parent
+	}
+}
+
+// shortPath shows p relative to the process's working directory when it
+// lies there or below and --cwd is not in use (messages then say
+// "harness.yml:3:1"), else absolute.
+func (e *Env) shortPath(p string) string {
+	if p == "" || e.cwd != "" {
+		return p
+	}
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return rel
+		}
+	}
+	return p
 }
 
 // ManifestPath returns the manifest file to read ("" for the embedded
-// default) following the discovery order.
+// default) following the discovery order: --config, $HARNESS_CONFIG, the
+// nearest harness.yml from the working directory up to the repository
+// root.
 func (e *Env) ManifestPath() string {
 	if e.ConfigPath != "" {
 		return e.ConfigPath
@@ -220,29 +319,71 @@ func (e *Env) ManifestPath() string {
 	if v, ok := e.LookupEnv("HARNESS_CONFIG"); ok && v != "" {
 		return v
 	}
-	if _, err := os.Stat("harness.yml"); err == nil {
-		return "harness.yml"
+	wd, err := e.workDir()
+	if err != nil {
+		return ""
 	}
-	return ""
+	return e.shortPath(findUp(wd, ProjectManifest))
 }
 
-// LoadManifest discovers, parses and composes the manifest with every
-// --patch. Errors are usage errors naming FILE:LINE:COL.
+// projectPatchPath returns the nearest harness.patch.yml from the working
+// directory up to the repository root, or "".
+func (e *Env) projectPatchPath() string {
+	wd, err := e.workDir()
+	if err != nil {
+		return ""
+	}
+	return e.shortPath(findUp(wd, ProjectPatch))
+}
+
+// UserPatchPath returns the user's patch layer,
+// $XDG_CONFIG_HOME/harness/harness.yml (else ~/.config/harness/harness.yml,
+// HOME read through LookupEnv), when that file exists; else "".
+func (e *Env) UserPatchPath() string {
+	var dir string
+	if x, ok := e.LookupEnv("XDG_CONFIG_HOME"); ok && filepath.IsAbs(x) {
+		dir = x
+	} else if h, ok := e.LookupEnv("HOME"); ok && filepath.IsAbs(h) {
+		dir = filepath.Join(h, ".config")
+	} else {
+		return ""
+	}
+	p := filepath.Join(dir, "harness", "harness.yml")
+	if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+		return ""
+	}
+	return p
+}
+
+// Layers returns what the last LoadManifest composed, in order.
+func (e *Env) Layers() []Layer { return slices.Clone(e.layers) }
+
+// LoadManifest discovers, parses and composes the manifest with its patch
+// layers, in this order: the manifest (--config, $HARNESS_CONFIG, the
+// project's harness.yml, else the embedded default with the binary's
+// patches), the project's harness.patch.yml, the user's patch file, every
+// --patch, then the Claude Code settings layer. Errors are usage errors
+// naming FILE:LINE:COL.
 func (e *Env) LoadManifest() (*manifest.Manifest, error) {
 	path := e.ManifestPath()
 	var m *manifest.Manifest
 	var err error
+	var layers []Layer
 	if path == "" {
 		m, err = manifest.Parse("<embedded harness.yml>", e.DefaultManifest)
+		layers = append(layers, Layer{Kind: "manifest", Source: "built-in default"})
 	} else {
 		m, err = manifest.ReadFile(path)
-		what := "manifest " + path
+		what, source := "manifest "+path, "--config"
 		if path != e.ConfigPath {
+			source = "project"
 			if v, _ := e.LookupEnv("HARNESS_CONFIG"); v == path {
 				what += " (from $HARNESS_CONFIG)"
+				source = "$HARNESS_CONFIG"
 			}
 		}
 		err = fileError(what, err)
+		layers = append(layers, Layer{Kind: "manifest", Path: path, Source: source})
 	}
 	if err != nil {
 		return nil, UsageError(err)
@@ -250,18 +391,38 @@ func (e *Env) LoadManifest() (*manifest.Manifest, error) {
 	var patches []*manifest.Patch
 	if path == "" {
 		patches = append(patches, e.DefaultPatches...)
+		for range e.DefaultPatches {
+			layers = append(layers, Layer{Kind: "patch", Source: "built-in"})
+		}
+	}
+	type patchFile struct{ path, source string }
+	var files []patchFile
+	if p := e.projectPatchPath(); p != "" {
+		files = append(files, patchFile{p, "project patch"})
+	}
+	if p := e.UserPatchPath(); p != "" {
+		files = append(files, patchFile{p, "user"})
 	}
 	for _, p := range e.Patches {
-		pt, err := manifest.ReadPatchFile(p)
+		files = append(files, patchFile{p, "--patch"})
+	}
+	for _, f := range files {
+		pt, err := manifest.ReadPatchFile(f.path)
 		if err != nil {
-			return nil, UsageError(fileError("patch "+p, err))
+			what := "patch " + f.path
+			if f.source != "--patch" {
+				what += " (" + f.source + " patch layer)"
+			}
+			return nil, UsageError(fileError(what, err))
 		}
 		patches = append(patches, pt)
+		layers = append(layers, Layer{Kind: "patch", Path: f.path, Source: f.source})
 	}
 	m, err = manifest.Compose(m, patches...)
 	if err != nil {
 		return nil, UsageError(err)
 	}
+	e.layers = layers
 	// The Claude Code settings layer goes last: its hooks and rules are
 	// added to what the manifest and the patches configured.
 	e.claudeUsed = nil
@@ -307,11 +468,18 @@ func (e *Env) ReloadManifest(opts ...BootOption) (*manifest.Manifest, error) {
 }
 
 // ManifestFiles lists the files the manifest is read from (the manifest
-// itself, unless it is the embedded default, then every --patch): what a
+// itself, unless it is the embedded default, the project and user patch
+// files, every --patch, the Claude Code settings files): what a
 // long-running mode watches.
 func (e *Env) ManifestFiles() []string {
 	var files []string
 	if p := e.ManifestPath(); p != "" {
+		files = append(files, p)
+	}
+	if p := e.projectPatchPath(); p != "" {
+		files = append(files, p)
+	}
+	if p := e.UserPatchPath(); p != "" {
 		files = append(files, p)
 	}
 	files = append(files, e.Patches...)

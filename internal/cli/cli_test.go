@@ -68,13 +68,13 @@ func write(t *testing.T, dir, name, s string) string {
 
 func TestCheckOnEmbeddedDefaultAndOnAFile(t *testing.T) {
 	out, errOut, code := run(t, t.TempDir(), "check")
-	if code != 0 || out != "ok: 1 plugin active\n" {
+	if code != 0 || out != "ok: 1 plugin active\nmanifest: built-in default\n" {
 		t.Fatalf("code %d out %q err %q", code, out, errOut)
 	}
 	dir := t.TempDir()
 	write(t, dir, "harness.yml", "plugins:\n  - name: hello\n  - name: hello-user\n")
 	out, errOut, code = run(t, dir, "check")
-	if code != 0 || out != "ok: 2 plugins active\n" {
+	if code != 0 || out != "ok: 2 plugins active\nmanifest: harness.yml (project file: it replaces the built-in default; to patch the default instead, write its changes as a patch list in harness.patch.yml)\n" {
 		t.Fatalf("code %d out %q err %q", code, out, errOut)
 	}
 }
@@ -251,4 +251,12 @@ func TestPluginsShowsFailedRowsInsteadOfFailing(t *testing.T) {
 	if rows[0]["state"] != "active" || rows[1]["state"] != "failed" || !strings.Contains(rows[1]["error"].(string), "already provided") {
 		t.Fatalf("rows %v", rows)
 	}
+}
+
+// outsideRepo is an Env.Getwd for tests that use the embedded default
+// manifest: a temporary directory, so that discovery does not find this
+// repository's harness.yml above the package directory.
+func outsideRepo(t *testing.T) func() (string, error) {
+	dir := t.TempDir()
+	return func() (string, error) { return dir, nil }
 }

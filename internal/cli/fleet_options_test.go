@@ -73,7 +73,7 @@ func TestFleetJobOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	startWorker(t, dir, cfg, "worker", "--concurrency", "4")
+	w := startWorker(t, dir, cfg, "worker", "--concurrency", "4")
 
 	t.Run("busy session is snoozed", func(t *testing.T) {
 		t.Parallel()
@@ -84,6 +84,11 @@ func TestFleetJobOptions(t *testing.T) {
 		if n := len(requestsFor(t, srv, busyPrompt)); n != 0 {
 			t.Fatalf("the snoozed job called the model %d times", n)
 		}
+		// The worker's log names the holder: this process.
+		holder := fmt.Sprintf("session %s is in use by harness pid %d", busySID, os.Getpid())
+		waitFor(t, 10*time.Second, "the worker's log of the snooze", func() bool {
+			return strings.Contains(w.stderr.String(), "job snoozed") && strings.Contains(w.stderr.String(), holder)
+		})
 		if err := hold.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -91,8 +96,9 @@ func TestFleetJobOptions(t *testing.T) {
 			return jobRows(t, dsn, schema)[busy].State == "completed"
 		})
 		j := jobJSONOf(t, dir, m, busy)
-		if j.Output == nil || !j.Output.Resumed || j.Output.Text != "done 50" || len(j.Errors) != 0 {
-			t.Errorf("job: %+v output %+v, want the resumed answer and no error", j, j.Output)
+		// A snooze is not an attempt (River): the job completes on attempt 1.
+		if j.Attempt != 1 || j.Output == nil || !j.Output.Resumed || j.Output.Text != "done 50" || len(j.Errors) != 0 {
+			t.Errorf("job: %+v output %+v, want the resumed answer on attempt 1 and no error", j, j.Output)
 		}
 		if n := len(requestsFor(t, srv, busyPrompt)); n != 2 {
 			t.Errorf("model requests: %d, want 2", n)

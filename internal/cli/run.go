@@ -49,11 +49,13 @@ func init() {
 				if err != nil {
 					return UsageError(err)
 				}
+				p := newPrinter(output, env.Stdout, env.Stderr)
+				f.p = p
 				host, err := bootAgent(env, &f)
 				if err != nil {
+					p.close()
 					return err
 				}
-				p := newPrinter(output, env.Stdout, env.Stderr)
 				opts.Observer = p.observe
 				f.errw = env.Stderr
 				res, runErr := runOnce(env.Ctx, host, &f, opts, prompt)
@@ -75,6 +77,8 @@ func init() {
 		f.register(fl, "maximum model calls for this prompt (default: agent maxSteps, 50)")
 		fl.BoolVar(&f.compact, "compact", false, "compact the session's history first (with --continue or --session; PROMPT may then be omitted)")
 		fl.StringVarP(&output, "output", "o", OutputText, "output format: text, json or stream-json")
+		registerCompletions(env, cmd)
+		_ = cmd.RegisterFlagCompletionFunc("output", outputCompletion)
 		fl.BoolVar(&strict, "strict", false, "exit 3 when a permission decision refused any tool call (the json result lists them in permissionDenials)")
 		return cmd
 	})

@@ -510,8 +510,10 @@ func TestRunLengthNoticeOnItsOwnLine(t *testing.T) {
 			if err := cmd.Run(); err != nil {
 				t.Fatalf("%v (want exit 0)\n%s", err, out.String())
 			}
-			if out.String() != tc.want {
-				t.Fatalf("output = %q, want %q", out.String(), tc.want)
+			// The turn's summary line follows ([1 step · N tokens · S s]).
+			got, summary, _ := strings.Cut(out.String(), "[1 step · ")
+			if got != tc.want || !strings.HasSuffix(summary, "s]\n") {
+				t.Fatalf("output = %q, want %q then the summary line", out.String(), tc.want)
 			}
 		})
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -41,7 +40,7 @@ func init() {
 				return withStore(env, func(ctx context.Context, store *sessions.Service) error {
 					q := sessions.Query{Limit: limit}
 					if here {
-						wd, err := os.Getwd()
+						wd, err := env.Getwd()
 						if err != nil {
 							return Failure(err)
 						}

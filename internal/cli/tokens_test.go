@@ -19,6 +19,7 @@ func runStdin(t *testing.T, stdin string, args ...string) (string, string, int) 
 		Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(stdin),
 		DefaultManifest: []byte("plugins: []\n"),
 		LookupEnv:       func(string) (string, bool) { return "", false },
+		Getwd:           outsideRepo(t),
 		Ctx:             context.Background(),
 	}
 	code := cli.Run(args, env)

@@ -42,6 +42,7 @@ func runCLI(t *testing.T, manifest string, args ...string) (int, string, string)
 		DefaultManifest: []byte(manifest),
 		Plugins:         []core.Plugin{tools.Plugin, greetPlugin},
 		LookupEnv:       func(string) (string, bool) { return "", false },
+		Getwd:           outsideRepo(t), // the embedded manifest, not the repository's harness.yml
 		Ctx:             context.Background(),
 	}
 	code := cli.Run(args, env)

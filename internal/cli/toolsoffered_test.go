@@ -31,6 +31,7 @@ func TestCheckReportsToolsNotOfferedToTheModel(t *testing.T) {
 			DefaultManifest: []byte(manifest),
 			Plugins:         append(std.Plugins(), core.Plugin(greetPlugin)),
 			LookupEnv:       func(string) (string, bool) { return "", false },
+			Getwd:           outsideRepo(t),
 			Ctx:             context.Background(),
 		})
 		return code, out.String(), errOut.String()

@@ -62,11 +62,7 @@ func runTUI(env *Env, f *agentFlags, opts agent.Options) error {
 	if err != nil {
 		return err
 	}
-	wd, err := os.Getwd()
-	if err != nil {
-		_ = host.stop()
-		return Failure(err)
-	}
+	wd := host.cwd
 	opts.ID = f.session
 	if f.cont {
 		page, err := host.agent.Sessions().List(env.Ctx, sessions.Query{Cwd: wd, Limit: 1})

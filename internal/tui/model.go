@@ -560,6 +560,12 @@ func (m *Model) onEvent(e agent.Event) {
 		c := newToolCard(e.ToolCall.ID, e.ToolCall.Name, e.ToolCall.Arguments, m.o.Cwd, time.Now())
 		m.cards[c.id] = c
 		m.tr.add(&item{kind: kindTool, tool: c})
+	case agent.EventToolProgress:
+		if p := e.ToolProgress; p != nil {
+			if c := m.cards[p.CallID]; c != nil && c.running() {
+				c.live, c.liveBytes = p.Tail, p.Bytes // a running card is drawn anew every frame
+			}
+		}
 	case agent.EventToolResult:
 		m.onToolResult(e.ToolResult)
 	case agent.EventUsage:

@@ -32,6 +32,8 @@ type toolCard struct {
 	content        string   // the result the model saw
 	diff           []string // unified diff for edit/write (computed when the call was announced)
 	summary        string   // the one-line argument summary
+	live           string   // the output so far while it runs (the last tool_progress tail)
+	liveBytes      int64    // output bytes so far while it runs
 }
 
 func (c *toolCard) running() bool { return c.state == toolRunning }
@@ -133,6 +135,9 @@ func (t *transcript) toolLines(c *toolCard, w int) []string {
 	switch c.state {
 	case toolRunning:
 		icon, when = t.th.warn.Render("●"), t.th.dim.Render(fmt.Sprintf("running %s", fmtDur(t.now().Sub(c.started))))
+		if c.liveBytes > 0 {
+			when += t.th.dim.Render(" · " + fmtBytes(c.liveBytes))
+		}
 	case toolDone:
 		icon, when = t.th.ok.Render("✓"), t.th.dim.Render(fmtDur(c.duration))
 	default:
@@ -147,6 +152,10 @@ func (t *transcript) toolLines(c *toolCard, w int) []string {
 	case c.state == toolFailed:
 		for _, l := range tail(c.content, 3, true) {
 			lines = append(lines, t.th.dim.Render("  │ ")+t.th.bad.Render(ansi.Truncate(visible(l), w-4, "…")))
+		}
+	case c.state == toolRunning && c.live != "":
+		for _, l := range lastLines(c.live, maxTailLines) {
+			lines = append(lines, body(l))
 		}
 	case c.state == toolDone && c.name == "bash":
 		for _, l := range tail(c.content, maxTailLines, false) {
@@ -191,6 +200,33 @@ func tail(s string, n int, head bool) []string {
 		return append([]string{fmt.Sprintf("… %d lines above", len(lines)-n)}, lines[len(lines)-n:]...)
 	}
 	return lines
+}
+
+// lastLines returns the last n lines of s (no trailing empty line) as a
+// terminal shows them: a carriage return (a progress bar redrawing its
+// line) keeps what follows it.
+func lastLines(s string, n int) []string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	lines = lines[max(0, len(lines)-n):]
+	for i, l := range lines {
+		l = strings.TrimSuffix(l, "\r")
+		if j := strings.LastIndexByte(l, '\r'); j >= 0 {
+			l = l[j+1:]
+		}
+		lines[i] = l
+	}
+	return lines
+}
+
+// fmtBytes formats a byte count: 980 B, 12.3 KB, 4.1 MB.
+func fmtBytes(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d B", n)
+	case n < 1000_000:
+		return fmt.Sprintf("%.1f KB", float64(n)/1000)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
 }
 
 // visible replaces control characters (escape sequences from a model or a

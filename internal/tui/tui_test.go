@@ -420,3 +420,28 @@ func TestResumeModelAndSessions(t *testing.T) {
 	u.enter()
 	u.wait("model: test/m1", "test/m1")
 }
+
+// TestBashCardShowsTheOutputWhileItRuns: a real bash command printing
+// lines with a pause between them, then waiting for the test: its card
+// shows the lines printed so far (and the bytes) while it still runs,
+// the last line when it is done.
+func TestBashCardShowsTheOutputWhileItRuns(t *testing.T) {
+	cmd := `echo line-one; sleep 0.3; printf 'bar 10%%\\rbar 99%%\\n'; echo line-two; until test -e go.flag; do sleep 0.05; done; echo line-three`
+	u := start(t, "bypass", []llmtest.Turn{
+		llmtest.Stream(llmtest.ToolCallStart(0, "c1", "bash", `{"command":"`+strings.ReplaceAll(cmd, `"`, `\"`)+`","description":"lines"}`), llmtest.Finish("tool_calls")),
+		llmtest.Reply("all lines printed"),
+	}, 100, 30)
+	u.typeText("print lines")
+	u.enter()
+	u.wait("● bash", "running", "│ line-one")
+	scr := u.wait("● bash", "│ line-one", "│ bar 99%", "│ line-two", " B")
+	for _, l := range strings.Split(scr, "\n") {
+		if strings.HasPrefix(l, "  │ ") && (strings.Contains(l, "line-three") || strings.Contains(l, "bar 10%")) {
+			t.Fatalf("the running card shows what was not printed yet, or a line a carriage return replaced:\n%s", scr)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(u.dir, "go.flag"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	u.wait("✓ bash", "│ line-three", "all lines printed")
+}

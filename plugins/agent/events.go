@@ -26,11 +26,16 @@ const (
 	EventAssistant  EventType = "assistant"   // Message: the complete assistant message of the step
 	EventToolCall   EventType = "tool_call"   // ToolCall: about to run
 	EventToolResult EventType = "tool_result" // ToolResult: in model order
-	EventUsage      EventType = "usage"       // Usage of the step (Estimated when the stream had none), Total of the session
-	EventNotice     EventType = "notice"      // Text: a warning worth showing (e.g. output cut by the length limit)
-	EventCompaction EventType = "compaction"  // Compaction: the history was compacted (trigger, counts, tokens before and after)
-	EventState      EventType = "state"       // Key, State: a plugin's session state changed (key "todos": the todo list)
-	EventResult     EventType = "result"      // Result: the end of the turn
+	// EventToolProgress (ToolProgress) reports a running call's output so
+	// far (the bash tool's tail), at most every tools.ProgressInterval per
+	// call, between its tool_call and its tool_result. Transient: it is not
+	// logged, and stream-json leaves it out (see [StreamJSONEncoder]).
+	EventToolProgress EventType = "tool_progress"
+	EventUsage        EventType = "usage"      // Usage of the step (Estimated when the stream had none), Total of the session
+	EventNotice       EventType = "notice"     // Text: a warning worth showing (e.g. output cut by the length limit)
+	EventCompaction   EventType = "compaction" // Compaction: the history was compacted (trigger, counts, tokens before and after)
+	EventState        EventType = "state"      // Key, State: a plugin's session state changed (key "todos": the todo list)
+	EventResult       EventType = "result"     // Result: the end of the turn
 )
 
 // Event is one observable moment of a session, delivered in order to the
@@ -58,6 +63,8 @@ type Event struct {
 
 	ToolCall   *ToolCallEvent   `json:"toolCall,omitempty"`
 	ToolResult *ToolResultEvent `json:"toolResult,omitempty"`
+	// ToolProgress is a running call's output so far (EventToolProgress).
+	ToolProgress *ToolProgressEvent `json:"toolProgress,omitempty"`
 
 	Usage     *llm.Usage `json:"usage,omitempty"`
 	Total     *llm.Usage `json:"total,omitempty"`
@@ -99,6 +106,20 @@ type ToolResultEvent struct {
 	Denied bool `json:"denied,omitempty"`
 }
 
+// ToolProgressEvent is the output of a running tool call so far. Each
+// one supersedes the previous one of the same call.
+type ToolProgressEvent struct {
+	// CallID and Name identify the call (as in its ToolCallEvent).
+	CallID string `json:"callId"`
+	Name   string `json:"name"`
+	// Tail is the end of the output so far, at most tools.MaxProgressTail
+	// bytes, from a line start when one is in reach (as the tool produced
+	// it: control characters included).
+	Tail string `json:"tail"`
+	// Bytes counts the output bytes produced so far (every stream).
+	Bytes int64 `json:"bytes"`
+}
+
 // Result is the outcome of one user turn.
 type Result struct {
 	// Text is the final assistant text of the turn.
@@ -125,6 +146,10 @@ type Result struct {
 	SubagentUsage *llm.Usage `json:"subagentUsage,omitempty"`
 	// DurationMs is the wall time of the turn.
 	DurationMs int64 `json:"durationMs"`
+	// TotalCostUSD is Usage priced with the session model's prices (per 1M
+	// tokens, llm.Prices; subagent tokens at the same prices); nil when the
+	// route has no prices configured. Claude Code's name.
+	TotalCostUSD *float64 `json:"totalCostUsd,omitempty"`
 }
 
 // Observed is emitted (to the session scope) for every [Event] of a

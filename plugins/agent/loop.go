@@ -489,6 +489,22 @@ func (t *turn) runTools(ctx context.Context, calls []llm.ToolCall) (concluded bo
 		valid = append(valid, tools.Call{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments, Scope: ss.scope.ID()})
 		index = append(index, i)
 	}
+	// Running calls report their output so far (tools.WithProgress); a
+	// report of a call whose result is out is dropped, so a tool_progress
+	// never follows its call's tool_result.
+	var (
+		progressMu sync.Mutex
+		finished   = make(map[string]bool, len(calls))
+	)
+	turnN, step := t.n, t.step
+	ctx = tools.WithProgress(ctx, func(p tools.Progress) {
+		progressMu.Lock()
+		defer progressMu.Unlock()
+		if finished[p.CallID] {
+			return
+		}
+		ss.observe(Event{Type: EventToolProgress, Turn: turnN, Step: step, ToolProgress: &ToolProgressEvent{CallID: p.CallID, Name: p.Name, Tail: p.Tail, Bytes: p.Bytes}})
+	})
 	next := 0 // first call whose result is not yet recorded
 	var werr error
 	emitUpTo := func(n int) {
@@ -502,6 +518,9 @@ func (t *turn) runTools(ctx context.Context, calls []llm.ToolCall) (concluded bo
 		}
 	}
 	sched := tools.Scheduler{Registry: ss.svc.tools, Limit: ss.svc.cfg.MaxParallelToolCalls, OnResult: func(i int, o *tools.Outcome) {
+		progressMu.Lock()
+		finished[valid[i].ID] = true
+		progressMu.Unlock()
 		results[index[i]] = o
 		emitUpTo(len(calls))
 	}}
@@ -553,6 +572,10 @@ func (t *turn) finish(err error) (*Result, error) {
 	}
 	t.childMu.Unlock()
 	r.DurationMs = time.Since(t.start).Milliseconds()
+	if p := t.ss.model.Prices; p.Known() {
+		cost := p.Cost(r.Usage)
+		r.TotalCostUSD = &cost
+	}
 	switch {
 	case err == nil:
 		if r.Reason == "" {

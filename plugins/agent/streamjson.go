@@ -70,8 +70,14 @@ func NewStreamJSONEncoder(w io.Writer) *StreamJSONEncoder {
 
 // Encode writes e as one line. It returns the error of encoding (a
 // [ToolResultEvent.Meta] or [Event.State] that is not valid JSON) or of
-// w; nothing is written when encoding fails.
+// w; nothing is written when encoding fails. Tool progress events
+// ([EventToolProgress]) are left out: as in Claude Code's stream-json, a
+// call's output arrives whole in its tool_result, and the line count of a
+// run does not depend on how long its commands took.
 func (s *StreamJSONEncoder) Encode(e Event) error {
+	if e.Type == EventToolProgress {
+		return nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.buf.Reset()

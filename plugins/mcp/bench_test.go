@@ -101,7 +101,8 @@ func BenchmarkEchoRoundTrip(b *testing.B) {
 // and one through the SDK's own client (each to its own server-everything
 // over stdio; to the same one over HTTP), so both see the same machine load.
 // It reports each side's mean and their ratio (pipeline/sdk; the target is
-// at most 1.10).
+// at most 1.10), and each side's client CPU per call (this process's
+// user+sys time during the call).
 //
 //	go test ./plugins/mcp -run '^$' -bench EchoPaired -benchtime 300x -count 3
 func BenchmarkEchoPaired(b *testing.B) {
@@ -132,6 +133,30 @@ func BenchmarkEchoPaired(b *testing.B) {
 		defer cs.Close()
 		benchPaired(b, reg, cs)
 	})
+	// The SDK's client over pipes to a server spawned exactly as the
+	// pipeline spawns its own (subprocess service: new session, cgroup leaf,
+	// scrubbed environment): the ratio is then the pipeline's own cost.
+	b.Run("stdio-subprocess", func(b *testing.B) {
+		reg := benchHarness(b, fmt.Sprintf("servers:\n  e:\n    command: %s\n    args: [stdio]\n", bin))
+		rt, err := subprocess.New(subprocess.Options{}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer rt.Close(context.Background())
+		dir, _ := os.Getwd()
+		h, err := rt.Spawn(subprocess.Spec{Argv: []string{bin, "stdio"}, Dir: dir, Stdin: subprocess.PipeStdin(),
+			Stdout: subprocess.PipeOutput(), Stderr: subprocess.Collect(64 << 10), Grace: time.Second})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench"}, nil).Connect(context.Background(),
+			&sdk.IOTransport{Reader: h.Stdout(), Writer: h.Stdin()}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		benchPaired(b, reg, cs)
+	})
 	url := startHTTPServer(b, bin)
 	b.Run("http", func(b *testing.B) {
 		reg := benchHarness(b, fmt.Sprintf("servers:\n  e:\n    url: %s\n", url))
@@ -146,29 +171,41 @@ func BenchmarkEchoPaired(b *testing.B) {
 }
 
 func benchPaired(b *testing.B, reg *tools.Registry, cs *sdk.ClientSession) {
-	var pipe, direct time.Duration
+	var pipe, direct, pipeCPU, directCPU time.Duration
 	for i := 0; b.Loop(); i++ {
 		// Alternate which goes first, so neither always follows the other.
 		for j := range 2 {
-			start := time.Now()
+			start, c0 := time.Now(), selfCPU()
 			if (i+j)%2 == 0 {
 				o := reg.Execute(context.Background(), tools.Call{ID: "b", Name: "mcp__e__echo", Arguments: `{"message":"hi"}`})
 				if o.IsError {
 					b.Fatal(tools.TextOf(o.Content))
 				}
 				pipe += time.Since(start)
+				pipeCPU += selfCPU() - c0
 			} else {
 				res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hi"}})
 				if err != nil || res.IsError {
 					b.Fatal(err)
 				}
 				direct += time.Since(start)
+				directCPU += selfCPU() - c0
 			}
 		}
 	}
 	b.ReportMetric(float64(pipe.Microseconds())/float64(b.N), "pipeline-µs/op")
 	b.ReportMetric(float64(direct.Microseconds())/float64(b.N), "sdk-µs/op")
 	b.ReportMetric(float64(pipe)/float64(direct), "pipeline/sdk")
+	b.ReportMetric(float64(pipeCPU.Microseconds())/float64(b.N), "pipeline-cpu-µs/op")
+	b.ReportMetric(float64(directCPU.Microseconds())/float64(b.N), "sdk-cpu-µs/op")
+}
+
+// selfCPU is the user+sys CPU time of this process (the client side of a
+// call, GC included; not the server's).
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func benchHarness(b *testing.B, cfg string) *tools.Registry {
@@ -269,4 +306,108 @@ func start(b *testing.B, manifest string) *fxcore.Harness {
 		b.Fatal(err)
 	}
 	return h
+}
+
+// BenchmarkConnectPaired measures, in every iteration and in rotating
+// order, four connects: the mcp row booting one stdio server and five in
+// parallel (as BenchmarkConnect), and the same through the SDK's own client
+// with its CommandTransport (initialize and tools/list; goroutine per
+// server), which is the reference for what this machine allows: five Go
+// fixture processes starting at once on two cores cost CPU whoever starts
+// them. It reports each mean in ms and the two five-vs-one ratios
+// (pipeline-5/1, target ≤ 1.5; sdk-5/1, the reference). Closing is not timed.
+// The cpu metrics are the CPU time (user+sys) of this process and of its
+// reaped children, the servers included, per connect, closing included.
+//
+//	go test ./plugins/mcp -run '^$' -bench ConnectPaired -benchtime 10x -count 3
+func BenchmarkConnectPaired(b *testing.B) {
+	manifest := func(n int) string {
+		var cfg strings.Builder
+		cfg.WriteString("grace: 500ms\nservers:\n")
+		for i := range n {
+			fmt.Fprintf(&cfg, "  s%d: {command: %s, args: [ok]}\n", i, fixture)
+		}
+		return "plugins:\n  - name: subprocess-local\n  - name: tools\n  - name: mcp\n    config:\n" + indent(cfg.String(), "      ")
+	}
+	pipeline := func(n int) time.Duration {
+		t0 := time.Now()
+		h := start(b, manifest(n))
+		m := harnesstest.Service(b, h, mcp.Key)
+		if err := m.Wait(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		d := time.Since(t0)
+		for _, s := range m.Servers() {
+			if s.State != mcp.StateReady {
+				b.Fatalf("%s: %s %s", s.Name, s.State, s.Error)
+			}
+		}
+		if err := h.Stop(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		return d
+	}
+	direct := func(n int) time.Duration {
+		t0 := time.Now()
+		sessions := make([]*sdk.ClientSession, n)
+		errs := make([]error, n)
+		done := make(chan struct{})
+		for i := range n {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench"}, nil).Connect(context.Background(),
+					&sdk.CommandTransport{Command: exec.Command(fixture, "ok")}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+				if err == nil {
+					_, err = cs.ListTools(context.Background(), nil)
+				}
+				sessions[i], errs[i] = cs, err
+			}()
+		}
+		for range n {
+			<-done
+		}
+		d := time.Since(t0)
+		for i, cs := range sessions {
+			if errs[i] != nil {
+				b.Fatal(errs[i])
+			}
+			_ = cs.Close()
+		}
+		return d
+	}
+	cases := []struct {
+		run func(int) time.Duration
+		n   int
+	}{{pipeline, 1}, {pipeline, 5}, {direct, 1}, {direct, 5}}
+	sums := make([]time.Duration, len(cases))
+	cpus := make([]time.Duration, len(cases))
+	for i := 0; b.Loop(); i++ {
+		for j := range cases {
+			k := (i + j) % len(cases)
+			c0 := cpuTime()
+			sums[k] += cases[k].run(cases[k].n)
+			cpus[k] += cpuTime() - c0
+		}
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(b.N) / 1e6 }
+	b.ReportMetric(ms(sums[0]), "pipeline-1-ms")
+	b.ReportMetric(ms(sums[1]), "pipeline-5-ms")
+	b.ReportMetric(ms(sums[2]), "sdk-1-ms")
+	b.ReportMetric(ms(sums[3]), "sdk-5-ms")
+	b.ReportMetric(float64(sums[1])/float64(sums[0]), "pipeline-5/1")
+	b.ReportMetric(float64(sums[3])/float64(sums[2]), "sdk-5/1")
+	b.ReportMetric(ms(cpus[0]), "pipeline-1-cpu-ms")
+	b.ReportMetric(ms(cpus[1]), "pipeline-5-cpu-ms")
+	b.ReportMetric(ms(cpus[2]), "sdk-1-cpu-ms")
+	b.ReportMetric(ms(cpus[3]), "sdk-5-cpu-ms")
+	b.ReportMetric(0, "ns/op")
+}
+
+// cpuTime is the user+sys CPU time of this process and its reaped children.
+func cpuTime() time.Duration {
+	var self, kids syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
+	tv := func(t syscall.Timeval) time.Duration { return time.Duration(t.Nano()) }
+	return tv(self.Utime) + tv(self.Stime) + tv(kids.Utime) + tv(kids.Stime)
 }

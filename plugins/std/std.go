@@ -22,6 +22,7 @@ import (
 	toolsearch "github.com/dshgo/harness/plugins/tool-search"
 	tooltimeout "github.com/dshgo/harness/plugins/tool-timeout"
 	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
+	"github.com/dshgo/harness/plugins/tracing"
 	"github.com/dshgo/harness/plugins/web"
 	"github.com/dshgo/harness/plugins/worker"
 	"github.com/dshgo/harness/services/commands"
@@ -65,6 +66,7 @@ func Plugins() []core.Plugin {
 		sessions.JSONLPlugin,
 		sessionspg.Plugin,
 		agent.Plugin,
+		tracing.Plugin,
 		worker.Plugin,
 		subagent.Plugin,
 		subagentinprocess.Plugin,

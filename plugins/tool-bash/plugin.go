@@ -105,7 +105,7 @@ func apply(c *core.Context, cfg Config) error {
 func Tool(x *Executor) *tools.Tool {
 	return tools.Define("bash", strings.TrimSpace(description),
 		func(ctx context.Context, e *tools.Execution, args Args) (Value, error) {
-			v, err := x.Run(workdir.With(ctx, workdir.Of(ctx, e.Context(), "")), args)
+			v, err := x.run(workdir.With(ctx, workdir.Of(ctx, e.Context(), "")), args, tools.ProgressOf(ctx, e))
 			if err == nil {
 				x.adoptSpills(ctx, e, &v)
 			}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -144,6 +145,12 @@ func (a Args) Validate() error {
 // an error only when the command could not be started (or its process group
 // could not be emptied); a non-zero exit, a signal and a timeout are results.
 func (x *Executor) Run(ctx context.Context, args Args) (Value, error) {
+	return x.run(ctx, args, nil)
+}
+
+// run is Run reporting the output's tail to progress (nil: no reports)
+// while the command runs: see watch.
+func (x *Executor) run(ctx context.Context, args Args, progress *tools.ProgressReporter) (Value, error) {
 	if err := args.Validate(); err != nil {
 		return Value{}, err
 	}
@@ -173,7 +180,21 @@ func (x *Executor) Run(ctx context.Context, args Args) (Value, error) {
 	}
 	runCtx, cancel := context.WithTimeoutCause(ctx, timeout, errTimeout)
 	defer cancel()
+	var started func(subprocess.Collected)
+	if progress != nil {
+		stop := make(chan struct{})
+		var watching sync.WaitGroup
+		defer func() { close(stop); watching.Wait() }() // no report after Run returns
+		started = func(c subprocess.Collected) {
+			watching.Add(1)
+			go func() {
+				defer watching.Done()
+				watch(c, progress, stop)
+			}()
+		}
+	}
 	res, err := x.Runtime.Run(subprocess.Spec{
+		Started: started,
 		Sandbox: sb,
 		Context: runCtx,
 		Argv:    []string{"bash", "-c", args.Command},
@@ -203,6 +224,37 @@ func (x *Executor) Run(ctx context.Context, args Args) (Value, error) {
 		v.Signal = &sig
 	}
 	return v, nil
+}
+
+// watch reports the output of a running command to progress every
+// tools.ProgressInterval until stop closes: the tail of the stream that
+// grew last (stdout when both did) and the bytes of both. Each look reads
+// at most tools.MaxProgressTail bytes of a stream, whatever it holds.
+func watch(c subprocess.Collected, progress *tools.ProgressReporter, stop <-chan struct{}) {
+	t := time.NewTicker(tools.ProgressInterval)
+	defer t.Stop()
+	var seenOut, seenErr int64
+	current := c.Stdout
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		out, errs := c.Stdout.Total(), c.Stderr.Total()
+		switch {
+		case out > seenOut:
+			current = c.Stdout
+		case errs > seenErr:
+			current = c.Stderr
+		default:
+			continue // nothing new
+		}
+		n := current.Total()
+		if progress.Report(current.ReadFrom(max(0, n-tools.MaxProgressTail)).Text, out+errs) {
+			seenOut, seenErr = out, errs // a dropped report (the rate limit) is tried again
+		}
+	}
 }
 
 // streamOf reads a collected stream. An untruncated stream is returned whole.

@@ -1,8 +1,10 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"embed"
+	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
@@ -14,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -33,8 +36,10 @@ const (
 )
 
 var (
-	wsIDRE  = regexp.MustCompile(`^[0-9a-f]{16}$`)
-	hexIDRE = regexp.MustCompile(`^[0-9a-f]{16}$`)
+	// Compiled on first use: package init runs at every harness start.
+	wsIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{16}$`) })
+	// Compiled on first use: package init runs at every harness start.
+	hexIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{16}$`) })
 )
 
 func (s *Server) routes(mux *http.ServeMux) {
@@ -58,14 +63,36 @@ func (s *Server) routes(mux *http.ServeMux) {
 	s.settingsRoutes(mux)
 }
 
+// bootMarker is where index.html takes the first data (a JSON script
+// element, which the Content Security Policy does not execute).
+const bootMarker = `<script type="application/json" id="boot"></script>`
+
+// index serves the page with the boot data inlined (what GET /api/boot
+// answers, with the first workspace's sessions), so the page needs no
+// request of its own before it can show the workspaces.
 func (s *Server) index(w http.ResponseWriter, r *http.Request) {
-	b, err := assetsFS.ReadFile("assets/index.html")
+	page, err := assetsFS.ReadFile("assets/index.html")
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, "%v", err)
 		return
 	}
+	var data bytes.Buffer
+	enc := json.NewEncoder(&data)
+	enc.SetEscapeHTML(true) // <, > and & as \u003c…: nothing can close the script element
+	if err := enc.Encode(s.bootData(r.Context(), true)); err != nil {
+		httpError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	before, after, _ := bytes.Cut(page, []byte(bootMarker))
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_, _ = w.Write(b)
+	var out bytes.Buffer
+	out.Grow(len(page) + data.Len())
+	out.Write(before)
+	out.WriteString(strings.TrimSuffix(bootMarker, "</script>"))
+	out.Write(bytes.TrimSpace(data.Bytes()))
+	out.WriteString("</script>")
+	out.Write(after)
+	_, _ = w.Write(out.Bytes())
 }
 
 func (s *Server) slotAsset(w http.ResponseWriter, r *http.Request) {
@@ -83,11 +110,26 @@ type bootInfo struct {
 	Workspaces []workspaces.Workspace `json:"workspaces"`
 	Slots      []Component            `json:"slots"`
 	Agent      bool                   `json:"agent"`
+	// Sessions are the first workspace's sessions (inlined in the page
+	// only; nil when there is no workspace or they could not be listed).
+	Sessions []sessionInfo `json:"sessions,omitempty"`
+}
+
+// bootData is the boot information; withSessions adds the first
+// workspace's sessions.
+func (s *Server) bootData(ctx context.Context, withSessions bool) bootInfo {
+	_, err := s.hub.agentService()
+	b := bootInfo{Workspaces: s.ws.List(), Slots: s.slots.List(), Agent: err == nil}
+	if withSessions && len(b.Workspaces) > 0 && b.Agent {
+		if list, err := s.sessionsOf(ctx, b.Workspaces[0]); err == nil {
+			b.Sessions = list
+		}
+	}
+	return b
 }
 
 func (s *Server) boot(w http.ResponseWriter, r *http.Request) {
-	_, err := s.hub.agentService()
-	writeJSON(w, http.StatusOK, bootInfo{Workspaces: s.ws.List(), Slots: s.slots.List(), Agent: err == nil})
+	writeJSON(w, http.StatusOK, s.bootData(r.Context(), false))
 }
 
 func (s *Server) listWorkspaces(w http.ResponseWriter, r *http.Request) {
@@ -118,7 +160,7 @@ func (s *Server) addWorkspace(w http.ResponseWriter, r *http.Request) {
 // unknown).
 func (s *Server) workspace(w http.ResponseWriter, r *http.Request) (workspaces.Workspace, bool) {
 	id := r.PathValue("ws")
-	if !wsIDRE.MatchString(id) {
+	if !wsIDRE().MatchString(id) {
 		httpError(w, http.StatusBadRequest, "workspace id %q is malformed", id)
 		return workspaces.Workspace{}, false
 	}
@@ -181,16 +223,29 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	svc, err := s.hub.agentService()
-	if err != nil {
+	if _, err := s.hub.agentService(); err != nil {
 		httpError(w, http.StatusServiceUnavailable, "%v", err)
 		return
 	}
 	_ = s.ws.Touch(ws.ID)
-	page, err := svc.Sessions().List(r.Context(), sessions.Query{Cwd: ws.Path, Limit: 500})
+	out, err := s.sessionsOf(r.Context(), ws)
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, "%v", err)
 		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// sessionsOf lists ws's sessions (see listSessions) and validates the
+// workspace's own list against them.
+func (s *Server) sessionsOf(ctx context.Context, ws workspaces.Workspace) ([]sessionInfo, error) {
+	svc, err := s.hub.agentService()
+	if err != nil {
+		return nil, err
+	}
+	page, err := svc.Sessions().List(ctx, sessions.Query{Cwd: ws.Path, Limit: 500})
+	if err != nil {
+		return nil, err
 	}
 	out := []sessionInfo{}
 	seen := map[string]bool{}
@@ -206,7 +261,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	_, _ = s.ws.Validate(ws.ID, func(id string) (string, bool) { return ws.Path, seen[id] })
-	writeJSON(w, http.StatusOK, out)
+	return out, nil
 }
 
 func (s *Server) newSession(w http.ResponseWriter, r *http.Request) {
@@ -459,7 +514,7 @@ func (s *Server) answerApproval(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	aid := r.PathValue("aid")
-	if !hexIDRE.MatchString(aid) {
+	if !hexIDRE().MatchString(aid) {
 		httpError(w, http.StatusBadRequest, "approval id %q is malformed", aid)
 		return
 	}

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -138,3 +139,30 @@ func TestBindPolicy(t *testing.T) {
 }
 
 var _ = llmtest.Reply
+
+// TestPageInlinesBootData: the page carries the boot data (workspaces and
+// the first workspace's sessions) in a JSON script element, with <, > and
+// & escaped, so a workspace title cannot close the element and inject
+// markup.
+func TestPageInlinesBootData(t *testing.T) {
+	e := start(t, nil, "default")
+	ws := e.workspace(t.TempDir())
+	id := e.newSession(ws)
+	evil := `</script><script>alert(1)</script>&`
+	e.must(http.StatusOK, "PATCH", "/api/workspaces/"+ws.ID, map[string]string{"title": evil}, nil)
+	code, body := e.req("GET", "/", nil)
+	page := string(body)
+	if code != 200 || strings.Contains(page, evil) || strings.Count(page, "<script") != 2 {
+		t.Fatalf("page %d:\n%s", code, page)
+	}
+	_, data, ok := strings.Cut(page, `<script type="application/json" id="boot">`)
+	data, _, _ = strings.Cut(data, "</script>")
+	var boot struct {
+		Workspaces []struct{ ID, Title string }
+		Sessions   []struct{ ID string }
+	}
+	if err := json.Unmarshal([]byte(data), &boot); !ok || err != nil || len(boot.Workspaces) != 1 || boot.Workspaces[0].Title != evil ||
+		len(boot.Sessions) != 1 || boot.Sessions[0].ID != id {
+		t.Fatalf("boot data %v %+v in:\n%s", err, boot, data)
+	}
+}

@@ -295,6 +295,12 @@ func (l *live) publishAgent(e agent.Event) {
 		l.h.relayChild(l, e)
 		return
 	}
+	if e.Type == agent.EventToolProgress {
+		// A running call's output so far (up to ten a second per call):
+		// the page shows a call's output when its result arrives, and
+		// these would crowd the replay backlog out.
+		return
+	}
 	if e.SessionID == "" {
 		e.SessionID = l.id
 	}

@@ -180,7 +180,10 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 	cancel() // ends SSE streams and long polls
-	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// Requests in flight get 2 s, well inside the harness's stop timeout
+	// (5 s): Shutdown also waits that long for a connection a browser
+	// opened ahead (a preconnect) and never used.
+	sctx, scancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer scancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		_ = srv.Close()

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"regexp"
+	"sync"
 
 	"github.com/dshgo/harness/services/settings"
 )
@@ -24,7 +25,8 @@ func (s *Server) settingsService() *settings.Service {
 	return s.settings
 }
 
-var rowIDRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+// Compiled on first use: package init runs at every harness start.
+var rowIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`) })
 
 func (s *Server) settingsRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/settings", s.getSettings)
@@ -54,7 +56,7 @@ func (s *Server) patchSettings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	if !rowIDRE.MatchString(id) {
+	if !rowIDRE().MatchString(id) {
 		httpError(w, http.StatusBadRequest, "row id %q is malformed", id)
 		return
 	}

@@ -65,8 +65,10 @@ type Slots struct {
 func newSlots() *Slots { return &Slots{assets: map[string]fs.FS{}} }
 
 var (
-	elementRE = regexp.MustCompile(`^[a-z][a-z0-9]*-[a-z0-9-]+$`)
-	ownerRE   = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
+	// Compiled on first use: package init runs at every harness start.
+	elementRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9]*-[a-z0-9-]+$`) })
+	// Compiled on first use: package init runs at every harness start.
+	ownerRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`) })
 )
 
 // Add registers comp for the plugin owner whose embedded assets hold its
@@ -76,10 +78,10 @@ func (s *Slots) Add(owner string, assets fs.FS, comp Component) (remove func(), 
 	if !slices.Contains(knownSlots, comp.Slot) {
 		return nil, fmt.Errorf("slot %q: not one of %v", comp.Slot, knownSlots)
 	}
-	if !elementRE.MatchString(comp.Element) {
+	if !elementRE().MatchString(comp.Element) {
 		return nil, fmt.Errorf("element %q: a custom element name needs lower-case letters and a dash", comp.Element)
 	}
-	if !ownerRE.MatchString(owner) {
+	if !ownerRE().MatchString(owner) {
 		return nil, fmt.Errorf("owner %q: lower-case letters, digits and dashes", owner)
 	}
 	if !fs.ValidPath(comp.Module) {

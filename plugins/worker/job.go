@@ -126,8 +126,10 @@ type runWorker struct {
 }
 
 // Work runs one attempt of a job (see the package doc for the outcomes).
-func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
+func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) (err error) {
 	s, sid := w.s, SessionID(job.JobRow)
+	ctx, span := s.jobSpan(ctx, job.JobRow, sid)
+	defer func() { endJobSpan(span, err) }()
 	resume, done, err := s.sessionState(ctx, sid)
 	if err != nil {
 		return err
@@ -212,7 +214,7 @@ func (w *runWorker) run(ctx context.Context, job *river.Job[RunArgs], dir string
 		defer os.Remove(pf)
 		argv = append(argv, "--patch", pf)
 	}
-	env := map[string]string{"HARNESS_JOB_ID": fmt.Sprint(job.ID), "HARNESS_SESSION_ID": spec.SessionID}
+	env := runEnv(ctx, job.JobRow, spec.SessionID, os.Environ())
 	for k, v := range w.opts.Env {
 		env[k] = v
 	}
@@ -229,7 +231,11 @@ func (w *runWorker) run(ctx context.Context, job *river.Job[RunArgs], dir string
 	if err != nil {
 		return nil, fmt.Errorf("job %d: starting the run: %w", job.ID, err)
 	}
-	return outcome(ctx, job.ID, res)
+	out, err := outcome(ctx, job.ID, res)
+	if code := res.Outcome.ExitCode; code != nil && *code == ExitSessionBusy && ctx.Err() == nil {
+		s.log.Warn("worker: the job's session is open in another process; job snoozed", "job", job.ID, "run", tail(res.Stderr.Text()))
+	}
+	return out, err
 }
 
 // outcome maps a run process's exit to the job's result.

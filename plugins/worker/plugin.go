@@ -74,7 +74,8 @@ func (c *Config) SetDefaults() {
 	c.JobTimeout, c.RescueAfter, c.DrainTimeout, c.Grace, c.FetchPollInterval = 55*time.Minute, time.Hour, 5*time.Minute, 10*time.Second, time.Second
 }
 
-var schemaRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+// Compiled on first use: package init runs at every harness start.
+var schemaRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`) })
 
 // Validate checks every field and names the bad ones.
 func (c *Config) Validate() error {
@@ -83,7 +84,7 @@ func (c *Config) Validate() error {
 	if c.DSN == "" {
 		add("dsn", "required (e.g. dsn: !env HARNESS_DATABASE_URL)")
 	}
-	if !schemaRE.MatchString(c.Schema) {
+	if !schemaRE().MatchString(c.Schema) {
 		add("schema", "want lower-case letters, digits and '_' (at most 63)")
 	}
 	if c.PoolSize < 1 {
@@ -127,6 +128,7 @@ var Plugin = core.Define("worker", apply,
 
 // Service submits, works, lists and cancels runs. Safe for concurrent use.
 type Service struct {
+	c        *core.Context // finds the optional tracing service
 	cfg      Config
 	log      *slog.Logger
 	sessions *sessions.Service
@@ -156,7 +158,7 @@ func apply(c *core.Context, cfg Config) error {
 	if cfg.WorkRoot == "" {
 		cfg.WorkRoot = filepath.Join(sessions.DefaultStateDir(nil), "jobs")
 	}
-	s := &Service{cfg: cfg, log: c.Logger(), pool: pool,
+	s := &Service{c: c, cfg: cfg, log: c.Logger(), pool: pool,
 		sessions: core.Use(c, sessions.Key), sp: core.Use(c, subprocess.Key)}
 	return core.Provide(c, Key, s)
 }

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dshgo/harness/core"
@@ -70,12 +71,13 @@ func (e *InUseError) Error() string {
 // Is reports whether target is [ErrInUse].
 func (e *InUseError) Is(target error) bool { return target == ErrInUse }
 
-var idRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`)
+// Compiled on first use: package init runs at every harness start.
+var idRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`) })
 
 // ValidID reports whether id can name a session: letters, digits, '-' and
 // '_', starting with a letter or digit, at most 128 bytes. Only valid ids
 // ever reach a provider (they become file names).
-func ValidID(id string) bool { return idRE.MatchString(id) }
+func ValidID(id string) bool { return idRE().MatchString(id) }
 
 // NewID returns a fresh id that sorts by creation time:
 // "20261130T010203-" followed by 8 random hex digits.

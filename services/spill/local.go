@@ -30,8 +30,10 @@ const (
 )
 
 var (
-	ownerDirPattern = regexp.MustCompile(`^session-[0-9a-f]{12}$`)
-	fileNamePattern = regexp.MustCompile(`^[0-9a-f]{12}(?:[0-9a-f]{12})?-`) // 12 hex (reference B2); 24 hex from earlier builds
+	// Compiled on first use: package init runs at every harness start.
+	ownerDirPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^session-[0-9a-f]{12}$`) })
+	// Compiled on first use: package init runs at every harness start.
+	fileNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{12}(?:[0-9a-f]{12})?-`) }) // 12 hex (reference B2); 24 hex from earlier builds
 )
 
 // LocalOptions configures a [LocalStore].
@@ -307,7 +309,7 @@ func (s *LocalStore) Cleanup(now time.Time) (int, error) {
 	removed := 0
 	var errs []error
 	for _, e := range entries {
-		if !e.IsDir() || !ownerDirPattern.MatchString(e.Name()) {
+		if !e.IsDir() || !ownerDirPattern().MatchString(e.Name()) {
 			continue // ReadDir reports a symlink as not a directory
 		}
 		dir := filepath.Join(s.root, e.Name())
@@ -330,7 +332,7 @@ func cleanupOwnerDir(dir string, cutoff time.Time) (int, error) {
 	removed := 0
 	var errs []error
 	for _, f := range files {
-		if !f.Type().IsRegular() || !fileNamePattern.MatchString(f.Name()) {
+		if !f.Type().IsRegular() || !fileNamePattern().MatchString(f.Name()) {
 			continue
 		}
 		info, err := f.Info()

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -51,7 +52,8 @@ type frontMatter struct {
 	Provider    string    `yaml:"provider"`
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+// Compiled on first use: package init runs at every harness start.
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`) })
 
 // ParseDefinition parses one definition file's content; errors name
 // path:line.
@@ -80,7 +82,7 @@ func ParseDefinition(path string, data []byte) (Definition, error) {
 	if d.Model == "inherit" {
 		d.Model = ""
 	}
-	if fm.Name.Kind != yaml.ScalarNode && fm.Name.Kind != 0 || !nameRE.MatchString(d.Name) {
+	if fm.Name.Kind != yaml.ScalarNode && fm.Name.Kind != 0 || !nameRE().MatchString(d.Name) {
 		return Definition{}, fmt.Errorf("%s:%d: name %q: want letters, digits, '.', '_' or '-' (at most 64)", path, at(&fm.Name), d.Name)
 	}
 	if d.Description == "" {

@@ -67,23 +67,39 @@ func concealGeneration() uint64 {
 // child only sees HARNESS_* facts that its spawner set explicitly.
 const ManagedEnvPrefix = "HARNESS_"
 
+// TelemetryEnvPrefix is OpenTelemetry's configuration namespace (OTEL_*).
+// Inherited OTEL_* variables are dropped like credentials, so that a
+// tool's own OpenTelemetry SDK does not export to the harness's collector
+// with the harness's settings; EnvPolicy.Allow brings back the names it
+// matches (e.g. "OTEL_*"), except the OTLP headers variables
+// (OTEL_EXPORTER_OTLP_HEADERS, OTEL_EXPORTER_OTLP_TRACES_HEADERS, …),
+// which hold credentials and are never inherited. A spawn's Spec.Env sets
+// them explicitly (the fleet worker passes its own to a job's run).
+const TelemetryEnvPrefix = "OTEL_"
+
+// telemetrySecret reports whether upper names an OTLP headers variable.
+func telemetrySecret(upper string) bool {
+	return strings.HasPrefix(upper, TelemetryEnvPrefix) && strings.HasSuffix(upper, "_HEADERS")
+}
+
 // ControlEnv is set by the runtime in a child spawned with Spec.Control: its
 // value is the number of the descriptor that carries the control channel
 // ("3"). Callers cannot set it through Spec.Env.
 const ControlEnv = "HARNESS_SUBPROCESS_CONTROL"
 
 // EnvPolicy adds deployment choices on top of the fixed scrub. The zero value
-// applies only SensitiveEnvPattern and ManagedEnvPrefix.
+// applies only SensitiveEnvPattern, ManagedEnvPrefix and TelemetryEnvPrefix.
 type EnvPolicy struct {
 	// Deny lists extra name patterns to drop, matched case-insensitively with
 	// path.Match syntax against the whole name (for example "*CREDENTIAL*",
 	// "*PASSPHRASE*", "DATABASE_URL").
 	Deny []string `yaml:"deny" json:"deny,omitempty"`
 	// Allow lists name patterns (same syntax) that survive the credential
-	// scrub and Deny although they match; the HARNESS_ namespace is never
-	// allowed this way. Example: "TOKENIZERS_PARALLELISM".
-	// Environment-name patterns (path.Match syntax; case-insensitive) kept
-	// although they look like credentials.
+	// scrub, the OTEL_ namespace and Deny although they match; the HARNESS_
+	// namespace and the OTLP headers variables are never allowed this way.
+	// Examples: "TOKENIZERS_PARALLELISM", "OTEL_*". Environment-name patterns
+	// (path.Match syntax; case-insensitive) kept although they look like
+	// credentials.
 	Allow []string `yaml:"allow" json:"allow,omitempty"`
 	// Set gives every child these variables (a Claude Code settings file's
 	// env), on top of the scrubbed environment and under a spawn's own
@@ -100,7 +116,7 @@ func (p EnvPolicy) Validate() error {
 			return fmt.Errorf("set.%s: invalid variable name or value", k)
 		}
 		if p.Drops(k) || k == ControlEnv {
-			return fmt.Errorf("set.%s: children never get credential-shaped or HARNESS_ variables from configuration", k)
+			return fmt.Errorf("set.%s: children never get credential-shaped, HARNESS_ or (unless allowed) OTEL_ variables from configuration", k)
 		}
 	}
 	for i, pat := range p.Deny {
@@ -139,10 +155,10 @@ func matchAny(patterns []string, upper string) bool {
 // Drops reports whether an inherited variable name is removed by the policy.
 func (p EnvPolicy) Drops(name string) bool {
 	upper := strings.ToUpper(name)
-	if strings.HasPrefix(upper, ManagedEnvPrefix) || isConcealed(upper) {
+	if strings.HasPrefix(upper, ManagedEnvPrefix) || isConcealed(upper) || telemetrySecret(upper) {
 		return true
 	}
-	if !sensitive(upper) && !matchAny(p.Deny, upper) {
+	if !sensitive(upper) && !strings.HasPrefix(upper, TelemetryEnvPrefix) && !matchAny(p.Deny, upper) {
 		return false
 	}
 	return !matchAny(p.Allow, upper)
@@ -163,7 +179,7 @@ func (p EnvPolicy) Scrub(environ []string) []string {
 }
 
 // ScrubbedParentEnv returns this process's environment without credentials
-// and without the HARNESS_ namespace, using the zero EnvPolicy. It is the base
+// and without the HARNESS_ and OTEL_ namespaces, using the zero EnvPolicy. It is the base
 // environment of every child; spawners outside this package (an MCP stdio
 // client, say) use it too so that no path leaks secrets.
 func ScrubbedParentEnv() []string { return EnvPolicy{}.Scrub(os.Environ()) }

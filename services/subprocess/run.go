@@ -31,6 +31,9 @@ func (r *Runtime) Run(spec Spec) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if spec.Started != nil {
+		spec.Started(h.collected)
+	}
 	h.wait() // on this goroutine: one handoff less than Spawn + <-Done
 
 	out, err := h.Outcome()

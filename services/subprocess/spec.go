@@ -116,6 +116,14 @@ type Spec struct {
 	// whose parent end is Handle.Control. The child also gets
 	// HARNESS_SUBPROCESS_CONTROL=3.
 	Control bool
+	// Started, when set, is called by Run once the child has started and
+	// before Run waits for it, with the collected streams (nil for a stream
+	// not in collect mode). They are safe to read (ReadFrom, Total) while
+	// the child writes, so a caller can watch the output as it arrives.
+	// It runs on Run's goroutine: anything that waits belongs in a
+	// goroutine of its own, which the caller ends after Run returns. Spawn
+	// does not call it (Handle.Collected gives the same streams).
+	Started func(Collected)
 	// Sandbox, when non-nil with mode read-only or workspace-write, runs
 	// the child confined by the runtime's sandbox backend, Dir being the
 	// workspace; Handle.Sandbox reports what is enforced. Spawn fails

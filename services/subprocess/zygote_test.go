@@ -278,3 +278,55 @@ func TestZygoteNeedsCgroup(t *testing.T) {
 		t.Fatalf("%d zygotes without cgroup isolation", n)
 	}
 }
+
+// TestZygoteControlAndForeground: descriptors beyond stdio (the control
+// channel, fd 3) reach a command in a shared sandbox, and a terminal
+// there reports its foreground job by the pid this process sees.
+func TestZygoteControlAndForeground(t *testing.T) {
+	rt, _ := zygoteRuntime(t, Options{})
+	p := &SandboxPolicy{Mode: SandboxWorkspaceWrite}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h, err := rt.Spawn(Spec{Context: ctx, Argv: []string{"bash", "-c", `echo "ping $` + ControlEnv + `" >&3; read -r line <&3; echo "got $line"`},
+		Dir: t.TempDir(), Sandbox: p, Control: true, Stdin: IgnoreStdin(), Stdout: Collect(1024), Stderr: Collect(1024), Grace: time.Second})
+	must(t, err)
+	if !h.Sandbox().Shared {
+		t.Fatalf("report %v", h.Sandbox())
+	}
+	buf := make([]byte, 64)
+	n, err := h.Control().Read(buf)
+	must(t, err)
+	if got := string(buf[:n]); got != "ping 3\n" {
+		t.Fatalf("control read %q", got)
+	}
+	_, err = h.Control().Write([]byte("pong\n"))
+	must(t, err)
+	<-h.Done()
+	if out := h.Collected().Stdout.ReadFrom(0).Text; out != "got pong\n" {
+		t.Fatalf("stdout %q stderr %q", out, h.Collected().Stderr.ReadFrom(0).Text)
+	}
+
+	spec := termSpec("bash", "--norc", "--noprofile", "-i")
+	spec.Dir, spec.Sandbox = t.TempDir(), p
+	term, err := rt.SpawnTerminal(spec)
+	must(t, err)
+	if !term.Sandbox().Shared {
+		t.Fatalf("terminal report %v", term.Sandbox())
+	}
+	m := marker(3600)
+	must(t, term.Write(ctx, "sleep "+m+"\n"))
+	var fg *Foreground
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if fg, err = term.InspectForeground(ctx); err == nil && strings.Contains(fg.Command, m) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("foreground %+v, %v", fg, err)
+		}
+	}
+	if pids := liveWithCmdline("sleep " + m); len(pids) != 1 || pids[0] != fg.ProcessGroupID {
+		t.Fatalf("foreground group %d, sleep pids %v", fg.ProcessGroupID, pids)
+	}
+	must(t, term.Terminate(ctx))
+	assertNoSurvivor(t, "sleep "+m, 0)
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"sync"
 	"time"
 )
 
@@ -15,7 +16,8 @@ import (
 // transport (dsh PTC mode). No tool may register under it.
 const ReservedName = "run_code"
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+// Compiled on first use: package init runs at every harness start.
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
 
 // Tool is one registrable tool: the model-facing schema {name, description,
 // parameters}, the compiled argument validator, the body, and the output
@@ -273,7 +275,7 @@ func DefineRaw(name, description string, parameters json.RawMessage, execute fun
 func (t *Tool) finish(params json.RawMessage, opts []Option) {
 	errs := []error{}
 	switch {
-	case !nameRE.MatchString(t.name):
+	case !nameRE().MatchString(t.name):
 		errs = append(errs, fmt.Errorf("tool name %q must be 1-64 characters of A-Z a-z 0-9 _ -", t.name))
 	case t.name == ReservedName:
 		errs = append(errs, fmt.Errorf("tool name %q is reserved", ReservedName))

@@ -1,5 +1,7 @@
 package tools
 
+import "time"
+
 // DisableFastCheck drops t's accept-only argument check, so tests can compare
 // Execute with and without it.
 func DisableFastCheck(t *Tool) *Tool {
@@ -17,4 +19,12 @@ func FastPathSample(data []byte) (schema string, args []string) {
 	g := &gen{b: data}
 	schema = g.genSchema(0)
 	return schema, []string{g.genValue(0), g.genValue(0), "{}", ""}
+}
+
+// SetProgressClock makes r read the time from now (nil-safe), so tests
+// step the rate limit without sleeping.
+func SetProgressClock(r *ProgressReporter, now func() time.Time) {
+	if r != nil {
+		r.now = now
+	}
 }

@@ -2,7 +2,8 @@
 // to the JSON API of plugins/web and follows a session over SSE. Every text
 // that comes from the model, a tool or a file is put in the page with
 // textContent, never as HTML.
-import { renderSettings } from "/assets/settings.js";
+// The settings page's module is imported when the page is first opened,
+// so it is not on the way to the first screen.
 
 const $ = (id) => document.getElementById(id);
 const el = (tag, cls, text) => {
@@ -59,12 +60,22 @@ async function mountSlot(container, slot, props) {
 
 // ---- workspaces -----------------------------------------------------------
 
+// inlineBoot is the boot data the server put in the page (GET /api/boot
+// with the first workspace's sessions), or null.
+function inlineBoot() {
+  const node = $("boot");
+  if (!node || !node.textContent) return null;
+  try { return JSON.parse(node.textContent); } catch { return null; }
+}
+
 async function loadBoot() {
-  state.boot = await api("GET", "/api/boot");
+  state.boot = inlineBoot() || await api("GET", "/api/boot");
+  const sessions = state.boot.sessions;
+  delete state.boot.sessions;
   renderWorkspaces();
-  mountSlot($("slot-sidebar"), "sidebar", { workspace: state.ws });
   const last = state.boot.workspaces[0];
-  if (last && !state.ws) await selectWorkspace(last);
+  if (last && !state.ws) await selectWorkspace(last, sessions);
+  else mountSlot($("slot-sidebar"), "sidebar", { workspace: state.ws });
 }
 
 function renderWorkspaces() {
@@ -79,13 +90,17 @@ function renderWorkspaces() {
   }
 }
 
-async function selectWorkspace(w) {
+// selectWorkspace shows workspace w: its sessions (the given list, else
+// fetched) and, without waiting for it, its files.
+async function selectWorkspace(w, sessions) {
   state.ws = w;
   renderWorkspaces();
   $("sessions-section").hidden = false;
   $("files-section").hidden = false;
   mountSlot($("slot-sidebar"), "sidebar", { workspace: w });
-  await Promise.all([loadSessions(), showDir(".")]);
+  showDir(".");
+  if (sessions) renderSessions(sessions);
+  else await loadSessions();
 }
 
 $("add-workspace").onsubmit = async (ev) => {
@@ -108,7 +123,10 @@ $("add-workspace").onsubmit = async (ev) => {
 // loadSessions lists the workspace's sessions; a subagent's session is
 // listed under its parent (when the parent is listed).
 async function loadSessions() {
-  const list = await api("GET", `/api/workspaces/${state.ws.id}/sessions`);
+  return renderSessions(await api("GET", `/api/workspaces/${state.ws.id}/sessions`));
+}
+
+function renderSessions(list) {
   const ul = $("sessions");
   ul.replaceChildren();
   const byId = new Map(list.map((s) => [s.id, s]));
@@ -469,6 +487,7 @@ $("close-file").onclick = () => showView(state.session ? "view-session" : "view-
 
 $("nav-settings").onclick = async () => {
   showView("view-settings");
+  const { renderSettings } = await import("/assets/settings.js");
   await renderSettings({ api, el, mountCard: async (container, comp, props) => {
     await loadModule(comp);
     const node = document.createElement(comp.element);
@@ -478,6 +497,6 @@ $("nav-settings").onclick = async () => {
 };
 $("close-settings").onclick = () => showView(state.session ? "view-session" : "view-empty");
 
-loadBoot().then(() => { document.body.dataset.ready = "1"; }).catch((e) => {
+loadBoot().then(() => { performance.mark("harness-ready"); document.body.dataset.ready = "1"; }).catch((e) => {
   document.body.append(el("p", "error", "could not load: " + e.message));
 });

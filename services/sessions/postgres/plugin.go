@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/dshgo/harness/core"
@@ -31,7 +32,8 @@ func (c *Config) SetDefaults() {
 	c.PoolSize, c.Schema, c.ConnectTimeout = 4, "harness", 10*time.Second
 }
 
-var schemaRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+// Compiled on first use: package init runs at every harness start.
+var schemaRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`) })
 
 // Validate requires a DSN, a positive pool size and a plain schema name.
 func (c *Config) Validate() error {
@@ -42,7 +44,7 @@ func (c *Config) Validate() error {
 	if c.PoolSize < 1 {
 		issues = append(issues, core.Issue{Path: "poolSize", Message: "must be at least 1"})
 	}
-	if !schemaRE.MatchString(c.Schema) {
+	if !schemaRE().MatchString(c.Schema) {
 		issues = append(issues, core.Issue{Path: "schema", Message: "want lower-case letters, digits and '_' (at most 63)"})
 	}
 	if c.ConnectTimeout <= 0 {

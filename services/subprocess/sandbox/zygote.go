@@ -676,6 +676,7 @@ func (z *zygote) spawn(l *ZygoteLaunch, s ZygoteSpawn) (*ZygoteProcess, error) {
 	if err != nil {
 		// Without its pid the command cannot be managed: kill it.
 		_ = unix.PidfdSendSignal(p.PidFD, unix.SIGKILL, nil, 0)
+		go func() { _, _ = p.Wait() }() // closes the pidfd once it is reported gone
 		return nil, fmt.Errorf("sandbox zygote: %w", err)
 	}
 	p.Pid = pid
