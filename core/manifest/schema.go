@@ -11,9 +11,13 @@ import (
 	orderedmap "github.com/pb33f/ordered-map/v2"
 )
 
+//go:generate go run ../../internal/configdoc/gen -root ../.. -o configdoc_gen.go
+
 // ConfigSchema returns the JSON Schema of p's config, generated with
 // invopop/jsonschema from the config struct: field names from yaml tags,
-// descriptions from jsonschema tags, durations as strings ("2m"), no
+// a field's description from its Go doc comment (the built-in plugins'
+// comments are compiled in, see configdoc_gen.go; a `jsonschema:"description=…"`
+// tag, which third-party plugins may use, takes precedence), durations as strings ("2m"), no
 // required fields unless tagged `jsonschema:"required"`, unknown keys
 // forbidden, and secret fields (`harness:"secret"`) marked writeOnly.
 // Each field's `default` is the value p's SetDefaults gives it (when that
@@ -24,6 +28,7 @@ func ConfigSchema(p core.Plugin) *jsonschema.Schema {
 		RequiredFromJSONSchemaTags: true,
 		DoNotReference:             true,
 		ExpandedStruct:             true,
+		CommentMap:                 configComments,
 		Mapper: func(t reflect.Type) *jsonschema.Schema {
 			if t == reflect.TypeFor[time.Duration]() {
 				return &jsonschema.Schema{Type: "string", Pattern: `^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$`, Description: "a duration such as 500ms, 30s or 2m"}

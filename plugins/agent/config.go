@@ -13,26 +13,27 @@ type Config struct {
 	// Model is the default model route ("provider/model", "provider/alias"
 	// or "provider"); empty selects the default model of the first
 	// registered provider. `harness run --model` overrides it.
-	Model string `yaml:"model" jsonschema:"description=Default model route: provider/model or provider (empty: the first provider's default model)"`
+	Model string `yaml:"model"`
 	// MaxSteps bounds the model calls of one user turn (default 50).
-	MaxSteps int `yaml:"maxSteps" jsonschema:"minimum=1,default=50,description=Maximum model calls per user turn"`
+	MaxSteps int `yaml:"maxSteps" jsonschema:"minimum=1,default=50"`
 	// Thinking is the default thinking mode: enabled, disabled or empty for
 	// the model's own default.
-	Thinking llm.Thinking `yaml:"thinking" jsonschema:"enum=,enum=enabled,enum=disabled,description=Thinking mode (empty: the model default)"`
+	Thinking llm.Thinking `yaml:"thinking" jsonschema:"enum=,enum=enabled,enum=disabled"`
 	// ReasoningEffort is passed to models that support it when thinking is on.
-	ReasoningEffort string `yaml:"reasoningEffort" jsonschema:"description=Reasoning effort for thinking models (e.g. high or max)"`
+	// Reasoning effort for thinking models (e.g. high or max).
+	ReasoningEffort string `yaml:"reasoningEffort"`
 	// StateDir is no longer read here: the session store is its own row
 	// (sessions-jsonl, whose stateDir this was; or sessions-postgres).
 	// Setting it is an error that says so.
-	StateDir string `yaml:"stateDir" jsonschema:"description=Moved: set stateDir on the sessions-jsonl row"`
+	StateDir string `yaml:"stateDir"`
 	// MaxParallelToolCalls bounds overlapped parallel-safe tool bodies of one
 	// step; 0 uses the tools service's maxParallel, 1 runs them serially.
-	MaxParallelToolCalls int `yaml:"maxParallelToolCalls" jsonschema:"minimum=0,description=Overlapped parallel-safe tool calls per step (0: the tools service default)"`
+	MaxParallelToolCalls int `yaml:"maxParallelToolCalls" jsonschema:"minimum=0"`
 	// MaxToolArgBytes bounds one tool call's argument text, in bytes
 	// (0 or unset: DefaultMaxToolArgBytes, 1 MiB). Larger arguments are not kept: the call is logged
 	// and sent back to the model with arguments {} and gets an
 	// INVALID_ARGS error result saying how large they were.
-	MaxToolArgBytes int64 `yaml:"maxToolArgBytes" jsonschema:"minimum=0,default=1048576,description=Largest tool-call argument text kept in bytes (0: 1 MiB); larger arguments become an error result and are discarded"`
+	MaxToolArgBytes int64 `yaml:"maxToolArgBytes" jsonschema:"minimum=0,default=1048576"`
 }
 
 // DefaultMaxSteps is the default bound on model calls per user turn.

@@ -46,9 +46,9 @@ type Config struct {
 	// Answerer is who answers: "auto" (terminal when stdin is a TTY, else
 	// headless), "terminal" (prompt on /dev/tty), or "headless" (nobody: every
 	// ask is a denial).
-	Answerer string `yaml:"answerer" json:"answerer,omitempty" jsonschema:"description=Who answers asks: auto (the terminal when stdin is a TTY; else headless) or terminal (a prompt on /dev/tty) or headless (nobody: every ask is a denial),enum=auto,enum=terminal,enum=headless,default=auto"`
+	Answerer string `yaml:"answerer" json:"answerer,omitempty" jsonschema:"enum=auto,enum=terminal,enum=headless,default=auto"`
 	// Policy is "ask" (put the question) or "never" (reject without asking).
-	Policy string `yaml:"policy" json:"policy,omitempty" jsonschema:"description=ask puts each question to the answerer; never rejects every ask without asking,enum=ask,enum=never,default=ask"`
+	Policy string `yaml:"policy" json:"policy,omitempty" jsonschema:"enum=ask,enum=never,default=ask"`
 }
 
 // SetDefaults sets answerer auto and policy ask.

@@ -42,12 +42,14 @@ const (
 // Config is the environment plugin's configuration.
 type Config struct {
 	// GitStatus includes a `git status --short` summary (default true).
-	GitStatus bool `yaml:"gitStatus" jsonschema:"default=true,description=Include a short git status summary taken when the session starts"`
+	GitStatus bool `yaml:"gitStatus" jsonschema:"default=true"`
 	// MaxStatusLines bounds the status summary (default 20 entries; the
 	// rest are counted).
-	MaxStatusLines int `yaml:"maxStatusLines" jsonschema:"minimum=0,default=20,description=Entries of git status shown (the rest are counted)"`
+	MaxStatusLines int `yaml:"maxStatusLines" jsonschema:"minimum=0,default=20"`
 	// Date includes today's date in the runtime context (default true).
-	Date bool `yaml:"date" jsonschema:"default=true,description=Tell the model today's date (runtime context; re-sent only when it changes)"`
+	// Tell the model today's date (runtime context; re-sent only when it
+	// changes).
+	Date bool `yaml:"date" jsonschema:"default=true"`
 }
 
 // SetDefaults turns everything on with 20 status lines.

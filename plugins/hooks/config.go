@@ -23,31 +23,33 @@ const DefaultTimeout = 60 * time.Second
 //	          timeout: 30
 type Config struct {
 	// Hooks lists the matcher groups per event.
-	Hooks Events `yaml:"hooks" json:"hooks" jsonschema:"description=Claude Code command hooks: matcher groups per event (the hooks block of a Claude Code settings file)"`
+	// Claude Code command hooks: matcher groups per event (the hooks block of a
+	// Claude Code settings file).
+	Hooks Events `yaml:"hooks" json:"hooks"`
 	// Cwd is the directory hook commands run in and the `cwd` they are told;
 	// empty means the process's working directory.
-	Cwd string `yaml:"cwd" json:"cwd,omitempty" jsonschema:"description=Directory hook commands run in and the cwd they are told (default: the process working directory)"`
+	Cwd string `yaml:"cwd" json:"cwd,omitempty"`
 	// Sandbox runs hook commands under the subprocess service's default
 	// sandbox policy (docs/sandbox.md). Default false: hooks are programs
 	// the deployer configured, and run with the user's permissions (the
 	// harness process is non-dumpable, so they cannot read its environment
 	// unless they run as root).
-	Sandbox bool `yaml:"sandbox" json:"sandbox,omitempty" jsonschema:"description=Run hook commands in the default OS sandbox of the subprocess service (default false: hooks run unsandboxed)"`
+	Sandbox bool `yaml:"sandbox" json:"sandbox,omitempty"`
 	// SessionID is the `session_id` sent when the caller supplies none.
-	SessionID string `yaml:"sessionId" json:"sessionId,omitempty" jsonschema:"description=session_id sent to hooks when the caller supplies none"`
+	SessionID string `yaml:"sessionId" json:"sessionId,omitempty"`
 	// ToolNames renames tools in the `tool_name` hooks read, on top of the
 	// default naming (an entry wins over both).
-	ToolNames map[string]string `yaml:"toolNames" json:"toolNames,omitempty" jsonschema:"description=Renames tools in the tool_name hooks read; an entry wins over the default naming"`
+	ToolNames map[string]string `yaml:"toolNames" json:"toolNames,omitempty"`
 	// HarnessToolNames sends the harness's own tool names (bash, read, …)
 	// in `tool_name` instead of Claude Code's (Bash, Read, Write, Edit, Grep,
 	// Glob), which are the default so scripts written for Claude Code work
 	// unchanged. Matchers select by either name, case-insensitively.
-	HarnessToolNames bool `yaml:"harnessToolNames" json:"harnessToolNames,omitempty" jsonschema:"description=Send the harness tool names (bash and read and ...) in tool_name instead of Claude Code's (Bash and Read and Write and Edit and Grep and Glob: the default); matchers select by either name"`
+	HarnessToolNames bool `yaml:"harnessToolNames" json:"harnessToolNames,omitempty"`
 	// PermissionMode is the `permission_mode` hooks are told: default,
 	// acceptEdits, plan or bypassPermissions (Claude Code's names). Empty
 	// means default. The Claude Code settings layer sets it from
 	// permissions.defaultMode.
-	PermissionMode string `yaml:"permissionMode" json:"permissionMode,omitempty" jsonschema:"description=permission_mode sent to hooks (Claude Code's names),enum=default,enum=acceptEdits,enum=plan,enum=bypassPermissions"`
+	PermissionMode string `yaml:"permissionMode" json:"permissionMode,omitempty" jsonschema:"enum=default,enum=acceptEdits,enum=plan,enum=bypassPermissions"`
 }
 
 // Events holds the matcher groups of each supported event. Claude Code events
@@ -56,22 +58,22 @@ type Config struct {
 type Events struct {
 	// PreToolUse runs before a tool call, after argument validation; it may
 	// allow, ask, or deny. Matcher: the tool name.
-	PreToolUse []MatcherGroup `yaml:"PreToolUse" json:"PreToolUse,omitempty" jsonschema:"description=Hooks run before a tool call (after argument validation); they may allow or ask or deny. Matcher: the tool name"`
+	PreToolUse []MatcherGroup `yaml:"PreToolUse" json:"PreToolUse,omitempty"`
 	// PostToolUse runs after a tool call produced its result; it may block the
 	// result, add context, or replace the output. Matcher: the tool name.
-	PostToolUse []MatcherGroup `yaml:"PostToolUse" json:"PostToolUse,omitempty" jsonschema:"description=Hooks run after a tool call produced its result; they may block the result or add context or replace the output. Matcher: the tool name"`
+	PostToolUse []MatcherGroup `yaml:"PostToolUse" json:"PostToolUse,omitempty"`
 	// SessionStart runs when the agent starts or resumes a session; it may add
 	// context. Matcher: the source (startup, resume, clear, compact).
-	SessionStart []MatcherGroup `yaml:"SessionStart" json:"SessionStart,omitempty" jsonschema:"description=Hooks run when the agent starts or resumes a session; they may add context. Matcher: the source (startup or resume or clear or compact)"`
+	SessionStart []MatcherGroup `yaml:"SessionStart" json:"SessionStart,omitempty"`
 	// UserPromptSubmit runs before a user prompt reaches the model; it may
 	// block the prompt or add context. No matcher.
-	UserPromptSubmit []MatcherGroup `yaml:"UserPromptSubmit" json:"UserPromptSubmit,omitempty" jsonschema:"description=Hooks run before a user prompt reaches the model; they may block it or add context. No matcher"`
+	UserPromptSubmit []MatcherGroup `yaml:"UserPromptSubmit" json:"UserPromptSubmit,omitempty"`
 	// Stop runs when the agent is about to end its turn; a block keeps it
 	// going with the reason as its next instruction. No matcher.
-	Stop []MatcherGroup `yaml:"Stop" json:"Stop,omitempty" jsonschema:"description=Hooks run when the agent is about to end its turn; a block keeps it going with the reason as its next instruction. No matcher"`
+	Stop []MatcherGroup `yaml:"Stop" json:"Stop,omitempty"`
 	// PreCompact runs before the history is compacted; a block cancels a
 	// manual compaction. Matcher: the trigger (manual, auto).
-	PreCompact []MatcherGroup `yaml:"PreCompact" json:"PreCompact,omitempty" jsonschema:"description=Hooks run before the history is compacted; a block cancels a manual compaction. Matcher: the trigger (manual or auto)"`
+	PreCompact []MatcherGroup `yaml:"PreCompact" json:"PreCompact,omitempty"`
 }
 
 // MatcherGroup is one matcher with the commands it selects.
@@ -80,30 +82,30 @@ type MatcherGroup struct {
 	// everything; a pattern of letters, digits, `_` and `|` is a list of exact
 	// names (`Edit|Write`); anything else is an unanchored regular expression.
 	// Matching ignores case, so Claude Code's `Bash` selects the `bash` tool.
-	Matcher string `yaml:"matcher" json:"matcher,omitempty" jsonschema:"description=Selects by tool name (or session source): empty or * matches all; letters and digits and _ and | list exact names (Edit|Write); anything else is an unanchored regular expression; case-insensitive"`
+	Matcher string `yaml:"matcher" json:"matcher,omitempty"`
 	// Hooks are the commands to run, all in parallel.
-	Hooks []CommandHook `yaml:"hooks" json:"hooks" jsonschema:"description=Commands to run for a match (all in parallel)"`
+	Hooks []CommandHook `yaml:"hooks" json:"hooks"`
 }
 
 // CommandHook is one hook command.
 type CommandHook struct {
 	// Type must be "command" (the only handler type the harness runs).
-	Type string `yaml:"type" json:"type,omitempty" jsonschema:"description=Handler type; only command is run,enum=command"`
+	Type string `yaml:"type" json:"type,omitempty" jsonschema:"enum=command"`
 	// Command is a shell command line, run with `bash -c`; it reads the event
 	// JSON on stdin. $CLAUDE_PROJECT_DIR and $HARNESS_PROJECT_DIR name the
 	// working directory.
-	Command string `yaml:"command" json:"command" jsonschema:"description=Shell command line run with bash -c; it reads the event JSON on stdin ($CLAUDE_PROJECT_DIR and $HARNESS_PROJECT_DIR name the working directory)"`
+	Command string `yaml:"command" json:"command"`
 	// Timeout is the limit in seconds (Claude Code's unit); 0 means 60.
-	Timeout float64 `yaml:"timeout" json:"timeout,omitempty" jsonschema:"description=Limit in seconds (Claude Code's unit); 0 means 60,minimum=0"`
+	Timeout float64 `yaml:"timeout" json:"timeout,omitempty" jsonschema:"minimum=0"`
 	// Name labels the hook in denial reasons and logs; defaults to the command.
-	Name string `yaml:"name" json:"name,omitempty" jsonschema:"description=Label of the hook in denial reasons and logs (default: the command)"`
+	Name string `yaml:"name" json:"name,omitempty"`
 	// FailOpen makes a failure of this hook (it could not run: a spawn
 	// error, exit status 126 or 127, a missing script; it timed out, was
 	// killed, or printed invalid JSON) a logged non-blocking error, as in
 	// Claude Code, instead of denying the call. It matters for PreToolUse
 	// only: other events never fail closed. Default false: a safety hook
 	// that silently does not run must not open the gate.
-	FailOpen bool `yaml:"failOpen" json:"failOpen,omitempty" jsonschema:"description=PreToolUse only: a failure of this hook (cannot run: spawn error or exit 126/127 or missing script; timeout; killed; invalid JSON) is logged and the call proceeds as in Claude Code instead of being denied (default false: fail closed)"`
+	FailOpen bool `yaml:"failOpen" json:"failOpen,omitempty"`
 }
 
 // label names the hook for reasons and logs.

@@ -10,19 +10,21 @@ import (
 type Config struct {
 	// Enabled turns the section on (default true). A disabled plugin
 	// registers nothing.
-	Enabled bool `yaml:"enabled" jsonschema:"default=true,description=Put the instruction files into the system prompt"`
+	// Put the instruction files into the system prompt.
+	Enabled bool `yaml:"enabled" jsonschema:"default=true"`
 	// Files are the file names searched in each directory, in order
 	// (default AGENTS.md, CLAUDE.md).
-	Files []string `yaml:"files" jsonschema:"description=Instruction file names searched in each directory from the repository root to the working directory (default AGENTS.md and CLAUDE.md)"`
+	Files []string `yaml:"files"`
 	// UserFile is the user-level instruction file; empty means
 	// $XDG_CONFIG_HOME/harness/AGENTS.md (else ~/.config/harness/AGENTS.md);
 	// "-" turns it off.
-	UserFile string `yaml:"userFile" jsonschema:"description=User-level instruction file (default $XDG_CONFIG_HOME/harness/AGENTS.md; - for none)"`
+	UserFile string `yaml:"userFile"`
 	// MaxBytes bounds the text kept from each file, imports counted each on
 	// their own (default 65536). A longer file is cut with a note.
-	MaxBytes int `yaml:"maxBytes" jsonschema:"minimum=1,default=65536,description=Bytes kept from each instruction file; a longer file is cut with a visible note"`
+	MaxBytes int `yaml:"maxBytes" jsonschema:"minimum=1,default=65536"`
 	// MaxImportDepth bounds nested @path imports (default 5; 0 disables imports).
-	MaxImportDepth int `yaml:"maxImportDepth" jsonschema:"minimum=0,default=5,description=Nesting depth of @path imports (0: imports are not followed)"`
+	// Nesting depth of @path imports (0: imports are not followed).
+	MaxImportDepth int `yaml:"maxImportDepth" jsonschema:"minimum=0,default=5"`
 }
 
 // Defaults.

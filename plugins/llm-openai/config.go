@@ -26,67 +26,68 @@ import (
 //	        - {name: deepseek-v4-flash, default: true, contextWindow: 1048576, thinking: enabled}
 type Config struct {
 	// Provider is the route name: requests for "provider/model" come here.
-	Provider string `yaml:"provider" json:"provider" jsonschema:"description=Route name: requests for provider/model come to this row,minLength=1"`
+	Provider string `yaml:"provider" json:"provider" jsonschema:"minLength=1"`
 	// BaseURL is the endpoint root, e.g. https://api.deepseek.com or
 	// http://127.0.0.1:11434/v1; "/chat/completions" is appended.
-	BaseURL string `yaml:"baseURL" json:"baseURL" jsonschema:"description=Endpoint root such as https://api.deepseek.com or http://127.0.0.1:11434/v1; /chat/completions is appended,minLength=1"`
+	BaseURL string `yaml:"baseURL" json:"baseURL" jsonschema:"minLength=1"`
 	// APIKey is the bearer token. Prefer APIKeyEnv (or `!env VAR` here).
-	APIKey string `yaml:"apiKey" json:"apiKey,omitempty" harness:"secret" jsonschema:"description=Bearer token (secret); prefer apiKeyEnv or !env VAR"`
+	APIKey string `yaml:"apiKey" json:"apiKey,omitempty" harness:"secret"`
 	// APIKeyEnv names the environment variable read at activation when APIKey
 	// is empty (e.g. DEEPSEEK_API_KEY). The key is kept only in memory.
-	APIKeyEnv string `yaml:"apiKeyEnv" json:"apiKeyEnv,omitempty" jsonschema:"description=Environment variable read at activation when apiKey is empty (e.g. DEEPSEEK_API_KEY); the key is kept only in memory"`
+	APIKeyEnv string `yaml:"apiKeyEnv" json:"apiKeyEnv,omitempty"`
 	// RequireAPIKey makes activation fail when no key is found. Unset means
 	// required unless BaseURL is a loopback address (local servers).
-	RequireAPIKey *bool `yaml:"requireAPIKey" json:"requireAPIKey,omitempty" jsonschema:"description=Fail activation when no key is found (default: required unless baseURL is a loopback address)"`
+	RequireAPIKey *bool `yaml:"requireAPIKey" json:"requireAPIKey,omitempty"`
 	// Headers are extra HTTP headers sent with every request.
-	Headers map[string]string `yaml:"headers" json:"headers,omitempty" jsonschema:"description=Extra HTTP headers sent with every request (header name: value)"`
+	Headers map[string]string `yaml:"headers" json:"headers,omitempty"`
 	// Timeout is the longest silence tolerated: until the response headers,
 	// and between two stream events (Go duration, default 5m).
-	Timeout Duration `yaml:"timeout" json:"timeout,omitempty" jsonschema:"description=Longest silence tolerated until the response headers and between two stream events (a duration such as 5m)"`
+	Timeout Duration `yaml:"timeout" json:"timeout,omitempty"`
 	// MaxRetries is how many times a request that failed before any output
 	// (429, 5xx, connection reset) is repeated (default 3; 0 disables).
-	MaxRetries *int `yaml:"maxRetries" json:"maxRetries,omitempty" jsonschema:"description=Times a request that failed before any output (429 or 5xx or connection reset) is repeated (default 3; 0 disables),minimum=0"`
+	MaxRetries *int `yaml:"maxRetries" json:"maxRetries,omitempty" jsonschema:"minimum=0"`
 	// RetryBaseDelay is the first backoff delay; each retry doubles it, with
 	// jitter (default 500ms). A Retry-After header replaces it.
-	RetryBaseDelay Duration `yaml:"retryBaseDelay" json:"retryBaseDelay,omitempty" jsonschema:"description=First backoff delay; each retry doubles it with jitter; a Retry-After header replaces it (a duration such as 500ms)"`
+	RetryBaseDelay Duration `yaml:"retryBaseDelay" json:"retryBaseDelay,omitempty"`
 	// RetryMaxDelay caps one backoff delay; a longer Retry-After makes the
 	// error final instead of waiting (default 30s).
-	RetryMaxDelay Duration `yaml:"retryMaxDelay" json:"retryMaxDelay,omitempty" jsonschema:"description=Cap on one backoff delay; a longer Retry-After makes the error final (a duration such as 30s)"`
+	RetryMaxDelay Duration `yaml:"retryMaxDelay" json:"retryMaxDelay,omitempty"`
 	// MaxResponseBytes bounds the bytes read from one model call's response
 	// body, headers excluded (default 64 MiB, far above any real answer:
 	// a 384K-token reply is under 2 MiB). A response that goes past it ends
 	// with a PROTOCOL error naming this field, so an endpoint that streams
 	// without end cannot grow memory without bound.
-	MaxResponseBytes int64 `yaml:"maxResponseBytes" json:"maxResponseBytes,omitempty" jsonschema:"description=Largest response body read from one model call in bytes (default 67108864 = 64 MiB); a longer response ends with an error,minimum=0"`
+	MaxResponseBytes int64 `yaml:"maxResponseBytes" json:"maxResponseBytes,omitempty" jsonschema:"minimum=0"`
 	// Models lists the route's models; the first with default: true (or the
 	// first) serves requests naming only the provider.
-	Models []ModelConfig `yaml:"models" json:"models" jsonschema:"description=Models of the route; the first with default: true (else the first) serves requests naming only the provider,minItems=1"`
+	Models []ModelConfig `yaml:"models" json:"models" jsonschema:"minItems=1"`
 	// AnyModel passes model names that are not listed through to the
 	// endpoint unchanged (no thinking switch, unknown limits): useful for a
 	// local server serving whatever models it has.
-	AnyModel bool `yaml:"anyModel" json:"anyModel,omitempty" jsonschema:"description=Pass model names that are not listed through to the endpoint unchanged (no thinking switch; unknown limits)"`
+	AnyModel bool `yaml:"anyModel" json:"anyModel,omitempty"`
 }
 
 // ModelConfig describes one model of the route.
 type ModelConfig struct {
 	// Name is the model id sent to the endpoint.
-	Name string `yaml:"name" json:"name" jsonschema:"description=Model id sent to the endpoint,minLength=1"`
+	Name string `yaml:"name" json:"name" jsonschema:"minLength=1"`
 	// Default marks the route's default model.
-	Default bool `yaml:"default" json:"default,omitempty" jsonschema:"description=This model serves requests naming only the provider"`
+	// This model serves requests naming only the provider.
+	Default bool `yaml:"default" json:"default,omitempty"`
 	// ContextWindow is the context size in tokens (0 = unknown).
-	ContextWindow int64 `yaml:"contextWindow" json:"contextWindow,omitempty" jsonschema:"description=Context size in tokens (0: unknown),minimum=0"`
+	ContextWindow int64 `yaml:"contextWindow" json:"contextWindow,omitempty" jsonschema:"minimum=0"`
 	// MaxOutputTokens is the reply limit in tokens (0 = unknown).
-	MaxOutputTokens int64 `yaml:"maxOutputTokens" json:"maxOutputTokens,omitempty" jsonschema:"description=Reply limit in tokens (0: unknown),minimum=0"`
+	MaxOutputTokens int64 `yaml:"maxOutputTokens" json:"maxOutputTokens,omitempty" jsonschema:"minimum=0"`
 	// Thinking is the default thinking mode, sent as DeepSeek's
 	// `thinking: {type: enabled|disabled}`; empty means the model has no
 	// thinking switch and nothing is sent.
-	Thinking llm.Thinking `yaml:"thinking" json:"thinking,omitempty" jsonschema:"description=Default thinking mode sent as thinking: {type: enabled|disabled}; empty: the model has no thinking switch and nothing is sent,enum=,enum=enabled,enum=disabled"`
+	Thinking llm.Thinking `yaml:"thinking" json:"thinking,omitempty" jsonschema:"enum=,enum=enabled,enum=disabled"`
 	// ReasoningEffort is sent as `reasoning_effort` when thinking is enabled.
-	ReasoningEffort string `yaml:"reasoningEffort" json:"reasoningEffort,omitempty" jsonschema:"description=Sent as reasoning_effort when thinking is enabled (e.g. high)"`
+	ReasoningEffort string `yaml:"reasoningEffort" json:"reasoningEffort,omitempty"`
 	// Prices per 1M tokens, for cost figures (optional).
-	Prices llm.Prices `yaml:"prices" json:"prices,omitzero" jsonschema:"description=Prices per million tokens for cost figures (optional)"`
+	Prices llm.Prices `yaml:"prices" json:"prices,omitzero"`
 	// Aliases are other accepted names, optionally fixing the thinking mode.
-	Aliases []llm.Alias `yaml:"aliases" json:"aliases,omitempty" jsonschema:"description=Other accepted names; each may fix the thinking mode"`
+	Aliases []llm.Alias `yaml:"aliases" json:"aliases,omitempty"`
 }
 
 // Duration is a time.Duration written as a Go duration string ("90s",

@@ -48,30 +48,36 @@ const (
 // added too.
 type Config struct {
 	// Servers are the MCP servers by name.
-	Servers map[string]ServerConfig `yaml:"servers" json:"servers,omitempty" jsonschema:"description=MCP servers by name (stdio: command/args/env/cwd; http or sse: url/headers)"`
+	// MCP servers by name (stdio: command/args/env/cwd; http or sse:
+	// url/headers).
+	Servers map[string]ServerConfig `yaml:"servers" json:"servers,omitempty"`
 	// MCPServers is the same map in Claude Code's .mcp.json key, for pasting.
-	MCPServers map[string]ServerConfig `yaml:"mcpServers" json:"mcpServers,omitempty" jsonschema:"description=MCP servers by name in the shape of Claude Code's .mcp.json mcpServers block (pasted as-is)"`
+	// MCP servers by name in the shape of Claude Code's .mcp.json mcpServers
+	// block (pasted as-is).
+	MCPServers map[string]ServerConfig `yaml:"mcpServers" json:"mcpServers,omitempty"`
 	// ProjectFile adds the mcpServers of .mcp.json in Cwd.
-	ProjectFile bool `yaml:"projectFile" json:"projectFile,omitempty" jsonschema:"description=Also load the mcpServers block of .mcp.json in the working directory (Claude Code project file)"`
+	// Also load the mcpServers block of .mcp.json in the working directory
+	// (Claude Code project file).
+	ProjectFile bool `yaml:"projectFile" json:"projectFile,omitempty"`
 	// Cwd is the directory stdio servers start in (unless they set cwd) and
 	// where .mcp.json is looked up; empty means the process's working directory.
-	Cwd string `yaml:"cwd" json:"cwd,omitempty" jsonschema:"description=Directory stdio servers start in and where .mcp.json is read (default: the process working directory)"`
+	Cwd string `yaml:"cwd" json:"cwd,omitempty"`
 	// StartupTimeout bounds connecting one server (spawn + initialize + the
 	// first tools/list). Default 30s.
-	StartupTimeout Duration `yaml:"startupTimeout" json:"startupTimeout,omitempty" jsonschema:"description=Bound on connecting one server: spawn and initialize and the first tools/list (default 30s)"`
+	StartupTimeout Duration `yaml:"startupTimeout" json:"startupTimeout,omitempty"`
 	// CallTimeout bounds one tool call; on expiry notifications/cancelled is
 	// sent and the call fails naming the server. Default 120s.
-	CallTimeout Duration `yaml:"callTimeout" json:"callTimeout,omitempty" jsonschema:"description=Bound on one tool call; at expiry notifications/cancelled is sent and the call fails naming the server (default 2m)"`
+	CallTimeout Duration `yaml:"callTimeout" json:"callTimeout,omitempty"`
 	// Grace is how long a stdio server may take to exit after its stdin is
 	// closed before its whole process range is terminated (and again between
 	// SIGTERM and SIGKILL). Default 2s.
-	Grace Duration `yaml:"grace" json:"grace,omitempty" jsonschema:"description=Time a stdio server gets to exit after stdin closes before its process range is terminated; also the SIGTERM to SIGKILL delay (default 2s)"`
+	Grace Duration `yaml:"grace" json:"grace,omitempty"`
 	// StderrTailBytes is how much of a stdio server's stderr is kept for
 	// error messages. Default 16 KiB.
-	StderrTailBytes int `yaml:"stderrTailBytes" json:"stderrTailBytes,omitempty" jsonschema:"description=Bytes of a stdio server's stderr kept for error messages (default 16384)"`
+	StderrTailBytes int `yaml:"stderrTailBytes" json:"stderrTailBytes,omitempty"`
 	// MaxMessageBytes bounds one JSON-RPC message from a stdio server; a
 	// longer line fails the connection. Default 16 MiB.
-	MaxMessageBytes int `yaml:"maxMessageBytes" json:"maxMessageBytes,omitempty" jsonschema:"description=Largest JSON-RPC message accepted from a stdio server in bytes (default 16 MiB)"`
+	MaxMessageBytes int `yaml:"maxMessageBytes" json:"maxMessageBytes,omitempty"`
 }
 
 // ServerConfig is one server, in Claude Code's .mcp.json shape plus
@@ -79,38 +85,41 @@ type Config struct {
 type ServerConfig struct {
 	// Type is stdio (the default when command is set), http (streamable
 	// HTTP; "streamable-http" is accepted too) or sse (the legacy transport).
-	Type string `yaml:"type" json:"type,omitempty" jsonschema:"description=Transport: stdio (default with command) or http (streamable HTTP) or sse (legacy HTTP+SSE),enum=stdio,enum=http,enum=streamable-http,enum=sse"`
+	Type string `yaml:"type" json:"type,omitempty" jsonschema:"enum=stdio,enum=http,enum=streamable-http,enum=sse"`
 	// Command is the program of a stdio server (resolved on PATH).
-	Command string `yaml:"command" json:"command,omitempty" jsonschema:"description=Program of a stdio server (looked up on PATH)"`
+	Command string `yaml:"command" json:"command,omitempty"`
 	// Args are its arguments (never shell-interpreted).
-	Args []string `yaml:"args" json:"args,omitempty" jsonschema:"description=Arguments of a stdio server (not shell-interpreted)"`
+	Args []string `yaml:"args" json:"args,omitempty"`
 	// Env entries are set in the server's environment on top of the scrubbed
 	// parent environment; they are the only way a credential reaches it.
-	Env map[string]string `yaml:"env" json:"env,omitempty" jsonschema:"description=Environment entries of a stdio server; the inherited environment is scrubbed of credentials so these are the only way one reaches it"`
+	Env map[string]string `yaml:"env" json:"env,omitempty"`
 	// Cwd is the stdio server's working directory (default: Config.Cwd).
-	Cwd string `yaml:"cwd" json:"cwd,omitempty" jsonschema:"description=Working directory of a stdio server (default: the row's cwd)"`
+	Cwd string `yaml:"cwd" json:"cwd,omitempty"`
 	// URL is the endpoint of an http or sse server.
-	URL string `yaml:"url" json:"url,omitempty" jsonschema:"description=Endpoint of an http or sse server"`
+	URL string `yaml:"url" json:"url,omitempty"`
 	// Headers are sent with every request to an http or sse server; values
 	// may be !env references and are redacted by harness config.
-	Headers map[string]string `yaml:"headers" json:"headers,omitempty" harness:"secret" jsonschema:"description=HTTP headers sent to an http or sse server (values may be !env; redacted by harness config)"`
+	Headers map[string]string `yaml:"headers" json:"headers,omitempty" harness:"secret"`
 	// Timeout overrides Config.CallTimeout for this server's calls.
-	Timeout Duration `yaml:"timeout" json:"timeout,omitempty" jsonschema:"description=Per-call timeout of this server (default: the row's callTimeout)"`
+	// Per-call timeout of this server (default: the row's callTimeout).
+	Timeout Duration `yaml:"timeout" json:"timeout,omitempty"`
 	// StartupTimeout overrides Config.StartupTimeout for this server.
-	StartupTimeout Duration `yaml:"startupTimeout" json:"startupTimeout,omitempty" jsonschema:"description=Connect bound of this server (default: the row's startupTimeout)"`
+	// Connect bound of this server (default: the row's startupTimeout).
+	StartupTimeout Duration `yaml:"startupTimeout" json:"startupTimeout,omitempty"`
 	// Restart is never (default) or on-failure: reconnect after the server
 	// exits or its connection breaks (at most 5 times in a row, backing off
 	// from 1s).
-	Restart string `yaml:"restart" json:"restart,omitempty" jsonschema:"description=never (default) or on-failure: reconnect when the server exits or its connection breaks,enum=never,enum=on-failure"`
+	Restart string `yaml:"restart" json:"restart,omitempty" jsonschema:"enum=never,enum=on-failure"`
 	// Sandbox runs a stdio server inside an OS sandbox (the subprocess
 	// service's policy: mode read-only or workspace-write, writableRoots,
 	// network, denyRead; the workspace is the server's cwd). Default: none.
 	// MCP servers are user-configured programs, like hooks, so they are not
 	// sandboxed unless asked; the deployment's default sandbox of the
 	// subprocess row does not apply to them.
-	Sandbox *subprocess.SandboxPolicy `yaml:"sandbox" json:"sandbox,omitempty" jsonschema:"description=OS sandbox of a stdio server (mode read-only or workspace-write; writableRoots; network; denyRead); default none: servers are user-configured programs like hooks"`
+	Sandbox *subprocess.SandboxPolicy `yaml:"sandbox" json:"sandbox,omitempty"`
 	// Disabled keeps the entry without starting it.
-	Disabled bool `yaml:"disabled" json:"disabled,omitempty" jsonschema:"description=Keep the entry but do not start the server"`
+	// Keep the entry but do not start the server.
+	Disabled bool `yaml:"disabled" json:"disabled,omitempty"`
 }
 
 // SetDefaults fills the row's defaults.

@@ -21,41 +21,51 @@ import (
 // Config is the permission plugin's configuration.
 type Config struct {
 	// Mode decides calls no rule decides: default, acceptEdits, plan or bypass.
-	Mode Mode `yaml:"mode" json:"mode,omitempty" jsonschema:"description=Decides calls no rule decides: default (read-only tools run; others ask) or acceptEdits (also edits run) or plan (only read-only tools) or bypass (all run); deny rules hold in every mode,enum=default,enum=acceptEdits,enum=plan,enum=bypass,default=default"`
+	// Decides calls no rule decides: default (read-only tools run; others ask) or
+	// acceptEdits (also edits run) or plan (only read-only tools) or bypass (all
+	// run); deny rules hold in every mode.
+	Mode Mode `yaml:"mode" json:"mode,omitempty" jsonschema:"enum=default,enum=acceptEdits,enum=plan,enum=bypass,default=default"`
 	// Allow rules let calls run without asking.
-	Allow []string `yaml:"allow" json:"allow,omitempty" jsonschema:"description=Rules whose calls run without asking (e.g. bash(go test *) or read(src/**))"`
+	// Rules whose calls run without asking (e.g. bash(go test *) or
+	// read(src/**)).
+	Allow []string `yaml:"allow" json:"allow,omitempty"`
 	// Ask rules require approval, even when an allow rule matches.
-	Ask []string `yaml:"ask" json:"ask,omitempty" jsonschema:"description=Rules whose calls need approval even when an allow rule matches"`
+	Ask []string `yaml:"ask" json:"ask,omitempty"`
 	// Deny rules refuse calls, whatever any other rule, hook or answer says.
-	Deny []string `yaml:"deny" json:"deny,omitempty" jsonschema:"description=Rules whose calls are refused whatever any other rule or hook or answer says"`
+	Deny []string `yaml:"deny" json:"deny,omitempty"`
 	// Cwd is the directory relative paths and path patterns resolve against;
 	// empty means the process's working directory.
-	Cwd string `yaml:"cwd" json:"cwd,omitempty" jsonschema:"description=Directory relative paths and path patterns resolve against (default: the process working directory)"`
+	Cwd string `yaml:"cwd" json:"cwd,omitempty"`
 	// ShellTools maps each shell tool to its command argument.
-	ShellTools map[string]string `yaml:"shellTools" json:"shellTools,omitempty" jsonschema:"description=Shell tools and their command argument (tool: argument)"`
+	ShellTools map[string]string `yaml:"shellTools" json:"shellTools,omitempty"`
 	// FileTools maps each file tool to its path argument.
-	FileTools map[string]string `yaml:"fileTools" json:"fileTools,omitempty" jsonschema:"description=File tools and their path argument (tool: argument)"`
+	FileTools map[string]string `yaml:"fileTools" json:"fileTools,omitempty"`
 	// FileToolDefaultPath is the path a file tool works on when its path
 	// argument is absent (grep and glob: the working directory).
-	FileToolDefaultPath map[string]string `yaml:"fileToolDefaultPath" json:"fileToolDefaultPath,omitempty" jsonschema:"description=Path a file tool works on when its path argument is absent (tool: path)"`
+	FileToolDefaultPath map[string]string `yaml:"fileToolDefaultPath" json:"fileToolDefaultPath,omitempty"`
 	// ReadOnlyTools change nothing: the default mode allows them, plan mode
 	// allows only them.
-	ReadOnlyTools []string `yaml:"readOnlyTools" json:"readOnlyTools,omitempty" jsonschema:"description=Tools that change nothing: the default mode runs them without asking and plan mode runs only them"`
+	// Tools that change nothing: the default mode runs them without asking and
+	// plan mode runs only them.
+	ReadOnlyTools []string `yaml:"readOnlyTools" json:"readOnlyTools,omitempty"`
 	// EditTools are the tools acceptEdits allows without asking, for paths
 	// inside the working directory and the sandbox's writable roots.
-	EditTools []string `yaml:"editTools" json:"editTools,omitempty" jsonschema:"description=Tools acceptEdits mode runs without asking (inside the working directory and the sandbox's writable roots)"`
+	EditTools []string `yaml:"editTools" json:"editTools,omitempty"`
 	// ShellWorkdir maps each shell tool to its working-directory argument.
-	ShellWorkdir map[string]string `yaml:"shellWorkdir" json:"shellWorkdir,omitempty" jsonschema:"description=Shell tools and their working-directory argument (tool: argument); relative paths in the command resolve against it and a workdir outside the workspace is asked"`
+	// Shell tools and their working-directory argument (tool: argument); relative
+	// paths in the command resolve against it and a workdir outside the workspace
+	// is asked.
+	ShellWorkdir map[string]string `yaml:"shellWorkdir" json:"shellWorkdir,omitempty"`
 	// AutoAllowSandboxed allows a shell call that runs in an enforced
 	// workspace-write sandbox without asking, unless a deny or ask rule
 	// matches (default true).
-	AutoAllowSandboxed bool `yaml:"autoAllowSandboxed" json:"autoAllowSandboxed" jsonschema:"description=Run shell calls that run in an enforced workspace-write sandbox without asking unless a deny or ask rule matches,default=true"`
+	AutoAllowSandboxed bool `yaml:"autoAllowSandboxed" json:"autoAllowSandboxed" jsonschema:"default=true"`
 	// AdditionalDirectories count as the workspace besides the working
 	// directory (Claude Code's permissions.additionalDirectories): edit
 	// tools write there without asking in acceptEdits, and a bash workdir
 	// there is not outside the workspace. Relative paths resolve against
 	// Cwd; deny and ask rules still apply there.
-	AdditionalDirectories []string `yaml:"additionalDirectories" json:"additionalDirectories,omitempty" jsonschema:"description=Directories that count as the workspace besides the working directory (acceptEdits writes there without asking); deny and ask rules still apply"`
+	AdditionalDirectories []string `yaml:"additionalDirectories" json:"additionalDirectories,omitempty"`
 }
 
 // SetDefaults classifies the standard tool set: bash is the shell tool;

@@ -23,7 +23,9 @@ type Config struct {
 	// MaxInlineBytes caps a plain-text tool result in UTF-8 bytes; larger
 	// results are spilled and previewed within this cap. Omitted or 0: the
 	// plugin registers nothing (reference B3: a true no-op).
-	MaxInlineBytes int `yaml:"maxInlineBytes" json:"maxInlineBytes,omitempty" jsonschema:"minimum=0,description=Largest tool result (bytes) kept inline; larger ones are spilled. Omitted or 0: the policy is off (the default manifest sets 50000)"`
+	// Largest tool result (bytes) kept inline; larger ones are spilled. Omitted
+	// or 0: the policy is off (the default manifest sets 50000).
+	MaxInlineBytes int `yaml:"maxInlineBytes" json:"maxInlineBytes,omitempty" jsonschema:"minimum=0"`
 }
 
 // Validate rejects a negative cap with dsh's words (reference B3):

@@ -13,7 +13,8 @@ import (
 type Config struct {
 	// Name is the provider name the delegation tools and agent definitions
 	// refer to (default "inprocess").
-	Name string `yaml:"name" json:"name,omitempty" jsonschema:"default=inprocess,description=Provider name in the subagents registry"`
+	// Provider name in the subagents registry.
+	Name string `yaml:"name" json:"name,omitempty" jsonschema:"default=inprocess"`
 }
 
 // SetDefaults sets Name to "inprocess".

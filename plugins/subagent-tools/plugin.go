@@ -17,11 +17,11 @@ import (
 type Config struct {
 	// Provider is the subagents provider the tools start children with,
 	// unless an agent definition names another (default "inprocess").
-	Provider string `yaml:"provider" json:"provider,omitempty" jsonschema:"default=inprocess,description=Default subagents provider"`
+	Provider string `yaml:"provider" json:"provider,omitempty" jsonschema:"default=inprocess"`
 	// Dirs replaces the directories agent definitions are read from
 	// (default: .harness/agents and .claude/agents under the working
 	// directory, then $XDG_CONFIG_HOME/harness/agents).
-	Dirs []string `yaml:"dirs" json:"dirs,omitempty" jsonschema:"description=Agent definition directories (default: .harness/agents, .claude/agents, $XDG_CONFIG_HOME/harness/agents)"`
+	Dirs []string `yaml:"dirs" json:"dirs,omitempty" jsonschema:" .claude/agents, $XDG_CONFIG_HOME/harness/agents)"`
 }
 
 // SetDefaults sets Provider to "inprocess".

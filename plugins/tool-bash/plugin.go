@@ -25,17 +25,20 @@ var (
 type Config struct {
 	// Cwd is the default working directory; empty means the process working
 	// directory when the plugin is applied.
-	Cwd string `yaml:"cwd" json:"cwd,omitempty" jsonschema:"description=Default working directory (default: the process working directory)"`
+	Cwd string `yaml:"cwd" json:"cwd,omitempty"`
 	// Timeout is the default deadline of a command (2m).
-	Timeout Duration `yaml:"timeout" json:"timeout,omitempty" jsonschema:"description=Default deadline of a command (a duration such as 2m)"`
+	Timeout Duration `yaml:"timeout" json:"timeout,omitempty"`
 	// MaxTimeout caps a per-call timeoutMs (10m).
-	MaxTimeout Duration `yaml:"maxTimeout" json:"maxTimeout,omitempty" jsonschema:"description=Cap on a call's timeoutMs argument (a duration such as 10m)"`
+	// Cap on a call's timeoutMs argument (a duration such as 10m).
+	MaxTimeout Duration `yaml:"maxTimeout" json:"maxTimeout,omitempty"`
 	// MaxOutputBytes is the per-stream in-memory tail, in bytes (64000).
-	MaxOutputBytes int64 `yaml:"maxOutputBytes" json:"maxOutputBytes,omitempty" jsonschema:"minimum=1,default=64000,description=Bytes of each output stream kept in memory (the tail)"`
+	MaxOutputBytes int64 `yaml:"maxOutputBytes" json:"maxOutputBytes,omitempty" jsonschema:"minimum=1,default=64000"`
 	// MaxSpillBytes caps each stream's spill file, in bytes (64 MiB).
-	MaxSpillBytes int64 `yaml:"maxSpillBytes" json:"maxSpillBytes,omitempty" jsonschema:"minimum=1,default=67108864,description=Bytes of each output stream kept in its spill file"`
+	MaxSpillBytes int64 `yaml:"maxSpillBytes" json:"maxSpillBytes,omitempty" jsonschema:"minimum=1,default=67108864"`
 	// Grace is the SIGTERM→SIGKILL grace when a command is stopped (3s).
-	Grace Duration `yaml:"grace" json:"grace,omitempty" jsonschema:"description=Wait between SIGTERM and SIGKILL when a command is stopped (a duration such as 3s)"`
+	// Wait between SIGTERM and SIGKILL when a command is stopped (a duration such
+	// as 3s).
+	Grace Duration `yaml:"grace" json:"grace,omitempty"`
 }
 
 // SetDefaults applies the A14 defaults.

@@ -34,16 +34,19 @@ var (
 type Config struct {
 	// Cwd is the session working directory relative paths resolve against;
 	// empty means the process working directory when the plugin is applied.
-	Cwd string `yaml:"cwd" json:"cwd,omitempty" jsonschema:"description=Directory relative paths resolve against (default: the process working directory)"`
+	Cwd string `yaml:"cwd" json:"cwd,omitempty"`
 	// ReadLimit is the default and maximum number of lines per read (2000).
-	ReadLimit int `yaml:"readLimit" json:"readLimit,omitempty" jsonschema:"minimum=1,default=2000,description=Default and maximum lines returned by one read"`
+	ReadLimit int `yaml:"readLimit" json:"readLimit,omitempty" jsonschema:"minimum=1,default=2000"`
 	// ReadMaxLineLength is the longest line read returns, in characters (2000).
-	ReadMaxLineLength int `yaml:"readMaxLineLength" json:"readMaxLineLength,omitempty" jsonschema:"minimum=1,default=2000,description=Longest line returned by read in characters"`
+	ReadMaxLineLength int `yaml:"readMaxLineLength" json:"readMaxLineLength,omitempty" jsonschema:"minimum=1,default=2000"`
 	// ReadMaxBytes caps one read's output, in bytes (51200).
-	ReadMaxBytes int `yaml:"readMaxBytes" json:"readMaxBytes,omitempty" jsonschema:"minimum=1,default=51200,description=Maximum bytes of file text returned by one read"`
+	// Maximum bytes of file text returned by one read.
+	ReadMaxBytes int `yaml:"readMaxBytes" json:"readMaxBytes,omitempty" jsonschema:"minimum=1,default=51200"`
 	// RequireRead enables the read-before-write policy (true): overwriting or
 	// editing a file needs a read of its current version by the same scope.
-	RequireRead bool `yaml:"requireRead" json:"requireRead" jsonschema:"default=true,description=Refuse to overwrite or edit files this session has not read at their current version"`
+	// Refuse to overwrite or edit files this session has not read at their
+	// current version.
+	RequireRead bool `yaml:"requireRead" json:"requireRead" jsonschema:"default=true"`
 }
 
 // SetDefaults applies dsh's defaults.

@@ -30,23 +30,26 @@ var (
 type Config struct {
 	// Cwd is the session working directory relative paths resolve against;
 	// empty means the process working directory when the plugin is applied.
-	Cwd string `yaml:"cwd" json:"cwd,omitempty" jsonschema:"description=Directory relative paths resolve against (default: the process working directory)"`
+	Cwd string `yaml:"cwd" json:"cwd,omitempty"`
 	// Backend selects the implementation: "auto" (ripgrep when rg is on PATH
 	// and the subprocess service is mounted, else pure Go), "ripgrep" or "go".
-	Backend string `yaml:"backend" json:"backend,omitempty" jsonschema:"enum=auto,enum=ripgrep,enum=go,default=auto,description=Search implementation"`
+	// Search implementation.
+	Backend string `yaml:"backend" json:"backend,omitempty" jsonschema:"enum=auto,enum=ripgrep,enum=go,default=auto"`
 	// Ripgrep is the rg executable; empty means "rg" looked up on PATH.
-	Ripgrep string `yaml:"ripgrep" json:"ripgrep,omitempty" jsonschema:"description=Path of the rg executable (default: rg on PATH)"`
+	Ripgrep string `yaml:"ripgrep" json:"ripgrep,omitempty"`
 	// GrepMaxMatches is how many grep matches are shown inline (250).
-	GrepMaxMatches int `yaml:"grepMaxMatches" json:"grepMaxMatches,omitempty" jsonschema:"description=Grep matches shown inline (more go to a spill file),minimum=1,default=250"`
+	// Grep matches shown inline (more go to a spill file).
+	GrepMaxMatches int `yaml:"grepMaxMatches" json:"grepMaxMatches,omitempty" jsonschema:"minimum=1,default=250"`
 	// GrepMaxLineBytes caps a grep preview line, in bytes (2000).
-	GrepMaxLineBytes int `yaml:"grepMaxLineBytes" json:"grepMaxLineBytes,omitempty" jsonschema:"description=Cap on one grep preview line in bytes,minimum=1,default=2000"`
+	GrepMaxLineBytes int `yaml:"grepMaxLineBytes" json:"grepMaxLineBytes,omitempty" jsonschema:"minimum=1,default=2000"`
 	// GlobMaxResults is how many glob paths are shown inline (100).
-	GlobMaxResults int `yaml:"globMaxResults" json:"globMaxResults,omitempty" jsonschema:"description=Glob paths shown inline (more go to a spill file),minimum=1,default=100"`
+	// Glob paths shown inline (more go to a spill file).
+	GlobMaxResults int `yaml:"globMaxResults" json:"globMaxResults,omitempty" jsonschema:"minimum=1,default=100"`
 	// SampleOverCapGlobResults shows an over-cap glob page sampled round-robin
 	// across the search root's top-level entries instead of the newest paths.
-	SampleOverCapGlobResults bool `yaml:"sampleOverCapGlobResults" json:"sampleOverCapGlobResults,omitempty" jsonschema:"description=Over-cap glob pages sample across top-level entries instead of keeping the newest paths"`
+	SampleOverCapGlobResults bool `yaml:"sampleOverCapGlobResults" json:"sampleOverCapGlobResults,omitempty"`
 	// TimeoutMs bounds one search, in milliseconds (30000).
-	TimeoutMs int `yaml:"timeoutMs" json:"timeoutMs,omitempty" jsonschema:"description=Bound on one search in milliseconds,minimum=1,default=30000"`
+	TimeoutMs int `yaml:"timeoutMs" json:"timeoutMs,omitempty" jsonschema:"minimum=1,default=30000"`
 }
 
 // SetDefaults applies dsh's defaults.

@@ -26,23 +26,27 @@ var Key = core.NewKey[*Server]("web")
 // allowRemote and the TLS files from its flags).
 type Config struct {
 	// Addr is the listen address host:port (port 0: any free port).
-	Addr string `yaml:"addr" json:"addr,omitempty" jsonschema:"description=Listen address host:port; port 0 picks a free port. A non-loopback host needs allowRemote and TLS,default=127.0.0.1:0"`
+	// Listen address host:port; port 0 picks a free port. A non-loopback host
+	// needs allowRemote and TLS.
+	Addr string `yaml:"addr" json:"addr,omitempty" jsonschema:"default=127.0.0.1:0"`
 	// AllowRemote permits a non-loopback Addr (then TLSCert and TLSKey are
 	// required too).
-	AllowRemote bool `yaml:"allowRemote" json:"allowRemote,omitempty" jsonschema:"description=Permit a non-loopback listen address (requires tlsCert and tlsKey)"`
+	AllowRemote bool `yaml:"allowRemote" json:"allowRemote,omitempty"`
 	// TLSCert and TLSKey are PEM files; both set serves HTTPS.
-	TLSCert string `yaml:"tlsCert" json:"tlsCert,omitempty" jsonschema:"description=PEM certificate file (HTTPS when set with tlsKey)"`
-	TLSKey  string `yaml:"tlsKey" json:"tlsKey,omitempty" jsonschema:"description=PEM private key file"`
+	TLSCert string `yaml:"tlsCert" json:"tlsCert,omitempty"`
+	// PEM private key file.
+	TLSKey string `yaml:"tlsKey" json:"tlsKey,omitempty"`
 	// MaxBodyBytes bounds a request body (default 1 MiB).
-	MaxBodyBytes int64 `yaml:"maxBodyBytes" json:"maxBodyBytes,omitempty" jsonschema:"description=Largest request body in bytes,default=1048576"`
+	// Largest request body in bytes.
+	MaxBodyBytes int64 `yaml:"maxBodyBytes" json:"maxBodyBytes,omitempty" jsonschema:"default=1048576"`
 	// Token fixes the access token instead of a random one per start (for
 	// scripted clients; at least 32 characters). Empty: random.
-	Token string `yaml:"token" json:"token,omitempty" jsonschema:"description=Fixed access token (at least 32 characters); empty means a random token per start"`
+	Token string `yaml:"token" json:"token,omitempty"`
 	// IdleClose closes an open session that nobody watches (no event
 	// stream) and that runs nothing after this long, releasing its
 	// exclusive hold; opening it again resumes it from its log. 0 keeps
 	// sessions open until deleted or the server stops. Default 10m.
-	IdleClose manifest.Duration `yaml:"idleClose" json:"idleClose,omitempty" jsonschema:"description=Close an open session nobody watches and that runs nothing after this long (releases its hold; reopening resumes it); 0 never,default=10m"`
+	IdleClose manifest.Duration `yaml:"idleClose" json:"idleClose,omitempty" jsonschema:"default=10m"`
 }
 
 // DefaultIdleClose is the default of Config.IdleClose.

@@ -28,42 +28,44 @@ var Key = core.NewKey[*Service]("worker")
 type Config struct {
 	// DSN is the PostgreSQL connection string of the job queue. A secret:
 	// write it as `!env VAR`. It may be the sessions-postgres DSN.
-	DSN string `yaml:"dsn" json:"dsn" harness:"secret" jsonschema:"description=PostgreSQL connection string of the job queue (secret: use !env)"`
+	DSN string `yaml:"dsn" json:"dsn" harness:"secret"`
 	// Schema holds River's tables (default harness); created and migrated
 	// by the first worker, submit or jobs command that connects.
-	Schema string `yaml:"schema" json:"schema,omitempty" jsonschema:"default=harness,description=Schema of the River tables (migrated on first use)"`
+	Schema string `yaml:"schema" json:"schema,omitempty" jsonschema:"default=harness"`
 	// PoolSize bounds the pooled connections (default 8).
-	PoolSize int32 `yaml:"poolSize" json:"poolSize,omitempty" jsonschema:"minimum=1,default=8,description=Pooled connections"`
+	PoolSize int32 `yaml:"poolSize" json:"poolSize,omitempty" jsonschema:"minimum=1,default=8"`
 	// WorkRoot holds the jobs' work dirs (WorkRoot/job-ID-CREATED, 0700).
 	// Empty: $XDG_STATE_HOME/harness/jobs. Put it on a shared volume to let
 	// a retry on another machine see the work dir its last attempt left.
-	WorkRoot string `yaml:"workRoot" json:"workRoot,omitempty" jsonschema:"description=Directory of the jobs' work dirs (default $XDG_STATE_HOME/harness/jobs)"`
+	WorkRoot string `yaml:"workRoot" json:"workRoot,omitempty"`
 	// KeepWorkDirs keeps a completed job's work dir (default: removed;
 	// a Dir job's directory is never removed).
-	KeepWorkDirs bool `yaml:"keepWorkDirs" json:"keepWorkDirs,omitempty" jsonschema:"description=Keep a completed job's work dir"`
+	KeepWorkDirs bool `yaml:"keepWorkDirs" json:"keepWorkDirs,omitempty"`
 	// MaxAttempts is the attempts of a job before it is discarded
 	// (default 5).
-	MaxAttempts int `yaml:"maxAttempts" json:"maxAttempts,omitempty" jsonschema:"minimum=1,default=5,description=Attempts before a job is discarded"`
+	MaxAttempts int `yaml:"maxAttempts" json:"maxAttempts,omitempty" jsonschema:"minimum=1,default=5"`
 	// JobTimeout bounds one attempt (default 55m): the run is stopped
 	// (its tools terminated) and the job retried, resuming its session.
 	// It must be below RescueAfter (River rescues only jobs past both).
-	JobTimeout time.Duration `yaml:"jobTimeout" json:"jobTimeout,omitempty" jsonschema:"description=Bound on one attempt; the run is stopped and retried (default 55m)"`
+	JobTimeout time.Duration `yaml:"jobTimeout" json:"jobTimeout,omitempty"`
 	// RescueAfter is how long a job may stay running before River takes
 	// its worker for dead and retries it (default 1h; River's rescuer, on
 	// the elected leader worker, looks every 30 s). A live run is stopped
 	// by JobTimeout before that.
-	RescueAfter time.Duration `yaml:"rescueAfter" json:"rescueAfter,omitempty" jsonschema:"description=Running time after which a job is taken for dead and retried (default 1h)"`
+	// Running time after which a job is taken for dead and retried (default 1h).
+	RescueAfter time.Duration `yaml:"rescueAfter" json:"rescueAfter,omitempty"`
 	// DrainTimeout is how long SIGTERM waits for running jobs to finish
 	// before it stops them and hands them back to the queue (default 5m).
-	DrainTimeout time.Duration `yaml:"drainTimeout" json:"drainTimeout,omitempty" jsonschema:"description=On SIGTERM, wait this long for running jobs before handing them back (default 5m)"`
+	DrainTimeout time.Duration `yaml:"drainTimeout" json:"drainTimeout,omitempty" jsonschema:" wait this long for running jobs before handing them back (default 5m)"`
 	// Grace is the SIGTERM→SIGKILL delay when a run is stopped (default 10s).
-	Grace time.Duration `yaml:"grace" json:"grace,omitempty" jsonschema:"description=SIGTERM to SIGKILL delay when a run is stopped (default 10s)"`
+	Grace time.Duration `yaml:"grace" json:"grace,omitempty"`
 	// FetchPollInterval is how often an idle worker polls besides River's
 	// LISTEN/NOTIFY wake-ups (default 1s).
-	FetchPollInterval time.Duration `yaml:"fetchPollInterval" json:"fetchPollInterval,omitempty" jsonschema:"description=Polling interval of an idle worker (default 1s)"`
+	// Polling interval of an idle worker (default 1s).
+	FetchPollInterval time.Duration `yaml:"fetchPollInterval" json:"fetchPollInterval,omitempty"`
 	// PassEnv names environment variables every run receives besides the
 	// manifest's credential variables (which are passed as they are).
-	PassEnv []string `yaml:"passEnv" json:"passEnv,omitempty" jsonschema:"description=Environment variables passed to every run"`
+	PassEnv []string `yaml:"passEnv" json:"passEnv,omitempty"`
 }
 
 // SetDefaults sets the defaults documented on the fields.

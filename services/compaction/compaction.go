@@ -44,18 +44,20 @@ var Plugin = core.Define("compaction", apply,
 type Config struct {
 	// Threshold is the share of the context window past which the next
 	// request triggers a compaction (default 0.8).
-	Threshold float64 `yaml:"threshold" jsonschema:"exclusiveMinimum=0,maximum=1,default=0.8,description=Share of the model's context window past which the next request compacts the history first"`
+	Threshold float64 `yaml:"threshold" jsonschema:"exclusiveMinimum=0,maximum=1,default=0.8"`
 	// KeepRecent is the share of the context window kept verbatim at the
 	// end of the history (default 0.25).
-	KeepRecent float64 `yaml:"keepRecent" jsonschema:"minimum=0,exclusiveMaximum=1,default=0.25,description=Share of the context window kept verbatim at the end of the history"`
+	KeepRecent float64 `yaml:"keepRecent" jsonschema:"minimum=0,exclusiveMaximum=1,default=0.25"`
 	// Prompt is the summarizer's instruction; empty uses DefaultPrompt.
-	Prompt string `yaml:"prompt" jsonschema:"description=Instruction given to the model that writes the summary (default: a built-in prompt)"`
+	// Instruction given to the model that writes the summary (default: a built-in
+	// prompt).
+	Prompt string `yaml:"prompt"`
 	// MaxResultBytes bounds each tool result in the transcript sent to the
 	// summarizer (default 2000; the rest is elided with a note).
-	MaxResultBytes int `yaml:"maxResultBytes" jsonschema:"minimum=100,default=2000,description=Bytes of each tool result shown to the summarizer"`
+	MaxResultBytes int `yaml:"maxResultBytes" jsonschema:"minimum=100,default=2000"`
 	// Auto compacts automatically at Threshold (default true); false keeps
 	// only on-demand compaction and CONTEXT_LENGTH recovery.
-	Auto bool `yaml:"auto" jsonschema:"default=true,description=Compact automatically when the threshold is passed"`
+	Auto bool `yaml:"auto" jsonschema:"default=true"`
 }
 
 // SetDefaults sets the defaults.

@@ -35,9 +35,9 @@ type Model struct {
 // Alias is another name for a model.
 type Alias struct {
 	// Name is the alias ("deepseek-reasoner").
-	Name string `yaml:"name" json:"name" jsonschema:"description=The alias (e.g. deepseek-reasoner)"`
+	Name string `yaml:"name" json:"name"`
 	// Thinking, when set, is the thinking mode the alias selects.
-	Thinking Thinking `yaml:"thinking" json:"thinking,omitempty" jsonschema:"description=Thinking mode the alias selects (empty: the model default),enum=,enum=enabled,enum=disabled"`
+	Thinking Thinking `yaml:"thinking" json:"thinking,omitempty" jsonschema:"enum=,enum=enabled,enum=disabled"`
 }
 
 // Route is "provider/name".

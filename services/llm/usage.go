@@ -48,11 +48,11 @@ func (u Usage) Add(o Usage) Usage {
 // The zero value means "unknown".
 type Prices struct {
 	// CacheHit is the price of input tokens served from the provider's cache.
-	CacheHit float64 `yaml:"cacheHit" json:"cacheHit,omitempty" jsonschema:"description=Price per million input tokens served from the provider cache,minimum=0"`
+	CacheHit float64 `yaml:"cacheHit" json:"cacheHit,omitempty" jsonschema:"minimum=0"`
 	// CacheMiss is the price of uncached input tokens.
-	CacheMiss float64 `yaml:"cacheMiss" json:"cacheMiss,omitempty" jsonschema:"description=Price per million uncached input tokens,minimum=0"`
+	CacheMiss float64 `yaml:"cacheMiss" json:"cacheMiss,omitempty" jsonschema:"minimum=0"`
 	// Output is the price of completion tokens (reasoning included).
-	Output float64 `yaml:"output" json:"output,omitempty" jsonschema:"description=Price per million completion tokens (reasoning included),minimum=0"`
+	Output float64 `yaml:"output" json:"output,omitempty" jsonschema:"minimum=0"`
 }
 
 // Known reports whether any price is set.

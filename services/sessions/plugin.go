@@ -12,7 +12,7 @@ import (
 type JSONLConfig struct {
 	// StateDir holds the session logs (StateDir/sessions/ID.jsonl). Empty:
 	// $XDG_STATE_HOME/harness, else ~/.local/state/harness.
-	StateDir string `yaml:"stateDir" json:"stateDir,omitempty" jsonschema:"description=Directory of session logs: STATEDIR/sessions/ID.jsonl (default $XDG_STATE_HOME/harness or ~/.local/state/harness)"`
+	StateDir string `yaml:"stateDir" json:"stateDir,omitempty"`
 }
 
 // JSONLPlugin is sessions-jsonl, the default session store: it provides

@@ -20,17 +20,17 @@ type Config struct {
 	// directory. Empty means $XDG_STATE_HOME/harness/spill (or
 	// ~/.local/state/harness/spill; without a home directory, a private
 	// temporary directory).
-	Root string `yaml:"root" json:"root,omitempty" jsonschema:"description=Spill directory (default $XDG_STATE_HOME/harness/spill)"`
+	Root string `yaml:"root" json:"root,omitempty"`
 	// MaxAge is the retention age: spill files older than this are deleted at
 	// start and every CleanupInterval. 0 keeps them forever.
-	MaxAge time.Duration `yaml:"maxAge" json:"maxAge,omitempty" jsonschema:"description=Delete spill files older than this (0: never; default 168h)"`
+	MaxAge time.Duration `yaml:"maxAge" json:"maxAge,omitempty"`
 	// CleanupInterval is how often retention runs while the plugin is active;
 	// 0 runs it only at start.
-	CleanupInterval time.Duration `yaml:"cleanupInterval" json:"cleanupInterval,omitempty" jsonschema:"description=How often retention runs (0: only at start; default 1h)"`
+	CleanupInterval time.Duration `yaml:"cleanupInterval" json:"cleanupInterval,omitempty"`
 	// Keep leaves this run's spill files on disk when the plugin is disposed
 	// (normal exit, Ctrl-C, SIGTERM); they are then aged out by MaxAge. By
 	// default they are deleted.
-	Keep bool `yaml:"keep" json:"keep,omitempty" jsonschema:"description=Keep this run's spill files after exit (aged out by maxAge)"`
+	Keep bool `yaml:"keep" json:"keep,omitempty"`
 }
 
 // SetDefaults sets MaxAge to 168h and CleanupInterval to 1h.

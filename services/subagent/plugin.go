@@ -11,7 +11,7 @@ import (
 type Config struct {
 	// MaxDepth bounds nesting: children of a top-level session have depth
 	// 1; a child at maxDepth gets no delegation tools (default 1).
-	MaxDepth int `yaml:"maxDepth" json:"maxDepth,omitempty" jsonschema:"minimum=1,default=1,description=Deepest child nesting (1: children cannot delegate)"`
+	MaxDepth int `yaml:"maxDepth" json:"maxDepth,omitempty" jsonschema:"minimum=1,default=1"`
 }
 
 // SetDefaults sets MaxDepth to 1.

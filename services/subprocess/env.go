@@ -93,18 +93,20 @@ type EnvPolicy struct {
 	// Deny lists extra name patterns to drop, matched case-insensitively with
 	// path.Match syntax against the whole name (for example "*CREDENTIAL*",
 	// "*PASSPHRASE*", "DATABASE_URL").
-	Deny []string `yaml:"deny" json:"deny,omitempty" jsonschema:"description=Extra environment-name patterns (path.Match syntax; case-insensitive) dropped from every child."`
+	Deny []string `yaml:"deny" json:"deny,omitempty"`
 	// Allow lists name patterns (same syntax) that survive the credential
 	// scrub, the OTEL_ namespace and Deny although they match; the HARNESS_
 	// namespace and the OTLP headers variables are never allowed this way.
-	// Examples: "TOKENIZERS_PARALLELISM", "OTEL_*".
-	Allow []string `yaml:"allow" json:"allow,omitempty" jsonschema:"description=Environment-name patterns (path.Match syntax; case-insensitive) kept although they look like credentials."`
+	// Examples: "TOKENIZERS_PARALLELISM", "OTEL_*". Environment-name patterns
+	// (path.Match syntax; case-insensitive) kept although they look like
+	// credentials.
+	Allow []string `yaml:"allow" json:"allow,omitempty"`
 	// Set gives every child these variables (a Claude Code settings file's
 	// env), on top of the scrubbed environment and under a spawn's own
 	// Spec.Env. A name the scrub would drop (credential-shaped, HARNESS_*,
 	// or concealed by the deployment) is never set this way: children do
 	// not get credentials from configuration.
-	Set map[string]string `yaml:"set" json:"set,omitempty" jsonschema:"description=Variables set in every child (names the credential scrub drops are not set)."`
+	Set map[string]string `yaml:"set" json:"set,omitempty"`
 }
 
 // Validate reports a malformed pattern with its field path.

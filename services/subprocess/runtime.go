@@ -42,30 +42,35 @@ type Options struct {
 	// (mode 0700). A configured directory is created 0700 if missing and
 	// must not be group- or world-accessible: New (the plugin's start)
 	// fails otherwise, naming the directory and the mode expected.
-	SpillDir string `yaml:"spillDir" json:"spillDir,omitempty" jsonschema:"description=Directory for collect-mode spill files (0700). Default: a private directory under the system temp dir."`
+	SpillDir string `yaml:"spillDir" json:"spillDir,omitempty"`
 	// Env adds deny and allow patterns to the fixed credential scrub.
-	Env EnvPolicy `yaml:"env" json:"env,omitempty" jsonschema:"description=Extra environment scrub patterns."`
+	// Extra environment scrub patterns.
+	Env EnvPolicy `yaml:"env" json:"env,omitempty"`
 	// Isolation: auto (default), cgroup or pgid.
-	Isolation Isolation `yaml:"isolation" json:"isolation,omitempty" jsonschema:"enum=auto,enum=cgroup,enum=pgid,description=How the processes of one spawn are bounded: cgroup v2 leaf when writable (auto)\\, required (cgroup)\\, or the process group only (pgid)."`
+	// How the processes of one spawn are bounded: cgroup v2 leaf when writable
+	// (auto), required (cgroup), or the process group only (pgid).
+	Isolation Isolation `yaml:"isolation" json:"isolation,omitempty" jsonschema:"enum=auto,enum=cgroup,enum=pgid"`
 	// Sandbox is the deployment's default policy for agent commands: the
 	// bash tool, its terminals and the search tools spawn under it (see
 	// Runtime.Sandbox). Mode off (the plugin default) or empty: no
 	// sandbox. The default harness.yml sets workspace-write.
-	Sandbox SandboxPolicy `yaml:"sandbox" json:"sandbox,omitempty" jsonschema:"description=Default sandbox policy for agent commands (docs/sandbox.md)."`
+	Sandbox SandboxPolicy `yaml:"sandbox" json:"sandbox,omitempty"`
 	// SandboxBackend forces a backend: auto (default: bwrap, else
 	// landlock), bwrap or landlock.
-	SandboxBackend string `yaml:"sandboxBackend" json:"sandboxBackend,omitempty" jsonschema:"enum=auto,enum=bwrap,enum=landlock,description=Sandbox backend: auto (bwrap when it works\\, else Landlock)\\, bwrap or landlock."`
+	SandboxBackend string `yaml:"sandboxBackend" json:"sandboxBackend,omitempty" jsonschema:"enum=auto,enum=bwrap,enum=landlock"`
 	// SandboxPerCommand runs every bwrap-sandboxed command in a bwrap of
 	// its own. By default (false), commands of the same policy and
 	// workspace share one long-lived bwrap sandbox (a zygote) when the
 	// runtime bounds each command by a cgroup leaf; see docs/sandbox.md
 	// for what they then share.
-	SandboxPerCommand bool `yaml:"sandboxPerCommand" json:"sandboxPerCommand,omitempty" jsonschema:"description=Run every bwrap-sandboxed command in a bwrap of its own instead of a sandbox shared by the commands of the same policy and workspace (slower: about 15 ms more per command). Default false."`
+	SandboxPerCommand bool `yaml:"sandboxPerCommand" json:"sandboxPerCommand,omitempty"`
 	// Dumpable keeps the harness process dumpable. By default New calls
 	// prctl(PR_SET_DUMPABLE, 0): processes of the same user (children
 	// outside the sandbox, hooks) can then neither read
 	// /proc/<harness>/environ or mem nor ptrace it; root still can.
-	Dumpable bool `yaml:"dumpable" json:"dumpable,omitempty" jsonschema:"description=Keep the harness process dumpable (debuggers of the same user can attach\\, and so can every command it runs outside the sandbox). Default false."`
+	// Keep the harness process dumpable (debuggers of the same user can attach,
+	// and so can every command it runs outside the sandbox). Default false.
+	Dumpable bool `yaml:"dumpable" json:"dumpable,omitempty"`
 }
 
 // Validate reports a bad option with its field path.

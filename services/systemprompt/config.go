@@ -9,23 +9,24 @@ type Config struct {
 	// guidance (section deployment:persona-prefix, order 0). A template:
 	// {{var}} references are substituted strictly when the prompt is
 	// rendered. Empty renders nothing.
-	PersonaPrefix string `yaml:"personaPrefix" json:"personaPrefix,omitempty" jsonschema:"description=Deployment persona before tool guidance (order 0). Strict {{variable}} template."`
+	PersonaPrefix string `yaml:"personaPrefix" json:"personaPrefix,omitempty"`
 	// PersonaSuffix is placed after guidance and environment facts (section
 	// deployment:persona-suffix, order 10200): the place for
 	// machine-specific text such as the working directory. A template.
-	PersonaSuffix string `yaml:"personaSuffix" json:"personaSuffix,omitempty" jsonschema:"description=Deployment text after guidance and environment facts (order 10200). Strict {{variable}} template."`
+	PersonaSuffix string `yaml:"personaSuffix" json:"personaSuffix,omitempty"`
 	// IncludeHarnessIdentity registers the harness identity sentence first
 	// (section harness:identity, order -1000). Default true. The key is
 	// dsh's (reference C2).
-	IncludeHarnessIdentity bool `yaml:"includeHarnessIdentity" json:"includeHarnessIdentity" jsonschema:"default=true,description=Open the prompt with the one-sentence harness identity."`
+	// Open the prompt with the one-sentence harness identity.
+	IncludeHarnessIdentity bool `yaml:"includeHarnessIdentity" json:"includeHarnessIdentity" jsonschema:"default=true"`
 	// IncludeRuntimeContext delivers runtime-context snapshots; false
 	// registers a global suppressor. Default true.
-	IncludeRuntimeContext bool `yaml:"includeRuntimeContext" json:"includeRuntimeContext" jsonschema:"default=true,description=Deliver dynamic runtime-context snapshots to the model."`
+	IncludeRuntimeContext bool `yaml:"includeRuntimeContext" json:"includeRuntimeContext" jsonschema:"default=true"`
 	// ToolOrder lists model-facing tool names in the order the model sees
 	// them, with the "<unlisted-tools>" rest entry exactly once (where the
 	// others go, sorted by name). Absent: all tools sorted by name. Names
 	// no provider knows fail at assembly.
-	ToolOrder []string `yaml:"toolOrder" json:"toolOrder,omitempty" jsonschema:"description=Tool names in model order; must contain the <unlisted-tools> rest entry exactly once."`
+	ToolOrder []string `yaml:"toolOrder" json:"toolOrder,omitempty"`
 }
 
 // DefaultConfig returns the configuration with its defaults applied.

@@ -7,9 +7,10 @@ import (
 // Model describes one model for the meter: its context window and prices.
 type Model struct {
 	// ContextWindow is the model's context size in tokens; 0 is unknown.
-	ContextWindow int `yaml:"contextWindow" json:"contextWindow,omitempty" jsonschema:"minimum=0,description=Context window in tokens"`
+	ContextWindow int `yaml:"contextWindow" json:"contextWindow,omitempty" jsonschema:"minimum=0"`
 	// Prices enable cost figures; nil leaves costs unpriced.
-	Prices *Prices `yaml:"prices" json:"prices,omitempty" jsonschema:"description=Prices per million tokens"`
+	// Prices per million tokens.
+	Prices *Prices `yaml:"prices" json:"prices,omitempty"`
 }
 
 // Meter is the token meter service (key "tokenMeter"). It prices text,

@@ -17,12 +17,13 @@ var Key = core.NewKey[*Meter]("tokenMeter")
 type Config struct {
 	// Estimator names the estimator: heuristic (default), bytes, o200k,
 	// cl100k or tokenizer-json.
-	Estimator string `yaml:"estimator" json:"estimator,omitempty" jsonschema:"enum=heuristic,enum=bytes,enum=o200k,enum=cl100k,enum=tokenizer-json,default=heuristic,description=How text is priced"`
+	// How text is priced.
+	Estimator string `yaml:"estimator" json:"estimator,omitempty" jsonschema:"enum=heuristic,enum=bytes,enum=o200k,enum=cl100k,enum=tokenizer-json,default=heuristic"`
 	// Tokenizer is the HuggingFace tokenizer.json the tokenizer-json
 	// estimator loads (required for it, ignored otherwise).
-	Tokenizer string `yaml:"tokenizer" json:"tokenizer,omitempty" jsonschema:"description=Path of a HuggingFace tokenizer.json (estimator tokenizer-json)"`
+	Tokenizer string `yaml:"tokenizer" json:"tokenizer,omitempty"`
 	// Models maps a model name to its context window and prices.
-	Models map[string]Model `yaml:"models" json:"models,omitempty" jsonschema:"description=Context window and prices per model name"`
+	Models map[string]Model `yaml:"models" json:"models,omitempty"`
 }
 
 // SetDefaults selects the heuristic estimator.

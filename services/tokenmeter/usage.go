@@ -64,11 +64,12 @@ func (u Usage) Validate() error {
 // Prices are a model's prices per million tokens, in any one currency.
 type Prices struct {
 	// InputCacheHit is the price of a prompt token served from the cache.
-	InputCacheHit float64 `yaml:"inputCacheHit" json:"inputCacheHit" jsonschema:"minimum=0,description=Price per million prompt tokens served from the provider's cache"`
+	InputCacheHit float64 `yaml:"inputCacheHit" json:"inputCacheHit" jsonschema:"minimum=0"`
 	// InputCacheMiss is the price of any other prompt token.
-	InputCacheMiss float64 `yaml:"inputCacheMiss" json:"inputCacheMiss" jsonschema:"minimum=0,description=Price per million prompt tokens not served from the cache"`
+	// Price per million prompt tokens not served from the cache.
+	InputCacheMiss float64 `yaml:"inputCacheMiss" json:"inputCacheMiss" jsonschema:"minimum=0"`
 	// Output is the price of a completion token (reasoning included).
-	Output float64 `yaml:"output" json:"output" jsonschema:"minimum=0,description=Price per million completion tokens (reasoning included)"`
+	Output float64 `yaml:"output" json:"output" jsonschema:"minimum=0"`
 }
 
 // Cost returns hits×InputCacheHit + misses×InputCacheMiss +

@@ -11,7 +11,7 @@ import (
 type Config struct {
 	// MaxParallel bounds how many tool bodies of one model step may run at once
 	// (the Scheduler's default limit). 1 runs them serially.
-	MaxParallel int `yaml:"maxParallel" json:"maxParallel,omitempty" jsonschema:"minimum=1,default=10,description=Maximum number of tool bodies of one model step that may run at once"`
+	MaxParallel int `yaml:"maxParallel" json:"maxParallel,omitempty" jsonschema:"minimum=1,default=10"`
 }
 
 // SetDefaults sets MaxParallel to 10.

@@ -14,7 +14,7 @@ var Key = core.NewKey[*Service]("workspaces")
 type Config struct {
 	// StateDir holds workspaces.json. Empty: $XDG_STATE_HOME/harness, else
 	// ~/.local/state/harness (the sessions store's default).
-	StateDir string `yaml:"stateDir" json:"stateDir,omitempty" jsonschema:"description=Directory of workspaces.json (default $XDG_STATE_HOME/harness or ~/.local/state/harness)"`
+	StateDir string `yaml:"stateDir" json:"stateDir,omitempty"`
 }
 
 // Plugin provides the workspaces service.

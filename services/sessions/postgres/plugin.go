@@ -15,16 +15,16 @@ import (
 type Config struct {
 	// DSN is the connection string (postgres://user:pass@host:5432/db or
 	// key=value pairs). A secret: write it as `!env VAR`; dumps redact it.
-	DSN string `yaml:"dsn" json:"dsn" harness:"secret" jsonschema:"description=PostgreSQL connection string (secret: use !env)"`
+	DSN string `yaml:"dsn" json:"dsn" harness:"secret"`
 	// PoolSize bounds the pooled connections used for reads, listings and
 	// deletes (default 4). Each open session uses one more connection of
 	// its own, which holds its lock.
-	PoolSize int32 `yaml:"poolSize" json:"poolSize,omitempty" jsonschema:"minimum=1,default=4,description=Pooled connections (each open session adds one)"`
+	PoolSize int32 `yaml:"poolSize" json:"poolSize,omitempty" jsonschema:"minimum=1,default=4"`
 	// Schema holds the tables (default harness); created and migrated at
 	// start.
-	Schema string `yaml:"schema" json:"schema,omitempty" jsonschema:"default=harness,description=Schema of the session tables (created and migrated at start)"`
+	Schema string `yaml:"schema" json:"schema,omitempty" jsonschema:"default=harness"`
 	// ConnectTimeout bounds connecting and migrating at start (default 10s).
-	ConnectTimeout time.Duration `yaml:"connectTimeout" json:"connectTimeout,omitempty" jsonschema:"description=Bound on connecting and migrating at start (default 10s)"`
+	ConnectTimeout time.Duration `yaml:"connectTimeout" json:"connectTimeout,omitempty"`
 }
 
 // SetDefaults sets PoolSize 4, Schema harness and ConnectTimeout 10s.

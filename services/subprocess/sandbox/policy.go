@@ -49,17 +49,19 @@ const (
 // into a bool); in JSON a boolean.
 type Policy struct {
 	// Mode is off, read-only or workspace-write.
-	Mode Mode `yaml:"mode" json:"mode" jsonschema:"enum=off,enum=read-only,enum=workspace-write,description=off: no sandbox; read-only: read everything but denyRead and write nowhere; workspace-write: also write the working directory and writableRoots"`
+	// Off: no sandbox; read-only: read everything but denyRead and write nowhere;
+	// workspace-write: also write the working directory and writableRoots.
+	Mode Mode `yaml:"mode" json:"mode" jsonschema:"enum=off,enum=read-only,enum=workspace-write"`
 	// WritableRoots are absolute directories writable in workspace-write
 	// mode in addition to the workspace ("~/" expands to the home
 	// directory). A root that does not exist is skipped.
-	WritableRoots []string `yaml:"writableRoots" json:"writableRoots,omitempty" jsonschema:"description=Extra absolute directories writable in workspace-write mode (~/ is the home directory)"`
+	WritableRoots []string `yaml:"writableRoots" json:"writableRoots,omitempty"`
 	// Network allows network access (default false: no network).
-	Network bool `yaml:"network" json:"network,omitempty" jsonschema:"description=Allow network access (on/off or true/false; default off)"`
+	Network bool `yaml:"network" json:"network,omitempty"`
 	// DenyRead are paths whose content the command must not read: absolute
 	// paths, "~/" paths, or doublestar patterns; a relative pattern (such
 	// as **/.env) applies inside the workspace and each writable root.
-	DenyRead []string `yaml:"denyRead" json:"denyRead,omitempty" jsonschema:"description=Paths or doublestar patterns whose content is hidden (~/.ssh\\, **/.env); relative patterns apply inside the workspace and writable roots"`
+	DenyRead []string `yaml:"denyRead" json:"denyRead,omitempty"`
 }
 
 // Enabled reports whether p asks for a sandbox (mode read-only or
