@@ -503,12 +503,23 @@ func findPtr(rows []manifest.Entry, id string) *manifest.Entry {
 // fieldRE finds "invalid config: PATH: MESSAGE" in a decode error line.
 var fieldRE = regexp.MustCompile(`invalid config: ([A-Za-z0-9_.\[\]-]+): (.*)$`)
 
+// unknownRE finds "invalid config: [PATH: ]unknown key "KEY" (allowed: …)":
+// the problem is at PATH.KEY, the key itself.
+var unknownRE = regexp.MustCompile(`invalid config: (?:([A-Za-z0-9_.\[\]-]+): )?(unknown key "([^"]+)".*)$`)
+
 // fieldErrors maps each problem of a DecodeConfig error to its field path
-// ("" for a problem without one).
+// ("" for a problem without one); an unknown key is reported at its own
+// path.
 func fieldErrors(err error) map[string]string {
 	out := map[string]string{}
 	for _, line := range strings.Split(err.Error(), "\n") {
-		if m := fieldRE.FindStringSubmatch(line); m != nil {
+		if m := unknownRE.FindStringSubmatch(line); m != nil {
+			path := m[3]
+			if m[1] != "" {
+				path = m[1] + "." + m[3]
+			}
+			out[path] = m[2]
+		} else if m := fieldRE.FindStringSubmatch(line); m != nil {
 			out[m[1]] = m[2]
 		} else if i := strings.Index(line, "): "); i >= 0 {
 			out[""] = strings.TrimPrefix(line[i+3:], "invalid config: ")
