@@ -1,11 +1,10 @@
 package cli_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/dshgo/harness/internal/hookstest"
 	"github.com/dshgo/harness/services/llm/llmtest"
 )
 
@@ -18,20 +17,10 @@ import (
 func TestCompactRunsPreCompactHook(t *testing.T) {
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	state := t.TempDir()
-	dir := t.TempDir()
-	payloads := filepath.Join(dir, "payloads")
-	hook := filepath.Join(dir, "pre-compact.sh")
-	body := `#!/usr/bin/env bash
-input=$(cat)
-printf '%s\n' "$input" >> "` + payloads + `"
-case "$input" in
-  *'"custom_instructions":"keep everything"'*) echo "not now: keep the history whole" >&2; exit 2 ;;
-esac
-exit 0
-`
-	if err := os.WriteFile(hook, []byte(body), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	hook := hookstest.NewScript(t, hookstest.Rule{
+		Contains: []string{`"custom_instructions":"keep everything"`},
+		Stderr:   "not now: keep the history whole", Exit: 2,
+	})
 	srv := llmtest.New(t, []llmtest.Turn{text("one"), text("two"), llmtest.Reply("summary A"), text("three")})
 	m := agentManifest(srv.URL, state, `  - name: compaction
     config: {keepRecent: 0}
@@ -41,7 +30,7 @@ exit 0
         PreCompact:
           - matcher: manual
             hooks:
-              - {type: command, command: '`+hook+`'}
+              - {type: command, command: '`+hook.Path+`'}
 `)
 	if r := runAgent(t, repo, m, "", "run", "first"); r.code != 0 {
 		t.Fatalf("run: %d %s", r.code, r.stderr)
@@ -66,20 +55,13 @@ exit 0
 	if !strings.Contains(w.History(), "summary A") || strings.Contains(w.History(), "user:first") {
 		t.Fatalf("after the allowed compaction: %s", w.History())
 	}
-	raw, err := os.ReadFile(payloads)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
-	if len(lines) != 2 {
-		t.Fatalf("hook ran %d times:\n%s", len(lines), raw)
+	payloads := hook.PreCompacts(t)
+	if len(payloads) != 2 {
+		t.Fatalf("hook ran %d times:\n%s", len(payloads), strings.Join(hook.Lines(t), "\n"))
 	}
 	for i, instr := range []string{"keep everything", "focus on a.txt"} {
-		for _, want := range []string{`"hook_event_name":"PreCompact"`, `"trigger":"manual"`, `"custom_instructions":"` + instr + `"`,
-			`"cwd":"` + repo + `"`, `"session_id":"`, `"transcript_path":"/`} {
-			if !strings.Contains(lines[i], want) {
-				t.Errorf("payload %d lacks %s: %s", i+1, want, lines[i])
-			}
+		if bad := payloads[i].Mismatch("manual", instr, repo, ""); bad != "" {
+			t.Errorf("payload %d: %s: %s", i+1, bad, hook.Lines(t)[i])
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshgo/harness/internal/hookstest"
 	"github.com/dshgo/harness/plugins/agent"
 	"github.com/dshgo/harness/plugins/hooks"
 	"github.com/dshgo/harness/services/compaction"
@@ -31,24 +32,18 @@ func TestPreCompactCommandHook(t *testing.T) {
 	cs := &compactionServer{}
 	f := newCompactionFixture(t, append(steps(16), thinkingSteps(16, 20, "four more read")...), cs, nil)
 	f.write("big.txt", strings.Repeat("line of a big file\n", 40))
-	dir := t.TempDir()
-	payloads := filepath.Join(dir, "precompact-payloads")
-	hook := filepath.Join(dir, "pre-compact.sh")
-	body := `#!/usr/bin/env bash
-input=$(cat)
-printf '%s\n' "$input" >> "` + payloads + `"
-case "$input" in
-  *'"trigger":"manual"'*'do not compact'*) echo "compaction refused: the user asked to keep everything" >&2; exit 2 ;;
-  *'"trigger":"auto"'*) echo '{"decision":"block","reason":"auto compaction is not wanted"}' ;;
-esac
-exit 0
-`
-	if err := os.WriteFile(hook, []byte(body), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	hook := hookstest.NewScript(t,
+		hookstest.Rule{
+			Contains: []string{`"trigger":"manual"`, "do not compact"},
+			Stderr:   "compaction refused: the user asked to keep everything", Exit: 2,
+		},
+		hookstest.Rule{
+			Contains: []string{`"trigger":"auto"`},
+			Stdout:   `{"decision":"block","reason":"auto compaction is not wanted"}`,
+		})
 	f.rc.Plugin(subprocess.Plugin, nil)
-	hf := f.rc.Plugin(hooks.Plugin, hooks.Config{Cwd: dir, Hooks: hooks.Events{PreCompact: []hooks.MatcherGroup{
-		{Matcher: "manual|auto", Hooks: []hooks.CommandHook{{Type: "command", Command: hook}}},
+	hf := f.rc.Plugin(hooks.Plugin, hooks.Config{Cwd: filepath.Dir(hook.Path), Hooks: hooks.Events{PreCompact: []hooks.MatcherGroup{
+		{Matcher: "manual|auto", Hooks: []hooks.CommandHook{{Type: "command", Command: hook.Path}}},
 	}}})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -91,27 +86,11 @@ exit 0
 		t.Fatalf("history after the manual compaction does not start with the summary")
 	}
 
-	raw, err := os.ReadFile(payloads)
-	if err != nil {
-		t.Fatal(err)
+	payloads := hook.PreCompacts(t)
+	if len(payloads) != autos+2 {
+		t.Fatalf("the hook ran %d times, want %d (%d auto + 2 manual):\n%s", len(payloads), autos+2, autos, strings.Join(hook.Lines(t), "\n"))
 	}
-	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
-	if len(lines) != autos+2 {
-		t.Fatalf("the hook ran %d times, want %d (%d auto + 2 manual):\n%s", len(lines), autos+2, autos, raw)
-	}
-	type payload struct {
-		SessionID          *string `json:"session_id"`
-		TranscriptPath     *string `json:"transcript_path"`
-		Cwd                *string `json:"cwd"`
-		HookEventName      *string `json:"hook_event_name"`
-		Trigger            *string `json:"trigger"`
-		CustomInstructions *string `json:"custom_instructions"`
-	}
-	for i, line := range lines {
-		var p payload
-		if err := json.Unmarshal([]byte(line), &p); err != nil {
-			t.Fatalf("payload %d: %v: %s", i+1, err, line)
-		}
+	for i, p := range payloads {
 		trigger, instr := "auto", ""
 		switch i {
 		case autos:
@@ -119,10 +98,8 @@ exit 0
 		case autos + 1:
 			trigger, instr = "manual", "focus on the files read"
 		}
-		if p.HookEventName == nil || *p.HookEventName != "PreCompact" || p.Trigger == nil || *p.Trigger != trigger ||
-			p.CustomInstructions == nil || *p.CustomInstructions != instr || p.SessionID == nil || *p.SessionID != ss.ID() ||
-			p.Cwd == nil || *p.Cwd != f.dir || p.TranscriptPath == nil || !filepath.IsAbs(*p.TranscriptPath) {
-			t.Errorf("payload %d: %s\nwant PreCompact, trigger %q, custom_instructions %q, session %s, cwd %s, an absolute transcript_path", i+1, line, trigger, instr, ss.ID(), f.dir)
+		if bad := p.Mismatch(trigger, instr, f.dir, ss.ID()); bad != "" {
+			t.Errorf("payload %d: %s: %s", i+1, bad, hook.Lines(t)[i])
 			continue
 		}
 		if _, err := os.Stat(*p.TranscriptPath); err != nil {
