@@ -40,7 +40,9 @@ func run(t *testing.T, dir string, args ...string) (string, string, int) {
 	return runWithEnv(t, dir, nil, args...)
 }
 
-// runWithEnv is run with the environment variables vars.
+// runWithEnv is run with the environment variables vars. A dir that is
+// not "" is the working directory (Env.Getwd; the process never changes
+// directory), else the process's.
 func runWithEnv(t *testing.T, dir string, vars map[string]string, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
@@ -51,12 +53,8 @@ func runWithEnv(t *testing.T, dir string, vars map[string]string, args ...string
 		LookupEnv:       func(k string) (string, bool) { v, ok := vars[k]; return v, ok },
 		Ctx:             context.Background(),
 	}
-	wd, _ := os.Getwd()
 	if dir != "" {
-		if err := os.Chdir(dir); err != nil {
-			t.Fatal(err)
-		}
-		defer os.Chdir(wd)
+		env.Getwd = func() (string, error) { return dir, nil }
 	}
 	code := cli.Run(args, env)
 	return out.String(), errb.String(), code

@@ -22,7 +22,9 @@ func TestRunSignalStopsMCPServers(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		t.Run(sig.String(), func(t *testing.T) { testRunSignalStopsMCPServers(t, sig) })
+		t.Run(sig.String(), func(t *testing.T) {
+			testRunSignalStopsMCPServers(t, sig)
+		})
 	}
 }
 

@@ -3,12 +3,14 @@ package cli_test
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -25,9 +27,9 @@ var (
 	binErr  error
 )
 
-// testDir is this package's directory, taken before any test runs:
-// in-process runs (runAgent) in parallel tests change the process's
-// working directory, so nothing is resolved against it later.
+// testDir is this package's directory, taken before any test runs: a few
+// serial tests change the process's working directory while they run
+// (t.Chdir), so the binary is built from an absolute path.
 var testDir = func() string {
 	wd, err := os.Getwd()
 	if err != nil {
@@ -102,6 +104,18 @@ func baseEnv() []string {
 	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "LANG=C.UTF-8", "TERM=dumb"}
 }
 
+// markerSeq numbers the markers of sleepMarker.
+var markerSeq atomic.Int64
+
+// sleepMarker returns a `sleep` command of secs seconds and a fraction
+// that spells this test process's pid and a sequence number: its command
+// line (and the shell's running it) is unique among the processes of
+// tests running in parallel here and in other test processes, and all
+// markers have the same length, so none is part of another.
+func sleepMarker(secs int) string {
+	return fmt.Sprintf("sleep %d.%07d%04d", secs, os.Getpid(), markerSeq.Add(1))
+}
+
 // processesWith lists pids whose command line contains s.
 func processesWith(s string) []string {
 	var pids []string
@@ -123,13 +137,15 @@ func TestRunInterruptDuringBashExits130(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		t.Run(sig.String(), func(t *testing.T) { testRunSignalDuringBash(t, sig) })
+		t.Run(sig.String(), func(t *testing.T) {
+			testRunSignalDuringBash(t, sig)
+		})
 	}
 }
 
 func testRunSignalDuringBash(t *testing.T, sig syscall.Signal) {
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
-	const marker = "sleep 41.37"
+	marker := sleepMarker(41)
 	srv := llmtest.New(t, []llmtest.Turn{toolCall("c1", "bash", `{"command":"`+marker+`; echo never","description":"wait a while"}`)})
 	state := t.TempDir()
 	cmd := processCommand(t, repo, agentManifest(srv.URL, state, ""), baseEnv(), "run", "-o", "stream-json", "wait")
@@ -250,7 +266,7 @@ func TestChatInterruptCancelsTurnThenExits(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
-	const marker = "sleep 43.21"
+	marker := sleepMarker(43)
 	srv := llmtest.New(t, []llmtest.Turn{
 		toolCall("c1", "bash", `{"command":"`+marker+`","description":"wait a while"}`),
 		text("still here"),

@@ -16,13 +16,25 @@ import (
 	"github.com/dshgo/harness/services/llm/llmtest"
 )
 
+// unsetKeyVar names a variable no test sets: llm-openai reads apiKeyEnv
+// from the process environment, which tests running in parallel must not
+// change.
+const unsetKeyVar = "HARNESS_E2E_UNSET_KEY"
+
+// requireUnset fails the test when name is set in the process environment.
+func requireUnset(t *testing.T, name string) {
+	t.Helper()
+	if _, ok := os.LookupEnv(name); ok {
+		t.Fatalf("$%s is set: unset it to run this test", name)
+	}
+}
+
 // noKey makes the test route of an agentManifest require a key read from
 // an unset variable.
 func noKey(t *testing.T, m string) string {
 	t.Helper()
-	t.Setenv("HARNESS_E2E_UNSET_KEY", "")
-	os.Unsetenv("HARNESS_E2E_UNSET_KEY")
-	return strings.Replace(m, "apiKey: sk-test", "apiKeyEnv: HARNESS_E2E_UNSET_KEY\n      requireAPIKey: true", 1)
+	requireUnset(t, unsetKeyVar)
+	return strings.Replace(m, "apiKey: sk-test", "apiKeyEnv: "+unsetKeyVar+"\n      requireAPIKey: true", 1)
 }
 
 // sessionFiles lists the session logs under state.
@@ -50,7 +62,7 @@ func TestRunConfigErrorsLeaveNoSession(t *testing.T) {
 		args   []string
 		stderr string
 	}{
-		{"missing API key", noKey, nil, "HARNESS_E2E_UNSET_KEY"},
+		{"missing API key", noKey, nil, unsetKeyVar},
 		{"--thinking", nil, []string{"--thinking"}, "no thinking switch"},
 		{"--reasoning-effort", nil, []string{"--reasoning-effort", "high"}, "no reasoning effort"},
 		{"thinking in the agent row", func(_ *testing.T, m string) string {
@@ -128,7 +140,7 @@ func TestChatMissingKeyThenFixedManifest(t *testing.T) {
 	good := agentManifest(srv.URL, state, "")
 	save(noKey(t, good))
 	c := startChat(t, repo, cfg)
-	c.say("dangling", c.errb, "HARNESS_E2E_UNSET_KEY")
+	c.say("dangling", c.errb, unsetKeyVar)
 	if names := sessionFiles(t, state); len(names) != 0 {
 		t.Fatalf("session files after the refused turn: %v", names)
 	}

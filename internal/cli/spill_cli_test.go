@@ -78,13 +78,9 @@ func TestToolCommandSpillsAndCleansUp(t *testing.T) {
 		Plugins: []core.Plugin{tools.Plugin, spill.Plugin,
 			spillpolicy.Plugin, bigTool},
 		LookupEnv: func(string) (string, bool) { return "", false },
+		Getwd:     func() (string, error) { return dir, nil },
 		Ctx:       context.Background(),
 	}
-	wd, _ := os.Getwd()
-	if err := os.Chdir(dir); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Chdir(wd)
 	observed = nil
 	code := cli.Run([]string{"tool", "big", `{"bytes":2097152}`}, env)
 	if code != 0 {
