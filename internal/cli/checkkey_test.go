@@ -10,6 +10,7 @@ import (
 // empty, and the warning names that variable. With the variable set, or a
 // key in the row, nothing is said.
 func TestCheckWarnsWhenTheDefaultRouteHasNoAPIKey(t *testing.T) {
+	t.Parallel()
 	const keyVar = "HARNESS_TEST_KEY_4E1B" // unique: read from the process environment by llm-openai
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	noKey := strings.Replace(agentManifest("https://models.example.invalid/v1", t.TempDir(), ""), "      apiKey: sk-test\n", "      apiKeyEnv: "+keyVar+"\n", 1)

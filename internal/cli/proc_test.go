@@ -133,11 +133,13 @@ func processesWith(s string) []string {
 // terminated, the aborted result is logged, and harness exits 130 with
 // "harness: interrupted" after cleanup.
 func TestRunInterruptDuringBashExits130(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
 			testRunSignalDuringBash(t, sig)
 		})
 	}
@@ -208,6 +210,7 @@ func testRunSignalDuringBash(t *testing.T, sig syscall.Signal) {
 // adapter still authenticates with the key it read — also when the key's
 // variable has a name no pattern catches (apiKeyEnv, or !env in apiKey).
 func TestB10CredentialsNotVisibleToModelCommands(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -217,6 +220,7 @@ func TestB10CredentialsNotVisibleToModelCommands(t *testing.T) {
 		{"apiKey !env any name", "apiKey: !env DS_AUTH_B10", "DS_AUTH_B10"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 			srv := llmtest.New(t, []llmtest.Turn{toolCall("c1", "bash", `{"command":"env | sort","description":"print the environment"}`), text("done")})
 			m := strings.Replace(agentManifest(srv.URL, t.TempDir(), ""), "apiKey: sk-test", tc.keyField, 1)
@@ -262,6 +266,7 @@ func TestB10CredentialsNotVisibleToModelCommands(t *testing.T) {
 // harness chat: the first Ctrl-C cancels the running turn (its process is
 // stopped) and the session goes on; Ctrl-C at the prompt exits 130.
 func TestChatInterruptCancelsTurnThenExits(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -357,6 +362,7 @@ func (s *syncBuffer) String() string {
 // On a terminal, text output shows a live status line on stderr and still
 // streams the answer; the line is cleared at the end.
 func TestRunOnTerminalShowsStatusLine(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}

@@ -135,6 +135,7 @@ func text(s string) llmtest.Turn {
 // on disk, stdout has the answer, the log replays to the conversation the
 // model saw, exit 0.
 func TestRunEndToEndOnGitRepository(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{
 		"main.go": "package main\n\nfunc main() {\n\tprintln(\"helo\") // TODO: fix spelling\n}\n",
 		"README":  "demo\n",
@@ -223,6 +224,7 @@ func TestRunEndToEndOnGitRepository(t *testing.T) {
 }
 
 func TestRunOutputFormats(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "alpha\n"})
 	t.Run("stream-json", func(t *testing.T) {
 		srv := llmtest.New(t, []llmtest.Turn{toolCall("c1", "read", `{"file_path":"a.txt"}`), text("alpha it is")})
@@ -305,6 +307,7 @@ func TestRunOutputFormats(t *testing.T) {
 }
 
 func TestRunFailuresExitCodes(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "alpha\n"})
 	cases := []struct {
 		name   string
@@ -352,6 +355,7 @@ func TestRunFailuresExitCodes(t *testing.T) {
 
 // A missing API key is a configuration error naming the variable.
 func TestRunMissingAPIKey(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	requireUnset(t, unsetKeyVar)
 	m := strings.Replace(agentManifest("https://api.deepseek.com", t.TempDir(), ""), "apiKey: sk-test", "apiKeyEnv: "+unsetKeyVar, 1)
@@ -363,6 +367,7 @@ func TestRunMissingAPIKey(t *testing.T) {
 
 // --continue resumes the working directory's latest session.
 func TestRunContinue(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	state := t.TempDir()
 	srv := llmtest.New(t, []llmtest.Turn{text("first"), text("second")})
@@ -394,6 +399,7 @@ func TestRunContinue(t *testing.T) {
 }
 
 func TestChatScripted(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	srv := llmtest.New(t, []llmtest.Turn{text("hello there"), text("bye")})
 	r := runAgent(t, repo, agentManifest(srv.URL, t.TempDir(), ""), "hi\n/tools\n/context\n/bogus\nsecond\n/exit\n", "chat")
@@ -416,6 +422,7 @@ func TestChatScripted(t *testing.T) {
 // Session flags reach the request: --append-system-prompt, --cwd, and
 // --thinking on a model without a thinking switch is a usage error.
 func TestRunSessionFlags(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	other := t.TempDir()
 	srv := llmtest.New(t, []llmtest.Turn{text("ok")})
@@ -443,6 +450,7 @@ func TestRunSessionFlags(t *testing.T) {
 // request carries the new configuration and the same conversation; a
 // broken file is reported and the running configuration stays.
 func TestChatReloadsTheManifestBetweenTurns(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	srv := llmtest.New(t, []llmtest.Turn{text("first answer"), text("second answer"), text("third answer"), text("fourth answer"), text("fifth answer")})
 	state := t.TempDir()
@@ -507,6 +515,7 @@ func TestChatReloadsTheManifestBetweenTurns(t *testing.T) {
 // exit 0 (the model finished; reason "length" in json), and the notice
 // starts on its own line even when stdout and stderr are one stream.
 func TestRunLengthNoticeOnItsOwnLine(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -515,6 +524,7 @@ func TestRunLengthNoticeOnItsOwnLine(t *testing.T) {
 		{"cut after a newline", "a full line\n", "a full line\nharness: the reply was cut by the model's output token limit\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 			srv := llmtest.New(t, []llmtest.Turn{llmtest.Stream(llmtest.TextDelta(tc.reply), llmtest.Finish("length"))})
 			cmd := processCommand(t, repo, agentManifest(srv.URL, t.TempDir(), ""), baseEnv(), "run", "answer at length")
@@ -535,6 +545,7 @@ func TestRunLengthNoticeOnItsOwnLine(t *testing.T) {
 // -c and --patch paths are relative to where the command was typed, not
 // to --cwd (the harness binary, started in proj).
 func TestRelativeManifestPathsWithCwd(t *testing.T) {
+	t.Parallel()
 	proj := t.TempDir()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	srv := llmtest.New(t, []llmtest.Turn{text("ok")})

@@ -55,6 +55,7 @@ func sessionFiles(t *testing.T, state string) []string {
 // nothing in the sessions directory, nothing for `sessions` to list or
 // for --continue to resume, and no request reached the model.
 func TestRunConfigErrorsLeaveNoSession(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	cases := []struct {
 		name   string
@@ -105,6 +106,7 @@ func TestRunConfigErrorsLeaveNoSession(t *testing.T) {
 // A run whose request failed (HTTP 500 after the retries) keeps the
 // session with its prompt, and --continue resumes it.
 func TestRunRequestFailureKeepsSession(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	state := t.TempDir()
 	srv := llmtest.New(t, []llmtest.Turn{llmtest.Error(500, "boom"), llmtest.Error(500, "boom"), llmtest.Error(500, "boom"), text("fine")})
@@ -131,6 +133,7 @@ func TestRunRequestFailureKeepsSession(t *testing.T) {
 // manifest is fixed (which restarts the agent plugin, so the session is
 // reopened by id before it has a file) the next turn starts the log.
 func TestChatMissingKeyThenFixedManifest(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	srv := llmtest.New(t, []llmtest.Turn{text("hello after the fix")})
 	state := t.TempDir()
@@ -169,6 +172,7 @@ func TestChatMissingKeyThenFixedManifest(t *testing.T) {
 // on the previous agent and goes on (it used to close a nil session and
 // panic, then to end with exit 2).
 func TestChatReopenFailureAfterReload(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	srv := llmtest.New(t, []llmtest.Turn{text("first answer"), text("second answer")})
 	state := t.TempDir()
@@ -202,6 +206,7 @@ func TestChatReopenFailureAfterReload(t *testing.T) {
 // journal keeps one record per seq and each prompt once, and a later
 // `--continue` resumes it. `sessions` lists it meanwhile.
 func TestRunContinueWhileAnotherProcessHoldsTheSession(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}

@@ -63,6 +63,7 @@ func seqText(n int) string {
 // private (0600 in a 0700 directory) while the harness runs and deleted on a
 // normal exit.
 func TestToolCommandSpillsAndCleansUp(t *testing.T) {
+	// Serial: the umask is process-wide, and observed is a package variable.
 	old := syscall.Umask(0)
 	defer syscall.Umask(old)
 	dir := t.TempDir()

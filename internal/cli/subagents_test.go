@@ -82,6 +82,7 @@ func delegationScript() map[string][]llmtest.Turn {
 // shows an indented line per child step, `harness sessions` shows the tree
 // and `harness sessions show` prints a child.
 func TestRunDelegatesToDefinedAgentsAndShowsTheTree(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, ".claude", "agents"), 0o700); err != nil {
 		t.Fatal(err)
