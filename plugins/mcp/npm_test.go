@@ -25,7 +25,7 @@ import (
 // npmBin returns the path of an npm-installed server under testdata/npm
 // (installed by .ci/run with npm ci). In CI a missing server fails the
 // test; elsewhere it skips with the command that installs it.
-func npmBin(t *testing.T, name string) string {
+func npmBin(t testing.TB, name string) string {
 	t.Helper()
 	p, err := filepath.Abs(filepath.Join("testdata", "npm", "node_modules", ".bin", name))
 	if err != nil {

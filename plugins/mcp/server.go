@@ -52,6 +52,7 @@ type conn struct {
 	drained chan struct{}
 	grace   time.Duration
 	closed  chan struct{} // closed when the session's connection has ended
+	spawned time.Time     // when the stdio server's process was started (zero for http/sse)
 }
 
 // close shuts the connection down: for a stdio server, close stdin, give
@@ -165,7 +166,7 @@ func (s *server) spawn(c *conn) (mcp.Transport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start %q: %w", s.cfg.Command, err)
 	}
-	c.proc = h
+	c.proc, c.spawned = h, time.Now()
 	stdin := &onceCloser{WriteCloser: h.Stdin()}
 	c.stdin = stdin
 	c.drained = make(chan struct{})
@@ -355,18 +356,26 @@ func (s *server) lastErr() error {
 
 // connect dials, lists the tools and mounts them. On failure the state is
 // failed (first attempt) or exited, with the error.
+// A debug log line "mcp server ready" gives the instant each phase ended
+// (spawned, initialized, listed, mounted), so parallel connects can be
+// checked for serialisation.
 func (s *server) connect(ctx context.Context) (*conn, error) {
+	start := time.Now()
 	c, err := s.dial(ctx)
 	if err == nil {
+		initialized := time.Now()
 		lctx, cancel := context.WithTimeout(ctx, s.startupTimeout())
 		var list []*mcp.Tool
 		list, err = listTools(lctx, c.session)
 		cancel()
 		if err == nil {
+			listed := time.Now()
 			s.mu.Lock()
 			s.conn, s.init, s.tools, s.state, s.err = c, c.session.InitializeResult(), list, StateReady, nil
 			s.mu.Unlock()
 			if err = s.mountTools(ctx, list); err == nil {
+				s.m.log.Debug("mcp server ready", "server", s.cfg.Name, "tools", len(list), "start", start,
+					"spawned", c.spawned, "initialized", initialized, "listed", listed, "mounted", time.Now())
 				return c, nil
 			}
 		}

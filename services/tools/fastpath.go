@@ -16,9 +16,11 @@ import (
 // It runs first on the raw text (strict JSON without escapes) and then on the
 // parsed value. It is built only for simple schemas — type, properties,
 // required, additionalProperties, scalar enum/const, numeric bounds,
-// lengths, items and annotations; no $ref, $schema or combinators: the
-// keywords listed in fastKeywords under draft 2020-12 (no $schema: with an
-// older draft the library asserts format), and every doubt (non-canonical integers such as 1.0 or -0,
+// lengths, items and annotations; no $ref or combinators: the keywords
+// listed in fastKeywords, and a root $schema naming a draft the library knows
+// (the JSON Schema that MCP servers' schema generators emit says draft-07).
+// Under drafts before 2019-09 the library asserts "format", so there a
+// schema that uses it gets no fast check. Every doubt (non-canonical integers such as 1.0 or -0,
 // a number equal to a bound after rounding, an enum number spelled
 // differently, a string where a number is expected) defers.
 type fastCheck struct {
@@ -60,8 +62,9 @@ var typeNames = map[string]jsonTypes{
 }
 
 // fastKeywords are the keywords a fast check understands; "format" is an
-// annotation here because compileSchema does not assert formats and the
-// default draft is 2020-12.
+// annotation here because compileSchema does not assert formats from draft
+// 2019-09 on (the default draft is 2020-12); under older drafts fastBuilder
+// refuses it.
 var fastKeywords = map[string]bool{
 	"type": true, "properties": true, "required": true, "additionalProperties": true,
 	"enum": true, "const": true, "minimum": true, "maximum": true, "exclusiveMinimum": true,
@@ -79,17 +82,50 @@ type numBound struct {
 	isInt bool
 }
 
-// buildFastCheck returns the fast check of a parsed schema document, or nil
-// when the document uses anything it does not understand.
-func buildFastCheck(doc any) *fastCheck {
-	fc, ok := buildFast(doc, 0)
+// buildFastCheck returns the fast check of a parsed schema document whose
+// draft the library compiled it under (Schema.DraftVersion), or nil when the
+// document uses anything it does not understand.
+func buildFastCheck(doc any, draft int) *fastCheck {
+	b := fastBuilder{formatAsserted: draft < 2019}
+	if m, ok := doc.(map[string]any); ok {
+		if _, declared := m["$schema"]; declared {
+			if !knownDraft(draft) {
+				return nil
+			}
+			root := make(map[string]any, len(m))
+			for k, v := range m {
+				if k != "$schema" {
+					root[k] = v
+				}
+			}
+			doc = root
+		}
+	}
+	fc, ok := b.build(doc, 0)
 	if !ok {
 		return nil
 	}
 	return fc
 }
 
-func buildFast(doc any, depth int) (*fastCheck, bool) {
+// knownDraft reports whether draft is a version whose fast keywords mean
+// what the fast check assumes: 4, 6, 7, 2019 or 2020. (Draft 4's boolean
+// exclusiveMinimum/Maximum is not a bound and so gets no fast check; its
+// lack of const only makes the fast check stricter, which defers.)
+func knownDraft(draft int) bool {
+	switch draft {
+	case 4, 6, 7, 2019, 2020:
+		return true
+	}
+	return false
+}
+
+// fastBuilder compiles a schema document into a fast check.
+type fastBuilder struct {
+	formatAsserted bool // the draft asserts "format": a schema using it is not simple
+}
+
+func (b fastBuilder) build(doc any, depth int) (*fastCheck, bool) {
 	if depth > 32 {
 		return nil, false
 	}
@@ -99,7 +135,7 @@ func buildFast(doc any, depth int) (*fastCheck, bool) {
 	case map[string]any:
 		fc := &fastCheck{minLen: -1, maxLen: -1, minItems: -1, maxItems: -1}
 		for k, v := range d {
-			if !fastKeywords[k] || !fc.keyword(k, v, depth) {
+			if !fastKeywords[k] || (k == "format" && b.formatAsserted) || !b.keyword(fc, k, v, depth) {
 				return nil, false
 			}
 		}
@@ -109,7 +145,7 @@ func buildFast(doc any, depth int) (*fastCheck, bool) {
 }
 
 // keyword compiles one keyword into fc; false means unsupported.
-func (fc *fastCheck) keyword(k string, v any, depth int) bool {
+func (b fastBuilder) keyword(fc *fastCheck, k string, v any, depth int) bool {
 	var ok bool
 	switch k {
 	case "type":
@@ -122,7 +158,7 @@ func (fc *fastCheck) keyword(k string, v any, depth int) bool {
 		}
 		fc.props = make(map[string]*fastCheck, len(m))
 		for name, sub := range m {
-			if fc.props[name], ok = buildFast(sub, depth+1); !ok {
+			if fc.props[name], ok = b.build(sub, depth+1); !ok {
 				return false
 			}
 		}
@@ -145,10 +181,10 @@ func (fc *fastCheck) keyword(k string, v any, depth int) bool {
 			fc.addlFalse = !b
 			return true
 		}
-		fc.addl, ok = buildFast(v, depth+1)
+		fc.addl, ok = b.build(v, depth+1)
 		return ok
 	case "items":
-		fc.items, ok = buildFast(v, depth+1)
+		fc.items, ok = b.build(v, depth+1)
 		return ok
 	case "enum":
 		list, isList := v.([]any)

@@ -228,7 +228,7 @@ func compileSchema(doc []byte) (*validator, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &validator{schema: sch, doc: parsed, fast: buildFastCheck(parsed)}
+	v := &validator{schema: sch, doc: parsed, fast: buildFastCheck(parsed, sch.DraftVersion)}
 	v.emptyOK = sch.Validate(map[string]any{}) == nil
 	return v, nil
 }
