@@ -21,6 +21,7 @@ import (
 // conversation so far (the same session). m2 has no prices: the status
 // bar shows no cost (m1's, with prices, is asserted by the full turn).
 func TestModelRouteSwitchesTheNextRequest(t *testing.T) {
+	t.Parallel()
 	u := start(t, "bypass", []llmtest.Turn{llmtest.Reply("from m1"), llmtest.Reply("from m2")}, 100, 30)
 	u.typeText("first")
 	u.enter()
@@ -60,6 +61,7 @@ func TestModelRouteSwitchesTheNextRequest(t *testing.T) {
 // and reports it; the next request starts from the summary, not from the
 // summarized prompt.
 func TestCompactSummarizesTheHistory(t *testing.T) {
+	t.Parallel()
 	turns := []llmtest.Turn{
 		llmtest.Reply("answer one"),
 		llmtest.Reply("answer two"),
@@ -102,6 +104,7 @@ func TestCompactSummarizesTheHistory(t *testing.T) {
 // TestContextAndTools: /context shows the meter's projection against the
 // window; /tools lists the tools the session offers.
 func TestContextAndTools(t *testing.T) {
+	t.Parallel()
 	u := start(t, "bypass", []llmtest.Turn{llmtest.Reply("ok")}, 120, 40)
 	u.typeText("hello")
 	u.enter()
@@ -193,6 +196,7 @@ func colourTurn(t *testing.T, noColor bool, env []string) []byte {
 // terminal carry no colour sequence, while bold and reverse remain; the
 // same turn with colours on does carry colours (the check can fail).
 func TestNoColorFramesHaveNoColour(t *testing.T) {
+	t.Parallel()
 	tty := []string{"TTY_FORCE=1", "TERM=xterm-256color", "COLORTERM=truecolor"}
 	plain := colourTurn(t, true, append([]string{"NO_COLOR=1"}, tty...))
 	if c := colourSequences(plain); len(c) > 0 {
@@ -211,6 +215,7 @@ func TestNoColorFramesHaveNoColour(t *testing.T) {
 // answer to the background query (a light background) switches every
 // style to the light theme, the transcript included.
 func TestBackgroundColorPicksTheTheme(t *testing.T) {
+	t.Parallel()
 	const darkPrompt, lightPrompt = "38;2;138;180;248", "38;2;26;86;176" // #8ab4f8, #1a56b0
 	u := startWith(t, setup{mode: "bypass", w: 100, h: 30, turns: []llmtest.Turn{llmtest.Reply("done")},
 		program: []tea.ProgramOption{tea.WithEnvironment([]string{"TTY_FORCE=1", "TERM=xterm-256color", "COLORTERM=truecolor"})}})
@@ -246,6 +251,7 @@ func stable(scr string) string {
 // diff, rule and choices — against testdata/TestGoldenApprovalScreen.golden
 // (go test -update rewrites it).
 func TestGoldenApprovalScreen(t *testing.T) {
+	t.Parallel()
 	u := start(t, "default", []llmtest.Turn{
 		llmtest.Stream(llmtest.ToolCallStart(0, "c1", "edit", `{"file_path":"a.txt","old_string":"beta","new_string":"gamma"}`), llmtest.Finish("tool_calls")),
 		llmtest.Reply("fine"),
@@ -265,6 +271,7 @@ func TestGoldenApprovalScreen(t *testing.T) {
 // TestGoldenFinishedTurn: a finished turn with reasoning, a bash card and
 // a Markdown answer at 80×24, against its golden file.
 func TestGoldenFinishedTurn(t *testing.T) {
+	t.Parallel()
 	u := start(t, "bypass", []llmtest.Turn{
 		llmtest.Stream(llmtest.ReasoningDelta("check\nthe file"), llmtest.ToolCallStart(0, "c1", "bash", `{"command":"printf 'one\\ntwo\\n'","description":"print"}`), llmtest.Finish("tool_calls")),
 		llmtest.Stream(llmtest.TextDelta("## Result\n\nThe file is **fine**:\n\n1. `a.txt` has two lines\n2. nothing to do\n"), llmtest.FinishWithUsage("stop", llmtest.Usage{PromptTokens: 5000, CompletionTokens: 100, TotalTokens: 5100})),
@@ -278,6 +285,7 @@ func TestGoldenFinishedTurn(t *testing.T) {
 // TestExitCommandEndsTheProgram: /exit ends the program (the session is
 // closed by the release that follows).
 func TestExitCommandEndsTheProgram(t *testing.T) {
+	t.Parallel()
 	u := start(t, "bypass", nil, 80, 24)
 	u.typeText("/exit")
 	u.enter()

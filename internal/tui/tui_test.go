@@ -196,6 +196,7 @@ func toolResults(u *ui, req int) []string {
 // a bash call and a Markdown answer shows the prompt, a collapsed thinking
 // block, a done card with the output tail, and the rendered answer.
 func TestFullTurnStreamsMarkdownReasoningAndAToolCard(t *testing.T) {
+	t.Parallel()
 	u := start(t, "bypass", []llmtest.Turn{
 		llmtest.Stream(llmtest.ReasoningDelta("look at\nthe files"), llmtest.ToolCallStart(0, "c1", "bash", `{"command":"printf 'one\\ntwo\\n'","description":"print"}`), llmtest.Finish("tool_calls")),
 		llmtest.Stream(llmtest.TextDelta("The files are **fine**:\n\n- `a.txt`\n"), llmtest.FinishWithUsage("stop", llmtest.Usage{PromptTokens: 5000, CompletionTokens: 100, TotalTokens: 5100})),
@@ -220,6 +221,7 @@ func TestFullTurnStreamsMarkdownReasoningAndAToolCard(t *testing.T) {
 // default asks; the modal shows the unified diff and the rule "always"
 // adds; "no, and tell the model why" sends the typed reason as the result.
 func TestApprovalShowsTheDiffAndTheRuleAndSendsTheReason(t *testing.T) {
+	t.Parallel()
 	u := start(t, "default", []llmtest.Turn{
 		llmtest.Stream(llmtest.ToolCallStart(0, "c0", "read", `{"file_path":"a.txt"}`), llmtest.Finish("tool_calls")),
 		llmtest.Stream(llmtest.ToolCallStart(0, "c1", "edit", `{"file_path":"a.txt","old_string":"beta","new_string":"gamma"}`), llmtest.Finish("tool_calls")),
@@ -248,6 +250,7 @@ func TestApprovalShowsTheDiffAndTheRuleAndSendsTheReason(t *testing.T) {
 // TestAlwaysAddsTheShownRule: "a" grants the shown rule; the next call it
 // covers runs without a question.
 func TestAlwaysAddsTheShownRule(t *testing.T) {
+	t.Parallel()
 	u := start(t, "default", []llmtest.Turn{
 		llmtest.Stream(llmtest.ToolCallStart(0, "c1", "bash", `{"command":"touch f1.txt","description":"w"}`), llmtest.Finish("tool_calls")),
 		llmtest.Stream(llmtest.ToolCallStart(0, "c2", "bash", `{"command":"touch f2.txt","description":"w"}`), llmtest.Finish("tool_calls")),
@@ -271,6 +274,7 @@ func TestAlwaysAddsTheShownRule(t *testing.T) {
 // TestEscInterruptsTheTurnAndKeepsTheSession: Esc during a long bash call
 // stops it; the next prompt continues the same session.
 func TestEscInterruptsTheTurnAndKeepsTheSession(t *testing.T) {
+	t.Parallel()
 	const marker = "sleep 37.91"
 	u := start(t, "bypass", []llmtest.Turn{
 		llmtest.Stream(llmtest.ToolCallStart(0, "c1", "bash", `{"command":"`+marker+`","description":"wait"}`), llmtest.Finish("tool_calls")),
@@ -295,6 +299,7 @@ func TestEscInterruptsTheTurnAndKeepsTheSession(t *testing.T) {
 // TestMultiLinePasteIsOneMessage: a paste with newlines, plus Ctrl+J, is
 // one prompt.
 func TestMultiLinePasteIsOneMessage(t *testing.T) {
+	t.Parallel()
 	u := start(t, "bypass", []llmtest.Turn{llmtest.Reply("got it")}, 80, 24)
 	u.tm.Send(tea.PasteMsg{Content: "first line\nsecond line"})
 	u.press('j', tea.ModCtrl)
@@ -311,6 +316,7 @@ func TestMultiLinePasteIsOneMessage(t *testing.T) {
 // prompts, Ctrl+R searches them, and a new UI in the same directory has
 // them (the file is private).
 func TestHistoryIsRecalledAndPersistedPerDirectory(t *testing.T) {
+	t.Parallel()
 	u := start(t, "bypass", []llmtest.Turn{llmtest.Reply("r1"), llmtest.Reply("r2")}, 80, 24)
 	for i, p := range []string{"first prompt", "second prompt"} {
 		u.typeText(p)
@@ -346,6 +352,7 @@ func TestHistoryIsRecalledAndPersistedPerDirectory(t *testing.T) {
 // 120×40 and 60×20, the frame has exactly the window's rows and no row is
 // wider than the window.
 func TestResizeKeepsEveryLineInsideTheWindow(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("a long answer line that must wrap at the window width ", 8)
 	u := start(t, "bypass", []llmtest.Turn{llmtest.Reply(long)}, 80, 24)
 	u.typeText("talk")
@@ -374,6 +381,7 @@ func TestResizeKeepsEveryLineInsideTheWindow(t *testing.T) {
 // TestSlashCommands: completion, /help from the registry, /cost, /todos,
 // /clear opening a new session.
 func TestSlashCommands(t *testing.T) {
+	t.Parallel()
 	u := start(t, "bypass", []llmtest.Turn{llmtest.Reply("hello")}, 100, 30)
 	u.typeText("/he")
 	u.wait("› /help  list the commands")
@@ -401,6 +409,7 @@ func TestSlashCommands(t *testing.T) {
 // starts another, /resume picks the first back (its prompt replayed), and
 // /model lists the configured routes.
 func TestResumeModelAndSessions(t *testing.T) {
+	t.Parallel()
 	u := start(t, "bypass", []llmtest.Turn{llmtest.Reply("hello back")}, 100, 30)
 	u.typeText("hello there")
 	u.enter()
@@ -426,6 +435,7 @@ func TestResumeModelAndSessions(t *testing.T) {
 // shows the lines printed so far (and the bytes) while it still runs,
 // the last line when it is done.
 func TestBashCardShowsTheOutputWhileItRuns(t *testing.T) {
+	t.Parallel()
 	cmd := `echo line-one; sleep 0.3; printf 'bar 10%%\\rbar 99%%\\n'; echo line-two; until test -e go.flag; do sleep 0.05; done; echo line-three`
 	u := start(t, "bypass", []llmtest.Turn{
 		llmtest.Stream(llmtest.ToolCallStart(0, "c1", "bash", `{"command":"`+strings.ReplaceAll(cmd, `"`, `\"`)+`","description":"lines"}`), llmtest.Finish("tool_calls")),
