@@ -39,6 +39,7 @@ func (r *recorder) get() []string {
 }
 
 func TestEffectsAreUndoneLIFOExactlyOnce(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	var rec recorder
 	p := core.Define("p", func(c *core.Context, _ struct{}) error {
@@ -75,6 +76,7 @@ func TestEffectsAreUndoneLIFOExactlyOnce(t *testing.T) {
 }
 
 func TestDisposeRunsEveryDisposerAndJoinsErrors(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	var rec recorder
 	p := core.Define("p", func(c *core.Context, _ struct{}) error {
@@ -94,6 +96,7 @@ func TestDisposeRunsEveryDisposerAndJoinsErrors(t *testing.T) {
 }
 
 func TestApplyErrorAndPanicAreContained(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		fail func() error
@@ -103,6 +106,7 @@ func TestApplyErrorAndPanicAreContained(t *testing.T) {
 		{"panic", func() error { var m map[string]int; m["x"] = 1; return nil }, "assignment to entry in nil map"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			r := newRoot(t)
 			var rec recorder
 			bad := core.Define("bad", func(c *core.Context, _ struct{}) error {
@@ -142,6 +146,7 @@ type greeter struct{ greeting string }
 var greeterKey = core.NewKey[*greeter]("greeter")
 
 func TestPendingUntilServiceAppearsAndBackWhenItGoes(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	var rec recorder
 	consumer := core.Define("consumer", func(c *core.Context, _ struct{}) error {
@@ -179,6 +184,7 @@ func TestPendingUntilServiceAppearsAndBackWhenItGoes(t *testing.T) {
 }
 
 func TestDuplicateServiceFailsTheSecondProvider(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	prov := core.Define("prov", func(c *core.Context, _ struct{}) error {
 		return core.Provide(c, greeterKey, &greeter{})
@@ -194,6 +200,7 @@ func TestDuplicateServiceFailsTheSecondProvider(t *testing.T) {
 }
 
 func TestUseWithoutInjectIsContained(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	p := core.Define("p", func(c *core.Context, _ struct{}) error {
 		core.Use(c, greeterKey)
@@ -208,6 +215,7 @@ func TestUseWithoutInjectIsContained(t *testing.T) {
 var wf = core.NewWaterfallEvent[int, string]("test/wf")
 
 func TestWaterfallOrderShortCircuitAndErrors(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	c := r.Context()
 	ctx := context.Background()
@@ -246,6 +254,7 @@ func TestWaterfallOrderShortCircuitAndErrors(t *testing.T) {
 }
 
 func TestWaterfallPanicPropagatesAsError(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	c := r.Context()
 	c.Plugin(core.Define("hook", func(c *core.Context, _ struct{}) error {
@@ -267,6 +276,7 @@ func TestWaterfallPanicPropagatesAsError(t *testing.T) {
 var emitEv = core.NewEmitEvent[string]("test/emit")
 
 func TestEmitContainsFailuresAndSnapshotsListeners(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	c := r.Context()
 	var rec recorder
@@ -292,6 +302,7 @@ func TestEmitContainsFailuresAndSnapshotsListeners(t *testing.T) {
 var bailEv = core.NewBailEvent[int, string]("test/bail")
 
 func TestBailStopsAtFirstHandledOrError(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	c := r.Context()
 	c.Plugin(core.Define("skip", func(c *core.Context, _ struct{}) error {
@@ -325,6 +336,7 @@ func TestBailStopsAtFirstHandledOrError(t *testing.T) {
 }
 
 func TestScopedListenersHearOnlyTheirScopeAndDescendants(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	c := r.Context()
 	var rec recorder
@@ -360,6 +372,7 @@ func TestScopedListenersHearOnlyTheirScopeAndDescendants(t *testing.T) {
 }
 
 func TestGoroutinePanicFailsOnlyItsPlugin(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	var rec recorder
 	started := make(chan struct{})
@@ -389,6 +402,7 @@ func TestGoroutinePanicFailsOnlyItsPlugin(t *testing.T) {
 }
 
 func TestGoroutineIsAwaitedOnUnload(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	var rec recorder
 	p := core.Define("worker", func(c *core.Context, _ struct{}) error {
@@ -414,6 +428,7 @@ func TestGoroutineIsAwaitedOnUnload(t *testing.T) {
 }
 
 func TestEffectOnDisposedFiberIsInactive(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	var saved *core.Context
 	f := r.Context().Plugin(core.Define("p", func(c *core.Context, _ struct{}) error { saved = c; return nil }), nil)
@@ -438,6 +453,7 @@ func (c cfgV) Validate() error {
 }
 
 func TestUpdateValidatesBeforeRestarting(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	var rec recorder
 	p := core.Define("p", func(c *core.Context, cfg cfgV) error { rec.add(fmt.Sprint(cfg.N)); return nil })
@@ -457,6 +473,7 @@ func TestUpdateValidatesBeforeRestarting(t *testing.T) {
 }
 
 func TestDisposeFromInsideApply(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	var self *core.Fiber
 	p := core.Define("self", func(c *core.Context, _ struct{}) error {
@@ -473,6 +490,7 @@ func TestDisposeFromInsideApply(t *testing.T) {
 }
 
 func TestStatusChangesAreObservable(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	var rec recorder
 	r.Context().Plugin(core.Define("observer", func(c *core.Context, _ struct{}) error {

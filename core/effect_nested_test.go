@@ -13,6 +13,7 @@ import (
 // disposal is strict reverse order of acquisition, where an effect is
 // acquired when its body starts.
 func TestNestedEffectsAreUndoneLIFO(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	var got []int
 	rec := func(n int) func() { return func() { got = append(got, n) } }
@@ -38,6 +39,7 @@ func TestNestedEffectsAreUndoneLIFO(t *testing.T) {
 // A body that fails rolls back what it acquired, nested effects included,
 // newest first, and nothing of it stays registered.
 func TestFailedEffectBodyRollsBackNestedEffects(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	var got []int
 	rec := func(n int) func() { return func() { got = append(got, n) } }
@@ -72,6 +74,7 @@ func TestFailedEffectBodyRollsBackNestedEffects(t *testing.T) {
 // Mounting on an inactive context returns a disposed fiber whose Err is
 // ErrInactive, so a refused mount is told apart from a normal one.
 func TestPluginOnInactiveContextErrIsErrInactive(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	var inner *core.Context
 	f := r.Context().Plugin(core.Define("outer", func(c *core.Context, _ struct{}) error { inner = c; return nil }), nil)

@@ -16,6 +16,7 @@ var wfRetry = core.NewWaterfallEvent[int, string]("test/wf-retry")
 // A listener may call next more than once (retry), and a panic below it
 // reaches it as a *PanicError naming the panicking listener's plugin.
 func TestWaterfallRetryAndNestedPanic(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	c := r.Context()
 	ctx := context.Background()
@@ -58,6 +59,7 @@ func TestWaterfallRetryAndNestedPanic(t *testing.T) {
 var bailPanic = core.NewBailEvent[int, int]("test/bail-panic")
 
 func TestBailPanicNamesPlugin(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	c := r.Context()
 	c.Plugin(core.Define("bomb", func(c *core.Context, _ struct{}) error {
@@ -75,6 +77,7 @@ var wfShared = core.NewWaterfallEvent[int, int]("test/wf-shared")
 // One event dispatched in several roots at once sees each root's own
 // listeners only.
 func TestEventSharedAcrossRoots(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	const roots = 4
 	cs := make([]*core.Context, roots)
@@ -113,6 +116,7 @@ var wfSkip = core.NewWaterfallEvent[int, string]("test/wf-skip")
 // Listeners skipped by one dispatch (scope filtering) are admitted again by
 // the next: dispatch state carries nothing over.
 func TestWaterfallSkipsDoNotCarryOver(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	c := r.Context()
 	ctx := context.Background()
@@ -155,6 +159,7 @@ var (
 // ErrNoTarget error for Bail and Run (a policy waterfall never runs inner
 // without its listeners), and reaches no listener for Emit.
 func TestZeroTargetIsRefused(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	ctx := context.Background()
 	if _, handled, err := noTargetBail.Bail(ctx, core.Target{}, 1); handled || !errors.Is(err, core.ErrNoTarget) {

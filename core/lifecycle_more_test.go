@@ -10,6 +10,7 @@ import (
 )
 
 func TestWrongConfigTypeIsAnError(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	p := core.Define("p", func(*core.Context, struct{ N int }) error { return nil })
 	f := r.Context().Plugin(p, "not a struct")
@@ -23,6 +24,7 @@ func TestWrongConfigTypeIsAnError(t *testing.T) {
 }
 
 func TestRootDisposeWhileMounting(t *testing.T) {
+	t.Parallel()
 	for i := 0; i < 30; i++ {
 		r := core.NewRoot()
 		var wg sync.WaitGroup
@@ -51,6 +53,7 @@ func TestRootDisposeWhileMounting(t *testing.T) {
 }
 
 func TestScopeDisposeRacingEmit(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	ev := core.NewEmitEvent[int]("race")
 	host := r.Context().Plugin(core.Define("host", func(*core.Context, struct{}) error { return nil }), nil)

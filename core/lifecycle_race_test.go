@@ -13,6 +13,7 @@ import (
 // Adversarial lifecycles: each must settle without deadlock or race.
 
 func TestDisposeFromInsideADisposer(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	var rec recorder
 	other := r.Context().Plugin(core.Define("other", func(c *core.Context, _ struct{}) error {
@@ -46,6 +47,7 @@ func TestDisposeFromInsideADisposer(t *testing.T) {
 }
 
 func TestProviderWithdrawnWhileDependentLoads(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	entered := make(chan struct{})
 	release := make(chan struct{})
@@ -87,6 +89,7 @@ func TestProviderWithdrawnWhileDependentLoads(t *testing.T) {
 }
 
 func TestUpdateRacingDispose(t *testing.T) {
+	t.Parallel()
 	for i := 0; i < 50; i++ {
 		r := newRoot(t)
 		p := core.Define("p", func(c *core.Context, cfg struct{ N int }) error {
@@ -121,6 +124,7 @@ func TestUpdateRacingDispose(t *testing.T) {
 }
 
 func TestStatusListenerPanicIsContained(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	r.Context().Plugin(core.Define("observer", func(c *core.Context, _ struct{}) error {
 		return core.On(c, core.StatusChanged, func(_ context.Context, s core.StatusChange) error {
@@ -140,6 +144,7 @@ func TestStatusListenerPanicIsContained(t *testing.T) {
 }
 
 func TestStatusListenerDrivingLifecycle(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	var target *core.Fiber
 	r.Context().Plugin(core.Define("observer", func(c *core.Context, _ struct{}) error {
@@ -167,6 +172,7 @@ func TestStatusListenerDrivingLifecycle(t *testing.T) {
 }
 
 func TestGoErrorsAndPanicsFailThePlugin(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		fn   func(ctx context.Context) error
@@ -176,6 +182,7 @@ func TestGoErrorsAndPanicsFailThePlugin(t *testing.T) {
 		{"wrapped canceled while live", func(context.Context) error { return context.Canceled }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			r := newRoot(t)
 			f := r.Context().Plugin(core.Define("g", func(c *core.Context, _ struct{}) error {
 				return core.Go(c, tc.fn)
@@ -193,6 +200,7 @@ func TestGoErrorsAndPanicsFailThePlugin(t *testing.T) {
 }
 
 func TestGoroutineDisposingItsOwnFiber(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	f := r.Context().Plugin(core.Define("g", func(c *core.Context, _ struct{}) error {
 		fib := c.Fiber()
@@ -211,6 +219,7 @@ func TestGoroutineDisposingItsOwnFiber(t *testing.T) {
 }
 
 func TestGoroutineUpdatingItsOwnFiber(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	var mu sync.Mutex
 	n := 0
@@ -248,6 +257,7 @@ func TestGoroutineUpdatingItsOwnFiber(t *testing.T) {
 // drainer then waits for the goroutine to return, so the goroutine must not
 // wait for the drain.
 func TestGoroutineDisposingItsOwnFiberWhileAnotherDrains(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	slowEntered := make(chan struct{})
 	releaseSlow := make(chan struct{})

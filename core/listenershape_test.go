@@ -11,6 +11,7 @@ import (
 // names an exported, documented type (`go doc core.WaterfallListener`), not
 // an internal one.
 func TestListenerShapeErrorNamesAnExportedType(t *testing.T) {
+	t.Parallel()
 	gobin, err := exec.LookPath("go")
 	if err != nil {
 		if os.Getenv("CI") != "" {

@@ -17,6 +17,7 @@ func (c *ptrCfg) SetDefaults() { c.N = 7 }
 // no config); it is rejected wherever it is used, with an error that says
 // what to write instead.
 func TestPointerConfigTypeIsRejected(t *testing.T) {
+	// Serial: it calls core.Register, which reaches the process-wide catalog.
 	ran := false
 	p := core.Define("ptr-cfg", func(_ *core.Context, cfg *ptrCfg) error { ran = true; return nil })
 

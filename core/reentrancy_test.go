@@ -26,8 +26,10 @@ func deadline(t *testing.T) context.Context {
 }
 
 func TestAwaitFromInsideApplyIsErrInTransition(t *testing.T) {
+	t.Parallel()
 	for _, abortable := range []bool{false, true} {
 		t.Run(map[bool]string{false: "inline", true: "abortable"}[abortable], func(t *testing.T) {
+			t.Parallel()
 			var opts []core.RootOption
 			opts = append(opts, core.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 			if abortable {
@@ -65,6 +67,7 @@ func TestAwaitFromInsideApplyIsErrInTransition(t *testing.T) {
 }
 
 func TestAwaitFromADisposerIsErrInTransition(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	other := r.Context().Plugin(core.Define("other", func(*core.Context, struct{}) error { return nil }), nil)
 	var self, queued error
@@ -89,6 +92,7 @@ func TestAwaitFromADisposerIsErrInTransition(t *testing.T) {
 }
 
 func TestAwaitFromAStatusListenerIsErrInTransition(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	var got []error
 	var target *core.Fiber
@@ -119,6 +123,7 @@ func TestAwaitFromAStatusListenerIsErrInTransition(t *testing.T) {
 // ErrInTransition once the activation ended, and the unload completes when
 // the body returns.
 func TestGoBodyAwaitingItsOwnDisposalIsErrInTransition(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	got := make(chan error, 1)
 	f := r.Context().Plugin(core.Define("g", func(c *core.Context, _ struct{}) error {
@@ -150,6 +155,7 @@ func TestGoBodyAwaitingItsOwnDisposalIsErrInTransition(t *testing.T) {
 // A Go body whose activation is live waits like anyone else: no spurious
 // ErrInTransition while another fiber loads.
 func TestGoBodyAwaitingAnotherFiberWaits(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	release := make(chan struct{})
 	other := make(chan *core.Fiber, 1)
@@ -177,6 +183,7 @@ func TestGoBodyAwaitingAnotherFiberWaits(t *testing.T) {
 }
 
 func TestUpdateFromInsideApplySchedulesTheReload(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	var rec recorder
 	f := r.Context().Plugin(core.Define("p", func(c *core.Context, cfg struct{ N int }) error {
@@ -199,6 +206,7 @@ func TestUpdateFromInsideApplySchedulesTheReload(t *testing.T) {
 // An unload waiting for a goroutine does not hold up the queue: other
 // fibers load meanwhile, and the host's Await and Done wait for the end.
 func TestUnloadParksAtARunningGoroutineWithoutBlockingTheQueue(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	release := make(chan struct{})
 	var rec recorder
@@ -248,6 +256,7 @@ func TestUnloadParksAtARunningGoroutineWithoutBlockingTheQueue(t *testing.T) {
 // A parent's unload parks at a child whose unload is parked, so LIFO holds
 // across the tree: the parent's earlier effects wait for the child.
 func TestParentUnloadWaitsForAParkedChild(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	release := make(chan struct{})
 	var rec recorder
@@ -288,6 +297,7 @@ func TestParentUnloadWaitsForAParkedChild(t *testing.T) {
 // A provider's other disposers run after a dependent whose unload parked
 // at its goroutine has finished with the service.
 func TestProviderWaitsForAParkedDependent(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	release := make(chan struct{})
 	var rec recorder
@@ -322,6 +332,7 @@ func TestProviderWaitsForAParkedDependent(t *testing.T) {
 }
 
 func TestDoneAndErrReportTheDisposal(t *testing.T) {
+	t.Parallel()
 	r := newRoot(t)
 	f := r.Context().Plugin(core.Define("p", func(c *core.Context, _ struct{}) error {
 		return c.Effect("bad", func() (func(), error) { return func() { panic("disposer exploded") }, nil })

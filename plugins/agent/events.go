@@ -31,7 +31,7 @@ const (
 	// call, between its tool_call and its tool_result. Transient: it is not
 	// logged, and stream-json leaves it out (see [StreamJSONEncoder]).
 	EventToolProgress EventType = "tool_progress"
-	EventUsage        EventType = "usage"      // Usage of the step (Estimated when the stream had none), Total of the session
+	EventUsage        EventType = "usage"      // Usage of the step (Estimated when the stream had none), Total of the session, ResponseModel
 	EventNotice       EventType = "notice"     // Text: a warning worth showing (e.g. output cut by the length limit)
 	EventCompaction   EventType = "compaction" // Compaction: the history was compacted (trigger, counts, tokens before and after)
 	EventState        EventType = "state"      // Key, State: a plugin's session state changed (key "todos": the todo list)
@@ -69,6 +69,10 @@ type Event struct {
 	Usage     *llm.Usage `json:"usage,omitempty"`
 	Total     *llm.Usage `json:"total,omitempty"`
 	Estimated bool       `json:"estimated,omitempty"`
+	// ResponseModel (EventUsage) is the model name the provider reported
+	// answering the step with (llm.Response.Model), which may differ from
+	// the route's model; empty when the provider named none.
+	ResponseModel string `json:"responseModel,omitempty"`
 
 	Result *Result `json:"result,omitempty"`
 

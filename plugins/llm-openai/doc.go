@@ -15,7 +15,9 @@
 //     after it (OpenAI, vLLM, Ollama) or on every chunk: the last report is
 //     kept, never added; DeepSeek's prompt_cache_hit/miss and OpenAI's
 //     prompt_tokens_details.cached_tokens are both understood;
-//   - the finish chunk comes last, after tool-call ends and usage.
+//   - the finish chunk comes last, after tool-call ends and usage; it
+//     carries the `model` the chunks named (the last non-empty one), which
+//     can differ from the requested model, or none when they named none.
 //
 // Requests: assistant turns that made tool calls carry their reasoning back
 // as reasoning_content (DeepSeek thinking mode answers HTTP 400 otherwise);

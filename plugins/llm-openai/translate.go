@@ -12,6 +12,8 @@ import (
 type wireChunk struct {
 	Choices []wireChoice `json:"choices"`
 	Usage   *wireUsage   `json:"usage"`
+	// Model is the model that answered, as the provider names it.
+	Model string `json:"model"`
 }
 
 type wireChoice struct {
@@ -100,6 +102,7 @@ type translator struct {
 
 	finish string
 	usage  *llm.Usage
+	model  string // the last non-empty `model` of the chunks
 }
 
 func newTranslator(emit func(llm.Chunk) bool) *translator {
@@ -121,6 +124,9 @@ func (t *translator) add(c *wireChunk) {
 	if c.Usage != nil {
 		u := c.Usage.usage()
 		t.usage = &u // keep the last report, never add
+	}
+	if c.Model != "" {
+		t.model = c.Model
 	}
 	for i := range c.Choices {
 		ch := &c.Choices[i]
@@ -236,11 +242,11 @@ func (t *translator) end(err *llm.Error) {
 		if err.Code == llm.CodeAborted {
 			reason = llm.FinishAborted
 		}
-		t.send(llm.Chunk{Kind: llm.ChunkFinish, Finish: reason, Err: err})
+		t.send(llm.Chunk{Kind: llm.ChunkFinish, Finish: reason, Err: err, Model: t.model})
 		return
 	}
 	reason, ferr := t.finishReason()
-	t.send(llm.Chunk{Kind: llm.ChunkFinish, Finish: reason, Err: ferr})
+	t.send(llm.Chunk{Kind: llm.ChunkFinish, Finish: reason, Err: ferr, Model: t.model})
 }
 
 func (t *translator) finishReason() (llm.FinishReason, *llm.Error) {

@@ -7,7 +7,7 @@
 //	                   ▼
 //	invoke_agent harness        a turn: gen_ai.conversation.id = session id,
 //	 │                          harness.job.id / harness.job.attempt in a job
-//	 ├─ chat test/m1            a model call: request model, usage, finish reasons
+//	 ├─ chat test/m1            a model call: request and response model, usage, finish reasons
 //	 │   └─ execute_tool bash   the tool calls that reply asked for
 //	 ├─ chat test/m1
 //	 │   ├─ execute_tool read

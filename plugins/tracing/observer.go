@@ -226,13 +226,17 @@ func (ob *Observer) startChat(st *sessionTrace, t *turnTrace, step int, now time
 	t.chatStep, t.chatEnd, t.replied, t.finish = step, time.Time{}, false, ""
 }
 
-// usage records a model call's token counts; the reply has ended.
+// usage records a model call's token counts and the model the provider
+// said answered (none when it named none); the reply has ended.
 func (t *turnTrace) usage(e agent.Event, now time.Time) {
 	if t.chat == nil {
 		return
 	}
 	if t.chatEnd.IsZero() {
 		t.chatEnd = now
+	}
+	if e.ResponseModel != "" {
+		t.chat.SetAttributes(semconv.GenAIResponseModel(e.ResponseModel))
 	}
 	if e.Estimated {
 		t.chat.SetAttributes(AttrUsageEstimated.Bool(true))

@@ -22,6 +22,9 @@ type Response struct {
 	// UsageReported is false when the stream carried no usage: the caller
 	// must estimate, never count the request as zero tokens (bug case B23).
 	UsageReported bool
+	// Model is the model name the provider reported answering with (the
+	// finish chunk's Model), or "" when it reported none.
+	Model string
 }
 
 // Assembler folds chunks into a [Response] while the caller also forwards
@@ -49,6 +52,7 @@ type Assembler struct {
 	usage           *Usage
 	finish          FinishReason
 	err             *Error
+	model           string
 }
 
 // Add folds one chunk.
@@ -86,7 +90,7 @@ func (a *Assembler) Add(c Chunk) {
 			a.usage = &u
 		}
 	case ChunkFinish:
-		a.finish, a.err = c.Finish, c.Err
+		a.finish, a.err, a.model = c.Finish, c.Err, c.Model
 	}
 }
 
@@ -96,6 +100,7 @@ func (a *Assembler) Response() Response {
 		Message: Message{Role: RoleAssistant, Content: a.text.String(), Reasoning: a.reasoning.String()},
 		Finish:  a.finish,
 		Err:     a.err,
+		Model:   a.model,
 	}
 	if r.Finish == "" {
 		r.Finish = FinishAborted

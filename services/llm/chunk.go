@@ -86,6 +86,11 @@ type Chunk struct {
 	Finish FinishReason
 	// Err is set on ChunkFinish when Finish is FinishError or FinishAborted.
 	Err *Error
+	// Model may be set on ChunkFinish: the model name the provider said
+	// answered (an OpenAI-compatible response's `model`), which can differ
+	// from the request's (a dated snapshot, a router's pick). Empty when
+	// the provider named none; adapters never fill it in from the request.
+	Model string
 }
 
 // Stream is what adapters return: an ordered sequence of chunks that always

@@ -16,6 +16,7 @@ import (
 // Execute returns the same result with and without the accept-only fast
 // check, over random schemas of its keyword subset and random arguments.
 func TestExecuteFastPathDifferential(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := rand.New(rand.NewSource(1))
 	body := func(_ context.Context, _ *tools.Execution, args json.RawMessage) (any, error) {

@@ -274,6 +274,7 @@ func sortedViolations(vs []Violation) []string {
 // The fast check is built for what Define generates and for simple raw
 // schemas, and not for anything it does not understand.
 func TestFastCheckCoverage(t *testing.T) {
+	t.Parallel()
 	params, err := schemaOf(reflect.TypeFor[tenFields]())
 	if err != nil {
 		t.Fatal(err)
@@ -315,6 +316,7 @@ func TestFastCheckCoverage(t *testing.T) {
 
 // Doubtful values defer to the library (accepts is false) even when valid.
 func TestFastCheckDefers(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ doc, args string }{
 		{`{"type":"integer"}`, `1.0`},
 		{`{"type":"integer"}`, `1e2`},

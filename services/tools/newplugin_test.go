@@ -17,6 +17,7 @@ type pluginArgs struct {
 // its tools as effects (gone when the fiber is disposed) and names them in
 // its description.
 func TestNewPluginRegistersItsToolsAsEffects(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	echo := tools.Define("echo_text", "Echo.", func(_ context.Context, _ *tools.Execution, a pluginArgs) (string, error) { return a.Text, nil })
 	p := tools.NewPlugin("tool-echo", echo)

@@ -18,6 +18,7 @@ var errBodyFailed = errors.New("body failed")
 // reports a contained panic; PostExecute listeners and Result observers see
 // the same error, and a panic(err) keeps err in the chain.
 func TestPanickingBodyIsACorePanicErrorForCallersAndListeners(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.register(
 		tools.Define("boom", "panics with a string", func(context.Context, *tools.Execution, struct{}) (string, error) {
@@ -70,6 +71,7 @@ func TestPanickingBodyIsACorePanicErrorForCallersAndListeners(t *testing.T) {
 // Err is the error a body returned; successes and failures the pipeline
 // decides itself carry none.
 func TestOutcomeErrIsTheBodysError(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.register(
 		tools.Define("fails", "returns an error", func(context.Context, *tools.Execution, struct{}) (string, error) {

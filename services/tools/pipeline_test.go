@@ -31,6 +31,7 @@ func (e *env) provideApprover(a tools.Approver) {
 }
 
 func TestPreExecuteDecisions(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name     string
 		decision tools.Decision
@@ -56,6 +57,7 @@ func TestPreExecuteDecisions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			var calls atomic.Int64
 			e.register(echoTool(&calls))
@@ -90,6 +92,7 @@ func TestPreExecuteDecisions(t *testing.T) {
 
 // A guard denies after any waterfall outcome, whatever the listener order.
 func TestGuardsBeatAnyWaterfallOrder(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var calls atomic.Int64
 	e.register(echoTool(&calls))
@@ -116,6 +119,7 @@ func TestGuardsBeatAnyWaterfallOrder(t *testing.T) {
 // during a call is checked in that same call (its layer not yet finished), a
 // scoped guard added by a global guard runs too, and each guard runs once.
 func TestGuardAddedDuringACallIsCheckedInThatCall(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var calls, laterRuns atomic.Int64
 	e.register(echoTool(&calls))
@@ -149,6 +153,7 @@ type bashArgs struct {
 // call, on every path (Execute, Scheduler, retry), and the post-execute
 // replacement is what the caller and the Result observers get.
 func TestB17DenyWinsOnEveryPath(t *testing.T) {
+	t.Parallel()
 	type vote struct {
 		name string
 		fn   func(x *tools.Execution) tools.Decision
@@ -168,6 +173,7 @@ func TestB17DenyWinsOnEveryPath(t *testing.T) {
 			names = append(names, v.name)
 		}
 		t.Run(strings.Join(names, ","), func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			e.provideApprover(&approver{answer: tools.ApprovalAllowedOnce})
 			var ran []string
@@ -242,6 +248,7 @@ func TestB17DenyWinsOnEveryPath(t *testing.T) {
 }
 
 func TestMergePrecedence(t *testing.T) {
+	t.Parallel()
 	kinds := []tools.Decision{tools.Allow(), tools.Ask("a"), tools.Cancel(), tools.Deny("d")}
 	for i, a := range kinds {
 		for j, b := range kinds {
@@ -273,6 +280,7 @@ func countTool() *tools.Tool {
 }
 
 func TestPostExecuteDecisions(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name     string
 		decision tools.PostDecision
@@ -293,6 +301,7 @@ func TestPostExecuteDecisions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			e.register(countTool())
 			e.on(core.On(e.c, tools.PostExecute, func(ctx context.Context, x *tools.Execution, next core.Next[*tools.Execution, tools.PostDecision]) (tools.PostDecision, error) {
@@ -310,6 +319,7 @@ func TestPostExecuteDecisions(t *testing.T) {
 }
 
 func TestReplaceValueOfAFailureIsAnError(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.register(tools.Define("fail", "fail", func(context.Context, *tools.Execution, countArgs) (countOut, error) {
 		return countOut{}, errors.New("disk full")
@@ -323,6 +333,7 @@ func TestReplaceValueOfAFailureIsAnError(t *testing.T) {
 }
 
 func TestErrorMapping(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.register(
 		tools.Define("boom", "panics", func(context.Context, *tools.Execution, countArgs) (string, error) {
@@ -371,8 +382,10 @@ func TestErrorMapping(t *testing.T) {
 }
 
 func TestPanickingListenersFailClosed(t *testing.T) {
+	t.Parallel()
 	for _, ev := range []string{"pre", "execute", "post", "result"} {
 		t.Run(ev, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			var calls atomic.Int64
 			e.register(echoTool(&calls))
@@ -410,6 +423,7 @@ func TestPanickingListenersFailClosed(t *testing.T) {
 }
 
 func TestCancellation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	started := make(chan struct{})
 	var pre atomic.Int64
@@ -445,6 +459,7 @@ func TestCancellation(t *testing.T) {
 // An Execute listener may swap the context (a deadline) but cannot detach the
 // caller's cancellation.
 func TestExecuteListenerCannotDetachCallerCancellation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	started := make(chan struct{})
 	e.register(tools.Define("wait", "waits", func(ctx context.Context, _ *tools.Execution, _ countArgs) (string, error) {
@@ -463,6 +478,7 @@ func TestExecuteListenerCannotDetachCallerCancellation(t *testing.T) {
 }
 
 func TestExecuteListenerAuthoredSuccessIsRerendered(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var calls atomic.Int64
 	e.register(countTool(), echoTool(&calls))
@@ -481,6 +497,7 @@ func TestExecuteListenerAuthoredSuccessIsRerendered(t *testing.T) {
 }
 
 func TestFinalizeRunsOnceOnEveryOutcome(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var n atomic.Int64
 	e.register(tools.Define("fin", "finalized", func(context.Context, *tools.Execution, countArgs) (string, error) { return "body", nil },
@@ -500,6 +517,7 @@ func TestFinalizeRunsOnceOnEveryOutcome(t *testing.T) {
 }
 
 func TestResultEventIsScoped(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.register(echoTool(nil))
 	a, err := core.NewScope(e.c, core.NewScopeID("agent-a", nil))
@@ -518,6 +536,7 @@ func TestResultEventIsScoped(t *testing.T) {
 }
 
 func TestBodyContextsAndConcludeTurn(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.register(tools.Define("finish", "ends the turn", func(_ context.Context, x *tools.Execution, a countArgs) (string, error) {
 		x.DeferContext("first")
@@ -539,6 +558,7 @@ func TestBodyContextsAndConcludeTurn(t *testing.T) {
 }
 
 func TestNestedCallsSkipPresentationMeta(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.register(countTool())
 	top := e.reg.Execute(context.Background(), tools.Call{ID: "outer", Name: "count", Arguments: `{"n":1}`})
@@ -549,6 +569,7 @@ func TestNestedCallsSkipPresentationMeta(t *testing.T) {
 }
 
 func TestChangedFiresOnRegisterAndUnregister(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var changes atomic.Int64
 	e.on(core.On(e.c, tools.Changed, func(context.Context, *tools.Registry) (struct{}, bool, error) {
@@ -572,6 +593,7 @@ func TestChangedFiresOnRegisterAndUnregister(t *testing.T) {
 var errIndexFull = errors.New("index full")
 
 func TestChangeListenerFailureRollsTheRegistrationBack(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var fail atomic.Bool
 	e.on(core.On(e.c, tools.Changed, func(context.Context, *tools.Registry) (struct{}, bool, error) {
@@ -616,6 +638,7 @@ func TestChangeListenerFailureRollsTheRegistrationBack(t *testing.T) {
 }
 
 func TestExecutionIdentity(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var seen []*tools.Execution
 	e.register(echoTool(nil))
@@ -631,6 +654,7 @@ func TestExecutionIdentity(t *testing.T) {
 // B22: a panicking body is an error result naming the tool, with the stack in
 // the log, and the next call works.
 func TestPanickingBodyIsLoggedWithItsStack(t *testing.T) {
+	t.Parallel()
 	var log syncBuffer
 	root := core.NewRoot(core.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
 	t.Cleanup(func() { _ = root.Dispose(context.Background()) })

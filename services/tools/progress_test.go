@@ -16,6 +16,7 @@ import (
 // when its output grew, and each delivered tail is a private copy of at
 // most MaxProgressTail bytes that starts at a line and at a rune.
 func TestProgressIsRateLimitedAndBounded(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var (
 		mu  sync.Mutex
@@ -99,6 +100,7 @@ func TestProgressIsRateLimitedAndBounded(t *testing.T) {
 // TestProgressTailStartsAtALine: a long tail whose first half holds a
 // newline starts right after it.
 func TestProgressTailStartsAtALine(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var got tools.Progress
 	out := strings.Repeat("a", 5000) + "\n" + strings.Repeat("b", tools.MaxProgressTail-100)

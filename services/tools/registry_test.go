@@ -24,6 +24,7 @@ func names(ss []tools.Schema) string {
 }
 
 func TestRegistrationIsAnEffectOfTheCallingFiber(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	f := e.mount(func(c *core.Context) error { return tools.Register(c, named("hello", "hi")) })
 	if _, ok := e.reg.Get("hello", nil); !ok {
@@ -41,6 +42,7 @@ func TestRegistrationIsAnEffectOfTheCallingFiber(t *testing.T) {
 }
 
 func TestDuplicateNames(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.register(named("a", "1"))
 	err := e.reg.Register(e.c, named("a", "2"))
@@ -60,6 +62,7 @@ func TestDuplicateNames(t *testing.T) {
 }
 
 func TestScopedShadowingAndVisibility(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.register(named("read", "global read"), named("bash", "global bash"))
 	parentID := core.NewScopeID("parent", nil)
@@ -93,6 +96,7 @@ func TestScopedShadowingAndVisibility(t *testing.T) {
 }
 
 func TestRestrict(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.register(named("read", "r"), named("bash", "b"), named("edit", "e"))
 	if err := e.reg.Restrict(e.c, tools.Filter{Deny: []string{"bash"}}); err == nil || !strings.Contains(err.Error(), "requires a scoped context") {
@@ -147,6 +151,7 @@ func TestRestrict(t *testing.T) {
 }
 
 func TestSchemasAreDeepCopies(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.register(echoTool(nil))
 	s := e.reg.Schemas(nil)
@@ -166,6 +171,7 @@ func TestSchemasAreDeepCopies(t *testing.T) {
 }
 
 func TestScopedPolicyListenersGateOnlyTheirScope(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.register(echoTool(nil))
 	aID, bID := core.NewScopeID("a", nil), core.NewScopeID("b", nil)
@@ -184,6 +190,7 @@ func TestScopedPolicyListenersGateOnlyTheirScope(t *testing.T) {
 }
 
 func TestKnownNamesIgnoreRestrictions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.register(named("read", "r"), named("bash", "b"))
 	id := core.NewScopeID("a", nil)
@@ -197,7 +204,9 @@ func TestKnownNamesIgnoreRestrictions(t *testing.T) {
 }
 
 func TestDispatchResolvesTheToolAgain(t *testing.T) {
+	t.Parallel()
 	t.Run("unregistered during pre-execute: UNKNOWN_TOOL, the body never runs", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		var calls atomic.Int64
 		f := e.mount(func(c *core.Context) error { return tools.Register(c, echoTool(&calls)) })
@@ -212,6 +221,7 @@ func TestDispatchResolvesTheToolAgain(t *testing.T) {
 		}
 	})
 	t.Run("re-registered during pre-execute: the new definition runs", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		f := e.mount(func(c *core.Context) error { return tools.Register(c, named("hello", "old")) })
 		e.on(core.On(e.c, tools.PreExecute, func(ctx context.Context, x *tools.Execution, next core.Next[*tools.Execution, tools.Decision]) (tools.Decision, error) {
@@ -226,6 +236,7 @@ func TestDispatchResolvesTheToolAgain(t *testing.T) {
 		}
 	})
 	t.Run("restricted away during pre-execute: UNKNOWN_TOOL", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.register(named("hello", "hi"))
 		s, err := core.NewScope(e.c, core.NewScopeID("agent", nil))

@@ -50,6 +50,7 @@ func sleepCall(id string, ms int, exclusive bool) tools.Call {
 }
 
 func TestSchedulerOverlapsParallelBodiesAndKeepsModelOrder(t *testing.T) {
+	// Serial: it bounds the wall time of the overlapped bodies.
 	e := newEnv(t)
 	j := &journal{}
 	e.register(sleepTool(j))
@@ -84,6 +85,7 @@ func TestSchedulerOverlapsParallelBodiesAndKeepsModelOrder(t *testing.T) {
 }
 
 func TestSchedulerRunsExclusiveCallsAlone(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	j := &journal{}
 	e.register(sleepTool(j))
@@ -105,6 +107,7 @@ func TestSchedulerRunsExclusiveCallsAlone(t *testing.T) {
 }
 
 func TestExecutionModeFailsClosed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.register(echoTool(nil), sleepTool(&journal{}),
 		tools.Define("panicky", "x", func(context.Context, *tools.Execution, sleepArgs) (string, error) { return "", nil },
@@ -122,6 +125,7 @@ func TestExecutionModeFailsClosed(t *testing.T) {
 }
 
 func TestSchedulerCancellationDrainsStartedBodies(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	j := &journal{}
 	e.register(sleepTool(j))

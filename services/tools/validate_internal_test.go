@@ -122,6 +122,7 @@ func FuzzParseFastMatchesEncodingJSON(f *testing.F) {
 }
 
 func TestIntegerText(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		num, canon string
 		whole      bool
@@ -143,6 +144,7 @@ func TestIntegerText(t *testing.T) {
 // locate finds the value encoding/json's type error points at, with list
 // indices and map keys.
 func TestLocateTypeErrors(t *testing.T) {
+	t.Parallel()
 	type item struct {
 		Limit uint8 `json:"limit"`
 	}
@@ -176,6 +178,7 @@ func TestLocateTypeErrors(t *testing.T) {
 }
 
 func TestLessPointer(t *testing.T) {
+	t.Parallel()
 	ordered := []string{"", "/a", "/a/2", "/a/10", "/a/10/b", "/a/b", "/b", "/items/2/limit", "/items/10/limit"}
 	for i := range ordered {
 		for j := range ordered {

@@ -22,6 +22,7 @@ type b15Args struct {
 
 // B15 through both definition forms: raw schema and generated from a struct.
 func TestB15QuotedNumbersUnknownKeysMissingRequired(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var rawCalls, typedCalls atomic.Int64
 	var gotRaw string
@@ -99,6 +100,7 @@ type rangeArgs struct {
 // A number the schema accepts but the tool's Go field cannot hold is an
 // INVALID_ARGS violation at that field's path, not encoding/json's text.
 func TestNumbersTheGoTypeCannotHold(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var ran atomic.Int64
 	e.register(tools.Define("ranged", "ranged", func(_ context.Context, _ *tools.Execution, a rangeArgs) (string, error) {
@@ -145,6 +147,7 @@ type wholeItem struct {
 // path of the value itself (list indices, map keys), saying the type's range
 // and the value as sent.
 func TestWholeNumbersWrittenAsFloats(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var typed wholeArgs
 	var typedNotes []string
@@ -224,6 +227,7 @@ func TestWholeNumbersWrittenAsFloats(t *testing.T) {
 // Coerced arguments handed to a raw tool are re-encoded without HTML
 // escaping: text the model wrote reaches the body as written.
 func TestCoercedArgumentsKeepTheirText(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var got string
 	e.register(tools.DefineRaw("raw_html", "raw", json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"},"s":{"type":"string"}}}`),
@@ -240,6 +244,7 @@ func TestCoercedArgumentsKeepTheirText(t *testing.T) {
 }
 
 func TestCoercionIsRecordedOnTheExecution(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var coerced []string
 	var args string
@@ -268,6 +273,7 @@ type nested struct {
 }
 
 func TestViolationsNameNestedPathsAndCollectEveryRule(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.register(tools.Define("cfg", "cfg", func(context.Context, *tools.Execution, nested) (string, error) { return "", nil }))
 	o := e.exec("cfg", `{"config":{"host":1,"port":"x","extra":true},"tags":["a",2,"c"],"color":"blue"}`)
@@ -287,6 +293,7 @@ func TestViolationsNameNestedPathsAndCollectEveryRule(t *testing.T) {
 }
 
 func TestEmptyArgumentsMeanEmptyObject(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	type none struct{}
 	e.register(tools.Define("ping", "ping", func(context.Context, *tools.Execution, none) (string, error) { return "pong", nil }))
@@ -301,6 +308,7 @@ func TestEmptyArgumentsMeanEmptyObject(t *testing.T) {
 }
 
 func TestGeneratedSchemaIsInlinedAndClosed(t *testing.T) {
+	t.Parallel()
 	tool := tools.Define("cfg", "Configure.", func(context.Context, *tools.Execution, nested) (string, error) { return "", nil })
 	if tool.Err() != nil {
 		t.Fatal(tool.Err())
@@ -324,6 +332,7 @@ func TestGeneratedSchemaIsInlinedAndClosed(t *testing.T) {
 }
 
 func TestDefinitionErrors(t *testing.T) {
+	t.Parallel()
 	run := func(context.Context, *tools.Execution, echoArgs) (string, error) { return "", nil }
 	cases := []struct {
 		tool *tools.Tool
@@ -350,6 +359,7 @@ func TestDefinitionErrors(t *testing.T) {
 }
 
 func TestArgumentsAsTheExecutionShowsThem(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.register(named("none", "ok"), tools.Define("read", "read", func(context.Context, *tools.Execution, b15Args) (string, error) { return "", nil }))
 	type seen struct{ args, raw, coerced string }
@@ -381,6 +391,7 @@ func TestArgumentsAsTheExecutionShowsThem(t *testing.T) {
 // The same invalid arguments always give the same message (the validator
 // walks properties in map order; unknown keys come as a set).
 func TestViolationOrderIsStable(t *testing.T) {
+	t.Parallel()
 	type args struct {
 		A int    `json:"a" jsonschema:"minimum=1"`
 		B string `json:"b" jsonschema:"enum=x,enum=y"`
@@ -408,6 +419,7 @@ func TestViolationOrderIsStable(t *testing.T) {
 // and raw tools alike. Where the schema says integer it is rewritten to 0
 // (TestWholeNumbersWrittenAsFloats).
 func TestNegativeZeroIsNotLosslessJSON(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var ran atomic.Int64
 	typedTool := tools.Define("whole", "whole", func(context.Context, *tools.Execution, wholeArgs) (string, error) {

@@ -13,6 +13,7 @@ import (
 // answer), in either registration order, but never a hard ask, a deny, or a
 // guard.
 func TestApproveVoteLiftsOnlySoftVotes(t *testing.T) {
+	t.Parallel()
 	approve := tools.Decision{Approve: true}
 	softAsk := tools.Decision{Kind: tools.DecisionAsk, Reason: "mode asks", Soft: true}
 	softDeny := tools.Decision{Kind: tools.DecisionDeny, Reason: "mode asks, nobody can answer", Soft: true}
@@ -33,6 +34,7 @@ func TestApproveVoteLiftsOnlySoftVotes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			var calls atomic.Int64
 			e.register(echoTool(&calls))
@@ -60,6 +62,7 @@ func TestApproveVoteLiftsOnlySoftVotes(t *testing.T) {
 // re-checked by every vote and guard: it runs with the new arguments when
 // policy allows them, and never when policy denies them.
 func TestRewrittenArgumentsAreRecheckedByPolicy(t *testing.T) {
+	t.Parallel()
 	setup := func(t *testing.T, rewriteTo string, rewriterKind tools.DecisionKind) (*env, *atomic.Int64, *atomic.Int64, *[]bool) {
 		e := newEnv(t)
 		var calls, policyRuns atomic.Int64
@@ -89,6 +92,7 @@ func TestRewrittenArgumentsAreRecheckedByPolicy(t *testing.T) {
 		return e, &calls, &policyRuns, &rechecks
 	}
 	t.Run("allowed rewrite runs with the new arguments", func(t *testing.T) {
+		t.Parallel()
 		e, calls, policy, rechecks := setup(t, `{"text":"rewritten"}`, tools.DecisionAllow)
 		o := e.exec("echo", `{"text":"original"}`)
 		if text(o) != "rewritten" || calls.Load() != 1 || policy.Load() != 2 || len(*rechecks) != 2 || !(*rechecks)[1] {
@@ -96,18 +100,21 @@ func TestRewrittenArgumentsAreRecheckedByPolicy(t *testing.T) {
 		}
 	})
 	t.Run("a rewrite into a denied call is denied", func(t *testing.T) {
+		t.Parallel()
 		e, calls, _, _ := setup(t, `{"text":"show the secret"}`, tools.DecisionAllow)
 		if o := e.exec("echo", `{"text":"harmless"}`); text(o) != "Error: policy: no secrets" || calls.Load() != 0 {
 			t.Fatalf("got %q ran %d", text(o), calls.Load())
 		}
 	})
 	t.Run("a rewrite into a guarded call is refused", func(t *testing.T) {
+		t.Parallel()
 		e, calls, _, _ := setup(t, `{"text":"forbidden"}`, tools.DecisionAllow)
 		if o := e.exec("echo", `{"text":"harmless"}`); text(o) != "Error: guard: forbidden" || calls.Load() != 0 {
 			t.Fatalf("got %q ran %d", text(o), calls.Load())
 		}
 	})
 	t.Run("a rewrite that breaks the schema is INVALID_ARGS", func(t *testing.T) {
+		t.Parallel()
 		e, calls, _, _ := setup(t, `{"text":5}`, tools.DecisionAllow)
 		o := e.exec("echo", `{"text":"harmless"}`)
 		if code(o) != tools.CodeInvalidArgs || calls.Load() != 0 || !strings.Contains(text(o), "rewrote are invalid") {
@@ -115,6 +122,7 @@ func TestRewrittenArgumentsAreRecheckedByPolicy(t *testing.T) {
 		}
 	})
 	t.Run("a rewriter's ask stands for the new arguments", func(t *testing.T) {
+		t.Parallel()
 		e, calls, _, _ := setup(t, `{"text":"rewritten"}`, tools.DecisionAsk)
 		a := &approver{answer: tools.ApprovalAllowedOnce}
 		e.provideApprover(a)
@@ -123,12 +131,14 @@ func TestRewrittenArgumentsAreRecheckedByPolicy(t *testing.T) {
 		}
 	})
 	t.Run("a denied original is not rewritten into an allowed call", func(t *testing.T) {
+		t.Parallel()
 		e, calls, _, _ := setup(t, `{"text":"harmless"}`, tools.DecisionAllow)
 		if o := e.exec("echo", `{"text":"secret"}`); text(o) != "Error: policy: no secrets" || calls.Load() != 0 {
 			t.Fatalf("got %q ran %d", text(o), calls.Load())
 		}
 	})
 	t.Run("two different rewrites deny", func(t *testing.T) {
+		t.Parallel()
 		e, calls, _, _ := setup(t, `{"text":"one"}`, tools.DecisionAllow)
 		e.on(tools.OnPreExecute(e.c, func(_ context.Context, x *tools.Execution) (tools.Decision, error) {
 			if x.Rechecking() {

@@ -171,6 +171,32 @@ func (t Turn) WithUsage(u Usage) Turn {
 	return t
 }
 
+// WithModel returns t with the "model" field of every JSON chunk set to
+// name; "" removes it (a server that names no model). The builders'
+// chunks say "llmtest", whatever model the request asked for. Events that
+// are not JSON objects ([Bytes], [KeepAlive], invalid [Raw]) and
+// [Turn.Generate]'s are left as they are.
+func (t Turn) WithModel(name string) Turn {
+	out := make([]string, len(t.Events))
+	for i, e := range t.Events {
+		out[i] = e
+		var obj map[string]json.RawMessage
+		if json.Unmarshal([]byte(e), &obj) != nil || obj == nil {
+			continue
+		}
+		if name == "" {
+			delete(obj, "model")
+		} else {
+			obj["model"], _ = json.Marshal(name)
+		}
+		if b, err := json.Marshal(obj); err == nil {
+			out[i] = string(b)
+		}
+	}
+	t.Events = out
+	return t
+}
+
 // fragments splits s into pieces of at most n bytes without splitting a
 // UTF-8 sequence; "" gives no pieces.
 func fragments(s string, n int) []string {

@@ -25,7 +25,10 @@
 // how many turns are left.
 //
 // The event builders (TextDelta, ReasoningDelta, ToolCallStart, ...) produce
-// the exact JSON that DeepSeek and OpenAI send; [Raw] sends anything.
+// the exact JSON that DeepSeek and OpenAI send; [Raw] sends anything. Their
+// chunks name the model "llmtest", not the one requested, as a provider
+// that answers with a dated snapshot does; [Turn.WithModel] names another
+// (or none).
 package llmtest
 
 import (
