@@ -92,6 +92,7 @@ func (c *ptyChat) typeLine(line string) {
 // and no stray "y" turn reaches the model; `/exit` at the prompt then
 // leaves with 0.
 func TestChatApprovalAnswerOnTerminalGoesToThePrompt(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -141,6 +142,7 @@ func TestChatApprovalAnswerOnTerminalGoesToThePrompt(t *testing.T) {
 // tool call, and at an approval question; and SIGHUP (the terminal went
 // away) during a tool call.
 func TestChatSIGTERMCancelsAndExits130(t *testing.T) {
+	// Serial: left as it is while its flake is fixed separately.
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -176,11 +178,7 @@ func TestChatSIGTERMCancelsAndExits130(t *testing.T) {
 				c.waitFor(tc.wait)
 			}
 			if tc.sleep {
-				deadline := time.Now().Add(10 * time.Second)
-				for len(processesWith(marker)) == 0 && time.Now().Before(deadline) {
-					time.Sleep(20 * time.Millisecond)
-				}
-				if len(processesWith(marker)) == 0 {
+				if !sawProcess(marker, 10*time.Second) {
 					t.Fatalf("the bash command never started or ended early; terminal:\n%s", c.out.String())
 				}
 			} else {

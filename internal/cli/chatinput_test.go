@@ -10,6 +10,7 @@ import (
 // line over maxInputLine is skipped whole (reported, not fatal), and the
 // lines after it still arrive.
 func TestReadLine(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("a", maxInputLine+1)
 	exact := strings.Repeat("b", maxInputLine)
 	for _, c := range []struct {

@@ -45,6 +45,7 @@ const claudeCompatSettings = `{
 // of popular public ones, using jq) get Claude Code's input and their
 // answers are honoured as Claude Code documents.
 func TestClaudeCodeCompatibilitySuite(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,7 +41,9 @@ func run(t *testing.T, dir string, args ...string) (string, string, int) {
 	return runWithEnv(t, dir, nil, args...)
 }
 
-// runWithEnv is run with the environment variables vars.
+// runWithEnv is run with the environment variables vars. A dir that is
+// not "" is the working directory (Env.Getwd; the process never changes
+// directory), else the process's.
 func runWithEnv(t *testing.T, dir string, vars map[string]string, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
@@ -51,12 +54,8 @@ func runWithEnv(t *testing.T, dir string, vars map[string]string, args ...string
 		LookupEnv:       func(k string) (string, bool) { v, ok := vars[k]; return v, ok },
 		Ctx:             context.Background(),
 	}
-	wd, _ := os.Getwd()
 	if dir != "" {
-		if err := os.Chdir(dir); err != nil {
-			t.Fatal(err)
-		}
-		defer os.Chdir(wd)
+		env.Getwd = func() (string, error) { return dir, nil }
 	}
 	code := cli.Run(args, env)
 	return out.String(), errb.String(), code
@@ -72,19 +71,31 @@ func write(t *testing.T, dir, name, s string) string {
 }
 
 func TestCheckOnEmbeddedDefaultAndOnAFile(t *testing.T) {
+	t.Parallel()
 	out, errOut, code := run(t, t.TempDir(), "check")
 	if code != 0 || out != "ok: 1 plugin active\nmanifest: built-in default\n" {
 		t.Fatalf("code %d out %q err %q", code, out, errOut)
 	}
 	dir := t.TempDir()
 	write(t, dir, "harness.yml", "plugins:\n  - name: hello\n  - name: hello-user\n")
+	const project = " (project file: it replaces the built-in default; to patch the default instead, write its changes as a patch list in harness.patch.yml)\n"
+	// In-process, the working directory (Env.Getwd) is not the process's:
+	// the file is named by its absolute path.
 	out, errOut, code = run(t, dir, "check")
-	if code != 0 || out != "ok: 2 plugins active\nmanifest: harness.yml (project file: it replaces the built-in default; to patch the default instead, write its changes as a patch list in harness.patch.yml)\n" {
+	if code != 0 || out != "ok: 2 plugins active\nmanifest: "+filepath.Join(dir, "harness.yml")+project {
 		t.Fatalf("code %d out %q err %q", code, out, errOut)
+	}
+	// The binary started in dir names it relative to there.
+	write(t, dir, "harness.yml", "plugins:\n  - name: tools\n")
+	cmd := exec.Command(harnessBinary(t), "check", "--no-claude-settings")
+	cmd.Dir, cmd.Env = dir, baseEnv()
+	if b, err := cmd.Output(); err != nil || string(b) != "ok: 1 plugin active\nmanifest: harness.yml"+project {
+		t.Fatalf("harness check in %s: %v %q", dir, err, b)
 	}
 }
 
 func TestBadManifestsExit2WithPlace(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, tc := range []struct{ yml, want string }{
 		{"plugins:\n  - name: nope\n", `bad.yml:2:11: unknown plugin "nope"`},
@@ -103,6 +114,7 @@ func TestBadManifestsExit2WithPlace(t *testing.T) {
 // A manifest or patch file that cannot be read is a usage error that says
 // which file it is and where its name came from.
 func TestUnreadableManifestSaysItIsTheManifest(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ok := write(t, dir, "ok.yml", "plugins:\n  - name: hello\n")
 	for _, tc := range []struct {
@@ -126,6 +138,7 @@ func TestUnreadableManifestSaysItIsTheManifest(t *testing.T) {
 }
 
 func TestPluginsJSONHasExactlyTheDocumentedKeys(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := write(t, dir, "h.yml", "plugins:\n  - name: hello-user\n  - name: hello\n    config: {greeting: hi}\n")
 	out, errOut, code := run(t, "", "plugins", "--json", "-c", p)
@@ -155,6 +168,7 @@ func TestPluginsJSONHasExactlyTheDocumentedKeys(t *testing.T) {
 }
 
 func TestConfigRedactsSecretsAndPatchesApply(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := write(t, dir, "h.yml", "plugins:\n  - name: hello\n    config: {greeting: hi, token: tok-secret-1}\n")
 	patch := write(t, dir, "p.yml", "- {id: hello, config: {greeting: bye, token: tok-secret-2}}\n")
@@ -167,6 +181,7 @@ func TestConfigRedactsSecretsAndPatchesApply(t *testing.T) {
 // config prints the composition even when a row would not boot, then
 // lists every problem with its position and exits 2.
 func TestConfigReportsInvalidRows(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := write(t, dir, "h.yml", "plugins:\n  - name: hello\n    config: {greetng: hi}\n  - {id: u, name: nope}\n  - {id: off, name: nope, disabled: true}\n")
 	out, errOut, code := run(t, "", "config", "-c", p)
@@ -184,6 +199,7 @@ func TestConfigReportsInvalidRows(t *testing.T) {
 }
 
 func TestVersionFlag(t *testing.T) {
+	t.Parallel()
 	out, _, code := run(t, t.TempDir(), "--version")
 	if code != 0 || out != "harness "+cli.Version+"\n" {
 		t.Fatalf("--version: code %d out %q", code, out)
@@ -191,6 +207,7 @@ func TestVersionFlag(t *testing.T) {
 }
 
 func TestSchemaAndUsageErrors(t *testing.T) {
+	t.Parallel()
 	out, _, code := run(t, t.TempDir(), "schema", "hello")
 	if code != 0 || !strings.Contains(out, `"writeOnly": true`) || !strings.Contains(out, `"greeting"`) {
 		t.Fatalf("code %d out %s", code, out)
@@ -227,6 +244,7 @@ func TestSchemaAndUsageErrors(t *testing.T) {
 // (fx's own error records are not repeated on stderr), and a bad --log-level
 // is a usage error rather than a silent fallback.
 func TestBootErrorsAreReportedOnceAndLogLevelIsChecked(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := write(t, dir, "bad.yml", "plugins:\n  - name: hello\n    config: {greeting: !env NOPE_UNSET}\n")
 	_, errOut, code := run(t, "", "check", "--config", p)
@@ -243,6 +261,7 @@ func TestBootErrorsAreReportedOnceAndLogLevelIsChecked(t *testing.T) {
 }
 
 func TestPluginsShowsFailedRowsInsteadOfFailing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := write(t, dir, "h.yml", "plugins:\n  - {id: one, name: hello}\n  - {id: two, name: hello}\n")
 	out, errOut, code := run(t, "", "plugins", "--json", "-c", p)

@@ -11,6 +11,7 @@ import (
 // --compact --continue` each summarize the older history (one summary
 // request each), and the next request starts with the summary.
 func TestCompactOnDemand(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	state := t.TempDir()
 	summary := func(s string) llmtest.Turn { return llmtest.Reply("summary " + s) }

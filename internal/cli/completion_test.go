@@ -12,6 +12,7 @@ import (
 // manifest's routes and aliases, -o the three formats, --session and
 // --fork the stored session ids newest first (with their first prompt).
 func TestValueCompletionOfModelOutputAndSession(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	state := t.TempDir()
 	manifest := func(url string) string {

@@ -22,6 +22,7 @@ import (
 // the model their own working directory; the process's directory is the
 // same before and after.
 func TestCwdFlagRunsInParallelWithoutChdir(t *testing.T) {
+	t.Parallel()
 	before, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)

@@ -29,6 +29,7 @@ func runDefault(t *testing.T, args ...string) (stdout, stderr string, code int) 
 // The embedded default manifest without DEEPSEEK_API_KEY: `harness run`
 // exits 2 and says exactly which variable (or harness.yml field) to set.
 func TestDefaultManifestMissingDeepSeekKey(t *testing.T) {
+	// Serial: t.Setenv (llm-openai and sessions-jsonl read the process environment).
 	t.Setenv("DEEPSEEK_API_KEY", "")
 	os.Unsetenv("DEEPSEEK_API_KEY")
 	_, errOut, code := runDefault(t, "run", "hello")
@@ -45,6 +46,7 @@ func TestDefaultManifestMissingDeepSeekKey(t *testing.T) {
 // one blank line: a section whose text ends in a newline (an embedded
 // prompt file) must not add a second one.
 func TestDefaultPromptHasSingleBlankLinesBetweenSections(t *testing.T) {
+	// Serial: t.Setenv and t.Chdir in runDefault.
 	out, errOut, code := runDefault(t, "prompt")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errOut)

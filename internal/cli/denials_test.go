@@ -11,6 +11,7 @@ import (
 // -o json lists the calls a permission decision refused (permissionDenials,
 // as Claude Code: tool name, tool use id, input); --strict then exits 3.
 func TestPermissionDenialsInJSONAndStrict(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	const rows = "  - name: approval\n    config: {answerer: headless}\n  - name: permission\n    config:\n      allow: [\"bash(echo *)\"]\n      deny: [\"bash(rm *)\"]\n"
 	turns := func() []llmtest.Turn {

@@ -45,6 +45,7 @@ func mkdirs(t *testing.T, dirs ...string) {
 // check says so; a harness.yml above the root, or above a directory that
 // is in no repository, is not read.
 func TestConfigDiscoveryWalksUpToTheRepositoryRoot(t *testing.T) {
+	t.Parallel()
 	top := t.TempDir()
 	repo := filepath.Join(top, "repo")
 	sub := filepath.Join(repo, "a", "b")
@@ -83,6 +84,7 @@ func TestConfigDiscoveryWalksUpToTheRepositoryRoot(t *testing.T) {
 // (else ~/.config/harness/harness.yml), then --patch files; a later layer
 // wins, and check lists them.
 func TestConfigLayersProjectPatchUserPatchAndFlags(t *testing.T) {
+	t.Parallel()
 	repo := t.TempDir()
 	mkdirs(t, filepath.Join(repo, ".git"))
 	xdg, home := t.TempDir(), t.TempDir()

@@ -15,7 +15,6 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
-	"github.com/dshgo/harness/internal/pgtest"
 	"github.com/dshgo/harness/plugins/worker"
 )
 
@@ -48,27 +47,19 @@ func BenchmarkFleetJobs(b *testing.B) {
 }
 
 func benchFleet(b *testing.B, workers, conc int) {
-	dsn, schema := pgtest.Schema(b, "clibench")
-	srv := fleetModel(b)
-	dir, workRoot := b.TempDir(), b.TempDir()
-	m := fleetManifest(srv.URL, dsn, schema, workRoot, "")
-	m = strings.Replace(m, "      keepWorkDirs: true\n", "", 1)
-	cfg := filepath.Join(b.TempDir(), "harness.yml")
-	if err := os.WriteFile(cfg, []byte(m), 0o600); err != nil {
-		b.Fatal(err)
-	}
+	f := newFleet(b, "clibench", "", func(m string) string { return strings.Replace(m, "      keepWorkDirs: true\n", "", 1) })
 	var pids []int
 	for range workers {
-		w := startWorker(b, dir, cfg, "worker", "--concurrency", strconv.Itoa(conc))
+		w := f.worker(b, "worker", "--concurrency", strconv.Itoa(conc))
 		pids = append(pids, w.cmd.Process.Pid)
 	}
 	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, dsn)
+	pool, err := pgxpool.New(ctx, f.dsn)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer pool.Close()
-	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Schema: schema})
+	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Schema: f.schema})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -89,7 +80,7 @@ func benchFleet(b *testing.B, workers, conc int) {
 	}
 	for {
 		var done int
-		if err := pool.QueryRow(ctx, `SELECT count(*) FROM `+schema+`.river_job WHERE state = 'completed'`).Scan(&done); err != nil {
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM `+f.schema+`.river_job WHERE state = 'completed'`).Scan(&done); err != nil {
 			b.Fatal(err)
 		}
 		if done == b.N {
@@ -102,7 +93,7 @@ func benchFleet(b *testing.B, workers, conc int) {
 	after := sampleCPU(pids)
 	time.Sleep(1500 * time.Millisecond) // backends flush their statistics at most every second
 	sess1, xact1 := pgStats(b, pool)
-	if got := len(srv.Requests()); got != b.N {
+	if got := len(f.srv.Requests()); got != b.N {
 		b.Fatalf("model requests: %d, want %d", got, b.N)
 	}
 	n := float64(b.N)

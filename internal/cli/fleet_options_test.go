@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dshgo/harness/internal/pgtest"
 	"github.com/dshgo/harness/plugins/agent"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
@@ -39,29 +38,22 @@ func git(t *testing.T, dir string, args ...string) string {
 // session is free.
 func TestFleetJobOptions(t *testing.T) {
 	t.Parallel()
-	dsn, schema := pgtest.Schema(t, "cli")
-	srv := fleetModel(t)
-	dir, workRoot := t.TempDir(), t.TempDir()
-	m := fleetManifest(srv.URL, dsn, schema, workRoot, "")
-	cfg := filepath.Join(t.TempDir(), "harness.yml")
-	if err := os.WriteFile(cfg, []byte(m), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	f := newFleet(t, "cli", "", nil)
 
 	// Snooze set-up, before any worker runs: a job whose session another
 	// process (this test) holds open. Its session has the prompt only, so
 	// the worker resumes it, and the run finds it locked.
 	const busyPrompt = "job 50"
-	busy := submit(t, dir, m, busyPrompt)
-	busySID := sessionOf(t, dir, m, busy)
+	busy := submit(t, f.dir, f.m, busyPrompt)
+	busySID := sessionOf(t, f.dir, f.m, busy)
 	ctx := context.Background()
-	prov, err := postgres.Open(ctx, postgres.Options{DSN: dsn, Schema: schema, PoolSize: 2})
+	prov, err := postgres.Open(ctx, postgres.Options{DSN: f.dsn, Schema: f.schema, PoolSize: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	store := sessions.New(prov)
 	t.Cleanup(func() { _ = store.Close() })
-	hold, err := store.Create(ctx, sessions.Header{ID: busySID, Cwd: workRoot, Model: "test/m1", Origin: "job"})
+	hold, err := store.Create(ctx, sessions.Header{ID: busySID, Cwd: f.workRoot, Model: "test/m1", Origin: "job"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,15 +65,15 @@ func TestFleetJobOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	w := startWorker(t, dir, cfg, "worker", "--concurrency", "4")
+	w := f.worker(t, "worker", "--concurrency", "4")
 
 	t.Run("busy session is snoozed", func(t *testing.T) {
 		t.Parallel()
 		waitFor(t, 60*time.Second, "the job to be snoozed", func() bool {
-			r := jobRows(t, dsn, schema)[busy]
+			r := jobRows(t, f.dsn, f.schema)[busy]
 			return r.State == "scheduled" && len(r.AttemptedBy) > 0
 		})
-		if n := len(requestsFor(t, srv, busyPrompt)); n != 0 {
+		if n := len(requestsFor(t, f.srv, busyPrompt)); n != 0 {
 			t.Fatalf("the snoozed job called the model %d times", n)
 		}
 		// The worker's log names the holder: this process.
@@ -93,17 +85,17 @@ func TestFleetJobOptions(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitFor(t, 60*time.Second, "the job to complete once the session is free", func() bool {
-			return jobRows(t, dsn, schema)[busy].State == "completed"
+			return jobRows(t, f.dsn, f.schema)[busy].State == "completed"
 		})
-		j := jobJSONOf(t, dir, m, busy)
+		j := jobJSONOf(t, f.dir, f.m, busy)
 		// A snooze is not an attempt (River): the job completes on attempt 1.
 		if j.Attempt != 1 || j.Output == nil || !j.Output.Resumed || j.Output.Text != "done 50" || len(j.Errors) != 0 {
 			t.Errorf("job: %+v output %+v, want the resumed answer on attempt 1 and no error", j, j.Output)
 		}
-		if n := len(requestsFor(t, srv, busyPrompt)); n != 2 {
+		if n := len(requestsFor(t, f.srv, busyPrompt)); n != 2 {
 			t.Errorf("model requests: %d, want 2", n)
 		}
-		show := runAgent(t, dir, m, "", "sessions", "show", busySID)
+		show := runAgent(t, f.dir, f.m, "", "sessions", "show", busySID)
 		if strings.Count(show.stdout, "── user") != 1 || !strings.Contains(show.stdout, "done 50") {
 			t.Errorf("sessions show:\n%s%s", show.stdout, show.stderr)
 		}
@@ -121,14 +113,14 @@ func TestFleetJobOptions(t *testing.T) {
 		head := git(t, repo, "rev-parse", "HEAD")
 
 		// A file URL at the tag, and the path at HEAD.
-		atRef := submit(t, dir, m, "--repo", "file://"+repo, "--ref", "v1", "job 40 sh cat version.txt > seen.txt")
-		atHead := submit(t, dir, m, "--repo", repo, "job 41 sh cat version.txt > seen.txt")
+		atRef := submit(t, f.dir, f.m, "--repo", "file://"+repo, "--ref", "v1", "job 40 sh cat version.txt > seen.txt")
+		atHead := submit(t, f.dir, f.m, "--repo", repo, "job 41 sh cat version.txt > seen.txt")
 		for _, c := range []struct {
 			id            int64
 			want, version string
 		}{{atRef, tagged, "v1\n"}, {atHead, head, "v2\n"}} {
-			waitFor(t, 90*time.Second, "the job to complete", func() bool { return jobRows(t, dsn, schema)[c.id].State == "completed" })
-			work := filepath.Join(workRoot, sessionOf(t, dir, m, c.id))
+			waitFor(t, 90*time.Second, "the job to complete", func() bool { return jobRows(t, f.dsn, f.schema)[c.id].State == "completed" })
+			work := filepath.Join(f.workRoot, sessionOf(t, f.dir, f.m, c.id))
 			if b, err := os.ReadFile(filepath.Join(work, "seen.txt")); err != nil || string(b) != c.version {
 				t.Errorf("job %d saw version.txt %q (%v), want %q", c.id, b, err, c.version)
 			}
@@ -138,11 +130,11 @@ func TestFleetJobOptions(t *testing.T) {
 		}
 
 		// jobs logs of the finished job prints its whole session.
-		logs := runAgent(t, dir, m, "", "jobs", "logs", strconv.FormatInt(atRef, 10))
+		logs := runAgent(t, f.dir, f.m, "", "jobs", "logs", strconv.FormatInt(atRef, 10))
 		if logs.code != 0 {
 			t.Fatalf("jobs logs: %d %s %s", logs.code, logs.stdout, logs.stderr)
 		}
-		sid := sessionOf(t, dir, m, atRef)
+		sid := sessionOf(t, f.dir, f.m, atRef)
 		for _, want := range []string{"session " + sid, "job 40 sh cat version.txt", "── tool result: bash (call-40) ──", "done 40"} {
 			if !strings.Contains(logs.stdout, want) {
 				t.Errorf("jobs logs lacks %q:\n%s", want, logs.stdout)
@@ -151,12 +143,12 @@ func TestFleetJobOptions(t *testing.T) {
 		if want := fmt.Sprintf("job %d completed\n", atRef); logs.stderr != want {
 			t.Errorf("jobs logs stderr %q, want %q", logs.stderr, want)
 		}
-		show := runAgent(t, dir, m, "", "sessions", "show", sid)
+		show := runAgent(t, f.dir, f.m, "", "sessions", "show", sid)
 		if show.stdout != logs.stdout {
 			t.Errorf("jobs logs differs from sessions show:\n%s\n---\n%s", logs.stdout, show.stdout)
 		}
 		// --json: one stored record per line, all of them.
-		lines := runAgent(t, dir, m, "", "jobs", "logs", "--json", strconv.FormatInt(atRef, 10))
+		lines := runAgent(t, f.dir, f.m, "", "jobs", "logs", "--json", strconv.FormatInt(atRef, 10))
 		recs, err := store.Read(ctx, sid)
 		if err != nil {
 			t.Fatal(err)
@@ -181,12 +173,12 @@ func TestFleetJobOptions(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(place, "in.txt"), []byte("in place\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		id := submit(t, dir, m, "--dir", place, "job 42 sh cat in.txt > copy.txt")
-		waitFor(t, 90*time.Second, "the job to complete", func() bool { return jobRows(t, dsn, schema)[id].State == "completed" })
+		id := submit(t, f.dir, f.m, "--dir", place, "job 42 sh cat in.txt > copy.txt")
+		waitFor(t, 90*time.Second, "the job to complete", func() bool { return jobRows(t, f.dsn, f.schema)[id].State == "completed" })
 		if b, err := os.ReadFile(filepath.Join(place, "copy.txt")); err != nil || string(b) != "in place\n" {
 			t.Errorf("copy.txt in the --dir: %q %v", b, err)
 		}
-		if _, err := os.Stat(filepath.Join(workRoot, sessionOf(t, dir, m, id))); !os.IsNotExist(err) {
+		if _, err := os.Stat(filepath.Join(f.workRoot, sessionOf(t, f.dir, f.m, id))); !os.IsNotExist(err) {
 			t.Errorf("a --dir job made a work dir under the work root: %v", err)
 		}
 	})
@@ -199,13 +191,13 @@ func TestFleetJobOptions(t *testing.T) {
 			t.Fatal(err)
 		}
 		const prompt = "job 43 quick"
-		id := submit(t, dir, m, "--job-patch", patch, prompt)
-		waitFor(t, 90*time.Second, "the job to complete", func() bool { return jobRows(t, dsn, schema)[id].State == "completed" })
-		reqs := requestsFor(t, srv, prompt)
+		id := submit(t, f.dir, f.m, "--job-patch", patch, prompt)
+		waitFor(t, 90*time.Second, "the job to complete", func() bool { return jobRows(t, f.dsn, f.schema)[id].State == "completed" })
+		reqs := requestsFor(t, f.srv, prompt)
 		if len(reqs) != 1 || reqs[0].Messages[0].Role != "system" || !strings.Contains(reqs[0].Messages[0].Text(), "Patched "+mark) {
 			t.Fatalf("the patched run's system prompt lacks the patch's suffix: %+v", reqs)
 		}
-		for _, r := range srv.Requests() {
+		for _, r := range f.srv.Requests() {
 			if w, err := r.Wire(); err == nil {
 				if p, _ := promptOf(w); p != prompt && strings.Contains(string(r.Body), mark) {
 					t.Errorf("the request of %q (another job) has the patch's suffix", p)
@@ -213,7 +205,7 @@ func TestFleetJobOptions(t *testing.T) {
 			}
 		}
 		// The patch file the worker wrote for the run is gone.
-		if left, _ := filepath.Glob(filepath.Join(workRoot, ".patch-*")); len(left) != 0 {
+		if left, _ := filepath.Glob(filepath.Join(f.workRoot, ".patch-*")); len(left) != 0 {
 			t.Errorf("patch files left: %v", left)
 		}
 	})

@@ -106,6 +106,32 @@ func fleetManifest(url, dsn, schema, workRoot, workerExtra string) string {
 	return strings.Replace(m, "  - name: subprocess-local\n", "  - name: subprocess-local\n    config:\n      sandbox: {mode: workspace-write, network: off}\n", 1)
 }
 
+// fleet is the set-up of a fleet test: a fresh schema, the scripted
+// model, the directory jobs are submitted from, the work root, and the
+// manifest as text (m) and as the file workers read (cfg).
+type fleet struct {
+	dsn, schema   string
+	srv           *llmtest.Server
+	dir, workRoot string
+	m, cfg        string
+}
+
+// newFleet sets up a fleet test: fleetManifest with workerExtra, changed
+// by edit when it is not nil, in a schema named after schemaPrefix.
+func newFleet(t testing.TB, schemaPrefix, workerExtra string, edit func(m string) string) *fleet {
+	t.Helper()
+	f := &fleet{srv: fleetModel(t), dir: t.TempDir(), workRoot: t.TempDir(), cfg: filepath.Join(t.TempDir(), "harness.yml")}
+	f.dsn, f.schema = pgtest.Schema(t, schemaPrefix)
+	f.m = fleetManifest(f.srv.URL, f.dsn, f.schema, f.workRoot, workerExtra)
+	if edit != nil {
+		f.m = edit(f.m)
+	}
+	if err := os.WriteFile(f.cfg, []byte(f.m), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 // fleetWorker is one `harness worker` process.
 type fleetWorker struct {
 	cmd    *exec.Cmd
@@ -116,11 +142,13 @@ type fleetWorker struct {
 
 var bannerRE = regexp.MustCompile(`harness worker (\S+): working`)
 
-func startWorker(t testing.TB, dir, cfg string, args ...string) *fleetWorker {
+// worker starts `harness --config f.cfg ARGS...` (a worker) in f.dir and
+// waits for its banner; the test's cleanup stops it with SIGTERM.
+func (f *fleet) worker(t testing.TB, args ...string) *fleetWorker {
 	t.Helper()
 	w := &fleetWorker{stderr: &syncBuffer{}, exited: make(chan error, 1)}
-	w.cmd = exec.Command(harnessBinary(t), append([]string{"--config", cfg}, args...)...)
-	w.cmd.Dir, w.cmd.Env, w.cmd.Stderr = dir, baseEnv(), w.stderr
+	w.cmd = exec.Command(harnessBinary(t), append([]string{"--config", f.cfg}, args...)...)
+	w.cmd.Dir, w.cmd.Env, w.cmd.Stderr = f.dir, baseEnv(), w.stderr
 	if err := w.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -232,14 +260,7 @@ func submit(t *testing.T, dir, manifest string, args ...string) int64 {
 // the worker exits 0.
 func TestFleetEndToEnd(t *testing.T) {
 	t.Parallel()
-	dsn, schema := pgtest.Schema(t, "cli")
-	srv := fleetModel(t)
-	dir, workRoot := t.TempDir(), t.TempDir()
-	m := fleetManifest(srv.URL, dsn, schema, workRoot, "")
-	cfg := filepath.Join(t.TempDir(), "harness.yml")
-	if err := os.WriteFile(cfg, []byte(m), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	f := newFleet(t, "cli", "", nil)
 	var workers []*fleetWorker
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -247,7 +268,7 @@ func TestFleetEndToEnd(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := startWorker(t, dir, cfg, "worker", "--concurrency", "2")
+			w := f.worker(t, "worker", "--concurrency", "2")
 			mu.Lock()
 			workers = append(workers, w)
 			mu.Unlock()
@@ -256,11 +277,11 @@ func TestFleetEndToEnd(t *testing.T) {
 	wg.Wait()
 	ids := map[int64]int{}
 	for n := 1; n <= 30; n++ {
-		ids[submit(t, dir, m, "--tag", "e2e", fmt.Sprintf("job %d", n))] = n
+		ids[submit(t, f.dir, f.m, "--tag", "e2e", fmt.Sprintf("job %d", n))] = n
 	}
 	waitFor(t, 3*time.Minute, "30 completed jobs", func() bool {
 		done := 0
-		for _, r := range jobRows(t, dsn, schema) {
+		for _, r := range jobRows(t, f.dsn, f.schema) {
 			if r.State == "completed" {
 				done++
 			}
@@ -268,40 +289,40 @@ func TestFleetEndToEnd(t *testing.T) {
 		return done == 30
 	})
 	by := map[string]int{}
-	for id, r := range jobRows(t, dsn, schema) {
+	for id, r := range jobRows(t, f.dsn, f.schema) {
 		n := ids[id]
 		if r.Attempt != 1 || len(r.AttemptedBy) != 1 {
 			t.Errorf("job %d (job %d): attempt %d by %v, want exactly one", id, n, r.Attempt, r.AttemptedBy)
 		}
 		by[r.AttemptedBy[0]]++
-		sid := sessionOf(t, dir, m, id)
-		out, err := os.ReadFile(filepath.Join(workRoot, sid, "out.txt"))
+		sid := sessionOf(t, f.dir, f.m, id)
+		out, err := os.ReadFile(filepath.Join(f.workRoot, sid, "out.txt"))
 		if err != nil || string(out) != fmt.Sprintf("%d\n", n) {
 			t.Errorf("job %d: out.txt %q %v, want the one line %d", id, out, err, n)
 		}
-		show := runAgent(t, dir, m, "", "sessions", "show", sid)
+		show := runAgent(t, f.dir, f.m, "", "sessions", "show", sid)
 		for _, want := range []string{"session " + sid, fmt.Sprintf("job %d", n), "── tool result: bash (call-" + strconv.Itoa(n) + ") ──", fmt.Sprintf("done %d", n)} {
 			if !strings.Contains(show.stdout, want) {
 				t.Errorf("sessions show %s lacks %q:\n%s%s", sid, want, show.stdout, show.stderr)
 			}
 		}
 	}
-	if got := len(srv.Requests()); got != 60 {
+	if got := len(f.srv.Requests()); got != 60 {
 		t.Errorf("model requests: %d, want 60 (2 per job)", got)
 	}
 	t.Logf("jobs per worker: %v", by)
 
 	t.Run("cancel stops the tools", func(t *testing.T) {
 		mark := uniqueMark()
-		id := submit(t, dir, m, "job 31 hang "+mark)
+		id := submit(t, f.dir, f.m, "job 31 hang "+mark)
 		waitFor(t, 60*time.Second, "the hanging tool", func() bool { return len(markedProcesses(mark)) > 0 })
-		if r := runAgent(t, dir, m, "", "jobs", "cancel", strconv.FormatInt(id, 10)); r.code != 0 {
+		if r := runAgent(t, f.dir, f.m, "", "jobs", "cancel", strconv.FormatInt(id, 10)); r.code != 0 {
 			t.Fatalf("jobs cancel: %d %s %s", r.code, r.stdout, r.stderr)
 		}
 		waitFor(t, 30*time.Second, "no survivors and a cancelled job", func() bool {
-			return len(markedProcesses(mark)) == 0 && jobRows(t, dsn, schema)[id].State == "cancelled"
+			return len(markedProcesses(mark)) == 0 && jobRows(t, f.dsn, f.schema)[id].State == "cancelled"
 		})
-		show := runAgent(t, dir, m, "", "jobs", "show", strconv.FormatInt(id, 10))
+		show := runAgent(t, f.dir, f.m, "", "jobs", "show", strconv.FormatInt(id, 10))
 		if !strings.Contains(show.stdout, "cancelled") {
 			t.Errorf("jobs show: %s %s", show.stdout, show.stderr)
 		}
@@ -309,9 +330,9 @@ func TestFleetEndToEnd(t *testing.T) {
 
 	t.Run("SIGTERM drains", func(t *testing.T) {
 		mark := uniqueMark()
-		id := submit(t, dir, m, "job 32 slow "+mark)
+		id := submit(t, f.dir, f.m, "job 32 slow "+mark)
 		waitFor(t, 60*time.Second, "the slow tool", func() bool { return len(markedProcesses(mark)) > 0 })
-		r := jobRows(t, dsn, schema)[id]
+		r := jobRows(t, f.dsn, f.schema)[id]
 		var w *fleetWorker
 		for _, x := range workers {
 			if len(r.AttemptedBy) == 1 && x.id == r.AttemptedBy[0] {
@@ -331,7 +352,7 @@ func TestFleetEndToEnd(t *testing.T) {
 		case <-time.After(60 * time.Second):
 			t.Fatalf("worker did not drain:\n%s", w.stderr.String())
 		}
-		r = jobRows(t, dsn, schema)[id]
+		r = jobRows(t, f.dsn, f.schema)[id]
 		if r.State != "completed" || r.Attempt != 1 {
 			t.Fatalf("job after the drain: %+v\n%s", r, w.stderr.String())
 		}
@@ -363,19 +384,12 @@ func sessionOf(t *testing.T, dir, m string, id int64) string {
 // and the retry resumes the session and completes it.
 func TestFleetWorkerKilled(t *testing.T) {
 	t.Parallel()
-	dsn, schema := pgtest.Schema(t, "cli")
-	srv := fleetModel(t)
-	dir, workRoot := t.TempDir(), t.TempDir()
-	m := fleetManifest(srv.URL, dsn, schema, workRoot, "      jobTimeout: 10s\n      rescueAfter: 12s\n")
-	cfg := filepath.Join(t.TempDir(), "harness.yml")
-	if err := os.WriteFile(cfg, []byte(m), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	a := startWorker(t, dir, cfg, "worker")
+	f := newFleet(t, "cli", "      jobTimeout: 10s\n      rescueAfter: 12s\n", nil)
+	a := f.worker(t, "worker")
 	mark := uniqueMark()
-	id := submit(t, dir, m, "job 1 hang "+mark)
+	id := submit(t, f.dir, f.m, "job 1 hang "+mark)
 	waitFor(t, 60*time.Second, "the hanging tool", func() bool { return len(markedProcesses(mark)) > 0 })
-	b := startWorker(t, dir, cfg, "--log-level", "info", "worker", "--concurrency", "2")
+	b := f.worker(t, "--log-level", "info", "worker", "--concurrency", "2")
 	_ = a.cmd.Process.Kill()
 	<-a.exited
 	a.exited <- nil
@@ -385,22 +399,22 @@ func TestFleetWorkerKilled(t *testing.T) {
 	// jobTimeout (10 s).
 	mark2 := uniqueMark()
 	prompt2 := "job 2 hang " + mark2
-	id2 := submit(t, dir, m, prompt2)
+	id2 := submit(t, f.dir, f.m, prompt2)
 	waitFor(t, 60*time.Second, "job 2's hanging tool", func() bool { return len(markedProcesses(mark2)) > 0 })
 	started2 := time.Now()
 	deadline := time.Now().Add(90 * time.Second)
-	for jobRows(t, dsn, schema)[id].State != "completed" {
+	for jobRows(t, f.dsn, f.schema)[id].State != "completed" {
 		if time.Now().After(deadline) {
-			t.Fatalf("the rescued job did not complete: %+v\nworker b:\n%s", jobRows(t, dsn, schema)[id], b.stderr.String())
+			t.Fatalf("the rescued job did not complete: %+v\nworker b:\n%s", jobRows(t, f.dsn, f.schema)[id], b.stderr.String())
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	r := jobRows(t, dsn, schema)[id]
+	r := jobRows(t, f.dsn, f.schema)[id]
 	if r.Attempt != 2 || len(r.AttemptedBy) != 2 || r.AttemptedBy[0] != a.id || r.AttemptedBy[1] != b.id {
 		t.Fatalf("job: %+v, want attempt 2 by %s then %s", r, a.id, b.id)
 	}
-	sid := sessionOf(t, dir, m, id)
-	show := runAgent(t, dir, m, "", "sessions", "show", sid)
+	sid := sessionOf(t, f.dir, f.m, id)
+	show := runAgent(t, f.dir, f.m, "", "sessions", "show", sid)
 	for _, want := range []string{"job 1 hang", "done 1"} {
 		if !strings.Contains(show.stdout, want) {
 			t.Errorf("sessions show lacks %q:\n%s", want, show.stdout)
@@ -409,7 +423,7 @@ func TestFleetWorkerKilled(t *testing.T) {
 	if strings.Count(show.stdout, "── user") != 1 {
 		t.Errorf("the resumed run added a prompt:\n%s", show.stdout)
 	}
-	checkResumed(t, srv, "job 1 hang "+mark)
+	checkResumed(t, f.srv, "job 1 hang "+mark)
 
 	// Job 2: the attempt was stopped at jobTimeout, its tools with it, and
 	// the retry (attempt 2, on b) resumed the session.
@@ -417,8 +431,8 @@ func TestFleetWorkerKilled(t *testing.T) {
 	if d := time.Since(started2); d < 8*time.Second {
 		t.Errorf("job 2's tools stopped after %s, before its time limit", d)
 	}
-	waitFor(t, 90*time.Second, "job 2 to complete on its retry", func() bool { return jobRows(t, dsn, schema)[id2].State == "completed" })
-	j2 := jobJSONOf(t, dir, m, id2)
+	waitFor(t, 90*time.Second, "job 2 to complete on its retry", func() bool { return jobRows(t, f.dsn, f.schema)[id2].State == "completed" })
+	j2 := jobJSONOf(t, f.dir, f.m, id2)
 	if j2.Attempt != 2 || len(j2.AttemptedBy) != 2 || j2.AttemptedBy[0] != b.id || j2.AttemptedBy[1] != b.id {
 		t.Errorf("job 2: attempt %d by %v, want 2 by %s", j2.Attempt, j2.AttemptedBy, b.id)
 	}
@@ -428,7 +442,7 @@ func TestFleetWorkerKilled(t *testing.T) {
 	if j2.Output == nil || !j2.Output.Resumed || j2.Output.Text != "done 2" {
 		t.Errorf("job 2 output: %+v, want the resumed answer", j2.Output)
 	}
-	checkResumed(t, srv, prompt2)
+	checkResumed(t, f.srv, prompt2)
 }
 
 // checkResumed checks that the run of prompt made two model requests, the

@@ -11,6 +11,7 @@ import (
 // (here a repository with AGENTS.md at its root and CLAUDE.md in a package),
 // each under a heading naming it, verbatim (braces included).
 func TestPromptShowsInstructionFiles(t *testing.T) {
+	// Serial: t.Chdir (prompt has no --cwd; instructions reads the process's directory).
 	repo := t.TempDir()
 	for path, text := range map[string]string{
 		"AGENTS.md":     "Use tabs. Keep {{this}} literal.",

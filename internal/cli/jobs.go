@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -132,6 +133,22 @@ func jobError(err error) error {
 	return Failure(err)
 }
 
+// withJob boots the manifest's worker row and calls fn with the job whose
+// id is arg: a malformed or unknown id is a usage error.
+func withJob(env *Env, arg string, fn func(ctx context.Context, w *worker.Service, j *rivertype.JobRow) error) error {
+	id, err := jobID(arg)
+	if err != nil {
+		return err
+	}
+	return withWorker(env, func(ctx context.Context, _ *fxcore.Harness, w *worker.Service) error {
+		j, err := w.Get(ctx, id)
+		if err != nil {
+			return jobError(err)
+		}
+		return fn(ctx, w, j)
+	})
+}
+
 func jobsShow(env *Env) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -139,42 +156,37 @@ func jobsShow(env *Env) *cobra.Command {
 		Short: "Print a job: state, attempts, arguments, errors and output",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := jobID(args[0])
-			if err != nil {
-				return err
-			}
-			return withWorker(env, func(ctx context.Context, _ *fxcore.Harness, w *worker.Service) error {
-				j, err := w.Get(ctx, id)
-				if err != nil {
-					return jobError(err)
-				}
-				v := jobView(j)
+			return withJob(env, args[0], func(_ context.Context, _ *worker.Service, j *rivertype.JobRow) error {
 				if asJSON {
-					return writeJSON(env.Stdout, v)
+					return writeJSON(env.Stdout, jobView(j))
 				}
-				out := env.Stdout
-				fmt.Fprintf(out, "job %d  %s  attempt %d/%d  queue %s  priority %d  tags %s\n", v.ID, v.State, v.Attempt, v.MaxAttempts, v.Queue, v.Priority, strings.Join(v.Tags, ","))
-				fmt.Fprintf(out, "session %s (harness jobs logs %d)\n", v.SessionID, v.ID)
-				fmt.Fprintf(out, "created %s", v.Created.Local().Format(time.RFC3339))
-				if v.Finalized != nil {
-					fmt.Fprintf(out, ", finished %s", v.Finalized.Local().Format(time.RFC3339))
-				}
-				if len(v.AttemptedBy) > 0 {
-					fmt.Fprintf(out, ", worked by %s", strings.Join(v.AttemptedBy, ", "))
-				}
-				fmt.Fprintf(out, "\nprompt: %s\n", v.Args.Prompt)
-				for _, e := range v.Errors {
-					fmt.Fprintf(out, "error (attempt %d, %s): %s\n", e.Attempt, e.At.Local().Format(time.RFC3339), e.Error)
-				}
-				if v.Output != nil {
-					fmt.Fprintf(out, "result (%s, %d steps): %s\n", v.Output.Reason, v.Output.Steps, v.Output.Text)
-				}
+				printJob(env.Stdout, jobView(j))
 				return nil
 			})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// printJob writes v as `jobs show` prints it.
+func printJob(out io.Writer, v jobJSON) {
+	fmt.Fprintf(out, "job %d  %s  attempt %d/%d  queue %s  priority %d  tags %s\n", v.ID, v.State, v.Attempt, v.MaxAttempts, v.Queue, v.Priority, strings.Join(v.Tags, ","))
+	fmt.Fprintf(out, "session %s (harness jobs logs %d)\n", v.SessionID, v.ID)
+	fmt.Fprintf(out, "created %s", v.Created.Local().Format(time.RFC3339))
+	if v.Finalized != nil {
+		fmt.Fprintf(out, ", finished %s", v.Finalized.Local().Format(time.RFC3339))
+	}
+	if len(v.AttemptedBy) > 0 {
+		fmt.Fprintf(out, ", worked by %s", strings.Join(v.AttemptedBy, ", "))
+	}
+	fmt.Fprintf(out, "\nprompt: %s\n", v.Args.Prompt)
+	for _, e := range v.Errors {
+		fmt.Fprintf(out, "error (attempt %d, %s): %s\n", e.Attempt, e.At.Local().Format(time.RFC3339), e.Error)
+	}
+	if v.Output != nil {
+		fmt.Fprintf(out, "result (%s, %d steps): %s\n", v.Output.Reason, v.Output.Steps, v.Output.Text)
+	}
 }
 
 func jobsCancel(env *Env) *cobra.Command {
@@ -220,15 +232,7 @@ func jobsLogs(env *Env) *cobra.Command {
 			"waited for. --json prints one stored record per line.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := jobID(args[0])
-			if err != nil {
-				return err
-			}
-			return withWorker(env, func(ctx context.Context, _ *fxcore.Harness, w *worker.Service) error {
-				j, err := w.Get(ctx, id)
-				if err != nil {
-					return jobError(err)
-				}
+			return withJob(env, args[0], func(ctx context.Context, w *worker.Service, j *rivertype.JobRow) error {
 				return followJob(ctx, env, w, j, asJSON)
 			})
 		},

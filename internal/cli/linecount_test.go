@@ -6,6 +6,7 @@ import (
 )
 
 func TestLineCountOfToolResults(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		text string
 		want int
@@ -24,6 +25,7 @@ func TestLineCountOfToolResults(t *testing.T) {
 }
 
 func TestDeletedSpillNotesNameBothMarkers(t *testing.T) {
+	t.Parallel()
 	var errb strings.Builder
 	env := &Env{Stderr: &errb}
 	noteDeletedSpills(env, "a\n[output truncated; full output: /nonexistent/b25-stdout.log]\n"+
@@ -37,6 +39,7 @@ func TestDeletedSpillNotesNameBothMarkers(t *testing.T) {
 
 // Counts read "1 line", "2 lines", "0 lines" (result lines, `check`).
 func TestPluralWording(t *testing.T) {
+	t.Parallel()
 	for n, want := range map[int]string{0: "0 lines", 1: "1 line", 2: "2 lines"} {
 		if got := plural(n, "line"); got != want {
 			t.Errorf("plural(%d) = %q, want %q", n, got, want)

@@ -15,6 +15,7 @@ import (
 // one newest first, -f the newest file's lines and what is appended, moving
 // to a newer file when one appears; no log file is exit 1.
 func TestLogsCommand(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	vars := map[string]string{"XDG_STATE_HOME": state}
 	_, errOut, code := runWithEnv(t, "", vars, "logs")

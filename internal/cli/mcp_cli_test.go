@@ -58,6 +58,7 @@ func mcpRow(fixture string, extra string) string {
 // the server's instructions are in the system prompt; a PreToolUse-style
 // rule on mcp__* applies.
 func TestRunCallsAnMCPTool(t *testing.T) {
+	t.Parallel()
 	fx := mcpFixture(t)
 	srv := llmtest.New(t, []llmtest.Turn{
 		toolCall("c1", "mcp__fx__echo", `{"text":"from the model"}`),
@@ -96,6 +97,7 @@ func TestRunCallsAnMCPTool(t *testing.T) {
 }
 
 func TestMCPCommands(t *testing.T) {
+	t.Parallel()
 	fx := mcpFixture(t)
 	manifest := "plugins:\n  - name: subprocess-local\n  - name: tools\n" + mcpRow(fx, "")
 	dir := t.TempDir()
@@ -135,6 +137,7 @@ func TestMCPCommands(t *testing.T) {
 }
 
 func TestCheckAndPluginsReportAFailedServer(t *testing.T) {
+	t.Parallel()
 	fx := mcpFixture(t)
 	manifest := "plugins:\n  - name: subprocess-local\n  - name: tools\n" +
 		mcpRow(fx, fmt.Sprintf("        broken: {command: %s, args: [crash]}\n", fx))
@@ -183,6 +186,7 @@ func TestCheckAndPluginsReportAFailedServer(t *testing.T) {
 }
 
 func TestConfigRedactsMCPHeaders(t *testing.T) {
+	t.Parallel()
 	manifest := `plugins:
   - name: mcp
     config:

@@ -18,11 +18,15 @@ import (
 // call to one of them is in flight: harness exits 130 and no server process
 // survives (found in /proc by a marker unique to the test).
 func TestRunSignalStopsMCPServers(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		t.Run(sig.String(), func(t *testing.T) { testRunSignalStopsMCPServers(t, sig) })
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			testRunSignalStopsMCPServers(t, sig)
+		})
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 // run: an echo the headless approver would refuse runs once a flag allows
 // it; bad values and a manifest without a permission row are usage errors.
 func TestPermissionModeAndAllowedToolsFlags(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	const rows = "  - name: approval\n    config: {answerer: headless}\n  - name: permission\n"
 	echo := func(t *testing.T, args ...string) (string, runOut) {

@@ -10,6 +10,7 @@ import (
 // `harness run` takes its prompt from piped stdin, and puts piped text
 // before the arguments' prompt when both are given (as `claude -p`).
 func TestRunReadsThePromptFromPipedStdin(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "alpha\n"})
 	lastUser := func(t *testing.T, srv *llmtest.Server) string {
 		t.Helper()

@@ -15,6 +15,7 @@ import (
 // the model and the stored transcript get; SessionStart context reaches the
 // model.
 func TestB17DenyWinsThroughHarnessRun(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	target := filepath.Join(t.TempDir(), "b17-target")
 	if err := os.MkdirAll(target, 0o755); err != nil {
@@ -103,6 +104,7 @@ func TestB17DenyWinsThroughHarnessRun(t *testing.T) {
 
 // --yes answers approval questions with "allow once"; deny rules still win.
 func TestRunYesApprovesAsksButNotDenies(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	extra := `  - name: approval
     config: {answerer: headless}

@@ -15,6 +15,7 @@ import (
 // request still carries the whole history), and a compaction it allows goes
 // ahead.
 func TestCompactRunsPreCompactHook(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	state := t.TempDir()
 	hook := hookstest.NewScript(t, hookstest.Rule{

@@ -3,12 +3,14 @@ package cli_test
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -25,9 +27,9 @@ var (
 	binErr  error
 )
 
-// testDir is this package's directory, taken before any test runs:
-// in-process runs (runAgent) in parallel tests change the process's
-// working directory, so nothing is resolved against it later.
+// testDir is this package's directory, taken before any test runs: a few
+// serial tests change the process's working directory while they run
+// (t.Chdir), so the binary is built from an absolute path.
 var testDir = func() string {
 	wd, err := os.Getwd()
 	if err != nil {
@@ -102,6 +104,18 @@ func baseEnv() []string {
 	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "LANG=C.UTF-8", "TERM=dumb"}
 }
 
+// markerSeq numbers the markers of sleepMarker.
+var markerSeq atomic.Int64
+
+// sleepMarker returns a `sleep` command of secs seconds and a fraction
+// that spells this test process's pid and a sequence number: its command
+// line (and the shell's running it) is unique among the processes of
+// tests running in parallel here and in other test processes, and all
+// markers have the same length, so none is part of another.
+func sleepMarker(secs int) string {
+	return fmt.Sprintf("sleep %d.%07d%04d", secs, os.Getpid(), markerSeq.Add(1))
+}
+
 // processesWith lists pids whose command line contains s.
 func processesWith(s string) []string {
 	var pids []string
@@ -115,21 +129,43 @@ func processesWith(s string) []string {
 	return pids
 }
 
+// sawProcess polls /proc until a process whose command line contains
+// marker shows up, for at most d. It does not look twice: a process
+// caught in execve (bash exec-ing the command, bwrap exec-ing bash) has an
+// empty command line for a moment, so a second look can miss a process
+// that is running.
+func sawProcess(marker string, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if len(processesWith(marker)) != 0 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // Ctrl-C (or SIGTERM) during a long bash call: the process group is
 // terminated, the aborted result is logged, and harness exits 130 with
 // "harness: interrupted" after cleanup.
 func TestRunInterruptDuringBashExits130(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		t.Run(sig.String(), func(t *testing.T) { testRunSignalDuringBash(t, sig) })
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			testRunSignalDuringBash(t, sig)
+		})
 	}
 }
 
 func testRunSignalDuringBash(t *testing.T, sig syscall.Signal) {
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
-	const marker = "sleep 41.37"
+	marker := sleepMarker(41)
 	srv := llmtest.New(t, []llmtest.Turn{toolCall("c1", "bash", `{"command":"`+marker+`; echo never","description":"wait a while"}`)})
 	state := t.TempDir()
 	cmd := processCommand(t, repo, agentManifest(srv.URL, state, ""), baseEnv(), "run", "-o", "stream-json", "wait")
@@ -155,11 +191,7 @@ func testRunSignalDuringBash(t *testing.T, sig syscall.Signal) {
 		_ = cmd.Process.Kill()
 		t.Fatalf("no tool call; stderr: %s", stderr.String())
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(processesWith(marker)) == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if len(processesWith(marker)) == 0 {
+	if !sawProcess(marker, 10*time.Second) {
 		_ = cmd.Process.Kill()
 		t.Fatal("the bash command never started")
 	}
@@ -192,6 +224,7 @@ func testRunSignalDuringBash(t *testing.T, sig syscall.Signal) {
 // adapter still authenticates with the key it read — also when the key's
 // variable has a name no pattern catches (apiKeyEnv, or !env in apiKey).
 func TestB10CredentialsNotVisibleToModelCommands(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -201,6 +234,7 @@ func TestB10CredentialsNotVisibleToModelCommands(t *testing.T) {
 		{"apiKey !env any name", "apiKey: !env DS_AUTH_B10", "DS_AUTH_B10"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 			srv := llmtest.New(t, []llmtest.Turn{toolCall("c1", "bash", `{"command":"env | sort","description":"print the environment"}`), text("done")})
 			m := strings.Replace(agentManifest(srv.URL, t.TempDir(), ""), "apiKey: sk-test", tc.keyField, 1)
@@ -246,11 +280,12 @@ func TestB10CredentialsNotVisibleToModelCommands(t *testing.T) {
 // harness chat: the first Ctrl-C cancels the running turn (its process is
 // stopped) and the session goes on; Ctrl-C at the prompt exits 130.
 func TestChatInterruptCancelsTurnThenExits(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
-	const marker = "sleep 43.21"
+	marker := sleepMarker(43)
 	srv := llmtest.New(t, []llmtest.Turn{
 		toolCall("c1", "bash", `{"command":"`+marker+`","description":"wait a while"}`),
 		text("still here"),
@@ -341,6 +376,7 @@ func (s *syncBuffer) String() string {
 // On a terminal, text output shows a live status line on stderr and still
 // streams the answer; the line is cleared at the end.
 func TestRunOnTerminalShowsStatusLine(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}

@@ -68,6 +68,7 @@ const personaManifest = `plugins:
 `
 
 func TestPromptPrintsTheRenderedPrompt(t *testing.T) {
+	t.Parallel()
 	code, out, errOut := runPrompt(t, personaManifest, "--var", "cwd=/srv/{{app}}")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -79,6 +80,7 @@ func TestPromptPrintsTheRenderedPrompt(t *testing.T) {
 }
 
 func TestPromptJSON(t *testing.T) {
+	t.Parallel()
 	code, out, errOut := runPrompt(t, personaManifest, "--json", "--scope", "session-1", "--var", "cwd=/w")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -103,6 +105,7 @@ func TestPromptJSON(t *testing.T) {
 }
 
 func TestPromptErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name     string
 		manifest string
@@ -129,6 +132,7 @@ func TestPromptErrors(t *testing.T) {
 }
 
 func TestPromptJSONWithToolsAndTokens(t *testing.T) {
+	t.Parallel()
 	manifest := personaManifest + `  - name: tools
   - name: prompt-tools
   - name: test-echo-tool
@@ -163,6 +167,7 @@ func TestPromptJSONWithToolsAndTokens(t *testing.T) {
 }
 
 func TestPromptSurvivesRowsThatFail(t *testing.T) {
+	t.Parallel()
 	manifest := personaManifest + "  - id: model\n    name: test-broken\n"
 	code, out, errOut := runPrompt(t, manifest, "--var", "cwd=/w")
 	if code != 0 {

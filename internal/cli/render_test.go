@@ -18,9 +18,9 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // type once at least. The printer renders those events.
 var streamGolden = filepath.Join(pkgDir, "..", "..", "plugins", "agent", "testdata", "stream.jsonl")
 
-// pkgDir is this package's directory, taken before any test runs: in-process
-// CLI runs in parallel tests may change the process's working directory
-// (--cwd), so the golden files are never opened by a relative path.
+// pkgDir is this package's directory, taken before any test runs: a serial
+// test changes the process's working directory while it runs (t.Chdir), so
+// the golden files are never opened by a relative path.
 var pkgDir = func() string {
 	wd, err := os.Getwd()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -81,7 +82,8 @@ type runOut struct {
 	code           int
 }
 
-// runAgent runs `harness --config CFG ARGS...` in-process in dir.
+// runAgent runs `harness --config CFG ARGS...` in-process in dir (see
+// inDir).
 func runAgent(t *testing.T, dir, manifest string, stdin string, args ...string) runOut {
 	t.Helper()
 	cfg := filepath.Join(t.TempDir(), "harness.yml")
@@ -97,15 +99,27 @@ func runAgent(t *testing.T, dir, manifest string, stdin string, args ...string) 
 		Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(stdin),
 		Plugins:   mods,
 		LookupEnv: func(string) (string, bool) { return "", false },
+		Getwd:     func() (string, error) { return dir, nil },
 		Ctx:       context.Background(),
 	}
-	wd, _ := os.Getwd()
-	if err := os.Chdir(dir); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Chdir(wd)
-	code := cli.Run(append([]string{"--config", cfg}, args...), env)
+	code := cli.Run(append([]string{"--config", cfg}, inDir(dir, args)...), env)
 	return runOut{out.String(), errb.String(), code}
+}
+
+// inDir makes dir the working directory of an in-process command without
+// changing the process's: Env.Getwd (set by the caller) covers discovery
+// and the sessions' directory, and the session commands (run, chat,
+// compact) also get --cwd dir, the default directory of the rows that take
+// one (tool-bash, hooks, permission, ...).
+func inDir(dir string, args []string) []string {
+	if len(args) == 0 || slices.Contains(args, "--cwd") {
+		return args
+	}
+	switch args[0] {
+	case "run", "chat", "compact":
+		return append([]string{args[0], "--cwd", dir}, args[1:]...)
+	}
+	return args
 }
 
 func toolCall(id, name, args string) llmtest.Turn {
@@ -121,6 +135,7 @@ func text(s string) llmtest.Turn {
 // on disk, stdout has the answer, the log replays to the conversation the
 // model saw, exit 0.
 func TestRunEndToEndOnGitRepository(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{
 		"main.go": "package main\n\nfunc main() {\n\tprintln(\"helo\") // TODO: fix spelling\n}\n",
 		"README":  "demo\n",
@@ -209,6 +224,7 @@ func TestRunEndToEndOnGitRepository(t *testing.T) {
 }
 
 func TestRunOutputFormats(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "alpha\n"})
 	t.Run("stream-json", func(t *testing.T) {
 		srv := llmtest.New(t, []llmtest.Turn{toolCall("c1", "read", `{"file_path":"a.txt"}`), text("alpha it is")})
@@ -291,6 +307,7 @@ func TestRunOutputFormats(t *testing.T) {
 }
 
 func TestRunFailuresExitCodes(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "alpha\n"})
 	cases := []struct {
 		name   string
@@ -338,18 +355,19 @@ func TestRunFailuresExitCodes(t *testing.T) {
 
 // A missing API key is a configuration error naming the variable.
 func TestRunMissingAPIKey(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
-	t.Setenv("HARNESS_E2E_UNSET_KEY", "")
-	os.Unsetenv("HARNESS_E2E_UNSET_KEY")
-	m := strings.Replace(agentManifest("https://api.deepseek.com", t.TempDir(), ""), "apiKey: sk-test", "apiKeyEnv: HARNESS_E2E_UNSET_KEY", 1)
+	requireUnset(t, unsetKeyVar)
+	m := strings.Replace(agentManifest("https://api.deepseek.com", t.TempDir(), ""), "apiKey: sk-test", "apiKeyEnv: "+unsetKeyVar, 1)
 	r := runAgent(t, repo, m, "", "run", "hi")
-	if r.code != 2 || !strings.Contains(r.stderr, "HARNESS_E2E_UNSET_KEY") {
+	if r.code != 2 || !strings.Contains(r.stderr, unsetKeyVar) {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 }
 
 // --continue resumes the working directory's latest session.
 func TestRunContinue(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	state := t.TempDir()
 	srv := llmtest.New(t, []llmtest.Turn{text("first"), text("second")})
@@ -381,6 +399,7 @@ func TestRunContinue(t *testing.T) {
 }
 
 func TestChatScripted(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	srv := llmtest.New(t, []llmtest.Turn{text("hello there"), text("bye")})
 	r := runAgent(t, repo, agentManifest(srv.URL, t.TempDir(), ""), "hi\n/tools\n/context\n/bogus\nsecond\n/exit\n", "chat")
@@ -403,6 +422,7 @@ func TestChatScripted(t *testing.T) {
 // Session flags reach the request: --append-system-prompt, --cwd, and
 // --thinking on a model without a thinking switch is a usage error.
 func TestRunSessionFlags(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	other := t.TempDir()
 	srv := llmtest.New(t, []llmtest.Turn{text("ok")})
@@ -430,6 +450,7 @@ func TestRunSessionFlags(t *testing.T) {
 // request carries the new configuration and the same conversation; a
 // broken file is reported and the running configuration stays.
 func TestChatReloadsTheManifestBetweenTurns(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	srv := llmtest.New(t, []llmtest.Turn{text("first answer"), text("second answer"), text("third answer"), text("fourth answer"), text("fifth answer")})
 	state := t.TempDir()
@@ -494,6 +515,7 @@ func TestChatReloadsTheManifestBetweenTurns(t *testing.T) {
 // exit 0 (the model finished; reason "length" in json), and the notice
 // starts on its own line even when stdout and stderr are one stream.
 func TestRunLengthNoticeOnItsOwnLine(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -502,6 +524,7 @@ func TestRunLengthNoticeOnItsOwnLine(t *testing.T) {
 		{"cut after a newline", "a full line\n", "a full line\nharness: the reply was cut by the model's output token limit\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 			srv := llmtest.New(t, []llmtest.Turn{llmtest.Stream(llmtest.TextDelta(tc.reply), llmtest.Finish("length"))})
 			cmd := processCommand(t, repo, agentManifest(srv.URL, t.TempDir(), ""), baseEnv(), "run", "answer at length")
@@ -520,8 +543,9 @@ func TestRunLengthNoticeOnItsOwnLine(t *testing.T) {
 }
 
 // -c and --patch paths are relative to where the command was typed, not
-// to --cwd.
+// to --cwd (the harness binary, started in proj).
 func TestRelativeManifestPathsWithCwd(t *testing.T) {
+	t.Parallel()
 	proj := t.TempDir()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	srv := llmtest.New(t, []llmtest.Turn{text("ok")})
@@ -532,20 +556,10 @@ func TestRelativeManifestPathsWithCwd(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(proj, "p.yml"), []byte(patch), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var mods []core.Plugin
-	for _, p := range agente2e.Needed() {
-		mods = append(mods, p)
-	}
-	var out, errb bytes.Buffer
-	env := &cli.Env{Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(""), Plugins: mods,
-		LookupEnv: func(string) (string, bool) { return "", false }, Ctx: context.Background()}
-	wd, _ := os.Getwd()
-	if err := os.Chdir(proj); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Chdir(wd)
-	if code := cli.Run([]string{"-c", "h.yml", "--patch", "p.yml", "run", "--cwd", repo, "hi"}, env); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
+	cmd := exec.Command(harnessBinary(t), "-c", "h.yml", "--patch", "p.yml", "run", "--no-claude-settings", "--cwd", repo, "hi")
+	cmd.Dir, cmd.Env = proj, baseEnv()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
 	}
 	w, err := srv.Requests()[0].Wire()
 	if err != nil {
@@ -566,7 +580,7 @@ type inChat struct {
 }
 
 // startChat starts chat on the manifest file cfg with dir as the working
-// directory (restored when the test ends; call end before that).
+// directory (see inDir).
 func startChat(t *testing.T, dir, cfg string) *inChat {
 	t.Helper()
 	var mods []core.Plugin
@@ -576,9 +590,9 @@ func startChat(t *testing.T, dir, cfg string) *inChat {
 	stdinR, stdinW := io.Pipe()
 	c := &inChat{t: t, in: stdinW, out: &syncBuffer{}, errb: &syncBuffer{}, code: make(chan int, 1)}
 	env := &cli.Env{Stdout: c.out, Stderr: c.errb, Stdin: stdinR, Plugins: mods,
-		LookupEnv: func(string) (string, bool) { return "", false }, Ctx: context.Background()}
-	t.Chdir(dir)
-	go func() { c.code <- cli.Run([]string{"--config", cfg, "chat"}, env) }()
+		LookupEnv: func(string) (string, bool) { return "", false }, Getwd: func() (string, error) { return dir, nil },
+		Ctx: context.Background()}
+	go func() { c.code <- cli.Run(append([]string{"--config", cfg}, inDir(dir, []string{"chat"})...), env) }()
 	return c
 }
 

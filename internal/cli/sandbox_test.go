@@ -34,6 +34,7 @@ func runSandboxCLI(t *testing.T, dir, manifest string, args ...string) (string, 
 const sandboxManifest = "plugins:\n  - name: subprocess-local\n    config:\n      sandbox: {mode: workspace-write, network: off, denyRead: [\"**/.env\"]}\n"
 
 func TestSandboxCommandAndCheckLine(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out, errOut, code := runSandboxCLI(t, dir, sandboxManifest, "check")
 	if code != 0 || !strings.HasPrefix(out, "ok: 1 plugin active\nsandbox: workspace-write, network off, via ") {

@@ -21,6 +21,7 @@ import (
 // status 0. A non-loopback address without --allow-remote and TLS is a
 // usage error.
 func TestServePrintsTheURLServesAndStops(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	state := t.TempDir()
 	manifest := agentManifest("http://127.0.0.1:9/v1", state, "  - name: workspaces\n    config: {stateDir: "+state+"}\n  - name: approval\n    config: {policy: never}\n")

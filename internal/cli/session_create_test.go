@@ -16,13 +16,25 @@ import (
 	"github.com/dshgo/harness/services/llm/llmtest"
 )
 
+// unsetKeyVar names a variable no test sets: llm-openai reads apiKeyEnv
+// from the process environment, which tests running in parallel must not
+// change.
+const unsetKeyVar = "HARNESS_E2E_UNSET_KEY"
+
+// requireUnset fails the test when name is set in the process environment.
+func requireUnset(t *testing.T, name string) {
+	t.Helper()
+	if _, ok := os.LookupEnv(name); ok {
+		t.Fatalf("$%s is set: unset it to run this test", name)
+	}
+}
+
 // noKey makes the test route of an agentManifest require a key read from
 // an unset variable.
 func noKey(t *testing.T, m string) string {
 	t.Helper()
-	t.Setenv("HARNESS_E2E_UNSET_KEY", "")
-	os.Unsetenv("HARNESS_E2E_UNSET_KEY")
-	return strings.Replace(m, "apiKey: sk-test", "apiKeyEnv: HARNESS_E2E_UNSET_KEY\n      requireAPIKey: true", 1)
+	requireUnset(t, unsetKeyVar)
+	return strings.Replace(m, "apiKey: sk-test", "apiKeyEnv: "+unsetKeyVar+"\n      requireAPIKey: true", 1)
 }
 
 // sessionFiles lists the session logs under state.
@@ -43,6 +55,7 @@ func sessionFiles(t *testing.T, state string) []string {
 // nothing in the sessions directory, nothing for `sessions` to list or
 // for --continue to resume, and no request reached the model.
 func TestRunConfigErrorsLeaveNoSession(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	cases := []struct {
 		name   string
@@ -50,7 +63,7 @@ func TestRunConfigErrorsLeaveNoSession(t *testing.T) {
 		args   []string
 		stderr string
 	}{
-		{"missing API key", noKey, nil, "HARNESS_E2E_UNSET_KEY"},
+		{"missing API key", noKey, nil, unsetKeyVar},
 		{"--thinking", nil, []string{"--thinking"}, "no thinking switch"},
 		{"--reasoning-effort", nil, []string{"--reasoning-effort", "high"}, "no reasoning effort"},
 		{"thinking in the agent row", func(_ *testing.T, m string) string {
@@ -93,6 +106,7 @@ func TestRunConfigErrorsLeaveNoSession(t *testing.T) {
 // A run whose request failed (HTTP 500 after the retries) keeps the
 // session with its prompt, and --continue resumes it.
 func TestRunRequestFailureKeepsSession(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	state := t.TempDir()
 	srv := llmtest.New(t, []llmtest.Turn{llmtest.Error(500, "boom"), llmtest.Error(500, "boom"), llmtest.Error(500, "boom"), text("fine")})
@@ -119,6 +133,7 @@ func TestRunRequestFailureKeepsSession(t *testing.T) {
 // manifest is fixed (which restarts the agent plugin, so the session is
 // reopened by id before it has a file) the next turn starts the log.
 func TestChatMissingKeyThenFixedManifest(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	srv := llmtest.New(t, []llmtest.Turn{text("hello after the fix")})
 	state := t.TempDir()
@@ -128,7 +143,7 @@ func TestChatMissingKeyThenFixedManifest(t *testing.T) {
 	good := agentManifest(srv.URL, state, "")
 	save(noKey(t, good))
 	c := startChat(t, repo, cfg)
-	c.say("dangling", c.errb, "HARNESS_E2E_UNSET_KEY")
+	c.say("dangling", c.errb, unsetKeyVar)
 	if names := sessionFiles(t, state); len(names) != 0 {
 		t.Fatalf("session files after the refused turn: %v", names)
 	}
@@ -157,6 +172,7 @@ func TestChatMissingKeyThenFixedManifest(t *testing.T) {
 // on the previous agent and goes on (it used to close a nil session and
 // panic, then to end with exit 2).
 func TestChatReopenFailureAfterReload(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	srv := llmtest.New(t, []llmtest.Turn{text("first answer"), text("second answer")})
 	state := t.TempDir()
@@ -190,6 +206,7 @@ func TestChatReopenFailureAfterReload(t *testing.T) {
 // journal keeps one record per seq and each prompt once, and a later
 // `--continue` resumes it. `sessions` lists it meanwhile.
 func TestRunContinueWhileAnotherProcessHoldsTheSession(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}

@@ -17,6 +17,7 @@ import (
 // from a copy (the model sees the source's history, the source is left
 // as it was, the copy names its parent); rm deletes; unknown ids exit 2.
 func TestSessionsShowForkRm(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "alpha\n"})
 	srv := llmtest.New(t, []llmtest.Turn{
 		toolCall("c1", "read", `{"file_path":"a.txt"}`),
@@ -87,6 +88,7 @@ func TestSessionsShowForkRm(t *testing.T) {
 // sessions follow (a process) prints the stored records, then the records
 // a later turn of another process appends, and exits 0 on SIGINT.
 func TestSessionsFollow(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "alpha\n"})
 	srv := llmtest.New(t, []llmtest.Turn{text("first answer"), text("second answer")})
 	state := t.TempDir()

@@ -15,6 +15,7 @@ import (
 // the database (no JSONL file), `sessions` lists it, `show` prints it,
 // --continue resumes it, --fork copies it, rm deletes it.
 func TestSessionsOnPostgres(t *testing.T) {
+	t.Parallel()
 	dsn, schema := pgtest.Schema(t, "cli")
 	repo := gitRepo(t, map[string]string{"a.txt": "alpha\n"})
 	srv := llmtest.New(t, []llmtest.Turn{toolCall("c1", "read", `{"file_path":"a.txt"}`), text("It says alpha."), text("Still alpha."), text("Forked.")})

@@ -63,6 +63,7 @@ func seqText(n int) string {
 // private (0600 in a 0700 directory) while the harness runs and deleted on a
 // normal exit.
 func TestToolCommandSpillsAndCleansUp(t *testing.T) {
+	// Serial: the umask is process-wide, and observed is a package variable.
 	old := syscall.Umask(0)
 	defer syscall.Umask(old)
 	dir := t.TempDir()
@@ -78,13 +79,9 @@ func TestToolCommandSpillsAndCleansUp(t *testing.T) {
 		Plugins: []core.Plugin{tools.Plugin, spill.Plugin,
 			spillpolicy.Plugin, bigTool},
 		LookupEnv: func(string) (string, bool) { return "", false },
+		Getwd:     func() (string, error) { return dir, nil },
 		Ctx:       context.Background(),
 	}
-	wd, _ := os.Getwd()
-	if err := os.Chdir(dir); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Chdir(wd)
 	observed = nil
 	code := cli.Run([]string{"tool", "big", `{"bytes":2097152}`}, env)
 	if code != 0 {

@@ -17,6 +17,7 @@ import (
 // private file the model is shown; files are 0600 in 0700 directories and
 // are deleted when harness exits normally.
 func TestB25SpillFilesPrivateAndDeleted(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}

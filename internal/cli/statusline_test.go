@@ -58,6 +58,7 @@ func screen(out string) []string {
 // line of the screen mixes the two; at the end the status line is gone and
 // the summary line stays. stdout (a pipe) is the answer only.
 func TestStatusLineOnTerminalShowsTheToolAndStaysBelowLogLines(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}

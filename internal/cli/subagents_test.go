@@ -44,8 +44,8 @@ func (r *convRouter) check(_ llmtest.Request, w llmtest.WireRequest) *llmtest.Tu
 	return &s[0]
 }
 
-// runSub runs `harness --config CFG ARGS...` in dir with the subagent
-// plugins in the catalog.
+// runSub runs `harness --config CFG ARGS...` in dir (see inDir) with the
+// subagent plugins in the catalog.
 func runSub(t *testing.T, dir, manifest string, args ...string) runOut {
 	t.Helper()
 	cfg := filepath.Join(t.TempDir(), "harness.yml")
@@ -55,13 +55,9 @@ func runSub(t *testing.T, dir, manifest string, args ...string) runOut {
 	mods := append(agente2e.Needed(), subagent.Plugin, subagentinprocess.Plugin, subagenttools.Plugin)
 	var out, errb bytes.Buffer
 	env := &cli.Env{Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(""), Plugins: mods,
-		LookupEnv: func(string) (string, bool) { return "", false }, Ctx: context.Background()}
-	wd, _ := os.Getwd()
-	if err := os.Chdir(dir); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Chdir(wd)
-	code := cli.Run(append([]string{"--config", cfg}, args...), env)
+		LookupEnv: func(string) (string, bool) { return "", false }, Getwd: func() (string, error) { return dir, nil },
+		Ctx: context.Background()}
+	code := cli.Run(append([]string{"--config", cfg}, inDir(dir, args)...), env)
 	return runOut{out.String(), errb.String(), code}
 }
 
@@ -86,6 +82,7 @@ func delegationScript() map[string][]llmtest.Turn {
 // shows an indented line per child step, `harness sessions` shows the tree
 // and `harness sessions show` prints a child.
 func TestRunDelegatesToDefinedAgentsAndShowsTheTree(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, ".claude", "agents"), 0o700); err != nil {
 		t.Fatal(err)

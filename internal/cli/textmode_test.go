@@ -13,6 +13,7 @@ import (
 // not a terminal) before the tool lines; stdout stays the answer only.
 // --hide-reasoning drops it.
 func TestReasoningOnStderrAndHideReasoning(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	turns := func() []llmtest.Turn {
 		return []llmtest.Turn{
@@ -47,6 +48,7 @@ func TestReasoningOnStderrAndHideReasoning(t *testing.T) {
 // completion tokens at $2 / $10 per 1M = $0.00192). Without prices the
 // field is absent and the line has no cost.
 func TestCostInSummaryLineAndJSON(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	priced := func(url string) string {
 		m := agentManifest(url, t.TempDir(), "")

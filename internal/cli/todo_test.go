@@ -14,6 +14,7 @@ import (
 // (the model's next todo_write is not needed for chat to show it), and
 // chat's /todos prints it after `--continue`.
 func TestTodoReplayAfterContinue(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	state := t.TempDir()
 	list := `{"todos":[{"content":"Read a.txt","status":"completed"},{"content":"Edit a.txt","status":"in_progress","activeForm":"Editing a.txt"},{"content":"Run tests","status":"pending"}]}`

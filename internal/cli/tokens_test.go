@@ -27,6 +27,7 @@ func runStdin(t *testing.T, stdin string, args ...string) (string, string, int) 
 }
 
 func TestTokensCountsFilesAndStdin(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	english := filepath.Join("..", "..", "services", "tokenmeter", "testdata", "english.txt")
 	data, err := os.ReadFile(english)
@@ -98,6 +99,7 @@ func writeTinyTokenizer(t *testing.T, path string) {
 }
 
 func TestTokensErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		code int

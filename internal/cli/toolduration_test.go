@@ -13,6 +13,7 @@ import (
 // follows a slow bash call in the same step does not inherit bash's time
 // (it used to count from the start of the step's batch).
 func TestToolDurationIsMeasuredFromTheCallsOwnStart(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "alpha\n"})
 	srv := llmtest.New(t, []llmtest.Turn{
 		llmtest.Calls(

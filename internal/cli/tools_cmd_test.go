@@ -50,6 +50,7 @@ func runCLI(t *testing.T, manifest string, args ...string) (int, string, string)
 }
 
 func TestToolsCommandListsSchemas(t *testing.T) {
+	t.Parallel()
 	code, out, stderr := runCLI(t, toolsManifest, "tools")
 	if code != 0 || out != "NAME   DESCRIPTION\ngreet  Greet someone.\n" {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
@@ -69,6 +70,7 @@ func TestToolsCommandListsSchemas(t *testing.T) {
 }
 
 func TestToolCommand(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		args     []string
 		wantCode int
@@ -90,6 +92,7 @@ func TestToolCommand(t *testing.T) {
 }
 
 func TestToolCommandJSON(t *testing.T) {
+	t.Parallel()
 	code, out, _ := runCLI(t, toolsManifest, "tool", "greet", `{"name":"nobody"}`, "--json")
 	var got map[string]any
 	if err := json.Unmarshal([]byte(out), &got); err != nil || code != 1 {
@@ -116,6 +119,7 @@ func TestToolCommandJSON(t *testing.T) {
 }
 
 func TestToolCommandWithoutRegistryIsAConfigurationError(t *testing.T) {
+	t.Parallel()
 	code, _, stderr := runCLI(t, "plugins: []\n", "tools")
 	if code != 2 || !strings.Contains(stderr, `mount the "tools" plugin`) {
 		t.Errorf("exit %d: %s", code, stderr)

@@ -15,6 +15,7 @@ import (
 // prompt-tools row): a warning without an agent row, an error (exit 2) with
 // one, since the agent would refuse to run; with the row it is quiet.
 func TestCheckReportsToolsNotOfferedToTheModel(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	base := "plugins:\n  - {id: prompt, name: systemprompt}\n  - {id: tools, name: tools}\n  - {id: greet, name: cli-test-greet}\n"
 	agentRows := "  - {id: llm, name: llm}\n" +

@@ -85,6 +85,7 @@ func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }
 // process was given, the model calls and the tool call hang below it
 // with the GenAI attributes, the session id and the job id.
 func TestRunExportsSpansOverOTLP(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}

@@ -87,6 +87,7 @@ func (s *tmuxSession) keys(literal bool, keys ...string) {
 // approves; the file changes on disk; the answer is rendered; Ctrl+C twice
 // exits and prints where the log went.
 func TestTUIInTmuxApprovesAnEditAndShowsIt(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}

@@ -9,6 +9,7 @@ import (
 
 // Model requests made by the CLI carry User-Agent: harness/VERSION.
 func TestModelRequestsCarryTheHarnessUserAgent(t *testing.T) {
+	t.Parallel()
 	srv := llmtest.New(t, []llmtest.Turn{text("ok")})
 	r := runAgent(t, t.TempDir(), agentManifest(srv.URL, t.TempDir(), ""), "", "run", "hi")
 	if r.code != 0 {

@@ -25,8 +25,20 @@ import (
 
 var updateShots = flag.Bool("screenshots", false, "write the browser tests' screenshots to docs/images/ (checked by a person)")
 
-// browser starts headless Chromium (Debian package chromium) for one test.
-// Without it the test fails in CI (CI set) and is skipped elsewhere.
+// browsers caps the Chromium processes running at once. Each browser test
+// runs in parallel with the others and starts its own browser (its own
+// profile and cookie jar: the servers of the tests share the host
+// 127.0.0.1, and cookies do not tell ports apart); more than two at once
+// only crowd the CPUs they share.
+var browsers = make(chan struct{}, 2)
+
+// browserLife bounds one test's browser. Every step has its own bound
+// (patience); this one only ends a browser that hangs while it starts.
+const browserLife = 5 * time.Minute
+
+// browser starts headless Chromium (Debian package chromium) for one test,
+// once one of the browsers slots is free. Without it the test fails in CI
+// (CI set) and is skipped elsewhere.
 func browser(t testing.TB) context.Context {
 	t.Helper()
 	path := ""
@@ -42,6 +54,8 @@ func browser(t testing.TB) context.Context {
 		}
 		t.Skip("chromium is not installed (apt-get install -y chromium); CI fails here instead")
 	}
+	browsers <- struct{}{}
+	t.Cleanup(func() { <-browsers }) // registered first, so it runs after the browser has stopped
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path),
 		chromedp.NoSandbox, // root in CI; the page is our own
@@ -52,7 +66,7 @@ func browser(t testing.TB) context.Context {
 	)
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
-	ctx, tcancel := context.WithTimeout(ctx, 90*time.Second)
+	ctx, tcancel := context.WithTimeout(ctx, browserLife)
 	t.Cleanup(func() {
 		tcancel()
 		cancel()
@@ -82,7 +96,7 @@ func shot(t testing.TB, name string) chromedp.Action[chromedp.Void] {
 
 func run(t testing.TB, ctx context.Context, step string, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	sctx, cancel := context.WithTimeout(ctx, patience)
 	defer cancel()
 	if err := chromedp.Do(sctx, actions...); err != nil {
 		body, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("body")))
@@ -93,7 +107,7 @@ func run(t testing.TB, ctx context.Context, step string, actions ...chromedp.Act
 // get runs one action returning a value.
 func get[T any](t *testing.T, ctx context.Context, step string, a chromedp.Action[T]) T {
 	t.Helper()
-	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	sctx, cancel := context.WithTimeout(ctx, patience)
 	defer cancel()
 	v, err := chromedp.Run(sctx, a)
 	if err != nil {
@@ -108,6 +122,7 @@ func get[T any](t *testing.T, ctx context.Context, step string, a chromedp.Actio
 // a prompt, watch the answer stream and the tool card appear, approve the
 // edit, find the file on disk, reload and see the session replayed.
 func TestBrowserWorkspacePromptApprovalReplay(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	repo := t.TempDir()
 	if err := os.WriteFile(filepath.Join(repo, "README.md"), []byte("# demo\n"), 0o644); err != nil {
@@ -194,6 +209,7 @@ func TestBrowserWorkspacePromptApprovalReplay(t *testing.T) {
 // plugins' JSON Schemas: a bad value shows its field error, a good one
 // hot-reloads the running plugin, and a secret typed in is never sent back.
 func TestBrowserSettingsCards(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	e := start(t, nil, "default")
 	file := filepath.Join(t.TempDir(), "settings.yml")
