@@ -1,13 +1,19 @@
 package cli_test
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/dshgo/harness"
+	"github.com/dshgo/harness/internal/cli"
+	"github.com/dshgo/harness/plugins/std"
 	"github.com/dshgo/harness/services/llm/llmtest"
 )
 
@@ -100,4 +106,30 @@ func BenchmarkCheckProcess(b *testing.B) {
 	}
 	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/run")
 	b.ReportMetric(peak, "peak-RSS-MiB")
+}
+
+// BenchmarkCheckInProcess is `harness check` on the embedded default
+// manifest without the process: discovery, composing, building and
+// starting every plugin, the sandbox line (its probe included) and the
+// stop. Against BenchmarkCheckProcess it separates the command's own work
+// from process start and package initialisation.
+func BenchmarkCheckInProcess(b *testing.B) {
+	dir := b.TempDir()
+	b.Setenv("XDG_STATE_HOME", dir)
+	b.Chdir(dir)
+	lookup := func(k string) (string, bool) {
+		if k == "DEEPSEEK_API_KEY" {
+			return "sk-bench-fake", true
+		}
+		return "", false
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		var out, errb bytes.Buffer
+		env := &cli.Env{Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(""), DefaultManifest: harness.DefaultManifest,
+			Plugins: std.Plugins(), LookupEnv: lookup, Ctx: context.Background()}
+		if code := cli.Run([]string{"check"}, env); code != 0 {
+			b.Fatalf("check: exit %d\n%s%s", code, out.String(), errb.String())
+		}
+	}
 }

@@ -3,6 +3,7 @@ package permission
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // textGlob is a compiled glob over free text (a shell command, a JSON
@@ -11,14 +12,24 @@ import (
 // working unchanged: a trailing `:*` means "this prefix, alone or followed by
 // anything" (`git push:*`), and a trailing ` *` also matches the bare prefix
 // (`git *` matches `git`).
+//
+// The regular expression is compiled on the first match, not when the rule
+// is parsed: a harness that boots and exits (`harness check`) or never calls
+// a tool does not pay for compiling every rule.
 type textGlob struct {
 	source string
-	re     *regexp.Regexp
+	re     func() *regexp.Regexp
 }
 
-// compileTextGlob compiles pattern; it never fails because every rune has a
-// literal meaning outside the three metacharacters.
+// compileTextGlob makes the glob of pattern (its regexp is built on the
+// first match); it never fails because every rune has a literal meaning
+// outside the three metacharacters.
 func compileTextGlob(pattern string) textGlob {
+	return textGlob{source: pattern, re: sync.OnceValue(func() *regexp.Regexp { return globRegexp(pattern) })}
+}
+
+// globRegexp is the regular expression of a text glob.
+func globRegexp(pattern string) *regexp.Regexp {
 	body, optionalTail := pattern, false
 	switch {
 	case strings.HasSuffix(body, ":*") && !strings.HasSuffix(body, `\:*`):
@@ -33,7 +44,7 @@ func compileTextGlob(pattern string) textGlob {
 		b.WriteString(`(?:\s.*)?`)
 	}
 	b.WriteString(`\z`)
-	return textGlob{source: pattern, re: regexp.MustCompile(b.String())}
+	return regexp.MustCompile(b.String())
 }
 
 // writeGlobRegexp appends the regular expression for a glob body.
@@ -59,4 +70,4 @@ func writeGlobRegexp(b *strings.Builder, body string) {
 }
 
 // match reports whether the whole of s matches the glob.
-func (g textGlob) match(s string) bool { return g.re.MatchString(s) }
+func (g textGlob) match(s string) bool { return g.re().MatchString(s) }

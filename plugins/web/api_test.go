@@ -17,6 +17,7 @@ import (
 // address with the token: 401 without it, 403 for a foreign Origin or Host
 // or a cross-site fetch, 400 for a path leaving the workspace.
 func TestSecurityChecks(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil, "default")
 	repo := t.TempDir()
 	_ = os.WriteFile(filepath.Join(repo, "a.txt"), []byte("hello"), 0o644)
@@ -113,6 +114,7 @@ func port(base string) string { return base[strings.LastIndex(base, ":")+1:] }
 
 // TestBindPolicy: a non-loopback address needs allowRemote and TLS.
 func TestBindPolicy(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		cfg  web.Config
 		want string
@@ -145,6 +147,7 @@ var _ = llmtest.Reply
 // & escaped, so a workspace title cannot close the element and inject
 // markup.
 func TestPageInlinesBootData(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil, "default")
 	ws := e.workspace(t.TempDir())
 	id := e.newSession(ws)

@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/fstest"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -23,11 +22,12 @@ import (
 // settles with the child's answer and usage; the sidebar lists the child
 // under its parent.
 func TestBrowserSubagentChild(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	repo := t.TempDir()
 	gate := make(chan struct{})
 	e := startModel(t, delegation(t, gate), func(modelURL, state string) string {
-		return testManifest(modelURL, state, "bypass", subagentRows)
+		return testManifest(modelURL, state, "bypass", subagentRows(state))
 	})
 	e.workspace(repo)
 	run(t, ctx, "open the page and start a session",
@@ -117,17 +117,22 @@ customElements.define("slottest-header", T);`)},
 customElements.define("slottest-card", T);`)},
 }
 
-// slotGreeting is the greeting the slots test plugin runs with.
-var slotGreeting atomic.Value
-
 type slotConfig struct {
 	Greeting string `yaml:"greeting" json:"greeting,omitempty" jsonschema:"description=What the test plugin says"`
 }
 
 // slotPlugin puts a component into the sidebar, session.header and
-// settings.plugin.item slots (the last one replacing its own card).
-var slotPlugin = core.Define("slottest", func(c *core.Context, cfg slotConfig) error {
-	slotGreeting.Store(cfg.Greeting)
+// settings.plugin.item slots (the last one replacing its own card), and
+// stores the greeting it runs with in greeting.
+func slotPlugin(greeting *atomic.Value) core.Plugin {
+	return core.Define("slottest", func(c *core.Context, cfg slotConfig) error {
+		greeting.Store(cfg.Greeting)
+		return addSlotComponents(c)
+	}, core.WithInject(web.Key.Name()))
+}
+
+// addSlotComponents adds the slots test plugin's three components.
+func addSlotComponents(c *core.Context) error {
 	for _, comp := range []web.Component{
 		{Slot: web.SlotSidebar, Element: "slottest-sidebar", Module: "sidebar.js"},
 		{Slot: web.SlotSessionHeader, Element: "slottest-header", Module: "header.js"},
@@ -138,7 +143,7 @@ var slotPlugin = core.Define("slottest", func(c *core.Context, cfg slotConfig) e
 		}
 	}
 	return nil
-}, core.WithInject(web.Key.Name()))
+}
 
 // TestBrowserSlots: components a plugin put into the sidebar,
 // session.header and settings.plugin.item slots are mounted by the page
@@ -148,11 +153,13 @@ var slotPlugin = core.Define("slottest", func(c *core.Context, cfg slotConfig) e
 // plugin's generated card and saves through save(values), hot-reloading
 // the plugin.
 func TestBrowserSlots(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	repo := t.TempDir()
+	var greeting atomic.Value
 	e := startWith(t, []llmtest.Turn{llmtest.Reply("Hello, slots.")}, func(modelURL, state string) string {
 		return testManifest(modelURL, state, "default", "  - name: slottest\n    config: {greeting: hi}\n")
-	}, harness.WithPlugins(slotPlugin))
+	}, harness.WithPlugins(slotPlugin(&greeting)))
 	e.srv.UseSettings(settings.New(e.h.Loader, settings.Options{File: t.TempDir() + "/settings.yml", Catalog: e.h.Catalog}))
 	run(t, ctx, "the sidebar component without a workspace",
 		chromedp.Navigate(e.srv.URL()),
@@ -170,7 +177,7 @@ func TestBrowserSlots(t *testing.T) {
 	real := get(t, ctx, "the workspace path", chromedp.Evaluate[string](`document.querySelector("#workspaces li.selected small").textContent`))
 	run(t, ctx, "sidebar follows the workspace",
 		chromedp.WaitVisible(chromedp.CSS(`#slot-sidebar slottest-sidebar`)),
-		discard(chromedp.Poll[bool](`document.querySelector("#slot-sidebar slottest-sidebar").textContent === "sidebar sees " + `+jsString(real), chromedp.WithPollingTimeout(10*time.Second))),
+		discard(chromedp.Poll[bool](`document.querySelector("#slot-sidebar slottest-sidebar").textContent === "sidebar sees " + `+jsString(real), chromedp.WithPollingTimeout(patience))),
 	)
 	run(t, ctx, "the session header component",
 		chromedp.Click(chromedp.ID(`new-session`)),
@@ -199,9 +206,9 @@ func TestBrowserSlots(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS(`.card[data-row="slottest"] input[name="greeting"]`), "hello from my card"),
 		chromedp.Click(chromedp.CSS(`.card[data-row="slottest"] .own-save`)),
 		chromedp.WaitVisible(chromedp.CSS(`.card[data-row="slottest"] .own-status`)),
-		discard(chromedp.Poll[bool](`document.querySelector('.card[data-row="slottest"] .own-status').textContent === "applied"`, chromedp.WithPollingTimeout(10*time.Second))),
+		discard(chromedp.Poll[bool](`document.querySelector('.card[data-row="slottest"] .own-status').textContent === "applied"`, chromedp.WithPollingTimeout(patience))),
 	)
-	if g := slotGreeting.Load(); g != "hello from my card" {
+	if g := greeting.Load(); g != "hello from my card" {
 		t.Fatalf("the plugin runs with greeting %q", g)
 	}
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,8 +27,64 @@ import (
 
 var updateShots = flag.Bool("screenshots", false, "write the browser tests' screenshots to docs/images/ (checked by a person)")
 
-// browser starts headless Chromium (Debian package chromium) for one test.
-// Without it the test fails in CI (CI set) and is skipped elsewhere.
+// chrome is the one headless Chromium (Debian package chromium) of this
+// test binary: the first browser test starts it, TestMain stops it. Each
+// browser test gets a BrowserContext of its own in it (its own cookies and
+// storage: the tests' servers share the host 127.0.0.1, and cookies do not
+// tell ports apart) with one tab, so the tests run in parallel and pay for
+// one browser start.
+var chrome struct {
+	once sync.Once
+	ctx  context.Context // the browser's first context; its tab stays idle
+	stop func()
+	err  error
+}
+
+// tabs caps the browser tests running at once: each one drives a page and
+// a harness under -race, and more than two at once only crowd the CPUs
+// they share.
+var tabs = make(chan struct{}, 2)
+
+// browserLife bounds one test's tab. Every step has its own bound
+// (patience); this one only ends a tab that hangs.
+const browserLife = 5 * time.Minute
+
+// startChrome starts the shared browser at path.
+func startChrome(path string) error {
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.NoSandbox, // root in CI; the pages are our own
+		chromedp.Flag("disable-gpu", true),
+		chromedp.WindowSize(1280, 860),
+		chromedp.Flag("harness-web-test", true), // a marker to find the processes by
+	)
+	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	chrome.ctx, chrome.stop = ctx, func() {
+		_ = chromedp.Cancel(ctx) // closes the browser and waits for it to exit
+		cancel()
+		acancel()
+	}
+	// The first run starts the browser, which lives as long as ctx: bound
+	// the start without a deadline on ctx.
+	slow := time.AfterFunc(patience, cancel)
+	defer slow.Stop()
+	if err := chromedp.Do(ctx); err != nil {
+		return fmt.Errorf("start chromium: %w", err)
+	}
+	return nil
+}
+
+// stopChrome stops the shared browser if a test started it.
+func stopChrome() {
+	if chrome.stop != nil {
+		chrome.stop()
+	}
+}
+
+// browser returns a new tab, in a BrowserContext of its own, of the shared
+// headless Chromium, once fewer than cap(tabs) browser tests run. Without
+// Chromium the test fails in CI (CI set) and is skipped elsewhere.
 func browser(t testing.TB) context.Context {
 	t.Helper()
 	path := ""
@@ -42,24 +100,21 @@ func browser(t testing.TB) context.Context {
 		}
 		t.Skip("chromium is not installed (apt-get install -y chromium); CI fails here instead")
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path),
-		chromedp.NoSandbox, // root in CI; the page is our own
-		chromedp.Flag("disable-gpu", true),
-		chromedp.WindowSize(1280, 860),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("harness-web-test", true), // a marker to find the processes by
-	)
-	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	ctx, tcancel := context.WithTimeout(ctx, 90*time.Second)
+	chrome.once.Do(func() { chrome.err = startChrome(path) })
+	if chrome.err != nil {
+		t.Fatal(chrome.err)
+	}
+	tabs <- struct{}{}
+	t.Cleanup(func() { <-tabs }) // registered first, so it runs after the tab has closed
+	ctx, cancel := chromedp.NewContext(chrome.ctx, chromedp.WithNewBrowserContext())
+	ctx, tcancel := context.WithTimeout(ctx, browserLife)
 	t.Cleanup(func() {
+		_ = chromedp.Cancel(ctx) // closes the tab and disposes of its BrowserContext
 		tcancel()
 		cancel()
-		acancel()
 	})
 	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
+		t.Fatalf("open a tab: %v", err)
 	}
 	return ctx
 }
@@ -82,7 +137,7 @@ func shot(t testing.TB, name string) chromedp.Action[chromedp.Void] {
 
 func run(t testing.TB, ctx context.Context, step string, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	sctx, cancel := context.WithTimeout(ctx, patience)
 	defer cancel()
 	if err := chromedp.Do(sctx, actions...); err != nil {
 		body, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("body")))
@@ -93,7 +148,7 @@ func run(t testing.TB, ctx context.Context, step string, actions ...chromedp.Act
 // get runs one action returning a value.
 func get[T any](t *testing.T, ctx context.Context, step string, a chromedp.Action[T]) T {
 	t.Helper()
-	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	sctx, cancel := context.WithTimeout(ctx, patience)
 	defer cancel()
 	v, err := chromedp.Run(sctx, a)
 	if err != nil {
@@ -108,6 +163,7 @@ func get[T any](t *testing.T, ctx context.Context, step string, a chromedp.Actio
 // a prompt, watch the answer stream and the tool card appear, approve the
 // edit, find the file on disk, reload and see the session replayed.
 func TestBrowserWorkspacePromptApprovalReplay(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	repo := t.TempDir()
 	if err := os.WriteFile(filepath.Join(repo, "README.md"), []byte("# demo\n"), 0o644); err != nil {
@@ -194,6 +250,7 @@ func TestBrowserWorkspacePromptApprovalReplay(t *testing.T) {
 // plugins' JSON Schemas: a bad value shows its field error, a good one
 // hot-reloads the running plugin, and a secret typed in is never sent back.
 func TestBrowserSettingsCards(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	e := start(t, nil, "default")
 	file := filepath.Join(t.TempDir(), "settings.yml")

@@ -11,8 +11,11 @@ import (
 )
 
 // subagentRows are the manifest rows of in-process subagents and the task
-// tool.
-const subagentRows = "  - name: subagents\n  - name: subagent-inprocess\n  - name: subagent-tools\n"
+// tool, reading agent definitions from state/agents only (not from
+// $XDG_CONFIG_HOME or the working directory, which the tests share).
+func subagentRows(state string) string {
+	return "  - name: subagents\n  - name: subagent-inprocess\n  - name: subagent-tools\n    config: {dirs: [" + state + "/agents]}\n"
+}
 
 const childPrompt = "count the files in the repository"
 
@@ -30,7 +33,7 @@ func delegation(t *testing.T, gate <-chan struct{}) *llmtest.Server {
 			if m.Role == "user" && strings.Contains(m.Text(), childPrompt) {
 				select {
 				case <-gate:
-				case <-time.After(20 * time.Second):
+				case <-time.After(patience):
 				}
 				break
 			}
@@ -45,10 +48,11 @@ func delegation(t *testing.T, gate <-chan struct{}) *llmtest.Server {
 // listed under its parent, refuses prompts, and replays from its log; the
 // parent's replay shows the card again.
 func TestSubagentChildCardsAndReadOnlyChildView(t *testing.T) {
+	t.Parallel()
 	repo := t.TempDir()
 	gate := make(chan struct{})
 	e := startModel(t, delegation(t, gate), func(modelURL, state string) string {
-		return testManifest(modelURL, state, "bypass", "    config: {idleClose: 1s}\n"+subagentRows)
+		return testManifest(modelURL, state, "bypass", "    config: {idleClose: 1s}\n"+subagentRows(state))
 	})
 	ws := e.workspace(repo)
 	p := e.newSession(ws)

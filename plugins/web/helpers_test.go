@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +22,20 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain runs the tests, stops the browser they shared, then checks for
+// leaked goroutines (as goleak.VerifyTestMain, which would check before the
+// browser has stopped).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	stopChrome()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
 
 // testManifest is a full agent harness whose model is the scripted server
 // at modelURL, with sessions and workspaces under state, the file tools in
@@ -88,12 +102,11 @@ func startWith(t *testing.T, turns []llmtest.Turn, manifest func(modelURL, state
 func startModel(t *testing.T, model *llmtest.Server, manifest func(modelURL, state string) string, opts ...harness.Option) *env {
 	t.Helper()
 	state := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	text := manifest(model.URL, state)
 	h := harnesstest.Start(t, text, opts...)
 	srv := harnesstest.Service(t, h, web.Key)
 	return &env{t: t, h: h, srv: srv, model: model, manifest: text, base: srv.BaseURL(), http: &http.Client{
-		Timeout:       30 * time.Second,
+		Timeout:       patience,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
 }
@@ -243,10 +256,16 @@ func (e *env) stream(ws workspace, id, lastID string) *stream {
 	return s
 }
 
-// until reads events until one satisfies ok (failing after 20 s).
+// patience bounds every wait of these tests (an event, a closed session,
+// a browser step). It only decides when a stuck test fails: a passing test
+// never waits for it, so it is generous for a loaded machine running the
+// tests in parallel under -race.
+const patience = 90 * time.Second
+
+// until reads events until one satisfies ok (failing after patience).
 func (s *stream) until(what string, ok func(event) bool) event {
 	s.t.Helper()
-	timeout := time.After(20 * time.Second)
+	timeout := time.After(patience)
 	for {
 		select {
 		case ev, open := <-s.events:
@@ -261,7 +280,7 @@ func (s *stream) until(what string, ok func(event) bool) event {
 				return ev
 			}
 		case <-timeout:
-			s.t.Fatalf("no %s after 20s; seen %v", what, types(s.seen))
+			s.t.Fatalf("no %s after %v; seen %v", what, patience, types(s.seen))
 		}
 	}
 }

@@ -29,12 +29,12 @@ func (e *env) isLive(ws workspace, id string) bool {
 }
 
 // waitClosed polls the sessions list until session id is no longer open
-// (failing after 20 s).
+// (failing after patience).
 func (e *env) waitClosed(ws workspace, id string) {
 	e.t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); e.isLive(ws, id); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(patience); e.isLive(ws, id); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			e.t.Fatalf("session %s is still open after 20s", id)
+			e.t.Fatalf("session %s is still open after %v", id, patience)
 		}
 	}
 }
@@ -46,6 +46,7 @@ func (e *env) waitClosed(ws workspace, id string) {
 // open shows read-only (replay, a readonly event, prompts refused with 409)
 // and opens for input once it is released.
 func TestIdleSessionsCloseAndReopen(t *testing.T) {
+	t.Parallel()
 	repo := t.TempDir()
 	e := startWith(t, []llmtest.Turn{
 		llmtest.Reply("hi from B"),
@@ -95,7 +96,7 @@ func TestIdleSessionsCloseAndReopen(t *testing.T) {
 	// Released, and nobody watches the read-only view: opening B again
 	// resumes it for input.
 	var again *stream
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(patience); ; time.Sleep(20 * time.Millisecond) {
 		again = e.stream(ws, b, "")
 		again.until("B's replayed session event", isType("session"))
 		if code, _ := e.req("POST", "/api/workspaces/"+ws.ID+"/sessions/"+b+"/prompt", map[string]string{"text": "again"}); code == http.StatusAccepted {

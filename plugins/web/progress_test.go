@@ -12,6 +12,7 @@ import (
 // carries none of them (the page shows the output with the result, and
 // they would crowd the replay backlog out), and the turn streams as before.
 func TestToolProgressStaysOffTheStream(t *testing.T) {
+	t.Parallel()
 	a, _ := json.Marshal(map[string]string{"command": "echo tick; sleep 0.5; echo tock", "description": "tick"})
 	e := start(t, []llmtest.Turn{
 		llmtest.Calls(llmtest.Call{ID: "p1", Name: "bash", Args: string(a)}),

@@ -15,6 +15,7 @@ import (
 // allowing it writes the file; a new stream (a reload) replays the session
 // from its log with whole messages.
 func TestPromptStreamsApprovalWritesAndReplays(t *testing.T) {
+	t.Parallel()
 	repo := t.TempDir()
 	target := filepath.Join(repo, "notes.txt")
 	args, _ := json.Marshal(map[string]string{"file_path": target, "content": "written from the browser\n"})
@@ -104,6 +105,7 @@ func TestPromptStreamsApprovalWritesAndReplays(t *testing.T) {
 // interrupting cancels the turn (its pending approval is withdrawn) and
 // drops the queue; a denial with a reason reaches the model as a denied call.
 func TestInterruptQueueAndDeny(t *testing.T) {
+	t.Parallel()
 	repo := t.TempDir()
 	bash := func(id, cmd string) llmtest.Turn {
 		a, _ := json.Marshal(map[string]string{"command": cmd, "description": "deploy"})

@@ -22,6 +22,7 @@ import (
 // fences stale revisions, applies a good change to the running tree at
 // once, saves it privately, and never returns a secret.
 func TestSettingsValidateFenceApplyAndHideSecrets(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil, "default")
 	file := filepath.Join(t.TempDir(), "harness", "settings.yml")
 	svc := settings.New(e.h.Loader, settings.Options{File: file, Catalog: e.h.Catalog})
@@ -106,6 +107,7 @@ func TestSettingsValidateFenceApplyAndHideSecrets(t *testing.T) {
 // falls back to the value harness.yml gives it, not to the plugin's
 // default, in the running tree at once and after a restart alike.
 func TestSettingsNullRevertsToTheManifestValue(t *testing.T) {
+	t.Parallel()
 	e := startWith(t, nil, func(modelURL, state string) string {
 		return strings.Replace(testManifest(modelURL, state, "default", ""), "config: {answerer: headless}", "config: {answerer: headless, policy: never}", 1)
 	})

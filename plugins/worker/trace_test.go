@@ -15,6 +15,7 @@ import (
 // (nothing else from the worker's environment); the run's tracing reads
 // the job attributes and the parent back from that environment.
 func TestRunEnvCarriesTheJobAndTraceContext(t *testing.T) {
+	t.Parallel()
 	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{0xaa, 1}, SpanID: trace.SpanID{0xbb, 2}, TraceFlags: trace.FlagsSampled})
 	ctx := trace.ContextWithSpanContext(context.Background(), sc)
 	job := &rivertype.JobRow{ID: 7, Attempt: 2, Queue: "default"}

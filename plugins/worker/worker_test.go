@@ -33,6 +33,7 @@ func start(t *testing.T) *worker.Service {
 
 // A bad row names every bad field.
 func TestConfigErrorsNameTheFields(t *testing.T) {
+	t.Parallel()
 	var c worker.Config
 	c.SetDefaults()
 	c.Schema, c.JobTimeout, c.RescueAfter, c.WorkRoot = "Bad-Name", 2*time.Hour, time.Hour, "rel/dir"
@@ -54,6 +55,7 @@ func TestConfigErrorsNameTheFields(t *testing.T) {
 // returns the existing job for an equal key; List filters by tag; Cancel
 // makes a pending job cancelled; unknown ids are ErrJobNotFound.
 func TestSubmitListCancel(t *testing.T) {
+	t.Parallel()
 	w := start(t)
 	ctx := context.Background()
 	for _, bad := range []worker.RunArgs{{}, {Prompt: "x", Repo: "r", Dir: "/d"}, {Prompt: "x", Dir: "rel"}, {Prompt: "x", Ref: "main"},

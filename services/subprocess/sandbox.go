@@ -1,6 +1,7 @@
 package subprocess
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -42,21 +43,52 @@ const (
 // bubblewrap or opt out with `sandbox: {mode: off}`.
 var ErrSandboxUnavailable = sandbox.ErrUnavailable
 
-// sandboxState is the runtime's lazily probed backend.
+// sandboxState is the runtime's backend, probed once: by the first get, or
+// in the background from start (get then waits for that probe).
 type sandboxState struct {
 	prefer  string
 	once    sync.Once
 	backend sandbox.Backend
 	errs    []error
+
+	// bg is closed when the background probe's goroutine returns; nil when
+	// start was not called. cancel ends that probe (Close).
+	bg     chan struct{}
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 func (s *sandboxState) get() (sandbox.Backend, []error) {
-	s.once.Do(func() { s.backend, s.errs = sandbox.Probe(s.prefer) })
+	s.once.Do(func() {
+		ctx := s.ctx
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		s.backend, s.errs = sandbox.ProbeContext(ctx, s.prefer)
+	})
 	return s.backend, s.errs
 }
 
-// close releases what the backend holds (Landlock's private TMPDIR).
+// start runs the probe in the background, so that its bwrap run (the
+// namespaces' set-up, several milliseconds of waiting) overlaps what the
+// caller does next. Call it at most once, before the state is shared.
+func (s *sandboxState) start() {
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.bg = make(chan struct{})
+	go func() {
+		defer close(s.bg)
+		s.get()
+	}()
+}
+
+// close ends a background probe still running and waits for it, then
+// releases what the backend holds (Landlock's private TMPDIR, the
+// zygotes). No probe runs after close.
 func (s *sandboxState) close() {
+	if s.bg != nil {
+		s.cancel()
+		<-s.bg
+	}
 	s.once.Do(func() {}) // no probe after Close
 	if c, ok := s.backend.(interface{ Close() error }); ok {
 		_ = c.Close()
@@ -67,10 +99,23 @@ func (s *sandboxState) close() {
 // plugin config's sandbox: block) and what the chosen backend enforces for
 // it. With mode off, or when no backend works, the report's enforcement is
 // none and its reasons say why. The first call probes the backends (bwrap
-// runs once, a few milliseconds); later calls are free.
+// runs once, a few milliseconds), or waits for the probe ProbeSandbox
+// started; later calls are free.
 func (r *Runtime) Sandbox() (SandboxPolicy, SandboxReport) {
 	p := r.sandboxPolicy.Clone()
 	return p, r.checkSandbox(&p)
+}
+
+// ProbeSandbox starts the backend probe in the background when the default
+// policy is on, so that a later Sandbox, SandboxBackend or sandboxed spawn
+// finds it done or under way instead of running it then. It is for the
+// runtime's owner, right after New and before the runtime is shared (the
+// subprocess-local plugin calls it); a second call does nothing. Close
+// ends a probe still running.
+func (r *Runtime) ProbeSandbox() {
+	if r.sandboxPolicy.Enabled() && r.sandbox.bg == nil {
+		r.sandbox.start()
+	}
 }
 
 // SandboxBackend names the backend the probe chose ("bwrap", "landlock"),

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -92,20 +93,26 @@ const (
 // returns nil and the failure of every backend tried when none works.
 // A probe of bwrap runs it once (a few milliseconds).
 func Probe(prefer string) (Backend, []error) {
-	var order []func() (Backend, error)
+	return ProbeContext(context.Background(), prefer)
+}
+
+// ProbeContext is Probe with a context: when ctx ends, a bwrap probe still
+// running is killed and bwrap counts as not working.
+func ProbeContext(ctx context.Context, prefer string) (Backend, []error) {
+	var order []func(context.Context) (Backend, error)
 	switch prefer {
 	case "", BackendAuto:
-		order = []func() (Backend, error){probeBwrap, probeLandlock}
+		order = []func(context.Context) (Backend, error){probeBwrap, probeLandlock}
 	case BackendBwrap:
-		order = []func() (Backend, error){probeBwrap}
+		order = []func(context.Context) (Backend, error){probeBwrap}
 	case BackendLandlock:
-		order = []func() (Backend, error){probeLandlock}
+		order = []func(context.Context) (Backend, error){probeLandlock}
 	default:
 		return nil, []error{fmt.Errorf("sandbox backend %q: must be auto, bwrap or landlock", prefer)}
 	}
 	var errs []error
 	for _, p := range order {
-		b, err := p()
+		b, err := p(ctx)
 		if err == nil {
 			return b, nil
 		}

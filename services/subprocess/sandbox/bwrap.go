@@ -57,7 +57,7 @@ const probeTimeout = 10 * time.Second
 // spawn uses (mount, PID with its own /proc, network), so a kernel or
 // container that forbids them is found at start-up, not at the first
 // command.
-func probeBwrap() (Backend, error) {
+func probeBwrap(ctx context.Context) (Backend, error) {
 	path, err := exec.LookPath("bwrap")
 	if err != nil {
 		return nil, fmt.Errorf("bwrap: not installed (%v)", err)
@@ -66,7 +66,7 @@ func probeBwrap() (Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bwrap: probe: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
 		"--unshare-pid", "--unshare-net", "--unshare-ipc", "--die-with-parent", "--new-session", "--", truePath)

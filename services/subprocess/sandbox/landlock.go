@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -34,7 +35,7 @@ type landlockBackend struct {
 	tmpErr  error
 }
 
-func probeLandlock() (Backend, error) {
+func probeLandlock(context.Context) (Backend, error) {
 	abi, err := ll.LandlockGetABIVersion()
 	if err != nil || abi < 1 {
 		return nil, fmt.Errorf("landlock: not supported by this kernel or not enabled at boot (%v)", err)
