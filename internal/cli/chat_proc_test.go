@@ -178,11 +178,7 @@ func TestChatSIGTERMCancelsAndExits130(t *testing.T) {
 				c.waitFor(tc.wait)
 			}
 			if tc.sleep {
-				deadline := time.Now().Add(10 * time.Second)
-				for len(processesWith(marker)) == 0 && time.Now().Before(deadline) {
-					time.Sleep(20 * time.Millisecond)
-				}
-				if len(processesWith(marker)) == 0 {
+				if !sawProcess(marker, 10*time.Second) {
 					t.Fatalf("the bash command never started or ended early; terminal:\n%s", c.out.String())
 				}
 			} else {

@@ -129,6 +129,24 @@ func processesWith(s string) []string {
 	return pids
 }
 
+// sawProcess polls /proc until a process whose command line contains
+// marker shows up, for at most d. It does not look twice: a process
+// caught in execve (bash exec-ing the command, bwrap exec-ing bash) has an
+// empty command line for a moment, so a second look can miss a process
+// that is running.
+func sawProcess(marker string, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if len(processesWith(marker)) != 0 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // Ctrl-C (or SIGTERM) during a long bash call: the process group is
 // terminated, the aborted result is logged, and harness exits 130 with
 // "harness: interrupted" after cleanup.
@@ -173,11 +191,7 @@ func testRunSignalDuringBash(t *testing.T, sig syscall.Signal) {
 		_ = cmd.Process.Kill()
 		t.Fatalf("no tool call; stderr: %s", stderr.String())
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(processesWith(marker)) == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if len(processesWith(marker)) == 0 {
+	if !sawProcess(marker, 10*time.Second) {
 		_ = cmd.Process.Kill()
 		t.Fatal("the bash command never started")
 	}
