@@ -1,7 +1,8 @@
 // Package hookstest holds the test fixtures shared by the tests of command
 // hooks (plugins/hooks as the agent and the harness CLI drive it): a bash
 // hook script, written the way Claude Code users write one, that records
-// every event payload it reads on stdin and answers by rules, and the
+// every event payload it reads on stdin and answers by rules (on the payload
+// and, like the loop hooks of Stop, on the transcript it names), and the
 // decoding of the PreCompact payloads it recorded.
 package hookstest
 
@@ -29,6 +30,12 @@ type Rule struct {
 	Stderr string
 	// Exit is the script's exit status when the rule matches.
 	Exit int
+	// LastAssistant, when not empty, are substrings that the last line with
+	// "role":"assistant" of the file at the payload's transcript_path must
+	// also contain, literally and in any order, as a loop hook reads it
+	// when the hook runs. Without that file or those substrings the rule
+	// does not match and the next rule is tried.
+	LastAssistant []string
 }
 
 // Script is a command hook written by [NewScript].
@@ -42,7 +49,7 @@ type Script struct {
 // NewScript writes an executable bash script (0700) into a new temporary
 // directory of t. On every run it appends the payload read on stdin as one
 // line to a private record, then answers with the first of rules that
-// matches the payload; when none matches it prints nothing and exits 0. A
+// matches (the payload, and the transcript for [Rule.LastAssistant]); when none matches it prints nothing and exits 0. A
 // rule without Contains fails the test.
 func NewScript(t testing.TB, rules ...Rule) *Script {
 	t.Helper()
@@ -51,29 +58,58 @@ func NewScript(t testing.TB, rules ...Rule) *Script {
 	var b strings.Builder
 	b.WriteString("#!/usr/bin/env bash\ninput=$(cat)\n")
 	fmt.Fprintf(&b, "printf '%%s\\n' \"$input\" >> %s\n", shQuote(s.payloads))
+	b.WriteString(lastAssistantFunc)
 	b.WriteString("case \"$input\" in\n")
 	for i, r := range rules {
 		if len(r.Contains) == 0 {
 			t.Fatalf("hookstest: rule %d has no Contains", i)
 		}
-		pattern := "*"
-		for _, c := range r.Contains {
-			pattern += shQuote(c) + "*"
-		}
-		fmt.Fprintf(&b, "  %s)", pattern)
-		if r.Stdout != "" {
-			fmt.Fprintf(&b, " printf '%%s\\n' %s;", shQuote(r.Stdout))
-		}
-		if r.Stderr != "" {
-			fmt.Fprintf(&b, " printf '%%s\\n' %s >&2;", shQuote(r.Stderr))
-		}
-		fmt.Fprintf(&b, " exit %d ;;\n", r.Exit)
+		writeRule(&b, r)
 	}
 	b.WriteString("esac\nexit 0\n")
 	if err := os.WriteFile(s.Path, []byte(b.String()), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// lastAssistantFunc defines the bash function last_assistant: it succeeds
+// when the last line with "role":"assistant" of the file at the payload's
+// transcript_path contains every argument.
+const lastAssistantFunc = `last_assistant() {
+  local tp last s
+  tp=$(printf '%s' "$input" | sed -n 's/.*"transcript_path":"\([^"]*\)".*/\1/p')
+  [ -f "$tp" ] || return 1
+  last=$(grep -F '"role":"assistant"' "$tp" | tail -1)
+  for s in "$@"; do [[ $last == *"$s"* ]] || return 1; done
+}
+`
+
+// writeRule writes r as a branch of the script's case statement. A rule
+// with LastAssistant answers only when last_assistant succeeds and
+// otherwise goes on to test the next patterns (bash's ";;&").
+func writeRule(b *strings.Builder, r Rule) {
+	pattern := "*"
+	for _, c := range r.Contains {
+		pattern += shQuote(c) + "*"
+	}
+	var answer strings.Builder
+	if r.Stdout != "" {
+		fmt.Fprintf(&answer, " printf '%%s\\n' %s;", shQuote(r.Stdout))
+	}
+	if r.Stderr != "" {
+		fmt.Fprintf(&answer, " printf '%%s\\n' %s >&2;", shQuote(r.Stderr))
+	}
+	fmt.Fprintf(&answer, " exit %d", r.Exit)
+	if len(r.LastAssistant) == 0 {
+		fmt.Fprintf(b, "  %s)%s ;;\n", pattern, answer.String())
+		return
+	}
+	args := make([]string, len(r.LastAssistant))
+	for i, s := range r.LastAssistant {
+		args[i] = shQuote(s)
+	}
+	fmt.Fprintf(b, "  %s) if last_assistant %s; then%s; fi ;;&\n", pattern, strings.Join(args, " "), answer.String())
 }
 
 // Lines returns the payloads the script has read so far, one a run, in the

@@ -3,7 +3,9 @@ package hookstest_test
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,23 +23,7 @@ func TestScript(t *testing.T) {
 	h := hookstest.NewScript(t,
 		hookstest.Rule{Contains: []string{`"trigger":"manual"`, "it's mine"}, Stderr: "no: it's 'quoted'", Exit: 2},
 		hookstest.Rule{Contains: []string{`"trigger":"auto"`}, Stdout: `{"decision":"block"}`})
-	run := func(in string) (string, string, int) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, h.Path)
-		cmd.Stdin = strings.NewReader(in)
-		var out, errb strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		code := 0
-		if err := cmd.Run(); err != nil {
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) {
-				t.Fatal(err)
-			}
-			code = ee.ExitCode()
-		}
-		return out.String(), errb.String(), code
-	}
+	run := func(in string) (string, string, int) { return runScript(t, h, in) }
 	manual := `{"hook_event_name":"PreCompact","trigger":"manual","custom_instructions":"it's mine","cwd":"/w","session_id":"s1","transcript_path":"/t.jsonl"}`
 	if o, e, c := run(manual); o != "" || e != "no: it's 'quoted'\n" || c != 2 {
 		t.Errorf("manual: %q %q %d", o, e, c)
@@ -63,5 +49,52 @@ func TestScript(t *testing.T) {
 	}
 	if bad := p[0].Mismatch("auto", "it's mine", "/x", "s1"); !strings.Contains(bad, `trigger "manual"`) || !strings.Contains(bad, `cwd "/w"`) {
 		t.Errorf("wrong payload: %q", bad)
+	}
+}
+
+// runScript runs h with in on its standard input and returns its standard
+// output, standard error and exit status.
+func runScript(t *testing.T, h *hookstest.Script, in string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, h.Path)
+	cmd.Stdin = strings.NewReader(in)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	code := 0
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		code = ee.ExitCode()
+	}
+	return out.String(), errb.String(), code
+}
+
+// A rule with LastAssistant answers only when the last assistant line of
+// the transcript the payload names holds its substrings; otherwise (other
+// text, an older assistant line, no transcript) the next rule answers.
+func TestScriptLastAssistantReadsTheTranscript(t *testing.T) {
+	h := hookstest.NewScript(t,
+		hookstest.Rule{Contains: []string{`"hook_event_name":"Stop"`}, LastAssistant: []string{`"text":"done"`, `"type":"text"`}, Stdout: `{"systemMessage":"finished"}`},
+		hookstest.Rule{Contains: []string{`"hook_event_name":"Stop"`}, Stdout: `{"decision":"block"}`})
+	tp := filepath.Join(t.TempDir(), "transcript.jsonl")
+	stop := `{"hook_event_name":"Stop","transcript_path":"` + tp + `"}`
+	for _, tc := range []struct{ name, transcript, want string }{
+		{"no transcript", "", `{"decision":"block"}`},
+		{"not done", `{"role":"assistant","content":[{"type":"text","text":"working"}]}`, `{"decision":"block"}`},
+		{"done, then more", `{"role":"assistant","content":[{"type":"text","text":"done"}]}` + "\n" + `{"role":"user","content":"x"}` + "\n" + `{"role":"assistant","content":[{"type":"text","text":"again"}]}`, `{"decision":"block"}`},
+		{"done last", `{"role":"assistant","content":[{"type":"text","text":"working"}]}` + "\n" + `{"role":"user","content":"go on"}` + "\n" + `{"role":"assistant","content":[{"type":"text","text":"done"}]}`, `{"systemMessage":"finished"}`},
+	} {
+		if tc.transcript != "" {
+			if err := os.WriteFile(tp, []byte(tc.transcript+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if o, e, c := runScript(t, h, stop); o != tc.want+"\n" || e != "" || c != 0 {
+			t.Errorf("%s: %q %q %d, want %q", tc.name, o, e, c, tc.want)
+		}
 	}
 }

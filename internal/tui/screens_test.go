@@ -21,19 +21,12 @@ import (
 // conversation so far (the same session). m2 has no prices: the status
 // bar shows no cost (m1's, with prices, is asserted by the full turn).
 func TestModelRouteSwitchesTheNextRequest(t *testing.T) {
+	t.Parallel()
 	u := start(t, "bypass", []llmtest.Turn{llmtest.Reply("from m1"), llmtest.Reply("from m2")}, 100, 30)
-	u.typeText("first")
-	u.enter()
-	u.wait("from m1")
-	u.typeText("/model test/nope")
-	u.enter()
-	u.wait("test/nope")
-	u.typeText("/model test/m2")
-	u.enter()
-	u.wait("model test/m2 · test/m2")
-	u.typeText("second")
-	u.enter()
-	scr := u.wait("from m2")
+	u.submit("first", "from m1")
+	u.submit("/model test/nope", "test/nope")
+	u.submit("/model test/m2", "model test/m2 · test/m2")
+	scr := u.submit("second", "from m2")
 	lines := strings.Split(scr, "\n")
 	if status := lines[len(lines)-1]; !strings.Contains(status, "test/m2 ·") || strings.Contains(status, "$") {
 		t.Errorf("the status bar should show the new route and no cost (m2 has no prices): %q", status)
@@ -60,6 +53,7 @@ func TestModelRouteSwitchesTheNextRequest(t *testing.T) {
 // and reports it; the next request starts from the summary, not from the
 // summarized prompt.
 func TestCompactSummarizesTheHistory(t *testing.T) {
+	t.Parallel()
 	turns := []llmtest.Turn{
 		llmtest.Reply("answer one"),
 		llmtest.Reply("answer two"),
@@ -70,13 +64,9 @@ func TestCompactSummarizesTheHistory(t *testing.T) {
     config: {keepRecent: 0, auto: false}
 `)
 	for i, p := range []string{"question one", "question two"} {
-		u.typeText(p)
-		u.enter()
-		u.wait([]string{"answer one", "answer two"}[i])
+		u.submit(p, []string{"answer one", "answer two"}[i])
 	}
-	u.typeText("/compact keep the numbers")
-	u.enter()
-	u.wait("compacted: ", "messages summarized")
+	u.submit("/compact keep the numbers", "compacted: ", "messages summarized")
 	if n := len(u.srv.Requests()); n != 3 {
 		t.Fatalf("%d requests after /compact, want 3 (the summary request)", n)
 	}
@@ -87,9 +77,7 @@ func TestCompactSummarizesTheHistory(t *testing.T) {
 	if h := sum.History(); !strings.Contains(h, "question one") || !strings.Contains(string(u.srv.Requests()[2].Body), "keep the numbers") {
 		t.Errorf("the summary request lacks the history or the instructions:\n%s", h)
 	}
-	u.typeText("go on")
-	u.enter()
-	u.wait("after compaction")
+	u.submit("go on", "after compaction")
 	next, err := u.srv.Requests()[3].Wire()
 	if err != nil {
 		t.Fatal(err)
@@ -102,19 +90,14 @@ func TestCompactSummarizesTheHistory(t *testing.T) {
 // TestContextAndTools: /context shows the meter's projection against the
 // window; /tools lists the tools the session offers.
 func TestContextAndTools(t *testing.T) {
+	t.Parallel()
 	u := start(t, "bypass", []llmtest.Turn{llmtest.Reply("ok")}, 120, 40)
-	u.typeText("hello")
-	u.enter()
-	u.wait("ok")
-	u.typeText("/context")
-	u.enter()
-	scr := u.wait("context in use:", "tokens of 100000", "source:")
+	u.submit("hello", "ok")
+	scr := u.submit("/context", "context in use:", "tokens of 100000", "source:")
 	if regexp.MustCompile(`context in use: 0 tokens`).MatchString(scr) {
 		t.Errorf("/context counts nothing after a turn:\n%s", scr)
 	}
-	u.typeText("/tools")
-	u.enter()
-	u.wait("tool", "description", "bash", "edit", "write", "read", "todo")
+	u.submit("/tools", "tool", "description", "bash", "edit", "write", "read", "todo")
 }
 
 // isColourSGR reports whether an SGR parameter list sets a foreground,
@@ -178,9 +161,7 @@ func colourTurn(t *testing.T, noColor bool, env []string) []byte {
 			llmtest.Stream(llmtest.ToolCallStart(0, "c1", "edit", `{"file_path":"a.txt","old_string":"beta","new_string":"gamma"}`), llmtest.Finish("tool_calls")),
 			llmtest.Reply("Edited **a.txt**:\n\n- `beta` is now `gamma`\n\n```go\nfunc main() {}\n```\n"),
 		}})
-	u.typeText("rename beta")
-	u.enter()
-	u.wait("is now", "last turn")
+	u.submit("rename beta", "is now", "last turn")
 	o := &output{u: u}
 	o.until("the answer", func(b []byte) bool { return bytes.Contains(b, []byte("is now")) })
 	u.close()
@@ -193,6 +174,7 @@ func colourTurn(t *testing.T, noColor bool, env []string) []byte {
 // terminal carry no colour sequence, while bold and reverse remain; the
 // same turn with colours on does carry colours (the check can fail).
 func TestNoColorFramesHaveNoColour(t *testing.T) {
+	t.Parallel()
 	tty := []string{"TTY_FORCE=1", "TERM=xterm-256color", "COLORTERM=truecolor"}
 	plain := colourTurn(t, true, append([]string{"NO_COLOR=1"}, tty...))
 	if c := colourSequences(plain); len(c) > 0 {
@@ -211,12 +193,11 @@ func TestNoColorFramesHaveNoColour(t *testing.T) {
 // answer to the background query (a light background) switches every
 // style to the light theme, the transcript included.
 func TestBackgroundColorPicksTheTheme(t *testing.T) {
+	t.Parallel()
 	const darkPrompt, lightPrompt = "38;2;138;180;248", "38;2;26;86;176" // #8ab4f8, #1a56b0
 	u := startWith(t, setup{mode: "bypass", w: 100, h: 30, turns: []llmtest.Turn{llmtest.Reply("done")},
 		program: []tea.ProgramOption{tea.WithEnvironment([]string{"TTY_FORCE=1", "TERM=xterm-256color", "COLORTERM=truecolor"})}})
-	u.typeText("paint me")
-	u.enter()
-	u.wait("done", "last turn")
+	u.submit("paint me", "done", "last turn")
 	o := &output{u: u}
 	o.until("the prompt in the dark theme's colour", func(b []byte) bool { return bytes.Contains(b, []byte(darkPrompt)) })
 	if bytes.Contains(o.buf.Bytes(), []byte(lightPrompt)) {
@@ -246,13 +227,12 @@ func stable(scr string) string {
 // diff, rule and choices — against testdata/TestGoldenApprovalScreen.golden
 // (go test -update rewrites it).
 func TestGoldenApprovalScreen(t *testing.T) {
+	t.Parallel()
 	u := start(t, "default", []llmtest.Turn{
 		llmtest.Stream(llmtest.ToolCallStart(0, "c1", "edit", `{"file_path":"a.txt","old_string":"beta","new_string":"gamma"}`), llmtest.Finish("tool_calls")),
 		llmtest.Reply("fine"),
 	}, 80, 24)
-	u.typeText("rename beta")
-	u.enter()
-	scr := u.wait("Allow edit?", "[r] No, and tell the model why")
+	scr := u.submit("rename beta", "Allow edit?", "[r] No, and tell the model why")
 	// The context share and cost here are the meter's estimate of the
 	// system prompt and tools, which other plugins' texts change.
 	// The status bar is cut at 80 columns where the durations' widths say.
@@ -265,19 +245,16 @@ func TestGoldenApprovalScreen(t *testing.T) {
 // TestGoldenFinishedTurn: a finished turn with reasoning, a bash card and
 // a Markdown answer at 80×24, against its golden file.
 func TestGoldenFinishedTurn(t *testing.T) {
-	u := start(t, "bypass", []llmtest.Turn{
-		llmtest.Stream(llmtest.ReasoningDelta("check\nthe file"), llmtest.ToolCallStart(0, "c1", "bash", `{"command":"printf 'one\\ntwo\\n'","description":"print"}`), llmtest.Finish("tool_calls")),
-		llmtest.Stream(llmtest.TextDelta("## Result\n\nThe file is **fine**:\n\n1. `a.txt` has two lines\n2. nothing to do\n"), llmtest.FinishWithUsage("stop", llmtest.Usage{PromptTokens: 5000, CompletionTokens: 100, TotalTokens: 5100})),
-	}, 80, 24)
-	u.typeText("check a.txt")
-	u.enter()
-	scr := u.wait("nothing to do", "last turn")
+	t.Parallel()
+	u := start(t, "bypass", thinkBashAnswer("check\nthe file", "## Result\n\nThe file is **fine**:\n\n1. `a.txt` has two lines\n2. nothing to do\n"), 80, 24)
+	scr := u.submit("check a.txt", "nothing to do", "last turn")
 	golden.RequireEqual(t, stable(scr))
 }
 
 // TestExitCommandEndsTheProgram: /exit ends the program (the session is
 // closed by the release that follows).
 func TestExitCommandEndsTheProgram(t *testing.T) {
+	t.Parallel()
 	u := start(t, "bypass", nil, 80, 24)
 	u.typeText("/exit")
 	u.enter()

@@ -157,6 +157,15 @@ func (u *ui) wait(want ...string) string {
 }
 
 func (u *ui) typeText(s string) { u.tm.Type(s) }
+
+// submit types text, presses Enter and waits for the screen to show every
+// one of want; it returns that screen.
+func (u *ui) submit(text string, want ...string) string {
+	u.t.Helper()
+	u.typeText(text)
+	u.enter()
+	return u.wait(want...)
+}
 func (u *ui) press(code rune, mod tea.KeyMod) {
 	u.tm.Send(tea.KeyPressMsg{Code: code, Mod: mod})
 }
@@ -192,17 +201,23 @@ func toolResults(u *ui, req int) []string {
 	return out
 }
 
+// thinkBashAnswer is a turn of two steps: reasoning and a bash call that
+// prints "one" and "two", then answer (5000 prompt and 100 completion
+// tokens).
+func thinkBashAnswer(reasoning, answer string) []llmtest.Turn {
+	return []llmtest.Turn{
+		llmtest.Stream(llmtest.ReasoningDelta(reasoning), llmtest.ToolCallStart(0, "c1", "bash", `{"command":"printf 'one\\ntwo\\n'","description":"print"}`), llmtest.Finish("tool_calls")),
+		llmtest.Stream(llmtest.TextDelta(answer), llmtest.FinishWithUsage("stop", llmtest.Usage{PromptTokens: 5000, CompletionTokens: 100, TotalTokens: 5100})),
+	}
+}
+
 // TestFullTurnStreamsMarkdownReasoningAndAToolCard: a turn with reasoning,
 // a bash call and a Markdown answer shows the prompt, a collapsed thinking
 // block, a done card with the output tail, and the rendered answer.
 func TestFullTurnStreamsMarkdownReasoningAndAToolCard(t *testing.T) {
-	u := start(t, "bypass", []llmtest.Turn{
-		llmtest.Stream(llmtest.ReasoningDelta("look at\nthe files"), llmtest.ToolCallStart(0, "c1", "bash", `{"command":"printf 'one\\ntwo\\n'","description":"print"}`), llmtest.Finish("tool_calls")),
-		llmtest.Stream(llmtest.TextDelta("The files are **fine**:\n\n- `a.txt`\n"), llmtest.FinishWithUsage("stop", llmtest.Usage{PromptTokens: 5000, CompletionTokens: 100, TotalTokens: 5100})),
-	}, 100, 30)
-	u.typeText("check the files")
-	u.enter()
-	scr := u.wait("The files are fine:", "•", "a.txt", "$0.0052", "last turn")
+	t.Parallel()
+	u := start(t, "bypass", thinkBashAnswer("look at\nthe files", "The files are **fine**:\n\n- `a.txt`\n"), 100, 30)
+	scr := u.submit("check the files", "The files are fine:", "•", "a.txt", "$0.0052", "last turn")
 	for _, want := range []string{"> check the files", "▸ thinking · 2 lines", "✓ bash printf", "│ one", "│ two", "ctx 5.1%", "$0.0052", "perm bypass"} {
 		if !strings.Contains(scr, want) {
 			t.Errorf("screen lacks %q:\n%s", want, scr)
@@ -220,22 +235,19 @@ func TestFullTurnStreamsMarkdownReasoningAndAToolCard(t *testing.T) {
 // default asks; the modal shows the unified diff and the rule "always"
 // adds; "no, and tell the model why" sends the typed reason as the result.
 func TestApprovalShowsTheDiffAndTheRuleAndSendsTheReason(t *testing.T) {
+	t.Parallel()
 	u := start(t, "default", []llmtest.Turn{
 		llmtest.Stream(llmtest.ToolCallStart(0, "c0", "read", `{"file_path":"a.txt"}`), llmtest.Finish("tool_calls")),
 		llmtest.Stream(llmtest.ToolCallStart(0, "c1", "edit", `{"file_path":"a.txt","old_string":"beta","new_string":"gamma"}`), llmtest.Finish("tool_calls")),
 		llmtest.Reply("understood"),
 	}, 80, 24)
-	u.typeText("rename beta")
-	u.enter()
-	scr := u.wait("Allow edit?", "-beta", "+gamma", "[a] Yes, and don't ask again for edit(a.txt)", "[r] No, and tell the model why")
+	scr := u.submit("rename beta", "Allow edit?", "-beta", "+gamma", "[a] Yes, and don't ask again for edit(a.txt)", "[r] No, and tell the model why")
 	if strings.Contains(scr, "Ask anything") {
 		t.Errorf("the editor shows under the modal:\n%s", scr)
 	}
 	u.typeText("r")
 	u.wait("tell the model why")
-	u.typeText("keep beta, it is an API name")
-	u.enter()
-	u.wait("understood", "✗ edit")
+	u.submit("keep beta, it is an API name", "understood", "✗ edit")
 	if b, _ := os.ReadFile(filepath.Join(u.dir, "a.txt")); string(b) != "alpha\nbeta\n" {
 		t.Fatalf("a.txt changed: %q", b)
 	}
@@ -248,14 +260,13 @@ func TestApprovalShowsTheDiffAndTheRuleAndSendsTheReason(t *testing.T) {
 // TestAlwaysAddsTheShownRule: "a" grants the shown rule; the next call it
 // covers runs without a question.
 func TestAlwaysAddsTheShownRule(t *testing.T) {
+	t.Parallel()
 	u := start(t, "default", []llmtest.Turn{
 		llmtest.Stream(llmtest.ToolCallStart(0, "c1", "bash", `{"command":"touch f1.txt","description":"w"}`), llmtest.Finish("tool_calls")),
 		llmtest.Stream(llmtest.ToolCallStart(0, "c2", "bash", `{"command":"touch f2.txt","description":"w"}`), llmtest.Finish("tool_calls")),
 		llmtest.Reply("both written"),
 	}, 100, 30)
-	u.typeText("write files")
-	u.enter()
-	u.wait("Allow bash?", "$ touch f1.txt", "don't ask again for bash(touch *)")
+	u.submit("write files", "Allow bash?", "$ touch f1.txt", "don't ask again for bash(touch *)")
 	u.typeText("a")
 	u.wait("both written")
 	for _, f := range []string{"f1.txt", "f2.txt"} {
@@ -263,30 +274,25 @@ func TestAlwaysAddsTheShownRule(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
-	u.typeText("/permissions")
-	u.enter()
-	u.wait("permission mode: default", "allowed this session", "bash(touch *)")
+	u.submit("/permissions", "permission mode: default", "allowed this session", "bash(touch *)")
 }
 
 // TestEscInterruptsTheTurnAndKeepsTheSession: Esc during a long bash call
 // stops it; the next prompt continues the same session.
 func TestEscInterruptsTheTurnAndKeepsTheSession(t *testing.T) {
+	t.Parallel()
 	const marker = "sleep 37.91"
 	u := start(t, "bypass", []llmtest.Turn{
 		llmtest.Stream(llmtest.ToolCallStart(0, "c1", "bash", `{"command":"`+marker+`","description":"wait"}`), llmtest.Finish("tool_calls")),
 		llmtest.Reply("after the interruption"),
 	}, 100, 30)
-	u.typeText("wait")
-	u.enter()
-	u.wait("● bash "+marker, "running", "Esc interrupts")
+	u.submit("wait", "● bash "+marker, "running", "Esc interrupts")
 	u.press(tea.KeyEscape, 0)
 	u.wait("interrupted · the session is kept")
 	if ps, _ := exec.Command("pgrep", "-f", marker).Output(); len(ps) > 0 {
 		t.Errorf("the bash command still runs: pids %s", ps)
 	}
-	u.typeText("go on")
-	u.enter()
-	u.wait("after the interruption")
+	u.submit("go on", "after the interruption")
 	if msgs := u.userMessages(1); len(msgs) != 2 || msgs[0] != "wait" || msgs[1] != "go on" {
 		t.Fatalf("the second turn's user messages: %q", msgs)
 	}
@@ -295,6 +301,7 @@ func TestEscInterruptsTheTurnAndKeepsTheSession(t *testing.T) {
 // TestMultiLinePasteIsOneMessage: a paste with newlines, plus Ctrl+J, is
 // one prompt.
 func TestMultiLinePasteIsOneMessage(t *testing.T) {
+	t.Parallel()
 	u := start(t, "bypass", []llmtest.Turn{llmtest.Reply("got it")}, 80, 24)
 	u.tm.Send(tea.PasteMsg{Content: "first line\nsecond line"})
 	u.press('j', tea.ModCtrl)
@@ -311,11 +318,10 @@ func TestMultiLinePasteIsOneMessage(t *testing.T) {
 // prompts, Ctrl+R searches them, and a new UI in the same directory has
 // them (the file is private).
 func TestHistoryIsRecalledAndPersistedPerDirectory(t *testing.T) {
+	t.Parallel()
 	u := start(t, "bypass", []llmtest.Turn{llmtest.Reply("r1"), llmtest.Reply("r2")}, 80, 24)
 	for i, p := range []string{"first prompt", "second prompt"} {
-		u.typeText(p)
-		u.enter()
-		u.wait(fmt.Sprintf("r%d", i+1))
+		u.submit(p, fmt.Sprintf("r%d", i+1))
 	}
 	u.press(tea.KeyUp, 0)
 	u.wait("│ second prompt")
@@ -346,11 +352,10 @@ func TestHistoryIsRecalledAndPersistedPerDirectory(t *testing.T) {
 // 120×40 and 60×20, the frame has exactly the window's rows and no row is
 // wider than the window.
 func TestResizeKeepsEveryLineInsideTheWindow(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("a long answer line that must wrap at the window width ", 8)
 	u := start(t, "bypass", []llmtest.Turn{llmtest.Reply(long)}, 80, 24)
-	u.typeText("talk")
-	u.enter()
-	u.wait("a long answer")
+	u.submit("talk", "a long answer")
 	for _, size := range [][2]int{{80, 24}, {120, 40}, {60, 20}} {
 		u.tm.Send(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
 		deadline := time.Now().Add(10 * time.Second)
@@ -374,24 +379,17 @@ func TestResizeKeepsEveryLineInsideTheWindow(t *testing.T) {
 // TestSlashCommands: completion, /help from the registry, /cost, /todos,
 // /clear opening a new session.
 func TestSlashCommands(t *testing.T) {
+	t.Parallel()
 	u := start(t, "bypass", []llmtest.Turn{llmtest.Reply("hello")}, 100, 30)
 	u.typeText("/he")
 	u.wait("› /help  list the commands")
 	u.enter()
 	u.wait("/compact [instructions]", "/permissions", "/resume [id]")
-	u.typeText("hi")
-	u.enter()
-	u.wait("hello")
+	u.submit("hi", "hello")
 	first := u.m.Screen()
-	u.typeText("/cost")
-	u.enter()
-	u.wait("tokens this session", "cost: $0.")
-	u.typeText("/todos")
-	u.enter()
-	u.wait("no todos")
-	u.typeText("/clear")
-	u.enter()
-	scr := u.wait("new session · test/m1")
+	u.submit("/cost", "tokens this session", "cost: $0.")
+	u.submit("/todos", "no todos")
+	scr := u.submit("/clear", "new session · test/m1")
 	if strings.Contains(scr, "> hi") || scr == first {
 		t.Fatalf("/clear kept the transcript:\n%s", scr)
 	}
@@ -401,24 +399,15 @@ func TestSlashCommands(t *testing.T) {
 // starts another, /resume picks the first back (its prompt replayed), and
 // /model lists the configured routes.
 func TestResumeModelAndSessions(t *testing.T) {
+	t.Parallel()
 	u := start(t, "bypass", []llmtest.Turn{llmtest.Reply("hello back")}, 100, 30)
-	u.typeText("hello there")
-	u.enter()
-	u.wait("hello back")
-	u.typeText("/sessions")
-	u.enter()
-	u.wait("│ turns", "│ hello there")
-	u.typeText("/clear")
-	u.enter()
-	u.wait("new session · test/m1")
-	u.typeText("/resume")
-	u.enter()
-	u.wait("Resume a session", "hello there")
+	u.submit("hello there", "hello back")
+	u.submit("/sessions", "│ turns", "│ hello there")
+	u.submit("/clear", "new session · test/m1")
+	u.submit("/resume", "Resume a session", "hello there")
 	u.enter()
 	u.wait("resumed ", "> hello there", "hello back")
-	u.typeText("/model")
-	u.enter()
-	u.wait("model: test/m1", "test/m1")
+	u.submit("/model", "model: test/m1", "test/m1")
 }
 
 // TestBashCardShowsTheOutputWhileItRuns: a real bash command printing
@@ -426,14 +415,13 @@ func TestResumeModelAndSessions(t *testing.T) {
 // shows the lines printed so far (and the bytes) while it still runs,
 // the last line when it is done.
 func TestBashCardShowsTheOutputWhileItRuns(t *testing.T) {
+	t.Parallel()
 	cmd := `echo line-one; sleep 0.3; printf 'bar 10%%\\rbar 99%%\\n'; echo line-two; until test -e go.flag; do sleep 0.05; done; echo line-three`
 	u := start(t, "bypass", []llmtest.Turn{
 		llmtest.Stream(llmtest.ToolCallStart(0, "c1", "bash", `{"command":"`+strings.ReplaceAll(cmd, `"`, `\"`)+`","description":"lines"}`), llmtest.Finish("tool_calls")),
 		llmtest.Reply("all lines printed"),
 	}, 100, 30)
-	u.typeText("print lines")
-	u.enter()
-	u.wait("● bash", "running", "│ line-one")
+	u.submit("print lines", "● bash", "running", "│ line-one")
 	scr := u.wait("● bash", "│ line-one", "│ bar 99%", "│ line-two", " B")
 	for _, l := range strings.Split(scr, "\n") {
 		if strings.HasPrefix(l, "  │ ") && (strings.Contains(l, "line-three") || strings.Contains(l, "bar 10%")) {

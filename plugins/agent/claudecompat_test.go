@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshgo/harness/internal/hookstest"
 	"github.com/dshgo/harness/plugins/agent"
 	"github.com/dshgo/harness/plugins/hooks"
 	"github.com/dshgo/harness/services/llm/llmtest"
@@ -18,33 +19,21 @@ import (
 // it reads transcript_path as Claude Code writes it, takes the last line
 // with "role":"assistant", and blocks with a reason until the assistant's
 // text content block says "done"; then it lets the agent stop and leaves a
-// systemMessage. Through the real hooks plugin, a real bash script and the
-// llmtest scripted model: the turn continues as often as the hook blocks
+// systemMessage. Through the real hooks plugin, a real bash script
+// (hookstest's, its first rule reading the transcript) and the llmtest
+// scripted model: the turn continues as often as the hook blocks
 // (here once), the hook gets one session_id, the transcript path and
 // last_assistant_message, and the systemMessage reaches the user as a
 // notice.
 func TestStopLoopHookReadsTheClaudeTranscript(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, []llmtest.Turn{textTurn("working"), textTurn("done")})
-	dir := t.TempDir()
-	payloads := filepath.Join(dir, "stop-payloads")
-	hook := filepath.Join(dir, "stop-loop.sh")
-	body := `#!/usr/bin/env bash
-input=$(cat)
-printf '%s\n' "$input" >> "` + payloads + `"
-tp=$(printf '%s' "$input" | sed -n 's/.*"transcript_path":"\([^"]*\)".*/\1/p')
-[ -f "$tp" ] || { echo "no transcript at $tp" >&2; exit 1; }
-last=$(grep '"role":"assistant"' "$tp" | tail -1)
-case "$last" in
-  *'"content":[{"type":"text","text":"done"}]'*) echo '{"systemMessage":"loop finished"}'; exit 0 ;;
-esac
-echo '{"decision":"block","reason":"not done yet: continue"}'
-`
-	if err := os.WriteFile(hook, []byte(body), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	hook := hookstest.NewScript(t,
+		hookstest.Rule{Contains: []string{`"hook_event_name":"Stop"`}, LastAssistant: []string{`"content":[{"type":"text","text":"done"}]`},
+			Stdout: `{"systemMessage":"loop finished"}`},
+		hookstest.Rule{Contains: []string{`"hook_event_name":"Stop"`}, Stdout: `{"decision":"block","reason":"not done yet: continue"}`})
 	f.rc.Plugin(subprocess.Plugin, nil)
-	hf := f.rc.Plugin(hooks.Plugin, hooks.Config{Cwd: dir, Hooks: hooks.Events{Stop: []hooks.MatcherGroup{{Hooks: []hooks.CommandHook{{Type: "command", Command: hook}}}}}})
+	hf := f.rc.Plugin(hooks.Plugin, hooks.Config{Cwd: t.TempDir(), Hooks: hooks.Events{Stop: []hooks.MatcherGroup{{Hooks: []hooks.CommandHook{{Type: "command", Command: hook.Path}}}}}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := hf.Await(ctx); err != nil {
@@ -63,13 +52,9 @@ echo '{"decision":"block","reason":"not done yet: continue"}'
 	if res.Text != "done" {
 		t.Fatalf("final text %q, want the second reply", res.Text)
 	}
-	raw, err := os.ReadFile(payloads)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	lines := hook.Lines(t)
 	if len(lines) != 2 {
-		t.Fatalf("the Stop hook ran %d times, want 2: %s", len(lines), raw)
+		t.Fatalf("the Stop hook ran %d times, want 2: %q", len(lines), lines)
 	}
 	for i, want := range []string{`"last_assistant_message":"working"`, `"last_assistant_message":"done"`} {
 		if !strings.Contains(lines[i], want) || !strings.Contains(lines[i], `"session_id":"`+ss.ID()+`"`) ||
@@ -78,7 +63,7 @@ echo '{"decision":"block","reason":"not done yet: continue"}'
 		}
 	}
 	if !strings.Contains(lines[0], `"stop_hook_active":false`) || !strings.Contains(lines[1], `"stop_hook_active":true`) {
-		t.Errorf("stop_hook_active: %s", raw)
+		t.Errorf("stop_hook_active: %q", lines)
 	}
 	if len(notices) != 1 || notices[0] != "hooks:Stop: loop finished" {
 		t.Errorf("notices %q", notices)

@@ -306,8 +306,13 @@ func start(b *testing.B, manifest string, log *slog.Logger) *fxcore.Harness {
 // own client with its CommandTransport (initialize and tools/list;
 // goroutine per server), which is the reference for what this machine
 // allows: servers starting at once on few cores cost CPU whoever starts
-// them. It reports each mean in ms and the two five-vs-one ratios
-// (pipeline-5/1, target ≤ 1.5; sdk-5/1, the reference). Closing is not timed.
+// them. The SDK reference runs twice: its children in this process's
+// session, as CommandTransport starts them, and in a new session each
+// (sdk-setsid), as the subprocess service starts every child (under
+// sched_autogroup a session is a scheduling group, which on a loaded
+// machine changes how soon a starting server gets a CPU). It reports each
+// mean in ms and the five-vs-one ratios (pipeline-5/1, target ≤ 1.5;
+// sdk-5/1 and sdk-setsid-5/1, the references). Closing is not timed.
 // The cpu metrics are the CPU time (user+sys) of this process and of its
 // reaped children, the servers included, per connect, closing included.
 //
@@ -347,15 +352,17 @@ func benchConnectPaired(b *testing.B, argv []string) {
 		}
 		return d
 	}
-	direct := func(n int) time.Duration {
+	direct := func(n int, setsid bool) time.Duration {
 		t0 := time.Now()
 		sessions := make([]*sdk.ClientSession, n)
 		errs := make([]error, n)
 		var wg sync.WaitGroup
 		for i := range n {
 			wg.Go(func() {
+				cmd := exec.Command(argv[0], argv[1:]...)
+				cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: setsid}
 				cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench"}, nil).Connect(context.Background(),
-					&sdk.CommandTransport{Command: exec.Command(argv[0], argv[1:]...)}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+					&sdk.CommandTransport{Command: cmd}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 				if err == nil {
 					_, err = cs.ListTools(context.Background(), nil)
 				}
@@ -372,10 +379,12 @@ func benchConnectPaired(b *testing.B, argv []string) {
 		}
 		return d
 	}
+	sdkSame := func(n int) time.Duration { return direct(n, false) }
+	sdkSetsid := func(n int) time.Duration { return direct(n, true) }
 	cases := []struct {
 		run func(int) time.Duration
 		n   int
-	}{{pipeline, 1}, {pipeline, 5}, {direct, 1}, {direct, 5}}
+	}{{pipeline, 1}, {pipeline, 5}, {sdkSame, 1}, {sdkSame, 5}, {sdkSetsid, 1}, {sdkSetsid, 5}}
 	sums := make([]time.Duration, len(cases))
 	cpus := make([]time.Duration, len(cases))
 	for i := 0; b.Loop(); i++ {
@@ -397,6 +406,9 @@ func benchConnectPaired(b *testing.B, argv []string) {
 	b.ReportMetric(ms(cpus[1]), "pipeline-5-cpu-ms")
 	b.ReportMetric(ms(cpus[2]), "sdk-1-cpu-ms")
 	b.ReportMetric(ms(cpus[3]), "sdk-5-cpu-ms")
+	b.ReportMetric(ms(sums[4]), "sdk-setsid-1-ms")
+	b.ReportMetric(ms(sums[5]), "sdk-setsid-5-ms")
+	b.ReportMetric(float64(sums[5])/float64(sums[4]), "sdk-setsid-5/1")
 	phases.report(b)
 	b.ReportMetric(0, "ns/op")
 }

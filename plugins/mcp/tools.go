@@ -144,7 +144,9 @@ func (s *server) define(t *mcp.Tool) *tools.Tool {
 	if err != nil || string(schema) == "null" {
 		schema = []byte(`{"type":"object"}`)
 	}
-	var opts []tools.Option
+	// Compiled at the first call: a server may offer dozens of tools, most
+	// never called, and connecting should not pay for their schemas.
+	opts := []tools.Option{tools.WithLazySchema()}
 	if t.Annotations != nil && t.Annotations.ReadOnlyHint {
 		opts = append(opts, tools.WithReadOnly())
 	}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,20 +27,64 @@ import (
 
 var updateShots = flag.Bool("screenshots", false, "write the browser tests' screenshots to docs/images/ (checked by a person)")
 
-// browsers caps the Chromium processes running at once. Each browser test
-// runs in parallel with the others and starts its own browser (its own
-// profile and cookie jar: the servers of the tests share the host
-// 127.0.0.1, and cookies do not tell ports apart); more than two at once
-// only crowd the CPUs they share.
-var browsers = make(chan struct{}, 2)
+// chrome is the one headless Chromium (Debian package chromium) of this
+// test binary: the first browser test starts it, TestMain stops it. Each
+// browser test gets a BrowserContext of its own in it (its own cookies and
+// storage: the tests' servers share the host 127.0.0.1, and cookies do not
+// tell ports apart) with one tab, so the tests run in parallel and pay for
+// one browser start.
+var chrome struct {
+	once sync.Once
+	ctx  context.Context // the browser's first context; its tab stays idle
+	stop func()
+	err  error
+}
 
-// browserLife bounds one test's browser. Every step has its own bound
-// (patience); this one only ends a browser that hangs while it starts.
+// tabs caps the browser tests running at once: each one drives a page and
+// a harness under -race, and more than two at once only crowd the CPUs
+// they share.
+var tabs = make(chan struct{}, 2)
+
+// browserLife bounds one test's tab. Every step has its own bound
+// (patience); this one only ends a tab that hangs.
 const browserLife = 5 * time.Minute
 
-// browser starts headless Chromium (Debian package chromium) for one test,
-// once one of the browsers slots is free. Without it the test fails in CI
-// (CI set) and is skipped elsewhere.
+// startChrome starts the shared browser at path.
+func startChrome(path string) error {
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.NoSandbox, // root in CI; the pages are our own
+		chromedp.Flag("disable-gpu", true),
+		chromedp.WindowSize(1280, 860),
+		chromedp.Flag("harness-web-test", true), // a marker to find the processes by
+	)
+	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	chrome.ctx, chrome.stop = ctx, func() {
+		_ = chromedp.Cancel(ctx) // closes the browser and waits for it to exit
+		cancel()
+		acancel()
+	}
+	// The first run starts the browser, which lives as long as ctx: bound
+	// the start without a deadline on ctx.
+	slow := time.AfterFunc(patience, cancel)
+	defer slow.Stop()
+	if err := chromedp.Do(ctx); err != nil {
+		return fmt.Errorf("start chromium: %w", err)
+	}
+	return nil
+}
+
+// stopChrome stops the shared browser if a test started it.
+func stopChrome() {
+	if chrome.stop != nil {
+		chrome.stop()
+	}
+}
+
+// browser returns a new tab, in a BrowserContext of its own, of the shared
+// headless Chromium, once fewer than cap(tabs) browser tests run. Without
+// Chromium the test fails in CI (CI set) and is skipped elsewhere.
 func browser(t testing.TB) context.Context {
 	t.Helper()
 	path := ""
@@ -54,26 +100,21 @@ func browser(t testing.TB) context.Context {
 		}
 		t.Skip("chromium is not installed (apt-get install -y chromium); CI fails here instead")
 	}
-	browsers <- struct{}{}
-	t.Cleanup(func() { <-browsers }) // registered first, so it runs after the browser has stopped
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path),
-		chromedp.NoSandbox, // root in CI; the page is our own
-		chromedp.Flag("disable-gpu", true),
-		chromedp.WindowSize(1280, 860),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("harness-web-test", true), // a marker to find the processes by
-	)
-	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
+	chrome.once.Do(func() { chrome.err = startChrome(path) })
+	if chrome.err != nil {
+		t.Fatal(chrome.err)
+	}
+	tabs <- struct{}{}
+	t.Cleanup(func() { <-tabs }) // registered first, so it runs after the tab has closed
+	ctx, cancel := chromedp.NewContext(chrome.ctx, chromedp.WithNewBrowserContext())
 	ctx, tcancel := context.WithTimeout(ctx, browserLife)
 	t.Cleanup(func() {
+		_ = chromedp.Cancel(ctx) // closes the tab and disposes of its BrowserContext
 		tcancel()
 		cancel()
-		acancel()
 	})
 	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
+		t.Fatalf("open a tab: %v", err)
 	}
 	return ctx
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +22,20 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain runs the tests, stops the browser they shared, then checks for
+// leaked goroutines (as goleak.VerifyTestMain, which would check before the
+// browser has stopped).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	stopChrome()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
 
 // testManifest is a full agent harness whose model is the scripted server
 // at modelURL, with sessions and workspaces under state, the file tools in

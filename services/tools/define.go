@@ -24,7 +24,8 @@ var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^
 // contract (render, presentation meta, finalize). Build it with Define (typed)
 // or DefineRaw (a JSON Schema document from elsewhere: MCP, hooks).
 //
-// A Tool is immutable once defined and may be registered in several layers. A
+// A Tool is immutable once defined (a WithLazySchema tool compiles its
+// schema once, at its first call) and may be registered in several layers. A
 // definition error (bad name, bad timeout, a schema that does not compile, an
 // option of the wrong type) does not panic: it is kept in the Tool, returned by
 // Err, and makes Registry.Register fail.
@@ -34,7 +35,8 @@ type Tool struct {
 	params      json.RawMessage // model-facing parameter schema (compact JSON)
 	output      json.RawMessage // output schema; model-invisible
 	args        *validator
-	outCheck    *validator // raw tools with an output schema
+	lazy        *lazySchema // WithLazySchema: args is compiled at the first call, here
+	outCheck    *validator  // raw tools with an output schema
 	argsType    reflect.Type
 	outType     reflect.Type
 
@@ -159,6 +161,40 @@ func WithReadOnly() Option {
 	return optionFunc(func(t *Tool) error { t.readOnly = true; return nil })
 }
 
+// WithLazySchema defers compiling a raw tool's parameter schema from
+// DefineRaw to the tool's first call (for tool sets defined in bulk, such as
+// an MCP server's, most of whose tools may never be called). At definition
+// the schema is only checked to be JSON, so a document that is JSON but does
+// not compile is no definition error: every call of the tool then fails
+// with INVALID_ARGS saying why the schema does not compile. The compiled
+// schema is kept; later calls validate exactly as an eagerly compiled tool
+// does. Typed tools (Define) ignore it.
+func WithLazySchema() Option {
+	return optionFunc(func(t *Tool) error {
+		if t.outType == nil { // raw
+			t.lazy = &lazySchema{}
+		}
+		return nil
+	})
+}
+
+// lazySchema is a parameter schema compiled at first use.
+type lazySchema struct {
+	once sync.Once
+	v    *validator
+	err  error
+}
+
+// validator returns the compiled parameter schema, compiling it now for a
+// WithLazySchema tool that has not been called yet.
+func (t *Tool) validator() (*validator, error) {
+	if t.lazy == nil {
+		return t.args, nil
+	}
+	t.lazy.once.Do(func() { t.lazy.v, t.lazy.err = compileSchema(t.params) })
+	return t.lazy.v, t.lazy.err
+}
+
 // WithOutputSchema declares the output schema of a raw tool; its values are
 // validated against it (INVALID_TOOL_OUTPUT on violation). For typed tools the
 // output schema is generated from Out and this option replaces the published
@@ -265,7 +301,7 @@ func DefineRaw(name, description string, parameters json.RawMessage, execute fun
 	}
 	t.convert = func(v any) (any, error) { return v, nil }
 	t.finish(parameters, opts)
-	if t.err == nil && t.args.emptyOK {
+	if t.err == nil && t.lazy == nil && t.args.emptyOK {
 		t.zeroArgs = json.RawMessage("{}")
 	}
 	return t
@@ -280,19 +316,27 @@ func (t *Tool) finish(params json.RawMessage, opts []Option) {
 	case t.name == ReservedName:
 		errs = append(errs, fmt.Errorf("tool name %q is reserved", ReservedName))
 	}
-	v, err := compileSchema(params)
-	if err != nil {
-		errs = append(errs, fmt.Errorf("tool %q: parameter schema: %w", t.name, err))
-	} else {
-		t.args, t.params = v, compact(params)
-	}
+	var optErrs []error
 	for _, o := range opts {
 		if o == nil {
 			continue
 		}
 		if err := o.apply(t); err != nil {
-			errs = append(errs, fmt.Errorf("tool %q: %w", t.name, err))
+			optErrs = append(optErrs, fmt.Errorf("tool %q: %w", t.name, err))
 		}
 	}
-	t.err = errors.Join(errs...)
+	switch {
+	case t.lazy != nil && !json.Valid(params):
+		errs = append(errs, fmt.Errorf("tool %q: parameter schema: schema is not valid JSON", t.name))
+	case t.lazy != nil:
+		t.params = compact(params)
+	default:
+		v, err := compileSchema(params)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("tool %q: parameter schema: %w", t.name, err))
+		} else {
+			t.args, t.params = v, compact(params)
+		}
+	}
+	t.err = errors.Join(append(errs, optErrs...)...)
 }

@@ -161,7 +161,12 @@ func (e *Execution) bind(t *Tool) *Outcome {
 		e.args, e.coerced, e.bound = t.zeroArgs, nil, true
 		return nil
 	}
-	normalized, coerced, violations := t.args.check(raw)
+	v, err := t.validator()
+	if err != nil {
+		return argsFailure(&ArgsError{Tool: t.name, Violations: []Violation{{Rule: "schema",
+			Message: "the tool's parameter schema does not compile: " + err.Error()}}})
+	}
+	normalized, coerced, violations := v.check(raw)
 	if violations != nil {
 		return argsFailure(&ArgsError{Tool: t.name, Violations: violations})
 	}

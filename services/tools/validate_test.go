@@ -33,6 +33,11 @@ func TestB15QuotedNumbersUnknownKeysMissingRequired(t *testing.T) {
 			gotRaw = string(args)
 			return "ok", nil
 		}),
+		tools.DefineRaw("lazy_read", "read", json.RawMessage(b15Schema), func(_ context.Context, _ *tools.Execution, args json.RawMessage) (any, error) {
+			rawCalls.Add(1)
+			gotRaw = string(args)
+			return "ok", nil
+		}, tools.WithLazySchema()),
 		tools.Define("typed_read", "read", func(_ context.Context, _ *tools.Execution, a b15Args) (string, error) {
 			typedCalls.Add(1)
 			gotLimit.Store(int64(a.Limit))
@@ -57,7 +62,7 @@ func TestB15QuotedNumbersUnknownKeysMissingRequired(t *testing.T) {
 		{`{"path":"a"}}`, `invalid arguments: (root): json: arguments are not valid JSON: unexpected data after the JSON value`},
 		{`{"path":"a"} {}`, `invalid arguments: (root): json: arguments are not valid JSON: unexpected data after the JSON value`},
 	}
-	for _, tool := range []string{"raw_read", "typed_read"} {
+	for _, tool := range []string{"raw_read", "lazy_read", "typed_read"} {
 		for _, tc := range cases {
 			before := rawCalls.Load() + typedCalls.Load()
 			o := e.exec(tool, tc.args)
@@ -446,5 +451,40 @@ func TestNegativeZeroIsNotLosslessJSON(t *testing.T) {
 		if o := e.exec("whole_raw", args); o.IsError || ran.Load() == before {
 			t.Errorf("%s: %q, want success", args, o.ErrorMessage)
 		}
+	}
+}
+
+// WithLazySchema: the schema is only checked to be JSON at definition; one
+// that does not compile fails every call (INVALID_ARGS, saying why) instead
+// of the definition, and the body never runs.
+func TestLazySchemaThatDoesNotCompileFailsEachCall(t *testing.T) {
+	e := newEnv(t)
+	var calls atomic.Int64
+	body := func(context.Context, *tools.Execution, json.RawMessage) (any, error) { calls.Add(1); return "ok", nil }
+	bad := json.RawMessage(`{"type":"object","properties":{"n":{"type":"nonsense"}}}`)
+	if err := tools.DefineRaw("eager_bad", "d", bad, body).Err(); err == nil {
+		t.Fatal("eager: a schema that does not compile is no definition error")
+	}
+	if err := tools.DefineRaw("lazy_json", "d", json.RawMessage(`{"type":`), body, tools.WithLazySchema()).Err(); err == nil ||
+		!strings.Contains(err.Error(), "schema is not valid JSON") {
+		t.Fatalf("lazy: a schema that is not JSON: %v", err)
+	}
+	lazy := tools.DefineRaw("lazy_bad", "d", bad, body, tools.WithLazySchema())
+	if lazy.Err() != nil {
+		t.Fatal(lazy.Err())
+	}
+	e.register(lazy)
+	for range 2 {
+		o := e.exec("lazy_bad", `{"n":1}`)
+		if !o.IsError || code(o) != tools.CodeInvalidArgs ||
+			!strings.HasPrefix(o.ErrorMessage, "invalid arguments: (root): schema: the tool's parameter schema does not compile: ") {
+			t.Fatalf("got %q (%+v)", o.ErrorMessage, o.Error)
+		}
+	}
+	if calls.Load() != 0 {
+		t.Fatal("the body ran")
+	}
+	if string(lazy.Parameters()) != string(bad) {
+		t.Fatalf("parameters %s", lazy.Parameters())
 	}
 }
