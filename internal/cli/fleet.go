@@ -138,7 +138,8 @@ func submitCommand(env *Env) *cobra.Command {
 			"--repo (a git URL or path; --ref a branch, tag or commit), or in place in --dir (an absolute path that\n" +
 			"exists on the workers). --job-patch FILE is a manifest patch layer for this run. --unique (with --key K,\n" +
 			"only K counts) enqueues nothing while an equal job exists and prints that job's id instead.\n" +
-			"Follow it with `harness jobs logs ID`.",
+			"Follow it with `harness jobs logs ID`. Under TRACEPARENT (a CI step's trace) the job stores that trace\n" +
+			"context and its worker's spans join it (docs/tracing.md).",
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			prompt, err := readPrompt(env.Stdin, args)

@@ -55,7 +55,9 @@
 // span per attempt and passes its context to the job's run process in
 // TRACEPARENT, so the worker's and the run's spans form one trace; the run
 // process reads the job's id and attempt from HARNESS_JOB_ID and
-// HARNESS_JOB_ATTEMPT.
+// HARNESS_JOB_ATTEMPT. The worker's span is itself a child of the trace
+// context the job was submitted under (`harness submit` stores its
+// TRACEPARENT with the job), so a submitter's trace covers its jobs.
 //
 // # Privacy
 //

@@ -2,7 +2,8 @@
 // PostgreSQL, worked by any number of `harness worker` processes on any
 // number of machines that share one database.
 //
-//	harness submit ──► Service.Submit ──► river_job (kind harness_run, args RunArgs)
+//	harness submit ──► Service.Submit ──► river_job (kind harness_run, args RunArgs,
+//	                                          │  metadata: the submitter's W3C trace context)
 //	                                          │  fetched by one worker (River: priority, queues, unique)
 //	                                          ▼
 //	harness worker ──► Service.Work ──► job: work dir (fresh dir, git clone, or Dir in place)

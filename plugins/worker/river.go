@@ -85,7 +85,12 @@ type Submitted struct {
 	Duplicate bool
 }
 
-// Submit validates sub and enqueues it as a harness_run job.
+// Submit validates sub and enqueues it as a harness_run job. The job
+// stores the submitter's W3C trace context in its metadata (keys
+// MetaTraceParent, MetaTraceState): that of ctx's span, else the process's
+// TRACEPARENT; the span of every attempt of the job is its child, so the
+// job joins the submitter's trace. A unique duplicate keeps the stored
+// context of the job it matched.
 func (s *Service) Submit(ctx context.Context, sub Submission) (Submitted, error) {
 	if err := sub.Args.validate(); err != nil {
 		return Submitted{}, err
@@ -100,7 +105,7 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (Submitted, error)
 	if err != nil {
 		return Submitted{}, err
 	}
-	opts := &river.InsertOpts{Queue: sub.Queue, Priority: sub.Priority, Tags: sub.Tags}
+	opts := &river.InsertOpts{Queue: sub.Queue, Priority: sub.Priority, Tags: sub.Tags, Metadata: s.traceMetadata(ctx)}
 	if sub.Unique {
 		opts.UniqueOpts = river.UniqueOpts{ByArgs: true}
 	}

@@ -2,11 +2,13 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/riverqueue/river/rivertype"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
@@ -18,21 +20,79 @@ import (
 // JobSpanName is the name of the worker's span of one job attempt.
 const JobSpanName = "job harness_run"
 
-// jobSpan starts the span of one attempt of a job, a child of the worker
-// process's TRACEPARENT when it has one: a no-op span when the manifest
-// has no tracing row or its export is off. The run process's spans are
-// its children (runEnv passes its context in TRACEPARENT).
+// Keys of a job's River metadata that hold the submitter's W3C trace
+// context (the values of the traceparent and tracestate headers).
+const (
+	MetaTraceParent = "traceparent"
+	MetaTraceState  = "tracestate"
+)
+
+// traceMetadata is the metadata of a job submitted under ctx: the trace
+// context of ctx's span, else of the process's TRACEPARENT (as the
+// tracing service read it), under MetaTraceParent and MetaTraceState; nil
+// when there is neither (or no tracing row).
+func (s *Service) traceMetadata(ctx context.Context) []byte {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		ts, ok := core.Lookup(s.c, tracing.Key)
+		if !ok {
+			return nil
+		}
+		ctx = ts.Parent()
+	}
+	c := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, c)
+	if c.Get(MetaTraceParent) == "" {
+		return nil
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// SubmitterTrace returns the trace context stored with job by its
+// submission (see [Service.Submit]): invalid when there is none.
+func SubmitterTrace(job *rivertype.JobRow) trace.SpanContext {
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(job.Metadata, &meta) != nil {
+		return trace.SpanContext{}
+	}
+	c := propagation.MapCarrier{}
+	for _, k := range []string{MetaTraceParent, MetaTraceState} {
+		var v string
+		if json.Unmarshal(meta[k], &v) == nil {
+			c[k] = v
+		}
+	}
+	return trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(), c))
+}
+
+// jobSpan starts the span of one attempt of a job: a no-op span when the
+// manifest has no tracing row or its export is off. Its parent is the
+// trace context stored with the job by its submitter, else the worker
+// process's TRACEPARENT; with both, the worker's is a link. The run
+// process's spans are its children (runEnv passes its context in
+// TRACEPARENT).
 func (s *Service) jobSpan(ctx context.Context, job *rivertype.JobRow, sid string) (context.Context, trace.Span) {
 	ts, ok := core.Lookup(s.c, tracing.Key)
 	if !ok || !ts.Enabled() {
 		return ctx, noop.Span{}
 	}
-	if p := trace.SpanContextFromContext(ts.Parent()); p.IsValid() {
-		ctx = trace.ContextWithRemoteSpanContext(ctx, p)
-	}
-	return ts.Tracer().Start(ctx, JobSpanName, trace.WithSpanKind(trace.SpanKindConsumer),
+	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer),
 		trace.WithAttributes(tracing.AttrJobID.Int64(job.ID), tracing.AttrJobAttempt.Int(job.Attempt),
-			tracing.AttrJobQueue.String(job.Queue), semconv.GenAIConversationID(sid)))
+			tracing.AttrJobQueue.String(job.Queue), semconv.GenAIConversationID(sid))}
+	own, submitter := trace.SpanContextFromContext(ts.Parent()), SubmitterTrace(job)
+	switch {
+	case submitter.IsValid():
+		ctx = trace.ContextWithRemoteSpanContext(ctx, submitter)
+		if own.IsValid() && !own.Equal(submitter) {
+			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: own}))
+		}
+	case own.IsValid():
+		ctx = trace.ContextWithRemoteSpanContext(ctx, own)
+	}
+	return ts.Tracer().Start(ctx, JobSpanName, opts...)
 }
 
 // endJobSpan ends a job attempt's span with the attempt's outcome: err

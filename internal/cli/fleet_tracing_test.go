@@ -1,0 +1,104 @@
+package cli_test
+
+import (
+	"bytes"
+	"encoding/hex"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+
+	"github.com/dshgo/harness/internal/pgtest"
+)
+
+// startTracedWorker starts `harness worker` with env added to baseEnv.
+func startTracedWorker(t *testing.T, dir, cfg string, env ...string) *fleetWorker {
+	t.Helper()
+	w := &fleetWorker{stderr: &syncBuffer{}, exited: make(chan error, 1)}
+	w.cmd = exec.Command(harnessBinary(t), "--config", cfg, "worker")
+	w.cmd.Dir, w.cmd.Env, w.cmd.Stderr = dir, append(baseEnv(), env...), w.stderr
+	if err := w.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { w.exited <- w.cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = w.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-w.exited:
+		case <-time.After(20 * time.Second):
+			_ = w.cmd.Process.Kill()
+			<-w.exited
+		}
+	})
+	waitFor(t, 30*time.Second, "worker banner", func() bool { return bannerRE.MatchString(w.stderr.String()) })
+	return w
+}
+
+// `harness submit` run under a TRACEPARENT stores it with the job; the
+// worker (another process, tracing on) starts the job's span as a child
+// of it and the job's run process hangs its spans below that: the
+// submitter, the worker and the run are one trace in the collector.
+func TestSubmitUnderTraceparentJoinsTheSubmittersTrace(t *testing.T) {
+	t.Parallel()
+	dsn, schema := pgtest.Schema(t, "clitrace")
+	col := &otlpCollector{}
+	otlp := httptest.NewServer(col)
+	defer otlp.Close()
+	srv := fleetModel(t)
+	dir := t.TempDir()
+	m := fleetManifest(srv.URL, dsn, schema, t.TempDir(), "  - name: tracing\n")
+	cfg := filepath.Join(t.TempDir(), "harness.yml")
+	if err := os.WriteFile(cfg, []byte(m), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	startTracedWorker(t, dir, cfg, "OTEL_EXPORTER_OTLP_ENDPOINT="+otlp.URL, "OTEL_BSP_SCHEDULE_DELAY=100")
+
+	const traceID, parentID = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+	sub := processCommand(t, dir, m, append(baseEnv(), "TRACEPARENT=00-"+traceID+"-"+parentID+"-01"), "submit", "job 1")
+	var stdout, stderr bytes.Buffer
+	sub.Stdout, sub.Stderr = &stdout, &stderr
+	if err := sub.Run(); err != nil {
+		t.Fatalf("submit: %v\n%s", err, stderr.String())
+	}
+	id, err := strconv.ParseInt(strings.TrimSpace(stdout.String()), 10, 64)
+	if err != nil {
+		t.Fatalf("submit printed %q", stdout.String())
+	}
+	waitFor(t, 2*time.Minute, "job completed", func() bool { return jobRows(t, dsn, schema)[id].State == "completed" })
+
+	byName := map[string][]*tracepb.Span{}
+	waitFor(t, 30*time.Second, "the job's spans", func() bool {
+		col.mu.Lock()
+		defer col.mu.Unlock()
+		clear(byName)
+		for _, s := range col.spans {
+			if hex.EncodeToString(s.TraceId) == traceID {
+				byName[s.Name] = append(byName[s.Name], s)
+			}
+		}
+		return len(byName["job harness_run"]) == 1 && len(byName["invoke_agent harness"]) == 1 &&
+			len(byName["chat m1"]) == 2 && len(byName["execute_tool bash"]) == 1
+	})
+	job, inv := byName["job harness_run"][0], byName["invoke_agent harness"][0]
+	if hex.EncodeToString(job.ParentSpanId) != parentID {
+		t.Errorf("job span: parent %x, want the submitter's %s", job.ParentSpanId, parentID)
+	}
+	if a := attrMap(job.Attributes); a["harness.job.id"] != strconv.FormatInt(id, 10) || a["harness.job.attempt"] != "1" {
+		t.Errorf("job span attributes %v", a)
+	}
+	if !bytes.Equal(inv.ParentSpanId, job.SpanId) {
+		t.Errorf("invoke_agent: parent %x, want the job span %x", inv.ParentSpanId, job.SpanId)
+	}
+	for _, c := range byName["chat m1"] {
+		if !bytes.Equal(c.ParentSpanId, inv.SpanId) {
+			t.Errorf("chat: parent %x, want invoke_agent %x", c.ParentSpanId, inv.SpanId)
+		}
+	}
+}
