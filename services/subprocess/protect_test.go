@@ -133,6 +133,17 @@ true`)
 					t.Fatalf("rejected copies %q", r)
 				}
 			}
+			// Renaming the parent takes a read-only bind along: the guard
+			// puts the file back.
+			res2 := runProtected(t, rt, p, ws, `mv .git .git-moved && mkdir .git && printf evil > .git/config`)
+			wantContent(t, filepath.Join(ws, ".git/config"), files[".git/config"])
+			wantChanges := []string{filepath.Join(ws, ".git/config")}
+			if backend == sandbox.BackendLandlock {
+				wantChanges = append(wantChanges, filepath.Join(ws, ".git/hooks")) // restored from the snapshot
+			}
+			if got := changed(res2); !slices.Equal(got, wantChanges) {
+				t.Fatalf("after renaming .git: protected changes %q, want %q (stderr %q)", got, wantChanges, res2.Stderr.ReadFrom(0).Text)
+			}
 		})
 	}
 }

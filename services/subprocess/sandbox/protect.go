@@ -2,10 +2,12 @@ package sandbox
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -129,8 +131,9 @@ func (c ProtectedChange) String() string {
 // Guard puts back the protected paths a sandboxed command created or
 // changed. Take it with NewGuard before the command starts and call Check
 // once after its process range ended. Cost: one lstat per protected path
-// and writable root, plus a read of each existing protected file that the
-// backend did not bind read-only (at most 1 MiB each).
+// and writable root, a read of each existing protected file (at most 1 MiB
+// each), and a walk of each protected directory the backend did not bind
+// read-only.
 type Guard struct {
 	items []guardItem
 }
@@ -155,10 +158,13 @@ type snapEntry struct {
 	big     bool
 }
 
-// NewGuard records the protected paths of req before its command runs.
-// readOnly are the paths the backend binds read-only (bwrap): their
-// content cannot change, so it is not read. It returns nil when nothing is
-// protected (read-only mode).
+// NewGuard records the protected paths of req before its command runs: the
+// content of each existing protected file (up to 1 MiB), and the files of
+// each protected directory. readOnly are the paths the backend binds
+// read-only (bwrap): a directory among them is recorded by identity only
+// (its content cannot change; only a rename of its parent can put another
+// one in its place). It returns nil when nothing is protected (read-only
+// mode).
 func NewGuard(req Request, readOnly []string) *Guard {
 	paths := protectedIn(req)
 	if len(paths) == 0 {
@@ -170,8 +176,10 @@ func NewGuard(req Request, readOnly []string) *Guard {
 		st, err := os.Lstat(p)
 		switch {
 		case err != nil:
-		case it.bound:
-			it.entry = &snapEntry{mode: st.Mode()}
+		case it.bound && st.IsDir():
+			// Read-only in the sandbox; only a rename of its parent
+			// (mv .git .git2) can put another directory in its place.
+			it.entry = &snapEntry{mode: st.Mode(), ino: inoOf(st)}
 		case st.IsDir():
 			it.entry = &snapEntry{mode: st.Mode()}
 			it.dir = snapDir(p)
@@ -290,8 +298,18 @@ func (g *Guard) Check() []ProtectedChange {
 				c.Err = restore(it.path, it.entry)
 			}
 			out = append(out, c)
-		case it.bound:
-			// read-only in the sandbox: its content cannot have changed
+		case it.bound && it.entry.mode.IsDir():
+			if st.IsDir() && inoOf(st) == it.entry.ino {
+				continue // read-only in the sandbox: unchanged
+			}
+			// The command renamed a parent (mv .git .git2) and made a new
+			// one: move it aside; the original is wherever the parent went.
+			c := ProtectedChange{Path: it.path}
+			c.KeptAs, c.Err = moveAside(it.path, ts)
+			if c.Err == nil {
+				c.Err = errors.New("the command replaced the directory (renaming a parent), so its previous content could not be put back here")
+			}
+			out = append(out, c)
 		case it.entry.mode.IsDir() != st.IsDir() || (!st.IsDir() && !it.entry.same(it.path, st)):
 			c := ProtectedChange{Path: it.path}
 			if it.entry.big && !st.IsDir() {
@@ -333,7 +351,7 @@ func (g *Guard) checkDir(it *guardItem, ts string, fresh bool) []ProtectedChange
 				return filepath.SkipAll
 			}
 			rel, _ := filepath.Rel(it.path, p)
-			if strings.Contains(filepath.Base(rel), ".rejected-") {
+			if rejectedName.MatchString(filepath.Base(rel)) {
 				if d.IsDir() {
 					return filepath.SkipDir
 				}
@@ -391,6 +409,12 @@ func (g *Guard) checkDir(it *guardItem, ts string, fresh bool) []ProtectedChange
 	}
 	return out
 }
+
+// rejectedName matches the copies moveAside makes (NAME.rejected-TS or
+// NAME.rejected-TS-N): they are left alone inside a protected directory.
+// Nothing reads such a name (git hooks, agent definitions *.md and
+// settings*.json all need their exact name).
+var rejectedName = regexp.MustCompile(`\.rejected-[0-9]+(-[0-9]+)?$`)
 
 // moveAside renames path to path.rejected-TS (a free name) and returns it.
 func moveAside(path, ts string) (string, error) {
