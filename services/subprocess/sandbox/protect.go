@@ -227,6 +227,9 @@ func snapDir(dir string) []snapEntry {
 		if len(out) >= maxProtectedEntries {
 			return filepath.SkipAll
 		}
+		if inert(d.Name()) {
+			return nil
+		}
 		st, err := os.Lstat(p)
 		if err != nil {
 			return nil
@@ -285,7 +288,7 @@ func (g *Guard) Check() []ProtectedChange {
 			c.KeptAs, c.Err = moveAside(it.path, ts)
 			out = append(out, c)
 		case err != nil:
-			if it.bound || it.entry.mode.IsDir() && it.dir == nil {
+			if it.bound {
 				continue // a bind cannot be deleted from inside: the host removed it
 			}
 			c := ProtectedChange{Path: it.path, Deleted: true}
@@ -351,7 +354,7 @@ func (g *Guard) checkDir(it *guardItem, ts string, fresh bool) []ProtectedChange
 				return filepath.SkipAll
 			}
 			rel, _ := filepath.Rel(it.path, p)
-			if rejectedName.MatchString(filepath.Base(rel)) {
+			if inert(d.Name()) {
 				if d.IsDir() {
 					return filepath.SkipDir
 				}
@@ -415,6 +418,14 @@ func (g *Guard) checkDir(it *guardItem, ts string, fresh bool) []ProtectedChange
 // Nothing reads such a name (git hooks, agent definitions *.md and
 // settings*.json all need their exact name).
 var rejectedName = regexp.MustCompile(`\.rejected-[0-9]+(-[0-9]+)?$`)
+
+// inert reports whether a name inside a protected directory is one that
+// nothing runs or reads, so the guard neither records nor checks it: git's
+// *.sample hooks (the bulk of .git/hooks; renaming one to its real name
+// creates a new, guarded entry) and the guard's own .rejected- copies.
+func inert(name string) bool {
+	return strings.HasSuffix(name, ".sample") || rejectedName.MatchString(name)
+}
 
 // moveAside renames path to path.rejected-TS (a free name) and returns it.
 func moveAside(path, ts string) (string, error) {
