@@ -289,7 +289,7 @@ func (g *Guard) Check() []ProtectedChange {
 			out = append(out, c)
 		case err != nil:
 			if it.bound {
-				continue // a bind cannot be deleted from inside: the host removed it
+				continue // a bind cannot be deleted from inside: the host removed it, or the command renamed a parent away (which plants nothing)
 			}
 			c := ProtectedChange{Path: it.path, Deleted: true}
 			if it.entry.mode.IsDir() {
