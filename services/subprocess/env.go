@@ -32,7 +32,7 @@ var (
 
 // ConcealEnv adds variable names that no child may inherit, whatever they
 // look like: the variables a deployment reads credentials from (an LLM
-// provider's apiKeyEnv, a `!env NAME` in a credential field; the harness
+// provider's apiKeyEnv, any `!env NAME` of the manifest; the harness
 // boot passes manifest.CredentialEnv here). Names match case-insensitively;
 // EnvPolicy.Allow does not bring them back, and a Spec.Env entry still sets
 // a value explicitly. The set is process-wide, as the environment is, and
