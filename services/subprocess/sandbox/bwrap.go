@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -53,6 +54,9 @@ func (b *bwrap) Close() error {
 // probeTimeout bounds the bwrap probe run.
 const probeTimeout = 10 * time.Second
 
+// probeWaitDelay bounds the wait for the probe's stderr after bwrap exits.
+const probeWaitDelay = 200 * time.Millisecond
+
 // probeBwrap finds bwrap on PATH and runs it once with the namespaces every
 // spawn uses (mount, PID with its own /proc, network), so a kernel or
 // container that forbids them is found at start-up, not at the first
@@ -73,7 +77,12 @@ func probeBwrap(ctx context.Context) (Backend, error) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.Env = []string{}
-	if err := cmd.Run(); err != nil {
+	// Once bwrap has exited, do not wait for its stderr to reach EOF: the
+	// sandbox's init can hold the pipe open a while after bwrap is gone
+	// (seen under load: a probe that waited out `harness prompt`'s 5 s stop
+	// timeout in exec's copying goroutine).
+	cmd.WaitDelay = probeWaitDelay
+	if err := cmd.Run(); err != nil && !errors.Is(err, exec.ErrWaitDelay) { // ErrWaitDelay: bwrap exited 0
 		return nil, fmt.Errorf("bwrap: %s does not work here (user namespaces unavailable?): %v: %s", path, err, strings.TrimSpace(stderr.String()))
 	}
 	return &bwrap{path: path, zygotes: newZygotePool(path)}, nil
