@@ -186,11 +186,16 @@ func credentialName(key string) bool {
 
 // CredentialEnv returns the environment variables this manifest reads
 // credentials from, so that the harness can keep them from every child
-// process whatever their names (bug case B10): the variable of each `!env`
-// under a credential-named key (`apiKey: !env DS_AUTH`), and each plain
-// value of a credential-named key ending in "Env" (`apiKeyEnv: MY_VAR`, the
-// convention for naming a variable that holds a key). Disabled rows count
-// too. Names are returned once each, in manifest order.
+// process whatever their names (bug cases B10, M5): the variable of every
+// `!env` anywhere in a row's config (`apiKey: !env DS_AUTH`, but also
+// `headers: {X-Custom: !env MYCRED}` or `callTimeout: !env CT`: the
+// manifest cannot tell which value is a secret), and each plain value of a
+// credential-named key ending in "Env" (`apiKeyEnv: MY_VAR`, the convention
+// for naming a variable that holds a key). The rows of every layer count
+// (a composed manifest holds its patches' and inserted rows' configs), and
+// so do disabled rows. A child still gets such a variable when its own
+// configuration sets it explicitly (an MCP server's env entry). Names are
+// returned once each, in manifest order.
 func (m *Manifest) CredentialEnv() []string {
 	var names []string
 	add := func(n string) {
@@ -206,17 +211,23 @@ func (m *Manifest) CredentialEnv() []string {
 		if n.Kind == yaml.MappingNode {
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				k, v := n.Content[i].Value, n.Content[i+1]
-				if credentialName(k) {
-					switch {
-					case v.Tag == "!env" && v.Kind == yaml.ScalarNode:
-						add(v.Value)
-					case v.Tag == "!env" && v.Kind == yaml.SequenceNode && len(v.Content) > 0:
-						add(v.Content[0].Value)
-					case v.Kind == yaml.ScalarNode && strings.HasSuffix(strings.ToUpper(k), "ENV"):
-						add(v.Value)
-					}
+				if v.Tag != "!env" && v.Kind == yaml.ScalarNode && credentialName(k) && strings.HasSuffix(strings.ToUpper(k), "ENV") {
+					add(v.Value)
+					continue
 				}
+				walk(v)
 			}
+			return
+		}
+		switch {
+		case n.Tag == "!env" && n.Kind == yaml.ScalarNode:
+			add(n.Value)
+			return
+		case n.Tag == "!env" && n.Kind == yaml.SequenceNode:
+			if len(n.Content) > 0 {
+				add(n.Content[0].Value)
+			}
+			return
 		}
 		for _, c := range n.Content {
 			walk(c)

@@ -56,7 +56,13 @@ func ParsePatch(file string, data []byte) (*Patch, error) {
 		row := PatchRow{Pos: Pos{File: file, Line: n.Line, Col: n.Column}}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
-			if k.Value != "config" {
+			switch {
+			case k.Value == "insert" && (v.Tag == "!env" || v.Tag == AppendTag):
+				// The inserted rows are parsed as manifest rows below:
+				// their configs take !env (and !append on a top-level
+				// key) as a harness.yml row's do; the list itself not.
+				return nil, errAt(file, v, "%s is not allowed on insert (only inside a row's config)", v.Tag)
+			case k.Value != "config" && k.Value != "insert":
 				if err := noEnv(file, v); err != nil {
 					return nil, err
 				}

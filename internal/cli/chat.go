@@ -65,7 +65,7 @@ func init() {
 		f.register(fl, "maximum model calls per turn (default: agent maxSteps, 50)")
 		fl.BoolVar(&plain, "plain", false, "line mode even on a terminal (no full-screen UI)")
 		registerCompletions(env, cmd)
-		return cmd
+		return signalStops(cmd)
 	})
 }
 

@@ -146,7 +146,6 @@ func TestChatSIGTERMCancelsAndExits130(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	const marker = "sleep 47.13"
 	for _, tc := range []struct {
 		name  string
 		extra string
@@ -164,6 +163,7 @@ func TestChatSIGTERMCancelsAndExits130(t *testing.T) {
 		{name: "at the approval prompt", extra: "  - name: approval\n  - name: permission\n", turn: "wait a while", wait: "Allow? [y]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			marker := sleepMarker(47)
 			repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 			srv := llmtest.New(t, []llmtest.Turn{
 				toolCall("c1", "bash", `{"command":"`+marker+`","description":"wait a while"}`),

@@ -188,9 +188,14 @@ func Run(args []string, env *Env) int {
 	}
 	root := NewRoot(env)
 	root.SetArgs(args)
-	err := root.ExecuteContext(env.Ctx)
+	cmd, err := root.ExecuteContextC(env.Ctx)
 	if err == nil {
-		return ExitOK
+		if !env.Interrupted() || (cmd != nil && cmd.Annotations[signalStopsAnnotation] != "") {
+			return ExitOK
+		}
+		// A command that returned normally after SIGINT, SIGTERM or
+		// SIGHUP cut its work short: exit 130 all the same (M4).
+		err = errInterrupted()
 	}
 	code := ExitFailure
 	var xe *ExitError
@@ -207,6 +212,28 @@ func Run(args []string, env *Env) int {
 		fmt.Fprintf(env.Stderr, "harness: %v\n", err)
 	}
 	return code
+}
+
+// signalStopsAnnotation marks a command that runs until a signal and
+// treats it as its normal end (serve, worker, logs -f, sessions follow):
+// it exits 0 after SIGINT or SIGTERM, as docs/cli.md says; chat (and
+// `harness` alone) handles signals itself and decides. Every other
+// command exits 130 when interrupted, even if it returned no error.
+const signalStopsAnnotation = "harness:signal-stops"
+
+// signalStops marks cmd with signalStopsAnnotation and returns it.
+func signalStops(cmd *cobra.Command) *cobra.Command {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[signalStopsAnnotation] = "yes"
+	return cmd
+}
+
+// errInterrupted is the error of a command cut short by a signal: exit 130,
+// "harness: interrupted".
+func errInterrupted() error {
+	return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted")}
 }
 
 // Main runs the CLI on os.Args and exits. defaultManifest is the embedded

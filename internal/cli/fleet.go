@@ -89,7 +89,7 @@ func workerCommand(env *Env) *cobra.Command {
 	}
 	cmd.Flags().IntVar(&concurrency, "concurrency", 1, "jobs of each queue run at once")
 	cmd.Flags().StringSliceVar(&queues, "queues", nil, "queues to work, comma-separated (default: default)")
-	return cmd
+	return signalStops(cmd)
 }
 
 func cmp[T any](a, b []T) []T {

@@ -2,8 +2,6 @@ package cli_test
 
 import (
 	"bytes"
-	"encoding/hex"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,8 +11,7 @@ import (
 	"testing"
 	"time"
 
-	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-
+	"github.com/dshgo/harness/internal/otlptest"
 	"github.com/dshgo/harness/internal/pgtest"
 )
 
@@ -48,9 +45,7 @@ func startTracedWorker(t *testing.T, dir, cfg string, env ...string) *fleetWorke
 func TestSubmitUnderTraceparentJoinsTheSubmittersTrace(t *testing.T) {
 	t.Parallel()
 	dsn, schema := pgtest.Schema(t, "clitrace")
-	col := &otlpCollector{}
-	otlp := httptest.NewServer(col)
-	defer otlp.Close()
+	col := otlptest.New(t)
 	srv := fleetModel(t)
 	dir := t.TempDir()
 	m := fleetManifest(srv.URL, dsn, schema, t.TempDir(), "  - name: tracing\n")
@@ -58,7 +53,7 @@ func TestSubmitUnderTraceparentJoinsTheSubmittersTrace(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(m), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	startTracedWorker(t, dir, cfg, "OTEL_EXPORTER_OTLP_ENDPOINT="+otlp.URL, "OTEL_BSP_SCHEDULE_DELAY=100")
+	startTracedWorker(t, dir, cfg, "OTEL_EXPORTER_OTLP_ENDPOINT="+col.URL, "OTEL_BSP_SCHEDULE_DELAY=100")
 
 	const traceID, parentID = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
 	sub := processCommand(t, dir, m, append(baseEnv(), "TRACEPARENT=00-"+traceID+"-"+parentID+"-01"), "submit", "job 1")
@@ -73,13 +68,11 @@ func TestSubmitUnderTraceparentJoinsTheSubmittersTrace(t *testing.T) {
 	}
 	waitFor(t, 2*time.Minute, "job completed", func() bool { return jobRows(t, dsn, schema)[id].State == "completed" })
 
-	byName := map[string][]*tracepb.Span{}
+	byName := map[string][]otlptest.Span{}
 	waitFor(t, 30*time.Second, "the job's spans", func() bool {
-		col.mu.Lock()
-		defer col.mu.Unlock()
 		clear(byName)
-		for _, s := range col.spans {
-			if hex.EncodeToString(s.TraceId) == traceID {
+		for _, s := range col.Spans() {
+			if s.TraceID == traceID {
 				byName[s.Name] = append(byName[s.Name], s)
 			}
 		}
@@ -87,18 +80,18 @@ func TestSubmitUnderTraceparentJoinsTheSubmittersTrace(t *testing.T) {
 			len(byName["chat m1"]) == 2 && len(byName["execute_tool bash"]) == 1
 	})
 	job, inv := byName["job harness_run"][0], byName["invoke_agent harness"][0]
-	if hex.EncodeToString(job.ParentSpanId) != parentID {
-		t.Errorf("job span: parent %x, want the submitter's %s", job.ParentSpanId, parentID)
+	if job.ParentID != parentID {
+		t.Errorf("job span: parent %s, want the submitter's %s", job.ParentID, parentID)
 	}
-	if a := attrMap(job.Attributes); a["harness.job.id"] != strconv.FormatInt(id, 10) || a["harness.job.attempt"] != "1" {
+	if a := job.Attrs; a["harness.job.id"] != strconv.FormatInt(id, 10) || a["harness.job.attempt"] != "1" {
 		t.Errorf("job span attributes %v", a)
 	}
-	if !bytes.Equal(inv.ParentSpanId, job.SpanId) {
-		t.Errorf("invoke_agent: parent %x, want the job span %x", inv.ParentSpanId, job.SpanId)
+	if inv.ParentID != job.SpanID {
+		t.Errorf("invoke_agent: parent %s, want the job span %s", inv.ParentID, job.SpanID)
 	}
 	for _, c := range byName["chat m1"] {
-		if !bytes.Equal(c.ParentSpanId, inv.SpanId) {
-			t.Errorf("chat: parent %x, want invoke_agent %x", c.ParentSpanId, inv.SpanId)
+		if c.ParentID != inv.SpanID {
+			t.Errorf("chat: parent %s, want invoke_agent %s", c.ParentID, inv.SpanID)
 		}
 	}
 }

@@ -56,7 +56,7 @@ func init() {
 		cmd.Flags().BoolVar(&list, "list", false, "print every log file, newest first")
 		cmd.Flags().BoolVarP(&follow, "follow", "f", false, "print the newest log file and follow it (Ctrl-C stops)")
 		cmd.MarkFlagsMutuallyExclusive("list", "follow")
-		return cmd
+		return signalStops(cmd)
 	})
 }
 

@@ -62,6 +62,11 @@ func withMCP(env *Env, fn func(h *fxcore.Harness, m *mcp.Manager) error) (err er
 			err = Failure(fmt.Errorf("stopping: %w", serr))
 		}
 	}()
+	if env.Interrupted() {
+		// Boot's wait for the servers ended on the signal: report
+		// nothing about half-started servers (M4).
+		return errInterrupted()
+	}
 	m, ok := core.Lookup(h.Root.Context(), mcp.Key)
 	if !ok {
 		return UsageError(fmt.Errorf("no MCP client: mount the %q plugin in harness.yml (docs/mcp.md)", mcp.Plugin.Name()))

@@ -45,7 +45,7 @@ func init() {
 		fl.BoolVar(&f.allowRemote, "allow-remote", false, "permit a non-loopback --addr (requires --tls-cert and --tls-key)")
 		fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate file: serve HTTPS")
 		fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key file")
-		return cmd
+		return signalStops(cmd)
 	})
 }
 

@@ -161,7 +161,7 @@ func sessionsFollow(env *Env) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print stored records as JSON lines")
-	return cmd
+	return signalStops(cmd)
 }
 
 // storeError maps store errors to exit codes: an unknown or busy session

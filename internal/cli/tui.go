@@ -30,6 +30,7 @@ func startsTUI(env *Env, plain bool) bool {
 // the help, as before.
 func rootRunsChat(env *Env, root *cobra.Command) {
 	root.Args = cobra.NoArgs
+	signalStops(root) // chat decides its own exit status on a signal
 	root.RunE = func(cmd *cobra.Command, _ []string) error {
 		if !startsTUI(env, false) {
 			return cmd.Help()

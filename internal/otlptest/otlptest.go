@@ -36,6 +36,8 @@ type Span struct {
 	Status   tracepb.Status_StatusCode
 	Attrs    map[string]string
 	Resource map[string]string
+	// Start is when the span started, in nanoseconds since the Unix epoch.
+	Start uint64
 	// Links are the linked span contexts as "TRACEID-SPANID".
 	Links []string
 }
@@ -107,7 +109,7 @@ func (c *Collector) serve(w http.ResponseWriter, r *http.Request) {
 func convert(s *tracepb.Span, res map[string]string) Span {
 	out := Span{Name: s.Name, TraceID: hex.EncodeToString(s.TraceId), SpanID: hex.EncodeToString(s.SpanId),
 		ParentID: hex.EncodeToString(s.ParentSpanId), Kind: s.Kind, Status: s.GetStatus().GetCode(),
-		Attrs: Attributes(s.Attributes), Resource: res}
+		Attrs: Attributes(s.Attributes), Resource: res, Start: s.StartTimeUnixNano}
 	for _, l := range s.Links {
 		out.Links = append(out.Links, hex.EncodeToString(l.TraceId)+"-"+hex.EncodeToString(l.SpanId))
 	}

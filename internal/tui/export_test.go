@@ -12,3 +12,6 @@ func EventMsg(e agent.Event) tea.Msg { return eventMsg(e) }
 // DropCaches forgets every rendered item (the benchmark's reference: a UI
 // that renders the whole transcript per frame).
 func (m *Model) DropCaches() { m.tr.setTheme(m.th) }
+
+// ProposedDiff is proposedDiff, for the header test.
+func ProposedDiff(name, args, cwd string) []string { return proposedDiff(name, args, cwd) }

@@ -104,7 +104,10 @@ func proposedDiff(name, args, cwd string) []string {
 	default:
 		return nil
 	}
-	d := udiff.Unified("a/"+path, "b/"+path, before, after)
+	// git's header form: a/ and b/ prefixes, no doubled slash for an
+	// absolute path.
+	header := strings.TrimPrefix(path, "/")
+	d := udiff.Unified("a/"+header, "b/"+header, before, after)
 	if d == "" {
 		return []string{"(no change)"}
 	}

@@ -426,13 +426,17 @@ func (s *server) serve(ctx context.Context, c *conn) error {
 			list, err := listTools(lctx, c.session)
 			cancel()
 			if err != nil {
+				if ctx.Err() != nil {
+					// Shutting down: the list was cut short on purpose.
+					continue
+				}
 				s.m.log.Warn("mcp tools/list after list_changed", "server", s.cfg.Name, "err", err)
 				continue
 			}
 			s.mu.Lock()
 			s.tools = list
 			s.mu.Unlock()
-			if err := s.mountTools(ctx, list); err != nil {
+			if err := s.mountTools(ctx, list); err != nil && ctx.Err() == nil {
 				s.m.log.Warn("mcp tools after list_changed", "server", s.cfg.Name, "err", err)
 			}
 		case <-c.closed:

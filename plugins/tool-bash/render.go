@@ -49,6 +49,10 @@ type Value struct {
 	// Sandbox is what the OS sandbox enforced for the call (backend
 	// "none" when it ran unsandboxed).
 	Sandbox *subprocess.SandboxReport `json:"sandbox,omitempty"`
+	// Protected are the notices for protected paths (harness.patch.yml,
+	// .claude/, .git/config, …) the sandboxed command created or changed:
+	// each change was undone and the command's version kept beside it.
+	Protected []string `json:"protected,omitempty"`
 }
 
 // renderStream is a stream's text; when truncated: the head (if any), a note
@@ -94,7 +98,8 @@ func renderStream(s Stream) string {
 // when needed and "[stderr]\n<stderr>"; "(no output)" when both are empty; then
 // each on its own line "[timed out after <ms>ms]" when timed out, and last
 // "[killed by signal: <SIG>]" when a signal ended the shell or "[exit code: <n>]"
-// when it exited non-zero.
+// when it exited non-zero, then "[sandbox: protected path … was undone …]" for
+// each protected path the command changed.
 func Render(v Value) string {
 	body := renderStream(v.Stdout)
 	if stderr := renderStream(v.Stderr); stderr != "" {
@@ -115,6 +120,9 @@ func Render(v Value) string {
 		markers = append(markers, "[killed by signal: "+*v.Signal+"]")
 	case v.ExitCode != nil && *v.ExitCode != 0:
 		markers = append(markers, "[exit code: "+strconv.Itoa(*v.ExitCode)+"]")
+	}
+	for _, p := range v.Protected {
+		markers = append(markers, "["+p+"]")
 	}
 	if len(markers) == 0 {
 		return body

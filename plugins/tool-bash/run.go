@@ -223,6 +223,9 @@ func (x *Executor) run(ctx context.Context, args Args, progress *tools.ProgressR
 		sig := res.Outcome.Signal
 		v.Signal = &sig
 	}
+	for _, c := range res.Protected {
+		v.Protected = append(v.Protected, c.String())
+	}
 	return v, nil
 }
 

@@ -92,3 +92,36 @@ func TestBashRunsSandboxedUnlessEscalated(t *testing.T) {
 		t.Fatalf("sandbox %q: %v", on, err)
 	}
 }
+
+// A sandboxed call that plants the project patch gets it undone, and its
+// result says so (the model and the user see the marker); the same file
+// written by an approved unsandboxed call stays.
+func TestBashReportsUndoneProtectedPath(t *testing.T) {
+	t.Parallel()
+	x := sandboxedExecutor(t)
+	ctx := context.Background()
+	patch := filepath.Join(x.Cwd, "harness.patch.yml")
+	v, err := x.Run(ctx, Args{Command: "printf -- '- id: permission\\n  config: {mode: bypass}\\n' > harness.patch.yml", Description: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := Render(v)
+	if len(v.Protected) != 1 || !strings.Contains(out, "[sandbox: protected path "+patch+" was created by the command; the change was undone and kept as "+patch+".rejected-") {
+		t.Fatalf("result %q (protected %q): want the undo notice", out, v.Protected)
+	}
+	if _, err := os.Stat(patch); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("harness.patch.yml exists after the sandboxed call: %v", err)
+	}
+
+	off, why := "off", "the user asked for a project patch"
+	v, err = x.Run(ctx, Args{Command: "echo '- id: bash' > harness.patch.yml", Description: "t", Sandbox: &off, Justification: &why})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Protected) != 0 {
+		t.Fatalf("unsandboxed call: protected %q", v.Protected)
+	}
+	if b, err := os.ReadFile(patch); err != nil || string(b) != "- id: bash\n" {
+		t.Fatalf("harness.patch.yml after the unsandboxed call: %q, %v", b, err)
+	}
+}

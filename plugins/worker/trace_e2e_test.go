@@ -233,3 +233,48 @@ func TestSubmitterTraceReadsTheJobMetadata(t *testing.T) {
 		}
 	}
 }
+
+// A worker started under a TRACEPARENT runs a job that stored its
+// submitter's trace context: the job span is the submitter's child and
+// links the worker's context.
+func TestJobSpanUnderTheSubmitterLinksTheWorkersTraceparent(t *testing.T) {
+	dsn, schema := pgtest.Schema(t, "wlink")
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := otlptest.New(t)
+	own := "00-0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c-0d0d0d0d0d0d0d0d-01"
+	for k, v := range map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_ENDPOINT": col.URL,
+		"OTEL_BSP_SCHEDULE_DELAY": "100", "TRACEPARENT": own} {
+		t.Setenv(k, v)
+	}
+	w := harnesstest.Service(t, harnesstest.Start(t, fmt.Sprintf(`plugins:
+  - name: subprocess-local
+  - name: sessions-postgres
+    config: {dsn: %q, schema: %s, poolSize: 2}
+  - name: tracing
+  - name: worker
+    config: {dsn: %q, schema: %s, poolSize: 2, workRoot: %s, fetchPollInterval: 200ms}
+`, dsn, schema, dsn, schema, t.TempDir())), worker.Key)
+	submitter := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{0xa1}, SpanID: trace.SpanID{0xa2}, TraceFlags: trace.FlagsSampled})
+	a, err := w.Submit(trace.ContextWithSpanContext(context.Background(), submitter), worker.Submission{Args: worker.RunArgs{Prompt: "linked"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Work(ctx, worker.WorkOptions{Command: []string{truePath}}) }() // a run that succeeds at once
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Work: %v", err)
+		}
+	}()
+	waitJob(t, w, a.Job.ID)
+	job := waitSpans(t, col, submitter.TraceID().String(), 1)["job harness_run"]
+	if len(job) != 1 || job[0].ParentID != submitter.SpanID().String() ||
+		len(job[0].Links) != 1 || job[0].Links[0] != "0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c-0d0d0d0d0d0d0d0d" {
+		t.Fatalf("job spans %+v: want one, the submitter's child, linking the worker's TRACEPARENT", job)
+	}
+}

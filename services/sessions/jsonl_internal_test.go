@@ -12,6 +12,8 @@ import (
 // Create on a file system without hard links (linkFile fails with EPERM,
 // as on FAT or many FUSE mounts) creates the log in place: it has its
 // header, is locked, and reopens like any other.
+//
+// Serial: it replaces the package variable linkFile.
 func TestCreateWithoutHardLinks(t *testing.T) {
 	defer func(l func(string, string) error) { linkFile = l }(linkFile)
 	linkFile = func(string, string) error { return &os.LinkError{Op: "link", Err: syscall.EPERM} }
@@ -47,6 +49,7 @@ func TestCreateWithoutHardLinks(t *testing.T) {
 // Temporary files of a create that was killed midway are removed by the
 // next create once they are old; a fresh one (a create in progress) stays.
 func TestCreateSweepsStaleTemps(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	stale, fresh := filepath.Join(dir, ".old.123.tmp"), filepath.Join(dir, ".new.456.tmp")
 	for _, p := range []string{stale, fresh} {

@@ -23,33 +23,36 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 var bg = context.Background()
 
 // jsonlProvider is the contract suite's view of sessions-jsonl: a fresh
-// directory per test; a torn write is half a line at the end of the log.
+// directory per case; a torn write is half a line at the end of the log.
 func jsonlProvider() sessionstest.Provider {
-	var dir string
-	return sessionstest.Provider{
-		New: func(t *testing.T) func() *sessions.Service {
-			dir = t.TempDir()
-			return func() *sessions.Service { return sessions.New(sessions.NewJSONL(dir)) }
-		},
-		Tear: func(t *testing.T, id string, seq int64) {
-			f, err := os.OpenFile(filepath.Join(dir, id+".jsonl"), os.O_WRONLY|os.O_APPEND, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			if _, err := fmt.Fprintf(f, `{"type":"tool/call","seq":%d,"callId":"c1","na`, seq); err != nil {
-				t.Fatal(err)
-			}
-		},
-	}
+	return sessionstest.Provider{New: func(t *testing.T) sessionstest.Store {
+		dir := t.TempDir()
+		return sessionstest.Store{
+			Open: func() *sessions.Service { return sessions.New(sessions.NewJSONL(dir)) },
+			Tear: func(t *testing.T, id string, seq int64) {
+				f, err := os.OpenFile(filepath.Join(dir, id+".jsonl"), os.O_WRONLY|os.O_APPEND, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				if _, err := fmt.Fprintf(f, `{"type":"tool/call","seq":%d,"callId":"c1","na`, seq); err != nil {
+					t.Fatal(err)
+				}
+			},
+		}
+	}}
 }
 
-func TestJSONLContract(t *testing.T) { sessionstest.Run(t, jsonlProvider()) }
+func TestJSONLContract(t *testing.T) {
+	t.Parallel()
+	sessionstest.Run(t, jsonlProvider())
+}
 
 // The on-disk format is the agent's JSONL log, unchanged: the header line
 // and a record line are byte for byte what earlier versions wrote, files
 // are 0600 in a 0700 directory, and a log written before the move reads.
 func TestJSONLFormat(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "sessions")
 	s := sessions.New(sessions.NewJSONL(dir))
 	at := time.Date(2026, 11, 30, 1, 2, 3, 0, time.UTC)
@@ -117,6 +120,7 @@ func TestJSONLLockHelper(t *testing.T) {
 // that process's pid, readers still read, and when the holder is killed
 // (no Close) its lock goes with it and the log reopens intact.
 func TestJSONLLockAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := sessions.New(sessions.NewJSONL(dir))
 	w, err := s.Create(bg, sessions.Header{ID: "s4"})
@@ -164,6 +168,7 @@ func TestJSONLLockAcrossProcesses(t *testing.T) {
 
 // In this process: the second opener's message says so and names the log.
 func TestJSONLInUseInProcessMessage(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	w, err := sessions.New(sessions.NewJSONL(dir)).Create(bg, sessions.Header{ID: "s3"})
 	if err != nil {

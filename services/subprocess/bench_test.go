@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -366,4 +367,52 @@ func cpuTime() time.Duration {
 	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
 	tv := func(t syscall.Timeval) time.Duration { return time.Duration(t.Nano()) }
 	return tv(self.Utime) + tv(self.Stime) + tv(kids.Utime) + tv(kids.Stime)
+}
+
+// BenchmarkProtectedGuard is the cost the protected-path guard adds to
+// every sandboxed workspace-write command (NewGuard before, Check after),
+// on an empty workspace and on a repository with the usual protected files
+// (harness.patch.yml, .claude/settings.json, .mcp.json, .git/config and
+// git's 14 sample hooks): "bound" as under bwrap (existing paths bound
+// read-only: stats only), "unbound" as under Landlock (their content read
+// too). Compare with BenchmarkSandboxSpawnTrue in the same run.
+func BenchmarkProtectedGuard(b *testing.B) {
+	for _, name := range []string{"empty", "repo-bound", "repo-unbound"} {
+		b.Run(name, func(b *testing.B) {
+			ws := b.TempDir()
+			if name != "empty" {
+				files := map[string]string{"harness.patch.yml": "- id: bash\n  config: {timeout: 2m}\n",
+					".claude/settings.json": "{\"permissions\": {\"allow\": [\"Bash(go test:*)\"]}}\n",
+					".mcp.json":             "{\"mcpServers\": {}}\n", ".git/config": "[core]\n\trepositoryformatversion = 0\n\tbare = false\n"}
+				for i := range 14 {
+					files[".git/hooks/hook-"+strconv.Itoa(i)+".sample"] = strings.Repeat("# sample hook line\n", 100)
+				}
+				for rel, c := range files {
+					p := filepath.Join(ws, rel)
+					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+						b.Fatal(err)
+					}
+					if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			req := sandbox.Request{Policy: sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite}, Dir: ws}
+			var bound []string
+			if name == "repo-bound" {
+				for _, p := range sandbox.ProtectedPaths {
+					full := filepath.Join(ws, strings.TrimSuffix(p, "/"))
+					if _, err := os.Lstat(full); err == nil {
+						bound = append(bound, full)
+					}
+				}
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if c := sandbox.NewGuard(req, bound).Check(); len(c) != 0 {
+					b.Fatalf("changes %v", c)
+				}
+			}
+		})
+	}
 }

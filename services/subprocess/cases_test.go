@@ -228,6 +228,9 @@ func TestEnvPolicyDrops(t *testing.T) {
 		{"SSH_KEY_PATH", true}, {"monkey_business", true}, {"HARNESS_HOME", true}, {"harness_x", true},
 		{"GOOGLE_CREDENTIALS", true}, {"database_url", true}, {"KEYTIMEOUT", false},
 		{"PATH", false}, {"HOME", false}, {"LANG", false}, {"LC_ALL", false}, {"HTTPS_PROXY", false}, {"TERM", false},
+		{"GH_PAT", true}, {"gh_pat", true}, {"NPM_AUTH", true}, {"ANTHROPIC_AUTH", true}, {"SSH_AUTH_SOCK", true},
+		{"PATH_PATTERN", false}, {"AUTHOR", false}, {"GIT_AUTHOR_NAME", false}, {"AUTH_HEADER", true},
+		{"npm_config__auth", true}, {"AUTH", true}, {"OAUTH_CLIENT", false},
 	}
 	for _, tt := range tests {
 		if got := p.Drops(tt.name); got != tt.drop {
@@ -385,5 +388,40 @@ func TestEnvPolicySetReachesEveryChild(t *testing.T) {
 	spec = collectSpec(nil, "env", 1<<20, time.Second)
 	if res, err = rt.Run(spec); err != nil || strings.Contains(res.Stdout.Text(), name+"=") {
 		t.Fatalf("a concealed name is still set: %v\n%s", err, res.Stdout.Text())
+	}
+}
+
+// The credential filter a real child gets (M2): *_PAT, *_AUTH*,
+// SSH_AUTH_SOCK and any variable whose value is a URL with a password are
+// dropped; a URL without a password and a plain variable are kept; Allow
+// brings back a URL-valued name.
+func TestCredentialShapesKeptFromChildren(t *testing.T) {
+	for k, v := range map[string]string{
+		"M2_GH_PAT": "ghpat_m2fake", "M2_NPM_AUTH": "npmauth-m2fake", "ANTHROPIC_AUTH": "auth-m2fake",
+		"SSH_AUTH_SOCK": "/tmp/m2fake-sock", "M2_DATABASE_URL": "postgres://u:m2fake-dbpass@h/db",
+		"M2_PROXY": "http://user:m2fake-proxy@proxy:3128", "M2_ALLOWED_URL": "https://u:m2fake-allowed@h/",
+		"M2_PLAIN_URL": "https://example.com/a@b", "M2_GIT_URL": "ssh://git@example.com/r.git", "M2_PLAIN": "m2-plain",
+	} {
+		t.Setenv(k, v)
+	}
+	rt := newRuntime(t, Options{Env: EnvPolicy{Allow: []string{"M2_ALLOWED_URL"}}})
+	res, err := rt.Run(collectSpec(nil, "env", 1<<20, time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := res.Stdout.Text()
+	for _, kv := range strings.Split(env, "\n") {
+		if strings.Contains(kv, "m2fake") && kv != "M2_ALLOWED_URL=https://u:m2fake-allowed@h/" {
+			t.Errorf("a credential-shaped variable reached the child: %s", kv)
+		}
+	}
+	for _, want := range []string{"M2_ALLOWED_URL=https://u:m2fake-allowed@h/", "M2_PLAIN_URL=https://example.com/a@b",
+		"M2_GIT_URL=ssh://git@example.com/r.git", "M2_PLAIN=m2-plain"} {
+		if !strings.Contains(env, want+"\n") {
+			t.Errorf("child lacks %s", want)
+		}
+	}
+	if got := ScrubbedParentEnv(); slices.ContainsFunc(got, func(kv string) bool { return strings.Contains(kv, "m2fake") }) {
+		t.Errorf("ScrubbedParentEnv keeps a credential: %q", got)
 	}
 }

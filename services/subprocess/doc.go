@@ -37,7 +37,7 @@
 // A child's environment is built fresh: the parent environment minus every
 // name matching SensitiveEnvPattern (KEY, PASSWORD, SECRET, TOKEN, CREDENTIAL
 // anywhere, case-insensitively), the names given to ConcealEnv (the
-// variables the manifest reads credentials from) and the HARNESS_
+// variables the manifest reads with !env or names in apiKeyEnv) and the HARNESS_
 // namespace, minus the configured
 // EnvPolicy.Deny patterns (plus EnvPolicy.Allow exceptions), then Spec.Env
 // on top (an explicit entry always survives, credential-shaped or not), then

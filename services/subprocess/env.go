@@ -13,13 +13,24 @@ import (
 
 // SensitiveEnvPattern matches inherited environment variable names that are
 // treated as credentials and dropped before any child starts: KEY, PASSWORD,
-// SECRET, TOKEN or CREDENTIAL anywhere in the name, case-insensitively (the
-// dsh SENSITIVE_ENV_PATTERN plus CREDENTIAL, bug case B10). Values are never
-// inspected. Collateral names such as TOKENIZERS_PARALLELISM or KEYTIMEOUT are
-// dropped too; PASSPHRASE, AUTH and *_PAT are not caught by this pattern alone
-// (add them through EnvPolicy.Deny). Variables the manifest names as holding
-// a credential are dropped too, whatever their name (see [ConcealEnv]).
-var SensitiveEnvPattern = regexp.MustCompile(`(?i)KEY|PASSWORD|SECRET|TOKEN|CREDENTIAL`)
+// SECRET, TOKEN or CREDENTIAL anywhere in the name, AUTH as a word of it
+// (NPM_AUTH, ANTHROPIC_AUTH, SSH_AUTH_SOCK, the agent socket that signs as
+// the user; not GIT_AUTHOR_NAME), or a name ending in _PAT (a personal access token such as GH_PAT),
+// case-insensitively (the dsh SENSITIVE_ENV_PATTERN plus CREDENTIAL, bug
+// cases B10, M2). Collateral names such as TOKENIZERS_PARALLELISM or
+// KEYTIMEOUT are dropped too; PASSPHRASE is not caught by this pattern alone
+// (the plugin's default EnvPolicy.Deny adds it). Whatever its name, a
+// variable whose value is a URL with a password in it
+// (scheme://user:pass@host, see [URLWithPassword]) is dropped too, and so
+// are the variables the manifest reads (see [ConcealEnv]). Bash calls, hooks
+// and MCP stdio servers all get this one filter.
+var SensitiveEnvPattern = regexp.MustCompile(`(?i)KEY|PASSWORD|SECRET|TOKEN|CREDENTIAL|(^|_)AUTH(_|$)|_PAT$`)
+
+// URLWithPassword matches a value that is a URL carrying a password in its
+// userinfo (postgres://u:pass@db/x, https://user:tok@host): such an
+// inherited variable (DATABASE_URL, a proxy with credentials) is dropped
+// whatever its name, unless EnvPolicy.Allow matches the name.
+var URLWithPassword = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s]*:[^/?#@\s]*@`)
 
 // concealed is the process-wide set of variable names (upper-cased) dropped
 // from every child besides the patterns; concealGen counts its changes so
@@ -32,7 +43,7 @@ var (
 
 // ConcealEnv adds variable names that no child may inherit, whatever they
 // look like: the variables a deployment reads credentials from (an LLM
-// provider's apiKeyEnv, a `!env NAME` in a credential field; the harness
+// provider's apiKeyEnv, any `!env NAME` of the manifest; the harness
 // boot passes manifest.CredentialEnv here). Names match case-insensitively;
 // EnvPolicy.Allow does not bring them back, and a Spec.Env entry still sets
 // a value explicitly. The set is process-wide, as the environment is, and
@@ -137,7 +148,15 @@ func (p EnvPolicy) Validate() error {
 func sensitive(upper string) bool {
 	return strings.Contains(upper, "KEY") || strings.Contains(upper, "PASSWORD") ||
 		strings.Contains(upper, "SECRET") || strings.Contains(upper, "TOKEN") ||
-		strings.Contains(upper, "CREDENTIAL")
+		strings.Contains(upper, "CREDENTIAL") || strings.HasSuffix(upper, "_PAT") ||
+		upper == "AUTH" || strings.HasPrefix(upper, "AUTH_") || strings.HasSuffix(upper, "_AUTH") ||
+		strings.Contains(upper, "_AUTH_")
+}
+
+// urlWithPassword is URLWithPassword without the regexp engine for the
+// common value that holds no "://" at all.
+func urlWithPassword(v string) bool {
+	return strings.Contains(v, "://") && strings.Contains(v, "@") && URLWithPassword.MatchString(v)
 }
 
 func matchAny(patterns []string, upper string) bool {
@@ -165,12 +184,17 @@ func (p EnvPolicy) Drops(name string) bool {
 }
 
 // Scrub returns the entries of environ ("NAME=value") that the policy keeps,
-// in their original order. Entries without '=' are dropped.
+// in their original order. Entries without '=' are dropped, and so are
+// values that are URLs with a password (URLWithPassword) unless Allow
+// matches their name.
 func (p EnvPolicy) Scrub(environ []string) []string {
 	out := make([]string, 0, len(environ))
 	for _, kv := range environ {
-		name, _, ok := strings.Cut(kv, "=")
+		name, value, ok := strings.Cut(kv, "=")
 		if !ok || name == "" || p.Drops(name) {
+			continue
+		}
+		if urlWithPassword(value) && !matchAny(p.Allow, strings.ToUpper(name)) {
 			continue
 		}
 		out = append(out, kv)

@@ -73,6 +73,12 @@ type Handle struct {
 	pump pump // collected streams and StdinData, run by wait
 
 	sandbox SandboxReport
+	// guard puts back the protected paths the command changed; it runs
+	// once, when the range is first observed empty (markGone), before
+	// gone is set, so whoever sees gone sees protected.
+	guard     *sandbox.Guard
+	guardOnce sync.Once
+	protected []ProtectedChange
 
 	done    chan struct{}
 	outcome Outcome
@@ -148,11 +154,11 @@ func (r *Runtime) newLaunch(spec Spec) (*launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	wrapped, rep, err := r.wrapSandbox(spec.Sandbox, spec.Dir, path, spec.Argv, env, false, nil, r.cg != nil)
+	wrapped, rep, guard, err := r.wrapSandbox(spec.Sandbox, spec.Dir, path, spec.Argv, env, false, nil, r.cg != nil)
 	if err != nil {
 		return nil, err
 	}
-	h := &Handle{rt: r, grace: spec.Grace, done: make(chan struct{}), sandbox: rep}
+	h := &Handle{rt: r, grace: spec.Grace, done: make(chan struct{}), sandbox: rep, guard: guard}
 	h.cmd = &exec.Cmd{Path: wrapped.Path, Args: wrapped.Args, Dir: spec.Dir, Env: wrapped.Env,
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
 	return &launch{r: r, spec: spec, h: h, cmd: h.cmd, wrapped: wrapped}, nil
@@ -472,6 +478,7 @@ func (h *Handle) closeControl() {
 // markGone records the first confirmed absence of the range. It is
 // permanent: no later probe or signal touches the (possibly reused) pgid.
 func (h *Handle) markGone() {
+	h.guardOnce.Do(h.checkProtected)
 	h.mu.Lock()
 	first := !h.gone
 	h.gone = true
@@ -491,6 +498,29 @@ func (h *Handle) markGone() {
 		h.rt.untrack(h)
 	default:
 	}
+}
+
+// checkProtected runs the guard (nothing unless sandboxed in
+// workspace-write mode) and logs what it undid.
+func (h *Handle) checkProtected() {
+	h.protected = h.guard.Check()
+	for _, c := range h.protected {
+		h.rt.log.Warn("subprocess: "+c.String(), "pid", h.pid)
+	}
+}
+
+// Protected lists the protected paths (sandbox.ProtectedPaths in the
+// workspace and writable roots) the sandboxed command created, changed or
+// deleted, each undone (the command's version kept beside it as
+// NAME.rejected-UNIXTS). It is known once the range was observed empty
+// (WaitForExit returned true; Run reports it in Result.Protected); before
+// that, and for commands outside the sandbox or in read-only mode, it is
+// nil.
+func (h *Handle) Protected() []ProtectedChange {
+	if !h.isGone() {
+		return nil
+	}
+	return h.protected
 }
 
 func (h *Handle) isGone() bool {

@@ -14,6 +14,10 @@ type Result struct {
 	Stderr  *CollectedOutput
 	// Sandbox is what the sandbox enforced for the run (Handle.Sandbox).
 	Sandbox SandboxReport
+	// Protected lists the protected paths the sandboxed command created,
+	// changed or deleted; each was undone (Handle.Protected). Empty when
+	// nothing was touched, or when the range could not be emptied.
+	Protected []ProtectedChange
 }
 
 // Run is the foreground path a tool wants: Spawn, wait until the direct
@@ -42,6 +46,7 @@ func (r *Runtime) Run(spec Spec) (Result, error) {
 		return res, err
 	}
 	if gone, _ := h.WaitForExit(immediate); gone {
+		res.Protected = h.Protected()
 		return res, nil
 	}
 	h.Terminate()
@@ -51,6 +56,7 @@ func (r *Runtime) Run(spec Spec) (Result, error) {
 	if err == nil && !gone {
 		err = fmt.Errorf("subprocess: pid %d: managed range still alive after terminate", h.pid)
 	}
+	res.Protected = h.Protected()
 	return res, err
 }
 

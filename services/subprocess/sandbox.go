@@ -38,6 +38,11 @@ const (
 	EnforcementNone    = sandbox.EnforcementNone
 )
 
+// ProtectedChange is a protected path (sandbox.ProtectedPaths) that a
+// sandboxed command created, changed or deleted, and what was done about
+// it; its String is the notice for the command's result.
+type ProtectedChange = sandbox.ProtectedChange
+
 // ErrSandboxUnavailable is wrapped by the spawn error when a spec requires
 // a sandbox and no backend works here; the message says how to install
 // bubblewrap or opt out with `sandbox: {mode: off}`.
@@ -145,29 +150,34 @@ func (r *Runtime) checkSandbox(p *SandboxPolicy) SandboxReport {
 // never running the command unsandboxed. shareable: the caller starts the
 // command into a cgroup leaf of its own, so it may run in a sandbox shared
 // with other commands of the same policy (sandbox.Command.Zygote).
-func (r *Runtime) wrapSandbox(p *SandboxPolicy, dir, path string, argv, env []string, terminal bool, extraRW []string, shareable bool) (sandbox.Command, SandboxReport, error) {
+//
+// The guard (nil when nothing is protected: mode off or read-only) has
+// recorded the protected paths of the workspace and the writable roots;
+// the caller runs its Check once the command's range ended.
+func (r *Runtime) wrapSandbox(p *SandboxPolicy, dir, path string, argv, env []string, terminal bool, extraRW []string, shareable bool) (sandbox.Command, SandboxReport, *sandbox.Guard, error) {
 	if !p.Enabled() {
-		return sandbox.Command{Path: path, Args: argv, Env: env}, sandbox.Unsandboxed("no sandbox requested"), nil
+		return sandbox.Command{Path: path, Args: argv, Env: env}, sandbox.Unsandboxed("no sandbox requested"), nil, nil
 	}
 	if err := p.Validate(); err != nil {
-		return sandbox.Command{}, SandboxReport{}, invalid("sandbox.%v", err)
+		return sandbox.Command{}, SandboxReport{}, nil, invalid("sandbox.%v", err)
 	}
 	b, errs := r.sandbox.get()
 	if b == nil {
-		return sandbox.Command{}, SandboxReport{}, &sandbox.UnavailableError{Causes: errs}
+		return sandbox.Command{}, SandboxReport{}, nil, &sandbox.UnavailableError{Causes: errs}
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return sandbox.Command{}, SandboxReport{}, fmt.Errorf("subprocess: sandbox: working directory: %w", err)
+		return sandbox.Command{}, SandboxReport{}, nil, fmt.Errorf("subprocess: sandbox: working directory: %w", err)
 	}
 	if st, err := os.Stat(abs); err != nil {
-		return sandbox.Command{}, SandboxReport{}, fmt.Errorf("subprocess: start %s: working directory: %w", argv[0], err)
+		return sandbox.Command{}, SandboxReport{}, nil, fmt.Errorf("subprocess: start %s: working directory: %w", argv[0], err)
 	} else if !st.IsDir() {
-		return sandbox.Command{}, SandboxReport{}, fmt.Errorf("subprocess: start %s: working directory %s: not a directory", argv[0], dir)
+		return sandbox.Command{}, SandboxReport{}, nil, fmt.Errorf("subprocess: start %s: working directory %s: not a directory", argv[0], dir)
 	}
-	cmd, rep, err := b.Wrap(sandbox.Request{Policy: *p, Dir: abs, Path: path, Argv: argv, Env: env, Terminal: terminal, ExtraWritable: extraRW, Shareable: shareable && !r.noZygote})
+	req := sandbox.Request{Policy: *p, Dir: abs, Path: path, Argv: argv, Env: env, Terminal: terminal, ExtraWritable: extraRW, Shareable: shareable && !r.noZygote}
+	cmd, rep, err := b.Wrap(req)
 	if err != nil {
-		return sandbox.Command{}, SandboxReport{}, fmt.Errorf("subprocess: sandbox (%s): %w", b.Name(), err)
+		return sandbox.Command{}, SandboxReport{}, nil, fmt.Errorf("subprocess: sandbox (%s): %w", b.Name(), err)
 	}
-	return cmd, rep, nil
+	return cmd, rep, sandbox.NewGuard(req, cmd.ReadOnly), nil
 }

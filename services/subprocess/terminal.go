@@ -102,6 +102,10 @@ type Terminal struct {
 	hooks   *shellHooks // nil without shell integration
 	sandbox SandboxReport
 	zproc   *sandbox.ZygoteProcess // the program, when a shared sandbox started it
+	// guard puts back protected paths once the program was reaped; its
+	// findings (protected) are read after Done.
+	guard     *sandbox.Guard
+	protected []ProtectedChange
 
 	exited     chan struct{} // program reaped
 	readerDone chan struct{}
@@ -150,12 +154,13 @@ func (r *Runtime) SpawnTerminal(spec TerminalSpec) (*Terminal, error) {
 	if t.hooks != nil {
 		extraRW = []string{t.hooks.dir}
 	}
-	wrapped, rep, err := r.wrapSandbox(spec.Sandbox, spec.Dir, path, argv, env, true, extraRW, r.cg != nil)
+	wrapped, rep, guard, err := r.wrapSandbox(spec.Sandbox, spec.Dir, path, argv, env, true, extraRW, r.cg != nil)
 	if err != nil {
 		t.hooks.remove()
 		return nil, err
 	}
 	t.sandbox = rep
+	t.guard = guard
 	t.cmd = &exec.Cmd{Path: wrapped.Path, Args: wrapped.Args, Dir: spec.Dir, Env: wrapped.Env}
 	attrs := &syscall.SysProcAttr{Setsid: true, Setctty: true}
 	var cgRange cgroupRange
@@ -288,6 +293,10 @@ func (t *Terminal) run() {
 			t.waitErr = fmt.Errorf("subprocess: wait terminal %d: %w", t.pid, err)
 		}
 	}
+	t.protected = t.guard.Check()
+	for _, c := range t.protected {
+		t.rt.log.Warn("subprocess: "+c.String(), "pid", t.pid)
+	}
 	close(t.exited)
 	t.out.setFree()
 	if t.master != nil {
@@ -353,6 +362,18 @@ func (t *Terminal) Pid() int { return t.pid }
 // Sandbox reports what the sandbox enforces for this terminal (backend
 // "none", enforcement none when it runs unsandboxed).
 func (t *Terminal) Sandbox() SandboxReport { return t.sandbox }
+
+// Protected lists the protected paths (sandbox.ProtectedPaths) the
+// sandboxed terminal created, changed or deleted, each undone once its
+// program exited; nil before Done.
+func (t *Terminal) Protected() []ProtectedChange {
+	select {
+	case <-t.done:
+		return t.protected
+	default:
+		return nil
+	}
+}
 
 // Read reads terminal output in order; it returns io.EOF after the last
 // byte once the program exited, and context.Cause(ctx) if ctx ends first.

@@ -458,6 +458,7 @@ func TestNegativeZeroIsNotLosslessJSON(t *testing.T) {
 // that does not compile fails every call (INVALID_ARGS, saying why) instead
 // of the definition, and the body never runs.
 func TestLazySchemaThatDoesNotCompileFailsEachCall(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var calls atomic.Int64
 	body := func(context.Context, *tools.Execution, json.RawMessage) (any, error) { calls.Add(1); return "ok", nil }

@@ -55,33 +55,32 @@ func openProvider(t testing.TB, schema string) *postgres.Provider {
 func TestPostgresContract(t *testing.T) {
 	t.Parallel()
 	pgtest.Need(t)
-	var schema string
-	sessionstest.Run(t, sessionstest.Provider{
-		New: func(t *testing.T) func() *sessions.Service {
-			schema = freshSchema(t)
-			return func() *sessions.Service { return sessions.New(openProvider(t, schema)) }
-		},
-		// A crash mid-append: a transaction inserted the record (and bumped
-		// the summary) and its connection died before COMMIT.
-		Tear: func(t *testing.T, id string, seq int64) {
-			c, err := pgx.Connect(bg, pgtest.DSN())
-			if err != nil {
-				t.Fatal(err)
-			}
-			tx, err := c.Begin(bg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := tx.Exec(bg, "INSERT INTO "+schema+".records (session_id, seq, type, time, data) VALUES ($1, $2, 'tool/call', now(), $3)",
-				id, seq, fmt.Sprintf(`{"type":"tool/call","seq":%d}`, seq)); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := tx.Exec(bg, "UPDATE "+schema+".sessions SET last_seq = $2 WHERE id = $1", id, seq); err != nil {
-				t.Fatal(err)
-			}
-			_ = c.PgConn().Close(bg) // the connection dies mid-transaction
-		},
-	})
+	sessionstest.Run(t, sessionstest.Provider{New: func(t *testing.T) sessionstest.Store {
+		schema := freshSchema(t)
+		return sessionstest.Store{
+			Open: func() *sessions.Service { return sessions.New(openProvider(t, schema)) },
+			// A crash mid-append: a transaction inserted the record (and
+			// bumped the summary) and its connection died before COMMIT.
+			Tear: func(t *testing.T, id string, seq int64) {
+				c, err := pgx.Connect(bg, pgtest.DSN())
+				if err != nil {
+					t.Fatal(err)
+				}
+				tx, err := c.Begin(bg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := tx.Exec(bg, "INSERT INTO "+schema+".records (session_id, seq, type, time, data) VALUES ($1, $2, 'tool/call', now(), $3)",
+					id, seq, fmt.Sprintf(`{"type":"tool/call","seq":%d}`, seq)); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := tx.Exec(bg, "UPDATE "+schema+".sessions SET last_seq = $2 WHERE id = $1", id, seq); err != nil {
+					t.Fatal(err)
+				}
+				_ = c.PgConn().Close(bg) // the connection dies mid-transaction
+			},
+		}
+	}})
 }
 
 // Migrations run once: a second provider on the same schema finds it at

@@ -3,7 +3,7 @@
 // and lineage, over the public [sessions.Service] API.
 //
 //	func TestContract(t *testing.T) {
-//		sessionstest.Run(t, sessionstest.Provider{New: ..., Tear: ...})
+//		sessionstest.Run(t, sessionstest.Provider{New: func(t *testing.T) sessionstest.Store { ... }})
 //	}
 package sessionstest
 
@@ -22,17 +22,25 @@ import (
 
 // Provider describes the provider under test.
 type Provider struct {
-	// New makes a fresh, empty store and returns a function that opens a
-	// Service over it; each call is a separate Service (as a second process
-	// would have), all sharing the storage. Cleanup is the test's.
-	New func(t *testing.T) func() *sessions.Service
+	// New makes a fresh, empty store private to t and returns it. Run
+	// calls it once per case; the cases run in parallel. Cleanup is the
+	// test's.
+	New func(t *testing.T) Store
+}
+
+// Store is one fresh store of the provider under test.
+type Store struct {
+	// Open opens a Service over the store; each call is a separate Service
+	// (as a second process would have), all sharing the storage.
+	Open func() *sessions.Service
 	// Tear simulates a crash in the middle of storing the next record of
 	// session id, which no writer holds: afterwards that record must be
 	// absent for readers and for the next Open.
 	Tear func(t *testing.T, id string, nextSeq int64)
 }
 
-// Run runs the contract suite.
+// Run runs the contract suite, each case in parallel on a store of its
+// own.
 func Run(t *testing.T, p Provider) {
 	tests := []struct {
 		name string
@@ -42,7 +50,6 @@ func Run(t *testing.T, p Provider) {
 		{"Errors", testErrors},
 		{"Ordering", testOrdering},
 		{"LargeRecords", testLargeRecords},
-		{"TornWrites", func(t *testing.T, open func() *sessions.Service) { testTornWrites(t, open, p.Tear) }},
 		{"ConcurrentOpeners", testConcurrentOpeners},
 		{"Reserve", testReserve},
 		{"Listing", testListing},
@@ -51,8 +58,16 @@ func Run(t *testing.T, p Provider) {
 		{"Follow", testFollow},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) { tc.fn(t, p.New(t)) })
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.fn(t, p.New(t).Open)
+		})
 	}
+	t.Run("TornWrites", func(t *testing.T) {
+		t.Parallel()
+		s := p.New(t)
+		testTornWrites(t, s.Open, s.Tear)
+	})
 }
 
 var bg = context.Background()

@@ -128,6 +128,14 @@ func (b *bwrap) Wrap(req Request) (Command, Report, error) {
 	for _, w := range underTmp {
 		args = append(args, "--bind", w, w)
 	}
+	// The protected paths that exist (ProtectedPaths in the workspace and
+	// each writable root) bound read-only over the writable binds: the
+	// harness's config, .claude, .git/config and hooks. The Guard covers
+	// those created later.
+	protected := roBindable(protectedIn(req))
+	for _, p := range protected {
+		args = append(args, "--ro-bind", p, p)
+	}
 	// What a shared sandbox checks before each command: every bind still
 	// shows the host directory it bound, every mask still covers its path
 	// (a host file or directory deleted and re-created detaches the mount
@@ -139,6 +147,9 @@ func (b *bwrap) Wrap(req Request) (Command, Report, error) {
 		}
 		if within(req.Dir, "/tmp") && !slices.Contains(writable, req.Dir) {
 			checks = append(checks, identity(req.Dir, req.Dir))
+		}
+		for _, p := range protected {
+			checks = append(checks, identity(p, p))
 		}
 	}
 	denied, incomplete := deniedPaths(req)
@@ -172,14 +183,14 @@ func (b *bwrap) Wrap(req Request) (Command, Report, error) {
 		// One zygote per distinct command line; the checks restart it
 		// when the host paths it mounted were replaced since.
 		key := strings.Join(args, "\x00")
-		return Command{Path: req.Path, Args: req.Argv, Env: req.Env, Zygote: &ZygoteLaunch{pool: b.zygotes, key: key,
+		return Command{Path: req.Path, Args: req.Argv, Env: req.Env, ReadOnly: protected, Zygote: &ZygoteLaunch{pool: b.zygotes, key: key,
 			args: args, checks: checks, dir: req.Dir, path: req.Path, argv: req.Argv, env: req.Env}}, rep, nil
 	}
 	args = append(args, "--chdir", req.Dir, "--", req.Path)
 	if len(req.Argv) > 1 {
 		args = append(args, req.Argv[1:]...)
 	}
-	return Command{Path: b.path, Args: args, Env: req.Env}, rep, nil
+	return Command{Path: b.path, Args: args, Env: req.Env, ReadOnly: protected}, rep, nil
 }
 
 // identity is the check that path shows the file or directory src is on
