@@ -205,16 +205,36 @@ func repoRoot(dir string) string {
 // maxGitOutput bounds what is read of git's output (bytes).
 const maxGitOutput = 64 << 10
 
+// safeGit are the options of every git the harness runs in a repository
+// the agent may have written to: no program the repository configures runs
+// (core.fsmonitor, hooks, external diff drivers); see [filterOverrides] for
+// clean filters.
+var safeGit = []string{"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "diff.external=", "-c", "core.quotepath=off"}
+
+// gitEnv is the environment of those git runs: no system configuration,
+// no optional locks.
+var gitEnv = map[string]string{"GIT_OPTIONAL_LOCKS": "0", "GIT_CONFIG_NOSYSTEM": "1"}
+
 // runGit runs `git status --porcelain --branch` in dir through the
-// subprocess service, bounded in time and output.
+// subprocess service, bounded in time and output. The repository's
+// configuration is the agent's to write (.git/config), so git runs with
+// [safeGit] and every clean filter or filter process the configuration
+// names set to empty: git status runs a file's clean filter to compare
+// its content, and that would run a program the agent chose outside
+// the sandbox.
 func runGit(ctx context.Context, rt *subprocess.Runtime, dir string) (string, bool) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
+	filters, ok := filterOverrides(ctx, rt, dir)
+	if !ok {
+		return "", false
+	}
+	argv := append(append(append([]string{"git"}, safeGit...), filters...), "status", "--porcelain", "--branch", "--untracked-files=normal")
 	res, err := rt.Run(subprocess.Spec{
 		Context: ctx,
-		Argv:    []string{"git", "-c", "core.quotepath=off", "status", "--porcelain", "--branch", "--untracked-files=normal"},
+		Argv:    argv,
 		Dir:     dir,
-		Env:     map[string]string{"GIT_OPTIONAL_LOCKS": "0"},
+		Env:     gitEnv,
 		Stdin:   subprocess.IgnoreStdin(),
 		Stdout:  subprocess.Collect(maxGitOutput),
 		Stderr:  subprocess.Collect(4096),
@@ -224,4 +244,38 @@ func runGit(ctx context.Context, rt *subprocess.Runtime, dir string) (string, bo
 		return "", false // a status too long to read whole is left out
 	}
 	return res.Stdout.Text(), true
+}
+
+// filterOverrides lists the filter drivers' commands the configuration
+// seen in dir names (`git config --get-regexp`, which runs no program) and
+// returns `-c KEY=` for each, which disables it. Not ok when git cannot
+// list them (then no status is taken).
+func filterOverrides(ctx context.Context, rt *subprocess.Runtime, dir string) ([]string, bool) {
+	res, err := rt.Run(subprocess.Spec{
+		Context: ctx,
+		Argv:    append(append([]string{"git"}, safeGit...), "config", "-z", "--includes", "--name-only", "--get-regexp", `^filter\..*\.(clean|process|smudge)$`),
+		Dir:     dir,
+		Env:     gitEnv,
+		Stdin:   subprocess.IgnoreStdin(),
+		Stdout:  subprocess.Collect(maxGitOutput),
+		Stderr:  subprocess.Collect(4096),
+		Grace:   time.Second,
+	})
+	if err != nil || res.Outcome.ExitCode == nil || res.Stdout.Truncated() {
+		return nil, false
+	}
+	switch *res.Outcome.ExitCode {
+	case 0:
+	case 1: // no such key
+		return nil, true
+	default:
+		return nil, false
+	}
+	var out []string
+	for _, key := range strings.Split(res.Stdout.Text(), "\x00") {
+		if key = strings.TrimSpace(key); key != "" {
+			out = append(out, "-c", key+"=")
+		}
+	}
+	return out, true
 }

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -94,4 +95,94 @@ func TestEnvironmentSection(t *testing.T) {
 	if !strings.Contains(out, "Git repository: no") || !strings.Contains(out, "Working directory: "+outside) {
 		t.Errorf("outside a repository:\n%s", out)
 	}
+}
+
+// The status the section takes runs no program the repository configures:
+// a .git/config whose core.fsmonitor, hooks and clean filter (with an
+// attribute naming it and a file whose stat changed, so status compares
+// its content) each write a marker file leaves no marker.
+func TestStatusRunsNoRepositoryProgram(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("git is required in CI")
+		}
+		t.Skip("git not installed")
+	}
+	// The check that the markers can appear: plain git status runs them
+	// (the clean filter only when no fsmonitor answers for the file).
+	for _, probe := range []struct{ marker, opt string }{{"clean.ran", "core.fsmonitor=false"}, {"fsmonitor.ran", "core.quotepath=off"}} {
+		repo, markers := evilRepo(t)
+		cmd := exec.Command("git", "-C", repo, "-c", probe.opt, "status", "--porcelain")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git status: %v\n%s", err, out)
+		}
+		if _, err := os.Stat(filepath.Join(markers, probe.marker)); err != nil {
+			t.Fatalf("plain git status did not run %s, so this test proves nothing: %v", probe.marker, err)
+		}
+	}
+
+	repo, markers := evilRepo(t)
+	h := harnesstest.Start(t, "plugins:\n  - name: subprocess-local\n  - name: systemprompt\n  - name: environment\n")
+	sys, _ := render(t, harnesstest.Service(t, h, systemprompt.Key), repo)
+	if !strings.Contains(sys, "Branch: trunk") {
+		t.Errorf("no status taken:\n%s", sys)
+	}
+	for _, e := range mustReadDir(t, markers) {
+		if strings.HasSuffix(e.Name(), ".ran") {
+			t.Errorf("the harness's git status ran a repository-configured program: %s", e.Name())
+		}
+	}
+}
+
+func mustReadDir(t *testing.T, dir string) []os.DirEntry {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return entries
+}
+
+// evilRepo makes a repository whose .git/config runs a marker-writing
+// script as its fsmonitor, hooks, clean filter and
+// external diff, with a.txt's mtime changed since it was committed.
+func evilRepo(t *testing.T) (repo, markers string) {
+	t.Helper()
+	repo, markers = t.TempDir(), t.TempDir()
+	git(t, repo, "init", "-q", "-b", "trunk")
+	if err := os.WriteFile(filepath.Join(repo, "a.txt"), []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo, ".gitattributes"), []byte("* filter=evil\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, repo, "add", "a.txt", ".gitattributes")
+	git(t, repo, "commit", "-q", "-m", "a")
+	script := func(name, tail string) string {
+		p := filepath.Join(markers, name+".sh")
+		body := "#!/bin/sh\ntouch " + filepath.Join(markers, name+".ran") + "\n" + tail
+		if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	hooks := filepath.Join(markers, "hooks")
+	if err := os.Mkdir(hooks, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []string{"post-index-change", "reference-transaction", "pre-auto-gc"} {
+		if err := os.Symlink(script("hook-"+h, ""), filepath.Join(hooks, h)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git(t, repo, "config", "core.fsmonitor", script("fsmonitor", ""))
+	git(t, repo, "config", "core.hooksPath", hooks)
+	git(t, repo, "config", "filter.evil.clean", script("clean", "cat\n"))
+	git(t, repo, "config", "diff.external", script("diff", ""))
+	// A changed mtime makes status read a.txt through its clean filter.
+	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(filepath.Join(repo, "a.txt"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	return repo, markers
 }

@@ -306,6 +306,8 @@ func (p *plugin) vote(_ context.Context, e *tools.Execution) (tools.Decision, er
 func (p *plugin) denialFor(v Verdict, tool, why string) string {
 	var fix string
 	switch {
+	case v.Protected != "":
+		fix = fmt.Sprintf("No allow rule or acceptEdits lets a tool write %s: approve it in an interactive session, or run with permission mode bypass.", v.Protected)
 	case v.Rule != "":
 		fix = fmt.Sprintf("To let this call run, remove %q from the ask list of the permission plugin in harness.yml.", v.Rule)
 	case len(v.Suggestions) > 0:

@@ -80,6 +80,9 @@ type Verdict struct {
 	// An explicit approval (a PreToolUse hook's "allow") lifts such an ask,
 	// as in Claude Code; it lifts no ask a rule made.
 	ByMode bool
+	// Protected is the path, symlinks resolved, of a write to a protected
+	// path (see [ProtectedPaths]) that made this an ask; "" otherwise.
+	Protected string
 }
 
 // Call is what a policy evaluates: the tool name and its arguments as JSON.
@@ -229,7 +232,9 @@ type subject struct {
 }
 
 // Evaluate decides one call. Precedence is fixed: any matching deny rule
-// denies; then plan mode denies non-read-only tools; then any matching ask
+// denies; then plan mode denies non-read-only tools; then a file tool
+// writing a protected path ([ProtectedPaths]) asks (except in bypass
+// mode), whatever the allow rules say; then any matching ask
 // rule asks (except in bypass mode); then a shell call whose workdir is
 // outside the workspace, or (unless it runs in the sandbox) with a part that
 // cannot be known statically, is asked in every mode; then a call covered
@@ -248,6 +253,12 @@ func (p *Policy) Evaluate(c Call) Verdict {
 	if p.mode == ModePlan && !readOnly {
 		return Verdict{Decision: Deny,
 			Reason: fmt.Sprintf("permission denied: plan mode allows only read-only tools, and %q is not read-only", c.Tool)}
+	}
+	if p.mode != ModeBypass && !readOnly {
+		if path := p.protectedWrite(c, sub); path != "" {
+			return Verdict{Decision: Ask, Protected: path,
+				Reason: fmt.Sprintf("tool %q requires approval: it writes %s, a protected path (harness configuration, hooks or git configuration the harness trusts later), which is asked in every permission mode but bypass, whatever the allow rules say", c.Tool, path)}
+		}
 	}
 	if p.mode != ModeBypass {
 		for _, r := range p.ask {
@@ -285,6 +296,60 @@ func (p *Policy) Evaluate(c Call) Verdict {
 	}
 	return Verdict{Decision: Ask, Suggestions: p.suggest(c, sub), ByMode: true,
 		Reason: fmt.Sprintf("tool %q requires approval: %s", c.Tool, why)}
+}
+
+// ProtectedPaths are the paths, relative to the working directory and to
+// each of the workspace's roots, that a file tool's write is asked for in
+// every permission mode but bypass, even when an allow rule or acceptEdits
+// covers it: files the harness (or git, or Claude Code hooks) later trusts
+// and runs from. A trailing "/**" protects everything below a directory.
+var ProtectedPaths = []string{
+	"harness.yml", "harness.patch.yml", ".harness/**", ".claude/**", ".mcp.json",
+	".git/config", ".git/hooks/**", ".gitmodules",
+}
+
+// protectedWrite returns the path a file tool that is not read-only
+// writes, when that path (lexically, or with every symlink resolved) is
+// protected; "" otherwise.
+func (p *Policy) protectedWrite(c Call, sub subject) string {
+	if sub.kind != "file" {
+		return ""
+	}
+	if _, ok := p.file[strings.ToLower(c.Tool)]; !ok {
+		return ""
+	}
+	roots := p.workspaceRoots(sub.cwd, c.Roots)
+	forms := append([]string(nil), sub.paths...)
+	if len(sub.paths) > 0 {
+		forms = append(forms, resolveExisting(sub.paths[0]))
+	}
+	for _, f := range forms {
+		for _, r := range roots {
+			if protectedUnder(f, r) {
+				return resolveExisting(f)
+			}
+		}
+	}
+	return ""
+}
+
+// protectedUnder reports whether abs is one of [ProtectedPaths] of root.
+func protectedUnder(abs, root string) bool {
+	rel, err := filepath.Rel(root, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return false
+	}
+	rel = filepath.ToSlash(rel)
+	for _, pat := range ProtectedPaths {
+		if dir, ok := strings.CutSuffix(pat, "/**"); ok {
+			if rel == dir || strings.HasPrefix(rel, dir+"/") {
+				return true
+			}
+		} else if rel == pat {
+			return true
+		}
+	}
+	return false
 }
 
 // denied returns the deny rule that matches the call: by its forms, by the

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
+	"slices"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
@@ -51,10 +51,12 @@ func (s *Service) workDir(ctx context.Context, job *rivertype.JobRow, a RunArgs)
 // a.Ref: git through the subprocess service, with the scrubbed
 // environment and no terminal prompts.
 func (s *Service) clone(ctx context.Context, dir string, a RunArgs) error {
-	steps := [][]string{{"git", "clone", "--quiet", "--", a.Repo, "."}}
+	// No hook or fsmonitor of the (agent-writable) repository runs.
+	git := []string{"git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"}
+	steps := [][]string{append(slices.Clone(git), "clone", "--quiet", "--", a.Repo, ".")}
 	if a.Ref != "" {
-		steps = append(steps, []string{"git", "fetch", "--quiet", "origin", "--", a.Ref},
-			[]string{"git", "checkout", "--quiet", "--detach", "FETCH_HEAD"})
+		steps = append(steps, append(slices.Clone(git), "fetch", "--quiet", "origin", "--", a.Ref),
+			append(slices.Clone(git), "checkout", "--quiet", "--detach", "FETCH_HEAD"))
 	}
 	for _, argv := range steps {
 		res, err := s.sp.Run(subprocess.Spec{Context: ctx, Argv: argv, Dir: dir,
@@ -62,10 +64,10 @@ func (s *Service) clone(ctx context.Context, dir string, a RunArgs) error {
 			Stdin: subprocess.IgnoreStdin(), Stdout: subprocess.Collect(64 << 10), Stderr: subprocess.Collect(64 << 10),
 			Grace: s.cfg.Grace})
 		if err != nil {
-			return fmt.Errorf("%s: %w", strings.Join(argv[:2], " "), err)
+			return fmt.Errorf("git %s: %w", argv[len(git)], err)
 		}
 		if res.Outcome.ExitCode == nil || *res.Outcome.ExitCode != 0 {
-			return fmt.Errorf("%s %s (%s): %s", argv[0], argv[1], res.Outcome, tail(res.Stderr.Text()))
+			return fmt.Errorf("git %s (%s): %s", argv[len(git)], res.Outcome, tail(res.Stderr.Text()))
 		}
 	}
 	return nil
