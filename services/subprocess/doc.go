@@ -91,23 +91,24 @@
 //
 // Every range dies with the process that owns the runtime, however it
 // dies (SIGKILL, a crash, the OOM killer), not only on Close. Before its
-// first child the runtime starts a watchdog: this executable again, in a
-// session of its own, ignoring SIGINT, SIGTERM and SIGHUP, holding the
-// read end of a pipe that only this process can write. When this process
-// is gone the pipe ends and the watchdog, at once, SIGKILLs what is left:
+// first child the runtime starts a watchdog: a /bin/sh script of this
+// package, in a session of its own, ignoring SIGINT, SIGTERM and SIGHUP,
+// reading a pipe that only this process can write. When this process is
+// gone the pipe ends and the watchdog, at once, SIGKILLs what is left:
 // with cgroup isolation the runtime's whole cgroup directory (cgroup.kill:
-// every leaf, setsid escapees included) which it then removes; with
-// process groups, each group and terminal session the runtime had
-// announced on the pipe and not yet seen empty. A signal to the harness's
-// whole process group does not reach the watchdog first.
+// every leaf, setsid escapees included; the next runtime's sweep removes
+// the empty directories); with process groups, each group and terminal
+// session the runtime had announced on the pipe and not yet seen empty. A
+// signal to the harness's whole process group does not reach the watchdog.
 //
 // What remains: with process groups, a descendant that left the group
 // (setsid, setpgid) is out of reach, as it is for Terminate, and so is a
 // child that died with the harness between its start and its announcement
 // (microseconds); a group whose leader's pid now names another process is
-// left alone. A watchdog killed on its own (kill -9 of its pid) guards
-// nothing; with cgroups the next runtime's sweep then kills and removes the
-// cgroups of hosts that no longer exist. PR_SET_PDEATHSIG is not used: it
+// left alone. Without /bin/sh there is no watchdog (logged), and a
+// watchdog killed on its own (kill -9 of its pid) guards nothing; with
+// cgroups the next runtime's sweep then kills and removes the cgroups of
+// hosts that no longer exist. PR_SET_PDEATHSIG is not used: it
 // reaches only the direct child (an npx launcher, not the node server
 // under it) and Linux sends it when the forking thread exits, which the
 // Landlock backend's discarded threads do. Sandboxed commands also die

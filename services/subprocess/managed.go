@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -438,6 +439,12 @@ func sweepStale(parent string) {
 		// cgroup.kill on the directory kills its whole subtree, nested
 		// runtimes' directories included (a harness run by a command of
 		// another creates its own directory inside that one's leaf).
-		killCgroupTree(filepath.Join(parent, e.Name()))
+		stale := filepath.Join(parent, e.Name())
+		_ = os.WriteFile(filepath.Join(stale, "cgroup.kill"), []byte("1"), 0)
+		// The kill is asynchronous: give the tree up to a second to empty;
+		// anything still busy stays for the next sweep.
+		for deadline := time.Now().Add(time.Second); removeCgroupTree(stale) != nil && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 }

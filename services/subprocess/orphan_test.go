@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
@@ -185,16 +186,21 @@ func TestWatchdogKillsOnlyHeldRanges(t *testing.T) {
 		}
 		leaders[i] = st
 	}
-	line := func(op string, st procStat, start uint64) string {
-		return fmt.Sprintf("%s %d %d\n", op, st.pid, start)
+	wd, err := startWatchdog("", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
 	}
-	in := line("+g", leaders[0], leaders[0].start) + // held group
-		line("+g", leaders[1], leaders[1].start) + fmt.Sprintf("-g %d\n", leaders[1].pid) + // retracted
-		line("+g", leaders[2], leaders[2].start+1) + // the number names another process now
-		line("+s", leaders[3], leaders[3].start) + // held session
-		"garbage\n+g x 1\n+g 1 0\n"
-	killAnnounced(readAnnouncements(strings.NewReader(in)))
-	deadline := time.Now().Add(10 * time.Second)
+	announce := func(op string, st procStat, start uint64) {
+		wd.announce(fmt.Sprintf("%s %d %d", op, st.pid, start))
+	}
+	announce("+g", leaders[0], leaders[0].start) // held group
+	announce("+g", leaders[1], leaders[1].start) // retracted:
+	wd.announce(fmt.Sprintf("-g %d", leaders[1].pid))
+	announce("+g", leaders[2], leaders[2].start+1) // the number names another process now
+	announce("+s", leaders[3], leaders[3].start)   // held session
+	wd.announce("garbage")
+	wd.stop(t.Context())                         // as if the runtime's process had died: the pipe ends
+	deadline := time.Now().Add(10 * time.Second) // SIGKILL was sent; the exit may lag
 	for _, i := range []int{0, 3} {
 		for len(liveSleeps(marks[i])) > 0 && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
