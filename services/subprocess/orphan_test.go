@@ -215,3 +215,40 @@ func TestWatchdogKillsOnlyHeldRanges(t *testing.T) {
 		}
 	}
 }
+
+// The watchdog's one-time cost per runtime (start, then stop: the pipe
+// ends and it exits) against spawning and reaping /bin/true with os/exec
+// in the same run, paired as BenchmarkSpawnWaitPaired does.
+func BenchmarkWatchdogStartStop(b *testing.B) {
+	log := slog.New(slog.DiscardHandler)
+	var wds, raw []time.Duration
+	for i := 0; b.Loop(); i++ {
+		watch := func() {
+			t := time.Now()
+			wd, err := startWatchdog("", log)
+			if err != nil {
+				b.Fatal(err)
+			}
+			wd.stop(b.Context())
+			wds = append(wds, time.Since(t))
+		}
+		bare := func() {
+			t := time.Now()
+			if err := exec.Command("/bin/true").Run(); err != nil {
+				b.Fatal(err)
+			}
+			raw = append(raw, time.Since(t))
+		}
+		if i%2 == 0 {
+			watch()
+			bare()
+		} else {
+			bare()
+			watch()
+		}
+	}
+	mw, mr := median(wds), median(raw)
+	b.ReportMetric(float64(mw)/1e6, "watchdog-ms")
+	b.ReportMetric(float64(mr)/1e6, "osexec-ms")
+	b.ReportMetric(float64(mw)/float64(mr), "watchdog/osexec")
+}
