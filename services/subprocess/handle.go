@@ -154,7 +154,7 @@ func (r *Runtime) newLaunch(spec Spec) (*launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	wrapped, rep, guard, err := r.wrapSandbox(spec.Sandbox, spec.Dir, path, spec.Argv, env, false, nil, r.cg != nil)
+	wrapped, rep, guard, err := r.wrapSandbox(ctx, spec.Sandbox, spec.Dir, path, spec.Argv, env, false, nil, r.cg != nil)
 	if err != nil {
 		return nil, err
 	}

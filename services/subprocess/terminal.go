@@ -154,7 +154,7 @@ func (r *Runtime) SpawnTerminal(spec TerminalSpec) (*Terminal, error) {
 	if t.hooks != nil {
 		extraRW = []string{t.hooks.dir}
 	}
-	wrapped, rep, guard, err := r.wrapSandbox(spec.Sandbox, spec.Dir, path, argv, env, true, extraRW, r.cg != nil)
+	wrapped, rep, guard, err := r.wrapSandbox(ctx, spec.Sandbox, spec.Dir, path, argv, env, true, extraRW, r.cg != nil)
 	if err != nil {
 		t.hooks.remove()
 		return nil, err
