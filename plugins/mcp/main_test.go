@@ -23,6 +23,9 @@ import (
 var fixture string
 
 func TestMain(m *testing.M) {
+	if cfg := os.Getenv(ownerEnv); cfg != "" {
+		os.Exit(runOwner(cfg))
+	}
 	dir, err := os.MkdirTemp("", "mcp-fixture-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
