@@ -24,23 +24,22 @@ type Agent struct {
 	Service *agent.Service
 }
 
-// StartAgent boots, with [Start], an agent over a scripted model with an
-// empty script: the rows systemprompt, tools, prompt-tools, tokenmeter,
-// llm, llm-openai (provider "test", one model m1 without thinking and with a
-// 1 MiB context window, no retries), sessions-jsonl in a temporary state
-// directory, then rows (harness.yml rows: the plugins under measurement and
-// one that registers the tool a turn calls; opts add their definitions),
-// then agent.
-func StartAgent(tb testing.TB, rows string, opts ...harness.Option) *Agent {
-	tb.Helper()
-	srv := llmtest.New(tb, nil)
-	manifest := fmt.Sprintf(`plugins:
+// AgentManifest returns the harness.yml text of an agent over the scripted
+// model at modelURL (an [llmtest.Server]'s URL): the rows systemprompt,
+// tools, prompt-tools, tokenmeter, llm and llm-openai (row id "test",
+// provider "test", one model m1 without thinking and with a 1 MiB context
+// window, no retries), then rows (harness.yml rows indented as under
+// plugins:), which name the sessions store, the agent and whatever else the
+// test needs.
+func AgentManifest(modelURL, rows string) string {
+	return fmt.Sprintf(`plugins:
   - name: systemprompt
   - name: tools
   - name: prompt-tools
   - name: tokenmeter
   - name: llm
-  - name: llm-openai
+  - id: test
+    name: llm-openai
     config:
       provider: test
       baseURL: %s
@@ -48,10 +47,18 @@ func StartAgent(tb testing.TB, rows string, opts ...harness.Option) *Agent {
       maxRetries: 0
       models:
         - {name: m1, default: true, thinking: disabled, contextWindow: 1048576}
-  - name: sessions-jsonl
-    config: {stateDir: %s}
-%s  - name: agent
-`, srv.URL, tb.TempDir(), rows)
+%s`, modelURL, rows)
+}
+
+// StartAgent boots, with [Start], an agent over a scripted model with an
+// empty script: the rows of [AgentManifest], sessions-jsonl in a temporary
+// state directory, then rows (harness.yml rows: the plugins under
+// measurement and one that registers the tool a turn calls; opts add their
+// definitions), then agent.
+func StartAgent(tb testing.TB, rows string, opts ...harness.Option) *Agent {
+	tb.Helper()
+	srv := llmtest.New(tb, nil)
+	manifest := AgentManifest(srv.URL, fmt.Sprintf("  - name: sessions-jsonl\n    config: {stateDir: %s}\n%s  - name: agent\n", tb.TempDir(), rows))
 	h := Start(tb, manifest, opts...)
 	return &Agent{Harness: h, Model: srv, Service: Service(tb, h, agent.Key)}
 }

@@ -67,12 +67,20 @@ func init() {
 					keyWarning = routeKeyWarning(svc)
 				}
 				var sandbox, sandboxWarning string
+				var probeErr error
 				if rt, ok := core.Lookup(h.Root.Context(), subprocess.Key); ok {
-					sandbox, sandboxWarning = sandboxSummary(rt)
-					sandbox += "\n"
+					// The boot ran no probe (the first sandboxed spawn would):
+					// run it here, interruptibly, for the sandbox line.
+					if probeErr = rt.ProbeSandbox(env.Ctx); probeErr == nil {
+						sandbox, sandboxWarning = sandboxSummary(rt)
+						sandbox += "\n"
+					}
 				}
 				if err := h.Stop(context.Background()); err != nil {
 					return Failure(fmt.Errorf("stopping: %w", err))
+				}
+				if probeErr != nil {
+					return Failure(probeErr)
 				}
 				if len(problems) > 0 {
 					lines := make([]string, len(problems))

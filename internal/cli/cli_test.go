@@ -137,11 +137,11 @@ func TestUnreadableManifestSaysItIsTheManifest(t *testing.T) {
 	}
 }
 
-func TestPluginsJSONHasExactlyTheDocumentedKeys(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	p := write(t, dir, "h.yml", "plugins:\n  - name: hello-user\n  - name: hello\n    config: {greeting: hi}\n")
-	out, errOut, code := run(t, "", "plugins", "--json", "-c", p)
+// pluginsJSON runs `harness plugins --json -c manifest` and returns its
+// rows and its output, failing t unless it exits 0 with a JSON array.
+func pluginsJSON(t *testing.T, manifest string) ([]map[string]any, string) {
+	t.Helper()
+	out, errOut, code := run(t, "", "plugins", "--json", "-c", manifest)
 	if code != 0 {
 		t.Fatalf("code %d %s", code, errOut)
 	}
@@ -149,6 +149,14 @@ func TestPluginsJSONHasExactlyTheDocumentedKeys(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rows); err != nil {
 		t.Fatal(err, out)
 	}
+	return rows, out
+}
+
+func TestPluginsJSONHasExactlyTheDocumentedKeys(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := write(t, dir, "h.yml", "plugins:\n  - name: hello-user\n  - name: hello\n    config: {greeting: hi}\n")
+	rows, out := pluginsJSON(t, p)
 	if len(rows) != 2 {
 		t.Fatal(out)
 	}
@@ -264,14 +272,7 @@ func TestPluginsShowsFailedRowsInsteadOfFailing(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	p := write(t, dir, "h.yml", "plugins:\n  - {id: one, name: hello}\n  - {id: two, name: hello}\n")
-	out, errOut, code := run(t, "", "plugins", "--json", "-c", p)
-	if code != 0 {
-		t.Fatalf("code %d %s", code, errOut)
-	}
-	var rows []map[string]any
-	if err := json.Unmarshal([]byte(out), &rows); err != nil {
-		t.Fatal(err, out)
-	}
+	rows, _ := pluginsJSON(t, p)
 	if rows[0]["state"] != "active" || rows[1]["state"] != "failed" || !strings.Contains(rows[1]["error"].(string), "already provided") {
 		t.Fatalf("rows %v", rows)
 	}

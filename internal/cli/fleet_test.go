@@ -146,9 +146,16 @@ var bannerRE = regexp.MustCompile(`harness worker (\S+): working`)
 // waits for its banner; the test's cleanup stops it with SIGTERM.
 func (f *fleet) worker(t testing.TB, args ...string) *fleetWorker {
 	t.Helper()
+	return startWorker(t, f.dir, f.cfg, baseEnv(), args...)
+}
+
+// startWorker starts `harness --config cfg ARGS...` (a worker) in dir with
+// env and waits for its banner; the test's cleanup stops it with SIGTERM.
+func startWorker(t testing.TB, dir, cfg string, env []string, args ...string) *fleetWorker {
+	t.Helper()
 	w := &fleetWorker{stderr: &syncBuffer{}, exited: make(chan error, 1)}
-	w.cmd = exec.Command(harnessBinary(t), append([]string{"--config", f.cfg}, args...)...)
-	w.cmd.Dir, w.cmd.Env, w.cmd.Stderr = f.dir, baseEnv(), w.stderr
+	w.cmd = exec.Command(harnessBinary(t), append([]string{"--config", cfg}, args...)...)
+	w.cmd.Dir, w.cmd.Env, w.cmd.Stderr = dir, env, w.stderr
 	if err := w.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -3,40 +3,15 @@ package cli_test
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/dshgo/harness/internal/otlptest"
 	"github.com/dshgo/harness/internal/pgtest"
 )
-
-// startTracedWorker starts `harness worker` with env added to baseEnv.
-func startTracedWorker(t *testing.T, dir, cfg string, env ...string) *fleetWorker {
-	t.Helper()
-	w := &fleetWorker{stderr: &syncBuffer{}, exited: make(chan error, 1)}
-	w.cmd = exec.Command(harnessBinary(t), "--config", cfg, "worker")
-	w.cmd.Dir, w.cmd.Env, w.cmd.Stderr = dir, append(baseEnv(), env...), w.stderr
-	if err := w.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { w.exited <- w.cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = w.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-w.exited:
-		case <-time.After(20 * time.Second):
-			_ = w.cmd.Process.Kill()
-			<-w.exited
-		}
-	})
-	waitFor(t, 30*time.Second, "worker banner", func() bool { return bannerRE.MatchString(w.stderr.String()) })
-	return w
-}
 
 // `harness submit` run under a TRACEPARENT stores it with the job; the
 // worker (another process, tracing on) starts the job's span as a child
@@ -53,7 +28,7 @@ func TestSubmitUnderTraceparentJoinsTheSubmittersTrace(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(m), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	startTracedWorker(t, dir, cfg, "OTEL_EXPORTER_OTLP_ENDPOINT="+col.URL, "OTEL_BSP_SCHEDULE_DELAY=100")
+	startWorker(t, dir, cfg, append(baseEnv(), "OTEL_EXPORTER_OTLP_ENDPOINT="+col.URL, "OTEL_BSP_SCHEDULE_DELAY=100"), "worker")
 
 	const traceID, parentID = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
 	sub := processCommand(t, dir, m, append(baseEnv(), "TRACEPARENT=00-"+traceID+"-"+parentID+"-01"), "submit", "job 1")

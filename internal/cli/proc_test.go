@@ -152,15 +152,7 @@ func sawProcess(marker string, d time.Duration) bool {
 // "harness: interrupted" after cleanup.
 func TestRunInterruptDuringBashExits130(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		t.Run(sig.String(), func(t *testing.T) {
-			t.Parallel()
-			testRunSignalDuringBash(t, sig)
-		})
-	}
+	eachStopSignal(t, testRunSignalDuringBash)
 }
 
 func testRunSignalDuringBash(t *testing.T, sig syscall.Signal) {
@@ -168,52 +160,13 @@ func testRunSignalDuringBash(t *testing.T, sig syscall.Signal) {
 	marker := sleepMarker(41)
 	srv := llmtest.New(t, []llmtest.Turn{toolCall("c1", "bash", `{"command":"`+marker+`; echo never","description":"wait a while"}`)})
 	state := t.TempDir()
-	cmd := processCommand(t, repo, agentManifest(srv.URL, state, ""), baseEnv(), "run", "-o", "stream-json", "wait")
-	stdout, _ := cmd.StdoutPipe()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sawCall := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		once := sync.Once{}
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), `"type":"tool_call"`) {
-				once.Do(func() { close(sawCall) })
-			}
-		}
-	}()
-	select {
-	case <-sawCall:
-	case <-time.After(30 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatalf("no tool call; stderr: %s", stderr.String())
-	}
-	if !sawProcess(marker, 10*time.Second) {
-		_ = cmd.Process.Kill()
-		t.Fatal("the bash command never started")
-	}
-	start := time.Now()
-	if err := cmd.Process.Signal(sig); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatalf("harness did not exit after %v", sig)
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "harness: interrupted") {
-		t.Fatalf("exit %d, want 130 with harness: interrupted; stderr: %s", code, stderr.String())
-	}
-	if left := processesWith(marker); len(left) != 0 {
-		t.Fatalf("processes left: %v", left)
-	}
-	t.Logf("exited %v after %v", time.Since(start), sig)
+	interruption{
+		dir:      repo,
+		manifest: agentManifest(srv.URL, state, ""),
+		args:     []string{"run", "-o", "stream-json", "wait"},
+		marker:   marker,
+		toolCall: true,
+	}.interrupt(t, sig)
 	result := lastToolResult(t, state)
 	if result == nil || !result.IsError || result.Error == nil || result.Error.Code != "ABORTED" {
 		t.Fatalf("tool result = %+v", result)
@@ -326,9 +279,9 @@ func TestChatInterruptCancelsTurnThenExits(t *testing.T) {
 	}
 	_, _ = stdin.Write([]byte("wait for it\n"))
 	waitFor("→ bash")
-	deadline := time.Now().Add(10 * time.Second)
-	for len(processesWith(marker)) == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+	if !sawProcess(marker, 30*time.Second) {
+		_ = cmd.Process.Kill()
+		t.Fatal("the bash command never started")
 	}
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	waitFor("(turn cancelled)")
@@ -336,7 +289,7 @@ func TestChatInterruptCancelsTurnThenExits(t *testing.T) {
 		t.Fatalf("processes left after the cancelled turn: %v", left)
 	}
 	_, _ = stdin.Write([]byte("are you there?\n"))
-	deadline = time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for !strings.Contains(stdout.String(), "still here") && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -55,12 +55,18 @@ func init() {
 				if !ok {
 					return UsageError(fmt.Errorf("no subprocess service: mount the subprocess-local plugin in harness.yml"))
 				}
-				policy, _ := rt.Sandbox()
+				policy := rt.SandboxPolicy()
 				if mode != "" {
 					policy.Mode = subprocess.SandboxMode(mode)
 				}
 				if network {
 					policy.Network = true
+				}
+				if policy.Enabled() {
+					// The probe, explicitly and interruptibly; --mode off needs none.
+					if err := rt.ProbeSandbox(env.Ctx); err != nil {
+						return Failure(err)
+					}
 				}
 				dir, err := env.Getwd()
 				if err != nil {

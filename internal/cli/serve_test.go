@@ -51,8 +51,8 @@ func TestServePrintsTheURLServesAndStops(t *testing.T) {
 		t.Fatalf("printed %q", line)
 	}
 	base, token, _ := strings.Cut(url, "/?token=")
-	get := func(auth string) (int, string) {
-		r, _ := http.NewRequest("GET", base+"/api/workspaces", nil)
+	get := func(path, auth string) (int, string) {
+		r, _ := http.NewRequest("GET", base+path, nil)
 		if auth != "" {
 			r.Header.Set("Authorization", "Bearer "+auth)
 		}
@@ -64,11 +64,11 @@ func TestServePrintsTheURLServesAndStops(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	if code, _ := get(""); code != 401 {
+	if code, _ := get("/api/workspaces", ""); code != 401 {
 		t.Fatalf("without the token: %d", code)
 	}
 	real, _ := filepath.EvalSymlinks(dir)
-	if code, body := get(token); code != 200 || !strings.Contains(body, real) {
+	if code, body := get("/api/workspaces", token); code != 200 || !strings.Contains(body, real) {
 		t.Fatalf("workspaces: %d %s", code, body)
 	}
 	// A setting saved from the page and then reset to null falls back to
@@ -94,17 +94,7 @@ func TestServePrintsTheURLServesAndStops(t *testing.T) {
 		}
 		return out.Revision, fmt.Sprint(out.Row.Values["policy"])
 	}
-	code, body := func() (int, string) {
-		r, _ := http.NewRequest("GET", base+"/api/settings", nil)
-		r.Header.Set("Authorization", "Bearer "+token)
-		resp, err := http.DefaultClient.Do(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}()
+	code, body := get("/api/settings", token)
 	var snap struct{ Revision string }
 	if err := json.Unmarshal([]byte(body), &snap); code != 200 || err != nil {
 		t.Fatalf("GET settings: %d %s", code, body)

@@ -246,10 +246,19 @@ type connectServer struct {
 }
 
 // connectServers: the Go fixture (a go-sdk server built once by TestMain,
-// cheap to start, so the client's own parallelism shows) and
-// server-everything on node (what users run; its start costs far more CPU).
+// cheap to start, so the client's own parallelism shows), the same fixture
+// waiting 300 ms before it serves (a start bound by waiting, not CPU, as a
+// server that reaches the network first: five such starts in parallel cost
+// what one does unless the client serialises them), and server-everything
+// on node (what users run; its start costs far more CPU).
+//
+// When starts are CPU-bound, five of them cannot overlap on fewer than
+// five cores: with C ms of CPU per server start (pipeline-1-cpu-ms) and W
+// ms for one connect (pipeline-1-ms), five take at least 5·C/cores ms, a
+// ratio of at least 5·C/(cores·W), for the SDK's own client too (sdk-5/1).
 var connectServers = []connectServer{
 	{"go-fixture", func(*testing.B) []string { return []string{fixture, "ok"} }},
+	{"go-fixture-slowstart", func(*testing.B) []string { return []string{fixture, "slowstart", "300"} }},
 	{"server-everything", func(b *testing.B) []string { return []string{npmBin(b, "mcp-server-everything"), "stdio"} }},
 }
 
@@ -324,7 +333,8 @@ func start(b *testing.B, manifest string, log *slog.Logger) *fxcore.Harness {
 // p5-init-ms, p5-list-ms, p5-mount-ms; p1-* the same for one server), and
 // the spread of the five "mounted" instants.
 //
-//	go test ./plugins/mcp -run '^$' -bench ConnectPaired/go-fixture -benchtime 10x -count 3
+//	go test ./plugins/mcp -run '^$' -bench 'ConnectPaired/go-fixture$' -benchtime 10x -count 3
+//	go test ./plugins/mcp -run '^$' -bench ConnectPaired/go-fixture-slowstart -benchtime 10x -count 3
 //	go test ./plugins/mcp -run '^$' -bench ConnectPaired/server-everything -benchtime 3x -count 3
 func BenchmarkConnectPaired(b *testing.B) {
 	for _, srv := range connectServers {

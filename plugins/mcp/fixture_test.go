@@ -1,10 +1,15 @@
 package mcp_test
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/dshgo/harness"
 	"github.com/dshgo/harness/plugins/mcp"
 	"github.com/dshgo/harness/services/tools"
 )
@@ -184,4 +189,67 @@ func TestLargeResultGoesThroughTheSpillPolicy(t *testing.T) {
 	if o.IsError || len(text) > 60000 || !strings.Contains(text, "Full formatted result stored at:") {
 		t.Fatalf("5 MB result: isError=%v, %d bytes of content: %.300s", o.IsError, len(text), text)
 	}
+}
+
+// The servers of a row connect in parallel: each of five fixture servers
+// answers initialize only once all five have started, so connecting them
+// one after another would leave the first waiting until its startup
+// timeout.
+func TestServersConnectInParallel(t *testing.T) {
+	t.Parallel()
+	mark, dir := marker(), t.TempDir()
+	var servers strings.Builder
+	for i := range 5 {
+		fmt.Fprintf(&servers, "s%d:\n  command: %s\n  args: [rendezvous, %s, %s, 5]\n  startupTimeout: 20s\n", i, fixture, mark, dir)
+	}
+	_, m, _ := boot(t, "servers:\n"+indent(servers.String(), "  "))
+	for i := range 5 {
+		if st := status(t, m, fmt.Sprintf("s%d", i)); st.State != mcp.StateReady {
+			t.Errorf("s%d: %s %s", i, st.State, st.Error)
+		}
+	}
+}
+
+// A tools/list that shutdown cuts short (the server was re-listing after
+// notifications/tools/list_changed) is not reported as a failure.
+func TestShutdownDuringRelistLogsNoWarning(t *testing.T) {
+	t.Parallel()
+	logs := &warnings{}
+	h, m, reg := bootWith(t, []harness.Option{harness.WithLogger(slog.New(logs))},
+		"servers:\n"+indent(fixtureServer("fx", "holdrelist", marker()), "  "))
+	if o := call(reg, "mcp__fx__toggle", `{}`); o.IsError {
+		t.Fatalf("toggle: %+v", o)
+	}
+	eventually(t, "the re-list to reach the server", func() bool {
+		return strings.Contains(status(t, m, "fx").Stderr, "fixture: holding tools/list")
+	})
+	if err := h.Stop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if w := logs.all(); len(w) != 0 {
+		t.Fatalf("warnings at shutdown: %q", w)
+	}
+}
+
+// warnings is a slog handler keeping the messages of WARN and ERROR
+// records.
+type warnings struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (w *warnings) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+func (w *warnings) WithAttrs([]slog.Attr) slog.Handler           { return w }
+func (w *warnings) WithGroup(string) slog.Handler                { return w }
+func (w *warnings) Handle(_ context.Context, r slog.Record) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.msgs = append(w.msgs, r.Message)
+	return nil
+}
+
+func (w *warnings) all() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.msgs)
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshgo/harness"
 	"github.com/dshgo/harness/core/fxcore"
 	"github.com/dshgo/harness/harnesstest"
 	"github.com/dshgo/harness/plugins/mcp"
@@ -22,6 +23,9 @@ import (
 var fixture string
 
 func TestMain(m *testing.M) {
+	if cfg := os.Getenv(ownerEnv); cfg != "" {
+		os.Exit(runOwner(cfg))
+	}
 	dir, err := os.MkdirTemp("", "mcp-fixture-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -91,9 +95,15 @@ func survivors(marker string) []string {
 // manifest rows.
 func boot(t *testing.T, cfg string, extraRows ...string) (*fxcore.Harness, *mcp.Manager, *tools.Registry) {
 	t.Helper()
+	return bootWith(t, nil, cfg, extraRows...)
+}
+
+// bootWith is boot with harness options (a logger, say).
+func bootWith(t *testing.T, opts []harness.Option, cfg string, extraRows ...string) (*fxcore.Harness, *mcp.Manager, *tools.Registry) {
+	t.Helper()
 	manifest := "plugins:\n  - name: subprocess-local\n  - name: tools\n" + strings.Join(extraRows, "") +
 		"  - name: mcp\n    config:\n" + indent(cfg, "      ")
-	h := harnesstest.Start(t, manifest)
+	h := harnesstest.Start(t, manifest, opts...)
 	m := harnesstest.Service(t, h, mcp.Key)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -39,25 +39,11 @@ func TestMain(m *testing.M) {
 
 // testManifest is a full agent harness whose model is the scripted server
 // at modelURL, with sessions and workspaces under state, the file tools in
-// permission mode `mode`, and the web plugin on a free loopback port.
+// permission mode `mode`, and the web plugin on a free loopback port (extra
+// goes on after the web row: its config, or more rows).
 func testManifest(modelURL, state, mode, extra string) string {
-	return fmt.Sprintf(`plugins:
-  - name: subprocess-local
+	return harnesstest.AgentManifest(modelURL, fmt.Sprintf(`  - name: subprocess-local
     config: {sandbox: {mode: off}}
-  - name: systemprompt
-  - name: tools
-  - name: prompt-tools
-  - name: tokenmeter
-  - name: llm
-  - id: test
-    name: llm-openai
-    config:
-      provider: test
-      baseURL: %s
-      apiKey: sk-test
-      maxRetries: 0
-      models:
-        - {name: m1, default: true, contextWindow: 1000000}
   - name: sessions-jsonl
     config: {stateDir: %s}
   - name: agent
@@ -71,7 +57,7 @@ func testManifest(modelURL, state, mode, extra string) string {
   - name: workspaces
     config: {stateDir: %s}
   - name: web
-%s`, modelURL, state, mode, state, extra)
+%s`, state, mode, state, extra))
 }
 
 // env is one running web app with its scripted model.

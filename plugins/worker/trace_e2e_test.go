@@ -35,22 +35,7 @@ func harnessBinary(t *testing.T) string {
 // and the job queue in schema, and the tracing row: the manifest of the
 // worker (this process) and of the jobs' run processes.
 func traceManifest(url, dsn, schema, workRoot string) string {
-	return fmt.Sprintf(`plugins:
-  - name: subprocess-local
-  - name: systemprompt
-  - name: tools
-  - name: prompt-tools
-  - name: tokenmeter
-  - name: llm
-  - id: test
-    name: llm-openai
-    config:
-      provider: test
-      baseURL: %s
-      apiKey: sk-test
-      maxRetries: 0
-      models:
-        - {name: m1, default: true, contextWindow: 1000000}
+	return harnesstest.AgentManifest(url, fmt.Sprintf(`  - name: subprocess-local
   - name: sessions-postgres
     config: {dsn: %q, schema: %s, poolSize: 2}
   - name: agent
@@ -58,7 +43,7 @@ func traceManifest(url, dsn, schema, workRoot string) string {
   - name: tracing
   - name: worker
     config: {dsn: %q, schema: %s, poolSize: 2, workRoot: %s, fetchPollInterval: 200ms}
-`, url, dsn, schema, dsn, schema, workRoot)
+`, dsn, schema, dsn, schema, workRoot))
 }
 
 // waitJob waits until job id is completed and returns it; any other final

@@ -326,7 +326,7 @@ func BenchmarkSandboxSpawnTrue(b *testing.B) {
 				}
 			}
 			var zcpu time.Duration
-			if be, _ := rt.sandbox.get(); be != nil {
+			if be, _, _ := rt.sandbox.get(context.Background()); be != nil {
 				zcpu = zygoteCPU(sandbox.ZygoteTag(be))
 			}
 			b.ReportMetric(float64(cpuTime()-cpu+zcpu)/float64(b.N)/1e6, "cpu-ms/op")

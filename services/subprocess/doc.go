@@ -84,10 +84,35 @@
 // Terminate sends SIGTERM to the range and SIGKILL (cgroup.kill) after Grace
 // if anything remains; WaitForExit polls every 15 ms until the range is
 // empty, zombies counting as gone (PID 1 on the CI machine never reaps
-// orphans). A harness killed with SIGKILL cannot clean up; with cgroup
-// isolation the next runtime started on the machine kills and removes the
-// leftover cgroups of hosts that no longer exist. Runtime.KillNow is the
-// synchronous host-exit path (SIGKILL everything, no waiting).
+// orphans). Runtime.KillNow is the synchronous host-exit path (SIGKILL
+// everything, no waiting).
+//
+// # When this process dies
+//
+// Every range dies with the process that owns the runtime, however it
+// dies (SIGKILL, a crash, the OOM killer), not only on Close. Before its
+// first child the runtime starts a watchdog: a /bin/sh script of this
+// package, in a session of its own, ignoring SIGINT, SIGTERM and SIGHUP,
+// reading a pipe that only this process can write. When this process is
+// gone the pipe ends and the watchdog, at once, SIGKILLs what is left:
+// with cgroup isolation the runtime's whole cgroup directory (cgroup.kill:
+// every leaf, setsid escapees included; the next runtime's sweep removes
+// the empty directories); with process groups, each group and terminal
+// session the runtime had announced on the pipe and not yet seen empty. A
+// signal to the harness's whole process group does not reach the watchdog.
+//
+// What remains: with process groups, a descendant that left the group
+// (setsid, setpgid) is out of reach, as it is for Terminate, and so is a
+// child that died with the harness between its start and its announcement
+// (microseconds); a group whose leader's pid now names another process is
+// left alone. Without /bin/sh there is no watchdog (logged), and a
+// watchdog killed on its own (kill -9 of its pid) guards nothing; with
+// cgroups the next runtime's sweep then kills and removes the cgroups of
+// hosts that no longer exist. PR_SET_PDEATHSIG is not used: it
+// reaches only the direct child (an npx launcher, not the node server
+// under it) and Linux sends it when the forking thread exits, which the
+// Landlock backend's discarded threads do. Sandboxed commands also die
+// through bwrap's --die-with-parent.
 //
 // No signal is ever sent to a number that may have been reused: cgroup
 // ranges signal only the pids the cgroup lists (and use cgroup.kill); the

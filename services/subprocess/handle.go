@@ -154,7 +154,7 @@ func (r *Runtime) newLaunch(spec Spec) (*launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	wrapped, rep, guard, err := r.wrapSandbox(spec.Sandbox, spec.Dir, path, spec.Argv, env, false, nil, r.cg != nil)
+	wrapped, rep, guard, err := r.wrapSandbox(ctx, spec.Sandbox, spec.Dir, path, spec.Argv, env, false, nil, r.cg != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -279,6 +279,7 @@ func (l *launch) start() error {
 	if err := r.track(h); err != nil {
 		return err
 	}
+	wd := r.ensureWatchdog()
 	// Hold h.mu until the range is known: a concurrent Terminate (from
 	// Runtime.Close) must not observe a half-started handle.
 	h.mu.Lock()
@@ -293,7 +294,7 @@ func (l *launch) start() error {
 	if r.cg != nil {
 		h.rng, l.cg = l.cg, cgroupRange{}
 	} else {
-		h.rng = newPgidRange(h.pid)
+		h.rng = newPgidRange(h.pid, wd)
 	}
 	h.mu.Unlock()
 	if spec.Context != nil {

@@ -17,6 +17,9 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(fakeHarnessEnv); mode != "" {
 		os.Exit(fakeHarness(mode))
 	}
+	if mode := os.Getenv(orphanOwnerEnv); mode != "" {
+		os.Exit(orphanOwner(mode))
+	}
 	goleak.VerifyTestMain(m)
 }
 

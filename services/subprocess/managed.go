@@ -44,10 +44,19 @@ type managedRange interface {
 // /proc read is needed to tell the two apart.
 type pgidRange struct {
 	pgid         int
+	wd           *watchdog // told of the group until release; nil: none
 	leaderExited atomic.Bool
 }
 
-func newPgidRange(pid int) *pgidRange { return &pgidRange{pgid: pid} }
+// newPgidRange is the range of the just-started leader pid; wd (may be nil)
+// learns of it, to kill it should this process die first.
+func newPgidRange(pid int, wd *watchdog) *pgidRange {
+	if wd != nil {
+		st, _ := readProcStat(pid)
+		wd.announce("+g " + strconv.Itoa(pid) + " " + strconv.FormatUint(st.start, 10))
+	}
+	return &pgidRange{pgid: pid, wd: wd}
+}
 
 func (r *pgidRange) alive() (bool, error) {
 	if err := unix.Kill(-r.pgid, 0); errors.Is(err, unix.ESRCH) {
@@ -68,7 +77,8 @@ func (r *pgidRange) signal(sig syscall.Signal) {
 	}
 }
 
-func (r *pgidRange) release() {}
+// release tells the watchdog the group is gone (it was observed empty).
+func (r *pgidRange) release() { r.wd.announce("-g " + strconv.Itoa(r.pgid)) }
 
 // cgroupRange is a cgroup v2 leaf lent to one child (CLONE_INTO_CGROUP):
 // it holds every descendant, setsid escapees and double forks included.

@@ -42,7 +42,6 @@ func apply(c *core.Context, cfg Options) error {
 	if err != nil {
 		return err
 	}
-	rt.ProbeSandbox()
 	log := c.Logger()
 	if err := c.Effect("subprocess runtime", func() (func(), error) {
 		return func() {

@@ -167,6 +167,11 @@ type Runtime struct {
 	devNull *os.File
 	env     envCache
 
+	// wd kills the runtime's ranges if this process dies without Close
+	// (see watchdog); started before the first child, nil if that failed.
+	wdOnce sync.Once
+	wd     *watchdog
+
 	sandboxPolicy SandboxPolicy
 	sandbox       sandboxState
 	noZygote      bool // Options.SandboxPerCommand
@@ -328,6 +333,24 @@ func (r *Runtime) prepareSpillDir() {
 	}
 }
 
+// ensureWatchdog starts the runtime's watchdog once, before its first child;
+// it returns nil (logged) when the watchdog could not start.
+func (r *Runtime) ensureWatchdog() *watchdog {
+	r.wdOnce.Do(func() {
+		dir := ""
+		if r.cg != nil {
+			dir = r.cg.dir
+		}
+		wd, err := startWatchdog(dir, r.log)
+		if err != nil {
+			r.log.Warn("subprocess-local: no watchdog; children outlive a harness killed with SIGKILL", "err", err)
+			return
+		}
+		r.wd = wd
+	})
+	return r.wd
+}
+
 func (r *Runtime) track(h *Handle) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -395,6 +418,10 @@ func (r *Runtime) Close(ctx context.Context) error {
 		}
 	}
 	r.wg.Wait()
+	// Every Spawn that passed track has settled, so no watchdog start is
+	// under way; Do waits for one that still were.
+	r.wdOnce.Do(func() {})
+	defer r.wd.stop(ctx) // after the cgroup directory is gone: nothing left to kill
 	// Every Spawn that passed track has settled: none can still be starting
 	// a child on /dev/null.
 	_ = r.devNull.Close()

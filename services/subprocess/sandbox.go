@@ -2,6 +2,7 @@ package subprocess
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -48,53 +49,84 @@ type ProtectedChange = sandbox.ProtectedChange
 // bubblewrap or opt out with `sandbox: {mode: off}`.
 var ErrSandboxUnavailable = sandbox.ErrUnavailable
 
-// sandboxState is the runtime's backend, probed once: by the first get, or
-// in the background from start (get then waits for that probe).
+// sandboxState is the runtime's backend, probed once and on demand: the
+// first get (a sandboxed spawn, Sandbox, SandboxBackend, ProbeSandbox)
+// starts the probe on a goroutine of its own, and that get and every later
+// one wait for the same probe, each for at most its own ctx. The probe is
+// bounded by its own timeout (sandbox.ProbeContext) and by close, never by
+// a caller's ctx: a caller that gives up does not fail it for the others.
+// A runtime that never asks for the backend never runs bwrap.
 type sandboxState struct {
-	prefer  string
-	once    sync.Once
+	prefer string
+	// probe is sandbox.ProbeContext when nil. Tests wrap the real probe
+	// (to count its runs or hold it back); they do not replace it.
+	probe func(context.Context, string) (sandbox.Backend, []error)
+
+	mu     sync.Mutex
+	done   chan struct{} // nil until the probe starts; closed once it returned
+	cancel context.CancelFunc
+	closed bool
+
+	// backend and errs are the probe's result, read after done is closed.
 	backend sandbox.Backend
 	errs    []error
-
-	// bg is closed when the background probe's goroutine returns; nil when
-	// start was not called. cancel ends that probe (Close).
-	bg     chan struct{}
-	ctx    context.Context
-	cancel context.CancelFunc
 }
 
-func (s *sandboxState) get() (sandbox.Backend, []error) {
-	s.once.Do(func() {
-		ctx := s.ctx
-		if ctx == nil {
-			ctx = context.Background()
-		}
-		s.backend, s.errs = sandbox.ProbeContext(ctx, s.prefer)
-	})
-	return s.backend, s.errs
-}
-
-// start runs the probe in the background, so that its bwrap run (the
-// namespaces' set-up, several milliseconds of waiting) overlaps what the
-// caller does next. Call it at most once, before the state is shared.
-func (s *sandboxState) start() {
-	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.bg = make(chan struct{})
-	go func() {
-		defer close(s.bg)
-		s.get()
-	}()
-}
-
-// close ends a background probe still running and waits for it, then
-// releases what the backend holds (Landlock's private TMPDIR, the
-// zygotes). No probe runs after close.
-func (s *sandboxState) close() {
-	if s.bg != nil {
-		s.cancel()
-		<-s.bg
+// get returns the backend the probe chose, or nil and the failure of
+// every backend tried. It starts the probe unless it started already,
+// then waits for it; err is set when ctx ended first (its cause), or when
+// the state was closed before any probe started (ErrClosed).
+func (s *sandboxState) get(ctx context.Context) (sandbox.Backend, []error, error) {
+	done, err := s.start()
+	if err != nil {
+		return nil, nil, err
 	}
-	s.once.Do(func() {}) // no probe after Close
+	select {
+	case <-done:
+		return s.backend, s.errs, nil
+	case <-ctx.Done():
+		return nil, nil, fmt.Errorf("subprocess: waiting for the sandbox probe: %w", context.Cause(ctx))
+	}
+}
+
+// start starts the probe unless it started already, and returns the
+// channel closed when it has returned.
+func (s *sandboxState) start() (<-chan struct{}, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done != nil {
+		return s.done, nil
+	}
+	if s.closed {
+		return nil, ErrClosed
+	}
+	probe := s.probe
+	if probe == nil {
+		probe = sandbox.ProbeContext
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	s.done, s.cancel = done, cancel
+	go func() {
+		defer close(done)
+		s.backend, s.errs = probe(ctx, s.prefer)
+	}()
+	return done, nil
+}
+
+// close ends a probe still running and waits for it, then releases what
+// the backend holds (Landlock's private TMPDIR, the zygotes). No probe
+// starts after close.
+func (s *sandboxState) close() {
+	s.mu.Lock()
+	s.closed = true
+	done, cancel := s.done, s.cancel
+	s.mu.Unlock()
+	if done == nil {
+		return
+	}
+	cancel()
+	<-done
 	if c, ok := s.backend.(interface{ Close() error }); ok {
 		_ = c.Close()
 	}
@@ -103,30 +135,46 @@ func (s *sandboxState) close() {
 // Sandbox returns the deployment's default policy for agent commands (the
 // plugin config's sandbox: block) and what the chosen backend enforces for
 // it. With mode off, or when no backend works, the report's enforcement is
-// none and its reasons say why. The first call probes the backends (bwrap
-// runs once, a few milliseconds), or waits for the probe ProbeSandbox
-// started; later calls are free.
+// none and its reasons say why. With the mode on, the first call runs the
+// backend probe (bwrap runs once, a few milliseconds) or waits for the one
+// under way, bounded by the probe's own timeout and by Close; later calls
+// are free. SandboxPolicy returns the policy without probing.
 func (r *Runtime) Sandbox() (SandboxPolicy, SandboxReport) {
 	p := r.sandboxPolicy.Clone()
-	return p, r.checkSandbox(&p)
+	return p, r.checkSandbox(context.Background(), &p)
 }
 
-// ProbeSandbox starts the backend probe in the background when the default
-// policy is on, so that a later Sandbox, SandboxBackend or sandboxed spawn
-// finds it done or under way instead of running it then. It is for the
-// runtime's owner, right after New and before the runtime is shared (the
-// subprocess-local plugin calls it); a second call does nothing. Close
-// ends a probe still running.
-func (r *Runtime) ProbeSandbox() {
-	if r.sandboxPolicy.Enabled() && r.sandbox.bg == nil {
-		r.sandbox.start()
+// SandboxPolicy returns the deployment's default policy for agent
+// commands, as Sandbox does, without probing the backends: for a caller
+// that only passes the policy on to a spawn (which probes if it must).
+func (r *Runtime) SandboxPolicy() SandboxPolicy {
+	return r.sandboxPolicy.Clone()
+}
+
+// ProbeSandbox runs the backend probe now, whatever the default policy,
+// unless it ran or is running, and waits for it for at most ctx. Nothing
+// probes before it is needed: the first sandboxed spawn, Sandbox,
+// SandboxBackend or ProbeSandbox starts the probe, once per runtime, and
+// concurrent callers share it. ProbeSandbox is for a caller that reports
+// the result (`harness check`) or is about to spawn sandboxed and wants
+// an interruptible wait. Its error is ctx's cause when ctx ended first
+// (the probe goes on for the others), or ErrClosed after Close; a probe
+// that finds no working backend is no error (SandboxBackend says why).
+func (r *Runtime) ProbeSandbox(ctx context.Context) error {
+	if ctx == nil {
+		return errors.New("subprocess: ProbeSandbox: nil context")
 	}
+	_, _, err := r.sandbox.get(ctx)
+	return err
 }
 
 // SandboxBackend names the backend the probe chose ("bwrap", "landlock"),
 // or "" with the probe failures when none works.
 func (r *Runtime) SandboxBackend() (string, []error) {
-	b, errs := r.sandbox.get()
+	b, errs, err := r.sandbox.get(context.Background())
+	if err != nil {
+		return "", []error{err}
+	}
 	if b == nil {
 		return "", errs
 	}
@@ -134,11 +182,14 @@ func (r *Runtime) SandboxBackend() (string, []error) {
 }
 
 // checkSandbox is the report for policy p without spawning.
-func (r *Runtime) checkSandbox(p *SandboxPolicy) SandboxReport {
+func (r *Runtime) checkSandbox(ctx context.Context, p *SandboxPolicy) SandboxReport {
 	if !p.Enabled() {
 		return sandbox.Unsandboxed("sandbox mode is off")
 	}
-	b, errs := r.sandbox.get()
+	b, errs, err := r.sandbox.get(ctx)
+	if err != nil {
+		return sandbox.Unsandboxed(err.Error())
+	}
 	if b == nil {
 		return sandbox.Unsandboxed((&sandbox.UnavailableError{Causes: errs}).Error())
 	}
@@ -147,21 +198,26 @@ func (r *Runtime) checkSandbox(p *SandboxPolicy) SandboxReport {
 
 // wrapSandbox rewrites a spawn to run under policy p (nil or off: no
 // change, report none). It fails when p is enabled and no backend works,
-// never running the command unsandboxed. shareable: the caller starts the
+// never running the command unsandboxed, and when ctx (the spawn's) ends
+// while it waits for the backend probe (the first sandboxed spawn starts
+// it). shareable: the caller starts the
 // command into a cgroup leaf of its own, so it may run in a sandbox shared
 // with other commands of the same policy (sandbox.Command.Zygote).
 //
 // The guard (nil when nothing is protected: mode off or read-only) has
 // recorded the protected paths of the workspace and the writable roots;
 // the caller runs its Check once the command's range ended.
-func (r *Runtime) wrapSandbox(p *SandboxPolicy, dir, path string, argv, env []string, terminal bool, extraRW []string, shareable bool) (sandbox.Command, SandboxReport, *sandbox.Guard, error) {
+func (r *Runtime) wrapSandbox(ctx context.Context, p *SandboxPolicy, dir, path string, argv, env []string, terminal bool, extraRW []string, shareable bool) (sandbox.Command, SandboxReport, *sandbox.Guard, error) {
 	if !p.Enabled() {
 		return sandbox.Command{Path: path, Args: argv, Env: env}, sandbox.Unsandboxed("no sandbox requested"), nil, nil
 	}
 	if err := p.Validate(); err != nil {
 		return sandbox.Command{}, SandboxReport{}, nil, invalid("sandbox.%v", err)
 	}
-	b, errs := r.sandbox.get()
+	b, errs, err := r.sandbox.get(ctx)
+	if err != nil {
+		return sandbox.Command{}, SandboxReport{}, nil, err
+	}
 	if b == nil {
 		return sandbox.Command{}, SandboxReport{}, nil, &sandbox.UnavailableError{Causes: errs}
 	}

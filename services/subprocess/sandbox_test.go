@@ -477,52 +477,6 @@ func TestLandlockNeverRestrictsTheHarness(t *testing.T) {
 	}
 }
 
-// TestProbeSandboxProbesInTheBackgroundBeforeFirstUse: after ProbeSandbox
-// the probe finishes without any call asking for the backend, and Sandbox
-// then reports the backend it found; with the default policy off nothing
-// is started.
-func TestProbeSandboxProbesInTheBackgroundBeforeFirstUse(t *testing.T) {
-	on := Options{Sandbox: SandboxPolicy{Mode: SandboxWorkspaceWrite}}
-	rt := sandboxRuntime(t, sandbox.BackendBwrap, on)
-	rt.ProbeSandbox()
-	select {
-	case <-rt.sandbox.bg:
-	case <-time.After(15 * time.Second):
-		t.Fatal("the background probe did not finish within 15s")
-	}
-	if rt.sandbox.backend == nil || rt.sandbox.backend.Name() != sandbox.BackendBwrap {
-		t.Fatalf("after the background probe: backend %v, errors %v; want bwrap", rt.sandbox.backend, rt.sandbox.errs)
-	}
-	if _, rep := rt.Sandbox(); rep.Backend != sandbox.BackendBwrap || rep.Enforcement != EnforcementFull {
-		t.Fatalf("Sandbox() report %+v, want bwrap full", rep)
-	}
-
-	off := newRuntime(t, Options{})
-	off.ProbeSandbox()
-	if off.sandbox.bg != nil {
-		t.Fatal("ProbeSandbox started a probe with the sandbox mode off")
-	}
-}
-
-// TestCloseEndsABackgroundProbe: Close right after ProbeSandbox returns
-// only once the probe's goroutine has returned (goleak checks that none is
-// left), and nothing probes after it.
-func TestCloseEndsABackgroundProbe(t *testing.T) {
-	rt, err := New(Options{Sandbox: SandboxPolicy{Mode: SandboxWorkspaceWrite}, SandboxBackend: sandbox.BackendBwrap}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt.ProbeSandbox()
-	if err := rt.Close(context.Background()); err != nil {
-		t.Fatalf("Close: %v", err)
-	}
-	select {
-	case <-rt.sandbox.bg:
-	default:
-		t.Fatal("Close returned while the background probe was still running")
-	}
-}
-
 // TestProbeContextEndsWithItsContext: a bwrap probe under an ended context
 // does not run bwrap to completion and reports bwrap as not working, while
 // the same probe under a live context finds it.

@@ -154,7 +154,7 @@ func (r *Runtime) SpawnTerminal(spec TerminalSpec) (*Terminal, error) {
 	if t.hooks != nil {
 		extraRW = []string{t.hooks.dir}
 	}
-	wrapped, rep, guard, err := r.wrapSandbox(spec.Sandbox, spec.Dir, path, argv, env, true, extraRW, r.cg != nil)
+	wrapped, rep, guard, err := r.wrapSandbox(ctx, spec.Sandbox, spec.Dir, path, argv, env, true, extraRW, r.cg != nil)
 	if err != nil {
 		t.hooks.remove()
 		return nil, err
@@ -177,6 +177,7 @@ func (r *Runtime) SpawnTerminal(spec TerminalSpec) (*Terminal, error) {
 		t.hooks.remove()
 		return nil, err
 	}
+	wd := r.ensureWatchdog()
 	size := &pty.Winsize{Rows: uint16(spec.Rows), Cols: uint16(spec.Cols)}
 	var master *os.File
 	if wrapped.Zygote != nil {
@@ -200,7 +201,7 @@ func (r *Runtime) SpawnTerminal(spec TerminalSpec) (*Terminal, error) {
 	if r.cg != nil {
 		t.rng = cgRange
 	} else {
-		t.rng = newSessionRange(t.pid)
+		t.rng = newSessionRange(t.pid, wd)
 	}
 	// creack/pty's Open and Setsize called Fd(), which left the master in
 	// blocking mode: deadlines would not work and Close would not unblock a
@@ -750,11 +751,15 @@ func (t *Terminal) kill() { t.rng.signal(unix.SIGKILL) }
 type sessionRange struct {
 	sid         int
 	leaderStart uint64
+	wd          *watchdog // told of the session until release; nil: none
 }
 
-func newSessionRange(pid int) sessionRange {
+// newSessionRange is the session of the just-started leader pid; wd (may
+// be nil) learns of it, to kill it should this process die first.
+func newSessionRange(pid int, wd *watchdog) sessionRange {
 	st, _ := readProcStat(pid)
-	return sessionRange{sid: pid, leaderStart: st.start}
+	wd.announce("+s " + strconv.Itoa(pid) + " " + strconv.FormatUint(st.start, 10))
+	return sessionRange{sid: pid, leaderStart: st.start, wd: wd}
 }
 
 // members lists the live processes of the range.
@@ -779,7 +784,8 @@ func (r sessionRange) signal(sig syscall.Signal) {
 	}
 }
 
-func (r sessionRange) release() {}
+// release tells the watchdog the session is gone (it was observed empty).
+func (r sessionRange) release() { r.wd.announce("-s " + strconv.Itoa(r.sid)) }
 
 func (r *Runtime) trackTerminal(t *Terminal) error {
 	r.mu.Lock()

@@ -376,7 +376,7 @@ func TestPgidRangeTreatsALiveHolderAfterTheLeaderExitedAsNewcomer(t *testing.T) 
 		t.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	r := newPgidRange(cmd.Process.Pid)
+	r := newPgidRange(cmd.Process.Pid, nil)
 	if alive, err := r.alive(); !alive || err != nil {
 		t.Fatalf("leader running: alive = %v, %v", alive, err)
 	}

@@ -25,7 +25,7 @@ func zygoteRuntime(t *testing.T, opts Options) (*Runtime, string) {
 		}
 		t.Skip("no cgroup v2 isolation here: shared sandboxes are not used")
 	}
-	b, _ := rt.sandbox.get()
+	b, _, _ := rt.sandbox.get(context.Background())
 	tag := sandbox.ZygoteTag(b)
 	if tag == "" {
 		t.Fatal("bwrap backend has no zygote tag")
@@ -148,7 +148,7 @@ func TestZygoteDiesWithRuntime(t *testing.T) {
 		_ = rt.Close(context.Background())
 		t.Skip("no cgroup v2 isolation here")
 	}
-	b, _ := rt.sandbox.get()
+	b, _, _ := rt.sandbox.get(context.Background())
 	tag := sandbox.ZygoteTag(b)
 	m := marker(3600)
 	h, err := rt.Spawn(Spec{Argv: []string{"bash", "-c", "setsid sleep " + m + " </dev/null >/dev/null 2>&1 & sleep " + m},
@@ -273,7 +273,7 @@ func TestZygoteNeedsCgroup(t *testing.T) {
 	if code != 0 || out != "ok\n" || rep.Shared || rep.Backend != sandbox.BackendBwrap {
 		t.Fatalf("exit %d %q report %v", code, out, rep)
 	}
-	b, _ := rt.sandbox.get()
+	b, _, _ := rt.sandbox.get(context.Background())
 	if n := zygoteCount(sandbox.ZygoteTag(b)); n != 0 {
 		t.Fatalf("%d zygotes without cgroup isolation", n)
 	}

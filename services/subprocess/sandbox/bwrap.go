@@ -59,8 +59,7 @@ const probeWaitDelay = 200 * time.Millisecond
 
 // probeBwrap finds bwrap on PATH and runs it once with the namespaces every
 // spawn uses (mount, PID with its own /proc, network), so a kernel or
-// container that forbids them is found at start-up, not at the first
-// command.
+// container that forbids them is found by the probe, not by a command.
 func probeBwrap(ctx context.Context) (Backend, error) {
 	path, err := exec.LookPath("bwrap")
 	if err != nil {
@@ -70,22 +69,33 @@ func probeBwrap(ctx context.Context) (Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bwrap: probe: %w", err)
 	}
+	if err := runProbe(ctx, path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+		"--unshare-pid", "--unshare-net", "--unshare-ipc", "--die-with-parent", "--new-session", "--", truePath); err != nil {
+		return nil, fmt.Errorf("bwrap: %s does not work here (user namespaces unavailable?): %w", path, err)
+	}
+	return &bwrap{path: path, zygotes: newZygotePool(path)}, nil
+}
+
+// runProbe runs path with args and an empty environment, for at most
+// probeTimeout and while ctx lasts, and succeeds when it exits 0. Its
+// error carries the command's stderr. Once the command has exited, its
+// stderr is read for at most probeWaitDelay more: something it left
+// behind may hold the pipe open (bwrap's sandbox init can, a while after
+// bwrap is gone; seen under load as a probe that waited out `harness
+// prompt`'s 5 s stop timeout in exec's copying goroutine), and exec's
+// ErrWaitDelay, which it then returns only after an exit 0, is success.
+func runProbe(ctx context.Context, path string, args ...string) error {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-		"--unshare-pid", "--unshare-net", "--unshare-ipc", "--die-with-parent", "--new-session", "--", truePath)
+	cmd := exec.CommandContext(ctx, path, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.Env = []string{}
-	// Once bwrap has exited, do not wait for its stderr to reach EOF: the
-	// sandbox's init can hold the pipe open a while after bwrap is gone
-	// (seen under load: a probe that waited out `harness prompt`'s 5 s stop
-	// timeout in exec's copying goroutine).
 	cmd.WaitDelay = probeWaitDelay
-	if err := cmd.Run(); err != nil && !errors.Is(err, exec.ErrWaitDelay) { // ErrWaitDelay: bwrap exited 0
-		return nil, fmt.Errorf("bwrap: %s does not work here (user namespaces unavailable?): %v: %s", path, err, strings.TrimSpace(stderr.String()))
+	if err := cmd.Run(); err != nil && !errors.Is(err, exec.ErrWaitDelay) {
+		return fmt.Errorf("%v: %s", err, strings.TrimSpace(stderr.String()))
 	}
-	return &bwrap{path: path, zygotes: newZygotePool(path)}, nil
+	return nil
 }
 
 func (b *bwrap) Name() string { return BackendBwrap }

@@ -7,10 +7,7 @@ import (
 	"testing"
 
 	"github.com/dshgo/harness/core"
-	"go.uber.org/goleak"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // TestSandboxGuardsTheSharedProtectedList: the paths bwrap binds and the
 // Guard checks are exactly core.ProtectedPaths (the list the permission
