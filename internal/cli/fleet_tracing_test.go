@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -42,6 +43,28 @@ func TestSubmitUnderTraceparentJoinsTheSubmittersTrace(t *testing.T) {
 		t.Fatalf("submit printed %q", stdout.String())
 	}
 	waitFor(t, 2*time.Minute, "job completed", func() bool { return jobRows(t, dsn, schema)[id].State == "completed" })
+	// jobs show names the trace, in text and JSON (the binary: the
+	// manifest has a tracing row).
+	show := func(args ...string) string {
+		t.Helper()
+		cmd := processCommand(t, dir, m, baseEnv(), append([]string{"jobs", "show"}, args...)...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("jobs show %v: %v\n%s", args, err, stderr.String())
+		}
+		return stdout.String()
+	}
+	if out := show(strconv.FormatInt(id, 10)); !strings.Contains(out, "\ntrace "+traceID+" (submitted under span "+parentID+")\nprompt: job 1\n") {
+		t.Errorf("jobs show:\n%s", out)
+	}
+	var shown struct {
+		Trace struct{ TraceID, SpanID string }
+	}
+	if out := show("--json", strconv.FormatInt(id, 10)); json.Unmarshal([]byte(out), &shown) != nil ||
+		shown.Trace.TraceID != traceID || shown.Trace.SpanID != parentID {
+		t.Errorf("jobs show --json:\n%s", out)
+	}
 
 	byName := map[string][]otlptest.Span{}
 	waitFor(t, 30*time.Second, "the job's spans", func() bool {

@@ -36,6 +36,16 @@ type jobJSON struct {
 	Args        worker.RunArgs `json:"args"`
 	Output      *worker.Output `json:"output,omitempty"`
 	Errors      []jobErrorJSON `json:"errors,omitempty"`
+	// Trace is the trace context the job was submitted under (see
+	// worker.SubmitterTrace); absent when there was none.
+	Trace *jobTraceJSON `json:"trace,omitempty"`
+}
+
+// jobTraceJSON names the submitter's span: the job's spans are in trace
+// TraceID, below span SpanID.
+type jobTraceJSON struct {
+	TraceID string `json:"traceId"`
+	SpanID  string `json:"spanId"`
 }
 
 type jobErrorJSON struct {
@@ -60,6 +70,9 @@ func jobView(j *rivertype.JobRow) jobJSON {
 	}
 	for _, e := range j.Errors {
 		v.Errors = append(v.Errors, jobErrorJSON{At: e.At, Attempt: e.Attempt, Error: e.Error})
+	}
+	if sc := worker.SubmitterTrace(j); sc.IsValid() {
+		v.Trace = &jobTraceJSON{TraceID: sc.TraceID().String(), SpanID: sc.SpanID().String()}
 	}
 	return v
 }
@@ -180,7 +193,11 @@ func printJob(out io.Writer, v jobJSON) {
 	if len(v.AttemptedBy) > 0 {
 		fmt.Fprintf(out, ", worked by %s", strings.Join(v.AttemptedBy, ", "))
 	}
-	fmt.Fprintf(out, "\nprompt: %s\n", v.Args.Prompt)
+	fmt.Fprintln(out)
+	if v.Trace != nil {
+		fmt.Fprintf(out, "trace %s (submitted under span %s)\n", v.Trace.TraceID, v.Trace.SpanID)
+	}
+	fmt.Fprintf(out, "prompt: %s\n", v.Args.Prompt)
 	for _, e := range v.Errors {
 		fmt.Fprintf(out, "error (attempt %d, %s): %s\n", e.Attempt, e.At.Local().Format(time.RFC3339), e.Error)
 	}

@@ -31,7 +31,7 @@ const (
 	// call, between its tool_call and its tool_result. Transient: it is not
 	// logged, and stream-json leaves it out (see [StreamJSONEncoder]).
 	EventToolProgress EventType = "tool_progress"
-	EventUsage        EventType = "usage"      // Usage of the step (Estimated when the stream had none), Total of the session, ResponseModel
+	EventUsage        EventType = "usage"      // Usage of the step (Estimated when the stream had none), Total of the session, ResponseModel, ResponseID
 	EventNotice       EventType = "notice"     // Text: a warning worth showing (e.g. output cut by the length limit)
 	EventCompaction   EventType = "compaction" // Compaction: the history was compacted (trigger, counts, tokens before and after)
 	EventState        EventType = "state"      // Key, State: a plugin's session state changed (key "todos": the todo list)
@@ -73,6 +73,9 @@ type Event struct {
 	// answering the step with (llm.Response.Model), which may differ from
 	// the route's model; empty when the provider named none.
 	ResponseModel string `json:"responseModel,omitempty"`
+	// ResponseID (EventUsage) is the provider's id of the step's response
+	// (llm.Response.ID, e.g. "chatcmpl-…"); empty when it sent none.
+	ResponseID string `json:"responseId,omitempty"`
 
 	Result *Result `json:"result,omitempty"`
 

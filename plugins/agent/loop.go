@@ -451,7 +451,7 @@ func (t *turn) usage(req llm.Request, resp llm.Response) {
 		if est != nil {
 			inUse = est.PromptTokens + est.CompletionTokens
 		}
-		ss.observe(Event{Type: EventUsage, Turn: t.n, Step: t.step, Usage: est, Estimated: true, Total: ptr(ss.Usage()), ContextTokens: inUse, ResponseModel: resp.Model})
+		ss.observe(Event{Type: EventUsage, Turn: t.n, Step: t.step, Usage: est, Estimated: true, Total: ptr(ss.Usage()), ContextTokens: inUse, ResponseModel: resp.Model, ResponseID: resp.ID})
 		return
 	}
 	u := resp.Usage
@@ -461,7 +461,7 @@ func (t *turn) usage(req llm.Request, resp llm.Response) {
 	total := ss.total
 	ss.mu.Unlock()
 	_ = ss.write(Record{Type: RecordUsage, Turn: t.n, Step: t.step, Usage: &u})
-	ss.observe(Event{Type: EventUsage, Turn: t.n, Step: t.step, Usage: &u, Total: &total, ContextTokens: u.PromptTokens + u.CompletionTokens, ResponseModel: resp.Model})
+	ss.observe(Event{Type: EventUsage, Turn: t.n, Step: t.step, Usage: &u, Total: &total, ContextTokens: u.PromptTokens + u.CompletionTokens, ResponseModel: resp.Model, ResponseID: resp.ID})
 }
 
 func ptr[T any](v T) *T { return &v }

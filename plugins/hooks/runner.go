@@ -47,7 +47,7 @@ func subprocessRunner(rt *subprocess.Runtime) runFunc { return subprocessRunnerW
 func subprocessRunnerWith(rt *subprocess.Runtime, sandboxed bool) runFunc {
 	return func(ctx context.Context, command string, stdin []byte, dir string, env map[string]string, timeout time.Duration) runResult {
 		var sb *subprocess.SandboxPolicy
-		if p, _ := rt.Sandbox(); sandboxed && p.Enabled() {
+		if p := rt.SandboxPolicy(); sandboxed && p.Enabled() {
 			sb = &p
 		}
 		ctx, cancel := context.WithTimeoutCause(ctx, timeout, errHookTimeout)

@@ -292,11 +292,12 @@ func (a *Adapter) whole(parent, ctx context.Context, res *http.Response, t *tran
 		} `json:"choices"`
 		Usage *wireUsage `json:"usage"`
 		Model string     `json:"model"`
+		ID    string     `json:"id"`
 	}
 	if err := json.Unmarshal(body, &w); err != nil {
 		return &llm.Error{Code: llm.CodeProtocol, Message: "malformed JSON response: " + err.Error(), Err: err}
 	}
-	c := wireChunk{Usage: w.Usage, Model: w.Model}
+	c := wireChunk{Usage: w.Usage, Model: w.Model, ID: w.ID}
 	c.Choices = make([]wireChoice, len(w.Choices))
 	for i, ch := range w.Choices {
 		c.Choices[i].Index, c.Choices[i].FinishReason = ch.Index, ch.FinishReason

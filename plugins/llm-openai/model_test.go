@@ -33,3 +33,25 @@ func TestFinishCarriesTheModelTheResponseNamed(t *testing.T) {
 		t.Errorf("non-streamed: model %q finish %q", r.Model, r.Finish)
 	}
 }
+
+// The finish chunk and the response carry the response's id (the last
+// non-empty `id` of the chunks; "" when none named one), streamed or not.
+func TestFinishCarriesTheResponseID(t *testing.T) {
+	srv := llmtest.New(t, []llmtest.Turn{
+		llmtest.Reply("hi"),
+		llmtest.Reply("hi").WithID("chatcmpl-42"),
+		llmtest.Reply("hi").WithID(""),
+	})
+	a := newAdapter(t, testConfig(srv.URL))
+	for i, want := range []string{"chatcmpl-llmtest", "chatcmpl-42", ""} {
+		chunks, r := collect(t, a.Stream(t.Context(), userRequest("q")))
+		if got := chunks[len(chunks)-1].ResponseID; got != want || r.ID != want {
+			t.Errorf("response %d: finish chunk id %q, response id %q, want %q", i, got, r.ID, want)
+		}
+	}
+	whole := httptestJSON(t, `{"id":"chatcmpl-whole","object":"chat.completion","model":"m","choices":[{"index":0,`+
+		`"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`)
+	if _, r := collect(t, newAdapter(t, testConfig(whole)).Stream(t.Context(), userRequest("q"))); r.ID != "chatcmpl-whole" {
+		t.Errorf("non-streamed: id %q", r.ID)
+	}
+}

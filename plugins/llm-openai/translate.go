@@ -14,6 +14,8 @@ type wireChunk struct {
 	Usage   *wireUsage   `json:"usage"`
 	// Model is the model that answered, as the provider names it.
 	Model string `json:"model"`
+	// ID is the provider's id of the response ("chatcmpl-…").
+	ID string `json:"id"`
 }
 
 type wireChoice struct {
@@ -103,6 +105,7 @@ type translator struct {
 	finish string
 	usage  *llm.Usage
 	model  string // the last non-empty `model` of the chunks
+	id     string // the last non-empty `id` of the chunks
 }
 
 func newTranslator(emit func(llm.Chunk) bool) *translator {
@@ -127,6 +130,9 @@ func (t *translator) add(c *wireChunk) {
 	}
 	if c.Model != "" {
 		t.model = c.Model
+	}
+	if c.ID != "" {
+		t.id = c.ID
 	}
 	for i := range c.Choices {
 		ch := &c.Choices[i]
@@ -242,11 +248,11 @@ func (t *translator) end(err *llm.Error) {
 		if err.Code == llm.CodeAborted {
 			reason = llm.FinishAborted
 		}
-		t.send(llm.Chunk{Kind: llm.ChunkFinish, Finish: reason, Err: err, Model: t.model})
+		t.send(llm.Chunk{Kind: llm.ChunkFinish, Finish: reason, Err: err, Model: t.model, ResponseID: t.id})
 		return
 	}
 	reason, ferr := t.finishReason()
-	t.send(llm.Chunk{Kind: llm.ChunkFinish, Finish: reason, Err: ferr, Model: t.model})
+	t.send(llm.Chunk{Kind: llm.ChunkFinish, Finish: reason, Err: ferr, Model: t.model, ResponseID: t.id})
 }
 
 func (t *translator) finishReason() (llm.FinishReason, *llm.Error) {

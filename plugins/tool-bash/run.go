@@ -172,7 +172,7 @@ func (x *Executor) run(ctx context.Context, args Args, progress *tools.ProgressR
 	// writable too), unless it asked for sandbox "off", which the
 	// permission plugin has approved by the time the body runs.
 	var sb *subprocess.SandboxPolicy
-	if policy, _ := x.Runtime.Sandbox(); policy.Enabled() && !args.Unsandboxed() {
+	if policy := x.Runtime.SandboxPolicy(); policy.Enabled() && !args.Unsandboxed() {
 		if policy.Mode == subprocess.SandboxWorkspaceWrite && base != dir {
 			policy.WritableRoots = append(policy.WritableRoots, base)
 		}

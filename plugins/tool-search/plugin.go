@@ -177,7 +177,7 @@ type subprocessRunner struct{ rt *subprocess.Runtime }
 // readOnlySandbox is the runtime's default policy turned read-only, or nil
 // when the default is off.
 func readOnlySandbox(rt *subprocess.Runtime) *subprocess.SandboxPolicy {
-	p, _ := rt.Sandbox()
+	p := rt.SandboxPolicy()
 	if !p.Enabled() {
 		return nil
 	}

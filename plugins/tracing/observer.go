@@ -238,6 +238,9 @@ func (t *turnTrace) usage(e agent.Event, now time.Time) {
 	if e.ResponseModel != "" {
 		t.chat.SetAttributes(semconv.GenAIResponseModel(e.ResponseModel))
 	}
+	if e.ResponseID != "" {
+		t.chat.SetAttributes(semconv.GenAIResponseID(e.ResponseID))
+	}
 	if e.Estimated {
 		t.chat.SetAttributes(AttrUsageEstimated.Bool(true))
 	}

@@ -25,6 +25,9 @@ type Response struct {
 	// Model is the model name the provider reported answering with (the
 	// finish chunk's Model), or "" when it reported none.
 	Model string
+	// ID is the provider's id of the response (the finish chunk's
+	// ResponseID), or "" when it sent none.
+	ID string
 }
 
 // Assembler folds chunks into a [Response] while the caller also forwards
@@ -52,7 +55,7 @@ type Assembler struct {
 	usage           *Usage
 	finish          FinishReason
 	err             *Error
-	model           string
+	model, id       string
 }
 
 // Add folds one chunk.
@@ -90,7 +93,7 @@ func (a *Assembler) Add(c Chunk) {
 			a.usage = &u
 		}
 	case ChunkFinish:
-		a.finish, a.err, a.model = c.Finish, c.Err, c.Model
+		a.finish, a.err, a.model, a.id = c.Finish, c.Err, c.Model, c.ResponseID
 	}
 }
 
@@ -101,6 +104,7 @@ func (a *Assembler) Response() Response {
 		Finish:  a.finish,
 		Err:     a.err,
 		Model:   a.model,
+		ID:      a.id,
 	}
 	if r.Finish == "" {
 		r.Finish = FinishAborted

@@ -91,6 +91,11 @@ type Chunk struct {
 	// from the request's (a dated snapshot, a router's pick). Empty when
 	// the provider named none; adapters never fill it in from the request.
 	Model string
+	// ResponseID may be set on ChunkFinish: the provider's id of the
+	// response (an OpenAI-compatible response's `id`, e.g. "chatcmpl-…"),
+	// for matching a step with the provider's logs. Empty when the
+	// provider sent none.
+	ResponseID string
 }
 
 // Stream is what adapters return: an ordered sequence of chunks that always

@@ -176,7 +176,16 @@ func (t Turn) WithUsage(u Usage) Turn {
 // chunks say "llmtest", whatever model the request asked for. Events that
 // are not JSON objects ([Bytes], [KeepAlive], invalid [Raw]) and
 // [Turn.Generate]'s are left as they are.
-func (t Turn) WithModel(name string) Turn {
+func (t Turn) WithModel(name string) Turn { return t.withField("model", name) }
+
+// WithID returns t with the "id" field (the response's id) of every JSON
+// chunk set to id; "" removes it (a server that sends none). The
+// builders' chunks say "chatcmpl-llmtest". Events that are not JSON
+// objects are left as they are, as with [Turn.WithModel].
+func (t Turn) WithID(id string) Turn { return t.withField("id", id) }
+
+// withField sets key to value in every JSON-object event ("" removes it).
+func (t Turn) withField(key, value string) Turn {
 	out := make([]string, len(t.Events))
 	for i, e := range t.Events {
 		out[i] = e
@@ -184,10 +193,10 @@ func (t Turn) WithModel(name string) Turn {
 		if json.Unmarshal([]byte(e), &obj) != nil || obj == nil {
 			continue
 		}
-		if name == "" {
-			delete(obj, "model")
+		if value == "" {
+			delete(obj, key)
 		} else {
-			obj["model"], _ = json.Marshal(name)
+			obj[key], _ = json.Marshal(value)
 		}
 		if b, err := json.Marshal(obj); err == nil {
 			out[i] = string(b)

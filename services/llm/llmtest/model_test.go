@@ -37,3 +37,27 @@ func TestChunksNameTheModelThatAnswered(t *testing.T) {
 		}
 	}
 }
+
+// The chunks carry the id "chatcmpl-llmtest"; WithID sets another in every
+// JSON chunk, or removes the field.
+func TestWithIDSetsTheResponseID(t *testing.T) {
+	reply := llmtest.Reply("hi")
+	srv := llmtest.New(t, []llmtest.Turn{reply, reply.WithID("chatcmpl-42"), reply.WithID("")})
+	req := `{"model":"m1","messages":[{"role":"user","content":"q"}],"stream":true}`
+	for _, tc := range []struct{ want, not string }{
+		{`"id":"chatcmpl-llmtest"`, `chatcmpl-42`},
+		{`"id":"chatcmpl-42"`, `chatcmpl-llmtest`},
+		{``, `"id"`},
+	} {
+		_, body := post(t, srv.URL, req)
+		for _, line := range strings.Split(body, "\n") {
+			data, ok := strings.CutPrefix(line, "data: ")
+			if !ok || data == "[DONE]" {
+				continue
+			}
+			if !strings.Contains(data, tc.want) || strings.Contains(data, tc.not) {
+				t.Errorf("chunk %s: want %q and not %q", data, tc.want, tc.not)
+			}
+		}
+	}
+}
