@@ -38,7 +38,9 @@ func init() {
 				"and requires every enabled row to become active. It prints `ok: N plugins active` (exit 0)\n" +
 				"or each problem with its FILE:LINE:COL or the failed/pending rows (exit 2). With the\n" +
 				"subprocess service mounted, a second line shows the default sandbox policy and the\n" +
-				"backend the probe chose (`sandbox: workspace-write, network off, via bwrap: full`). MCP servers of\n" +
+				"backend the probe chose (`sandbox: workspace-write, network off, via bwrap: full`); with the sandbox\n" +
+				"off (`sandbox: off: commands run unsandboxed`) or without a working backend, a warning on stderr\n" +
+				"says so. MCP servers of\n" +
 				"the mcp row must connect too: each one that failed or exited is listed with its stderr tail (exit 2).\n" +
 				"Tools registered while nothing offers their schemas to the model (no prompt-tools row) are an\n" +
 				"error when an agent row is mounted (the agent would refuse to run; exit 2), else a warning on stderr.\n" +
@@ -64,13 +66,14 @@ func init() {
 				if svc, ok := core.Lookup(h.Root.Context(), agent.Key); ok {
 					keyWarning = routeKeyWarning(svc)
 				}
-				var sandbox string
+				var sandbox, sandboxWarning string
 				var probeErr error
 				if rt, ok := core.Lookup(h.Root.Context(), subprocess.Key); ok {
 					// The boot ran no probe (the first sandboxed spawn would):
 					// run it here, interruptibly, for the sandbox line.
 					if probeErr = rt.ProbeSandbox(env.Ctx); probeErr == nil {
-						sandbox = sandboxLine(rt) + "\n"
+						sandbox, sandboxWarning = sandboxSummary(rt)
+						sandbox += "\n"
 					}
 				}
 				if err := h.Stop(context.Background()); err != nil {
@@ -91,6 +94,9 @@ func init() {
 						return UsageError(fmt.Errorf("the agent would refuse to run: %w", notOffered))
 					}
 					fmt.Fprintf(env.Stderr, "harness: warning: %v\n", notOffered)
+				}
+				if sandboxWarning != "" {
+					fmt.Fprintf(env.Stderr, "harness: warning: %s\n", sandboxWarning)
 				}
 				if keyWarning != "" {
 					fmt.Fprintf(env.Stderr, "harness: warning: %s\n", keyWarning)

@@ -137,27 +137,56 @@ func signalNumber(name string) int {
 	return 0
 }
 
-// sandboxLine is `harness check`'s summary of the default sandbox policy
-// and what the probe found, e.g.
-// "sandbox: workspace-write, network off, via bwrap: full".
-func sandboxLine(rt *subprocess.Runtime) string {
+// sandboxSummary is `harness check`'s account of the subprocess row's
+// default sandbox policy and what the probe found: the line for stdout, and
+// a warning for stderr ("" when commands are confined).
+func sandboxSummary(rt *subprocess.Runtime) (line, warning string) {
 	p, rep := rt.Sandbox()
+	backend := ""
+	probeFailed := false
+	if !p.Enabled() {
+		var errs []error
+		backend, errs = rt.SandboxBackend()
+		probeFailed = len(errs) > 0
+	}
+	return describeSandbox(p, rep, backend, probeFailed)
+}
+
+// describeSandbox renders the policy p and its report rep. On:
+// "sandbox: workspace-write, network off, via bwrap: full" (one
+// "  - reason" line per thing a partial backend cannot enforce). Off:
+// "sandbox: off: commands run unsandboxed" with the backend a policy could
+// use (backend, or probeFailed when none works) and a warning that
+// commands have the user's full access. On but no backend: the line and
+// a warning say that sandboxed commands fail to start. Network is named
+// only when a backend enforces the policy.
+func describeSandbox(p subprocess.SandboxPolicy, rep subprocess.SandboxReport, backend string, probeFailed bool) (line, warning string) {
+	if !p.Enabled() {
+		line = "sandbox: off: commands run unsandboxed"
+		switch {
+		case backend != "":
+			line += " (backend " + backend + " available)"
+		case probeFailed:
+			line += " (no backend works here)"
+		}
+		return line, "the sandbox is off (sandbox mode off in the subprocess row): commands the agent runs are not confined " +
+			"and have your full access to files and network; set sandbox: {mode: workspace-write} there to confine them"
+	}
+	if rep.Enforcement == subprocess.EnforcementNone {
+		line = fmt.Sprintf("sandbox: %s required, but no backend works here: sandboxed commands fail to start", p.Mode)
+		for _, r := range rep.Reasons {
+			line += "\n  - " + strings.TrimSpace(r)
+		}
+		return line, fmt.Sprintf("the sandbox (%s) has no working backend here: every sandboxed command the agent runs fails to start; "+
+			"install bubblewrap, or set sandbox: {mode: off} in the subprocess row to run commands unsandboxed", p.Mode)
+	}
 	net := "off"
 	if p.Network {
 		net = "on"
 	}
-	s := fmt.Sprintf("sandbox: %s, network %s", p.Mode, net)
-	if !p.Enabled() {
-		if b, errs := rt.SandboxBackend(); b != "" {
-			return s + " (backend " + b + " available)"
-		} else if len(errs) > 0 {
-			return s + " (no backend works here)"
-		}
-		return s
-	}
-	s += fmt.Sprintf(", via %s: %s", rep.Backend, rep.Enforcement)
+	line = fmt.Sprintf("sandbox: %s, network %s, via %s: %s", p.Mode, net, rep.Backend, rep.Enforcement)
 	for _, r := range rep.Reasons {
-		s += "\n  - " + strings.TrimSpace(r)
+		line += "\n  - " + strings.TrimSpace(r)
 	}
-	return s
+	return line, ""
 }

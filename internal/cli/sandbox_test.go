@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -76,5 +77,89 @@ func TestSandboxCommandAndCheckLine(t *testing.T) {
 	}
 	if _, errOut, code = runSandboxCLI(t, dir, sandboxManifest, "sandbox", "--mode", "bogus", "--", "true"); code != 2 {
 		t.Fatalf("bad mode: %d %q", code, errOut)
+	}
+}
+
+// requireBwrap fails (CI) or skips the test when bubblewrap is not installed:
+// the exact check lines below name the backend the probe picks.
+func requireBwrap(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("bwrap not installed in CI: %v", err)
+		}
+		t.Skipf("bwrap not installed: %v", err)
+	}
+}
+
+// TestCheckSandboxOffSaysSoAndWarns: with mode off (written, or the plugin
+// default) check claims no network restriction, says commands run
+// unsandboxed and warns on stderr that they have the user's full access.
+func TestCheckSandboxOffSaysSoAndWarns(t *testing.T) {
+	t.Parallel()
+	requireBwrap(t)
+	for _, m := range []string{
+		"plugins:\n  - name: subprocess-local\n    config:\n      sandbox: {mode: off, network: false}\n",
+		"plugins:\n  - name: subprocess-local\n",
+	} {
+		out, errOut, code := runSandboxCLI(t, t.TempDir(), m, "check")
+		wantOut := "ok: 1 plugin active\nsandbox: off: commands run unsandboxed (backend bwrap available)\nmanifest: "
+		wantErr := "harness: warning: the sandbox is off (sandbox mode off in the subprocess row): commands the agent runs are not confined " +
+			"and have your full access to files and network; set sandbox: {mode: workspace-write} there to confine them\n"
+		if code != 0 || !strings.HasPrefix(out, wantOut) || strings.Contains(out, "network") || errOut != wantErr {
+			t.Errorf("manifest %q: code %d\nstdout %q\nstderr %q", m, code, out, errOut)
+		}
+	}
+	out, errOut, code := runSandboxCLI(t, t.TempDir(), sandboxManifest, "check")
+	if code != 0 || !strings.HasPrefix(out, "ok: 1 plugin active\nsandbox: workspace-write, network off, via bwrap") || errOut != "" {
+		t.Errorf("sandbox on: code %d\nstdout %q\nstderr %q", code, out, errOut)
+	}
+}
+
+// TestCheckRejectsPatchedSandboxWithoutMode: a patch layer (--patch, or the
+// project's harness.patch.yml) whose sandbox block has no mode replaces the
+// row's whole block; check exits 2 naming the patch file, line and field
+// instead of booting with the sandbox off. mode: off written there is kept.
+func TestCheckRejectsPatchedSandboxWithoutMode(t *testing.T) {
+	t.Parallel()
+	const patch = "- id: subprocess-local\n  config:\n    sandbox: {denyRead: [\"~/.x\"]}\n"
+	const msg = `: plugin "subprocess-local" (id subprocess-local): invalid config: sandbox.mode: required (off, read-only or workspace-write): ` +
+		`without it this sandbox block turns the sandbox off. A patch's sandbox replaces the row's whole sandbox block, ` +
+		`so write mode there too (mode: off to run commands unsandboxed)` + "\n"
+	flagPatch := filepath.Join(t.TempDir(), "more.yml")
+	if err := os.WriteFile(flagPatch, []byte(patch), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runSandboxCLI(t, t.TempDir(), sandboxManifest, "check", "--patch", flagPatch)
+	if code != 2 || out != "" || errOut != "harness: "+flagPatch+":3:14"+msg {
+		t.Errorf("--patch: code %d\nstdout %q\nstderr %q", code, out, errOut)
+	}
+	dir := t.TempDir()
+	project := filepath.Join(dir, "harness.patch.yml")
+	if err := os.WriteFile(project, []byte(patch), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = runSandboxCLI(t, dir, sandboxManifest, "check")
+	if code != 2 || out != "" || errOut != "harness: "+project+":3:14"+msg {
+		t.Errorf("harness.patch.yml: code %d\nstdout %q\nstderr %q", code, out, errOut)
+	}
+	if err := os.WriteFile(project, []byte(strings.Replace(patch, "{denyRead", "{mode: off, denyRead", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code = runSandboxCLI(t, dir, sandboxManifest, "check")
+	if code != 0 || !strings.Contains(out, "\nsandbox: off: commands run unsandboxed") {
+		t.Errorf("mode off in the patch: code %d\nstdout %q", code, out)
+	}
+}
+
+// TestCheckRejectsInvalidDenyReadGlob: a denyRead pattern that does not
+// parse is a config error naming the entry.
+func TestCheckRejectsInvalidDenyReadGlob(t *testing.T) {
+	t.Parallel()
+	m := "plugins:\n  - name: subprocess-local\n    config:\n      sandbox: {mode: read-only, denyRead: [\"~/.ssh\", \"**/.env\", \"[\"]}\n"
+	_, errOut, code := runSandboxCLI(t, t.TempDir(), m, "check")
+	want := `:4:66: plugin "subprocess-local" (id subprocess-local): invalid config: sandbox.denyRead[2]: invalid glob "[": syntax error in pattern (an unclosed [ or {, or a trailing \; write \[ for a literal [)` + "\n"
+	if code != 2 || !strings.HasPrefix(errOut, "harness: ") || !strings.HasSuffix(errOut, want) {
+		t.Errorf("code %d stderr %q", code, errOut)
 	}
 }

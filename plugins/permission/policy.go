@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/dshgo/harness/core"
 )
 
 // Mode is the permission mode: what happens to a call no rule decides.
@@ -81,7 +83,7 @@ type Verdict struct {
 	// as in Claude Code; it lifts no ask a rule made.
 	ByMode bool
 	// Protected is the path, symlinks resolved, of a write to a protected
-	// path (see [ProtectedPaths]) that made this an ask; "" otherwise.
+	// path (see [core.ProtectedPaths]) that made this an ask; "" otherwise.
 	Protected string
 }
 
@@ -233,7 +235,7 @@ type subject struct {
 
 // Evaluate decides one call. Precedence is fixed: any matching deny rule
 // denies; then plan mode denies non-read-only tools; then a file tool
-// writing a protected path ([ProtectedPaths]) asks (except in bypass
+// writing a protected path ([core.ProtectedPaths]) asks (except in bypass
 // mode), whatever the allow rules say; then any matching ask
 // rule asks (except in bypass mode); then a shell call whose workdir is
 // outside the workspace, or (unless it runs in the sandbox) with a part that
@@ -298,16 +300,6 @@ func (p *Policy) Evaluate(c Call) Verdict {
 		Reason: fmt.Sprintf("tool %q requires approval: %s", c.Tool, why)}
 }
 
-// ProtectedPaths are the paths, relative to the working directory and to
-// each of the workspace's roots, that a file tool's write is asked for in
-// every permission mode but bypass, even when an allow rule or acceptEdits
-// covers it: files the harness (or git, or Claude Code hooks) later trusts
-// and runs from. A trailing "/**" protects everything below a directory.
-var ProtectedPaths = []string{
-	"harness.yml", "harness.patch.yml", ".harness/**", ".claude/**", ".mcp.json",
-	".git/config", ".git/hooks/**", ".gitmodules",
-}
-
 // protectedWrite returns the path a file tool that is not read-only
 // writes, when that path (lexically, or with every symlink resolved) is
 // protected; "" otherwise.
@@ -333,23 +325,14 @@ func (p *Policy) protectedWrite(c Call, sub subject) string {
 	return ""
 }
 
-// protectedUnder reports whether abs is one of [ProtectedPaths] of root.
+// protectedUnder reports whether abs is one of the protected paths of root
+// ([core.ProtectedPaths], the list the sandbox guards too).
 func protectedUnder(abs, root string) bool {
 	rel, err := filepath.Rel(root, abs)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return false
 	}
-	rel = filepath.ToSlash(rel)
-	for _, pat := range ProtectedPaths {
-		if dir, ok := strings.CutSuffix(pat, "/**"); ok {
-			if rel == dir || strings.HasPrefix(rel, dir+"/") {
-				return true
-			}
-		} else if rel == pat {
-			return true
-		}
-	}
-	return false
+	return core.IsProtectedPath(filepath.ToSlash(rel))
 }
 
 // denied returns the deny rule that matches the call: by its forms, by the

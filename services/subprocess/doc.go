@@ -104,22 +104,24 @@
 // What remains: with process groups, a descendant that left the group
 // (setsid, setpgid) is out of reach, as it is for Terminate, and so is a
 // child that died with the harness between its start and its announcement
-// (microseconds); a group whose leader's pid now names another process is
-// left alone. Without /bin/sh there is no watchdog (logged), and a
+// (microseconds). Without /bin/sh there is no watchdog (logged), and a
 // watchdog killed on its own (kill -9 of its pid) guards nothing; with
 // cgroups the next runtime's sweep then kills and removes the cgroups of
-// hosts that no longer exist. PR_SET_PDEATHSIG is not used: it
-// reaches only the direct child (an npx launcher, not the node server
-// under it) and Linux sends it when the forking thread exits, which the
-// Landlock backend's discarded threads do. Sandboxed commands also die
-// through bwrap's --die-with-parent.
+// hosts that no longer exist. PR_SET_PDEATHSIG is not used: it reaches
+// only the direct child (an npx launcher, not the node server under it),
+// and Linux sends it when the forking thread exits, which the Landlock
+// backend's discarded threads do. Sandboxed commands also die through
+// bwrap's --die-with-parent.
 //
 // No signal is ever sent to a number that may have been reused: cgroup
 // ranges signal only the pids the cgroup lists (and use cgroup.kill); the
 // process-group fallback treats a live holder of the pgid as a newcomer
 // once its leader's exit was observed (marked before the reap that frees
 // the pid), and the terminal session fallback checks the leader's start
-// time; the first observation that a range is empty is permanent.
+// time; the first observation that a range is empty is permanent. The
+// watchdog's process-group kill checks the leader's start time too; it
+// cannot recognize a group that emptied unobserved and whose number was
+// then reused by a new group leader that has itself exited.
 //
 // The runtime marks every inherited descriptor above 2 close-on-exec when it
 // starts, so children see only fds 0-2 (and fd 3 with Spec.Control).

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+	"gopkg.in/yaml.v3"
 )
 
 // ErrClosed is returned by Spawn and SpawnTerminal after Close started.
@@ -52,8 +53,10 @@ type Options struct {
 	Isolation Isolation `yaml:"isolation" json:"isolation,omitempty" jsonschema:"enum=auto,enum=cgroup,enum=pgid"`
 	// Sandbox is the deployment's default policy for agent commands: the
 	// bash tool, its terminals and the search tools spawn under it (see
-	// Runtime.Sandbox). Mode off (the plugin default) or empty: no
-	// sandbox. The default harness.yml sets workspace-write.
+	// Runtime.Sandbox). Mode off (the plugin default): no sandbox. The
+	// default harness.yml sets workspace-write. A sandbox block must give
+	// its mode: one without (a patch that sets only denyRead replaces the
+	// whole block) is a config error rather than a sandbox silently off.
 	Sandbox SandboxPolicy `yaml:"sandbox" json:"sandbox,omitempty"`
 	// SandboxBackend forces a backend: auto (default: bwrap, else
 	// landlock), bwrap or landlock.
@@ -71,6 +74,42 @@ type Options struct {
 	// Keep the harness process dumpable (debuggers of the same user can attach,
 	// and so can every command it runs outside the sandbox). Default false.
 	Dumpable bool `yaml:"dumpable" json:"dumpable,omitempty"`
+
+	// sandboxNoMode is set by UnmarshalYAML when the sandbox mapping has
+	// no mode key; Validate rejects it.
+	sandboxNoMode bool
+}
+
+// UnmarshalYAML decodes the plugin config as usual and notes a sandbox
+// mapping without a mode key: such a block (say `sandbox: {denyRead:
+// [...]}` in a patch, which replaces the whole sandbox key of the row)
+// would otherwise leave the sandbox off without a word. Validate reports
+// it.
+func (o *Options) UnmarshalYAML(n *yaml.Node) error {
+	type plain Options
+	if err := n.Decode((*plain)(o)); err != nil {
+		return err
+	}
+	o.sandboxNoMode = false
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if v := n.Content[i+1]; n.Content[i].Value == "sandbox" && v.Kind == yaml.MappingNode {
+			o.sandboxNoMode = !hasKey(v, "mode")
+		}
+	}
+	return nil
+}
+
+// hasKey reports whether mapping node m has the key k.
+func hasKey(m *yaml.Node, k string) bool {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == k {
+			return true
+		}
+	}
+	return false
 }
 
 // Validate reports a bad option with its field path.
@@ -83,10 +122,8 @@ func (o Options) Validate() error {
 	if err := o.Env.Validate(); err != nil {
 		return fmt.Errorf("env.%w", err)
 	}
-	if o.Sandbox.Mode != "" {
-		if err := o.Sandbox.Validate(); err != nil {
-			return fmt.Errorf("sandbox.%w", err)
-		}
+	if err := o.validateSandbox(); err != nil {
+		return fmt.Errorf("sandbox.%w", err)
 	}
 	switch o.SandboxBackend {
 	case "", "auto", "bwrap", "landlock":
@@ -95,6 +132,25 @@ func (o Options) Validate() error {
 	}
 	if o.SpillDir != "" && !filepath.IsAbs(o.SpillDir) {
 		return fmt.Errorf("spillDir: must be an absolute path, got %q", o.SpillDir)
+	}
+	return nil
+}
+
+// errNoMode is the sandbox block without a mode: the sandbox would stay
+// off whatever else the block says.
+var errNoMode = errors.New("mode: required (off, read-only or workspace-write): without it this sandbox block turns the sandbox off. " +
+	"A patch's sandbox replaces the row's whole sandbox block, so write mode there too (mode: off to run commands unsandboxed)")
+
+// validateSandbox checks the sandbox block: one that says anything must
+// say its mode (the zero policy is the plugin default, off).
+func (o Options) validateSandbox() error {
+	switch {
+	case o.sandboxNoMode:
+		return errNoMode
+	case o.Sandbox.Mode != "":
+		return o.Sandbox.Validate()
+	case o.Sandbox.Network || len(o.Sandbox.DenyRead) > 0 || len(o.Sandbox.WritableRoots) > 0:
+		return errNoMode
 	}
 	return nil
 }

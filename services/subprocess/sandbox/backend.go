@@ -52,7 +52,7 @@ type Command struct {
 	// It returns start's error, or why the confinement could not be set up
 	// (then nothing was started). Nil: call start directly.
 	Start func(start func() error) error
-	// ReadOnly are the protected paths (ProtectedPaths) the backend bound
+	// ReadOnly are the protected paths (core.ProtectedPaths) the backend bound
 	// read-only for this command (bwrap); pass them to NewGuard.
 	ReadOnly []string
 	// Zygote, when set, means the command is not exec'd at all: the caller

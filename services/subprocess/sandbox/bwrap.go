@@ -147,7 +147,7 @@ func (b *bwrap) Wrap(req Request) (Command, Report, error) {
 	for _, w := range underTmp {
 		args = append(args, "--bind", w, w)
 	}
-	// The protected paths that exist (ProtectedPaths in the workspace and
+	// The protected paths that exist (core.ProtectedPaths in the workspace and
 	// each writable root) bound read-only over the writable binds: the
 	// harness's config, .claude, .git/config and hooks. The Guard covers
 	// those created later.

@@ -26,6 +26,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // Mode is a sandbox policy's file-system mode.
@@ -78,7 +80,8 @@ func (p Policy) Clone() Policy {
 }
 
 // Validate reports the first bad field by its path (mode, writableRoots[i],
-// denyRead[i]).
+// denyRead[i]). A denyRead entry with glob characters must parse as a
+// doublestar pattern.
 func (p Policy) Validate() error {
 	switch p.Mode {
 	case ModeOff, ModeReadOnly, ModeWorkspaceWrite:
@@ -95,6 +98,11 @@ func (p Policy) Validate() error {
 	for i, d := range p.DenyRead {
 		if d == "" || strings.IndexByte(d, 0) >= 0 {
 			return fmt.Errorf("denyRead[%d]: must be a non-empty path or pattern", i)
+		}
+		if hasMeta(d) && !doublestar.ValidatePattern(filepath.ToSlash(d)) {
+			// A pattern that does not parse would hide nothing when the
+			// command starts (its walk fails): refuse it here.
+			return fmt.Errorf("denyRead[%d]: invalid glob %q: %w (an unclosed [ or {, or a trailing \\; write \\[ for a literal [)", i, d, doublestar.ErrBadPattern)
 		}
 	}
 	return nil

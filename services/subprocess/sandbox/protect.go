@@ -13,31 +13,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
-)
 
-// ProtectedPaths are the paths, relative to the workspace and to each
-// writable root, that a sandboxed command must not change, because the
-// harness (or git, or a tool the user runs later) trusts them and runs
-// what they say outside the sandbox: the harness's manifest and project
-// patch, its agent definitions (.harness/), Claude Code settings with their
-// hooks and agents (.claude/), MCP servers (.mcp.json), and git's config,
-// hooks and submodule URLs. A trailing slash marks a directory (protected
-// with everything in it).
-//
-// bwrap binds every one that exists when the command starts read-only
-// (writes fail with EROFS); for the others, and under Landlock (which cannot
-// take a path out of a writable directory), a [Guard] puts back what the
-// command created or changed once it ended.
-var ProtectedPaths = []string{
-	"harness.yml",
-	"harness.patch.yml",
-	".harness/",
-	".claude/",
-	".mcp.json",
-	".git/config",
-	".git/hooks/",
-	".gitmodules",
-}
+	"github.com/dshgo/harness/core"
+)
 
 // maxProtectedSnapshot is the largest protected file whose content a Guard
 // keeps to put back; a larger one changed by a command is moved aside
@@ -51,16 +29,22 @@ var errTooBig = fmt.Errorf("its previous content was not kept (larger than %d by
 // directory (.git/hooks holds about 15).
 const maxProtectedEntries = 256
 
-// protectedIn lists the protected paths under the writable directories of
+// protectedIn lists the protected paths ([core.ProtectedPaths], the list
+// the permission plugin asks for too) under the writable directories of
 // req (the workspace and the writable roots in workspace-write mode;
-// nothing in read-only mode), whether they exist or not.
+// nothing in read-only mode), whether they exist or not. bwrap binds
+// every one that exists when the command starts read-only (writes fail
+// with EROFS); for the others, and under Landlock (which cannot take a
+// path out of a writable directory), a [Guard] puts back what the command
+// created or changed once it ended.
 func protectedIn(req Request) []string {
 	if req.Policy.Mode != ModeWorkspaceWrite {
 		return nil
 	}
 	var out []string
+	protected := core.ProtectedPaths()
 	for _, root := range writableDirs(Request{Policy: req.Policy, Dir: req.Dir}) {
-		for _, p := range ProtectedPaths {
+		for _, p := range protected {
 			full := filepath.Join(root, strings.TrimSuffix(p, "/"))
 			if !slices.Contains(out, full) {
 				out = append(out, full)

@@ -1,0 +1,48 @@
+package cli
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/dshgo/harness/services/subprocess"
+	"github.com/dshgo/harness/services/subprocess/sandbox"
+)
+
+// TestDescribeSandboxNeverClaimsWhatNothingEnforces: check's sandbox line
+// names the network only when a backend enforces the policy; a policy that
+// is on but has no working backend says that commands fail to start, and
+// warns.
+func TestDescribeSandboxNeverClaimsWhatNothingEnforces(t *testing.T) {
+	t.Parallel()
+	on := subprocess.SandboxPolicy{Mode: subprocess.SandboxWorkspaceWrite}
+	unavailable := sandbox.Unsandboxed((&sandbox.UnavailableError{Causes: []error{errors.New("bwrap: not installed")}}).Error())
+	line, warning := describeSandbox(on, unavailable, "", false)
+	wantLine := "sandbox: workspace-write required, but no backend works here: sandboxed commands fail to start\n  - " + unavailable.Reasons[0]
+	wantWarning := "the sandbox (workspace-write) has no working backend here: every sandboxed command the agent runs fails to start; " +
+		"install bubblewrap, or set sandbox: {mode: off} in the subprocess row to run commands unsandboxed"
+	if line != wantLine || warning != wantWarning {
+		t.Errorf("no backend:\n got %q\n     %q\nwant %q\n     %q", line, warning, wantLine, wantWarning)
+	}
+
+	off := subprocess.SandboxPolicy{Mode: subprocess.SandboxOff}
+	for _, tc := range []struct {
+		backend string
+		failed  bool
+		want    string
+	}{
+		{"bwrap", false, "sandbox: off: commands run unsandboxed (backend bwrap available)"},
+		{"", true, "sandbox: off: commands run unsandboxed (no backend works here)"},
+		{"", false, "sandbox: off: commands run unsandboxed"},
+	} {
+		line, warning := describeSandbox(off, sandbox.Unsandboxed("sandbox mode is off"), tc.backend, tc.failed)
+		if line != tc.want || warning == "" {
+			t.Errorf("off %+v: got %q, warning %q", tc, line, warning)
+		}
+	}
+
+	partial := sandbox.Report{Backend: "landlock", Enforcement: sandbox.EnforcementPartial, Reasons: []string{"no PID namespace "}}
+	line, warning = describeSandbox(subprocess.SandboxPolicy{Mode: subprocess.SandboxReadOnly, Network: true}, partial, "", false)
+	if want := "sandbox: read-only, network on, via landlock: partial\n  - no PID namespace"; line != want || warning != "" {
+		t.Errorf("partial: got %q %q, want %q", line, warning, want)
+	}
+}
