@@ -240,7 +240,7 @@ func decodeDocument(file string, data []byte) (*yaml.Node, error) {
 				return nil, textErr
 			}
 		}
-		return nil, yamlError(file, err)
+		return nil, yamlError(file, data, err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
@@ -313,7 +313,7 @@ func yamlLine(err error) int {
 	return line
 }
 
-func yamlError(file string, err error) error {
+func yamlError(file string, data []byte, err error) error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	line := yamlLine(err)
 	if line > 0 {
@@ -321,10 +321,46 @@ func yamlError(file string, err error) error {
 			msg = msg[i+2:]
 		}
 	}
+	if at, ok := locateYAMLError(data, err.Error(), line); ok {
+		line = at
+	} else if line > 0 {
+		msg = "near here (yaml.v3 names the start of the enclosing block): " + msg
+	}
 	if strings.Contains(msg, "did not find expected key") || strings.Contains(msg, "did not find expected <document start>") {
 		msg = "manifest must contain exactly one YAML document (" + msg + "; a flow value such as [] cannot be followed by block entries)"
 	}
 	return &Error{Pos: Pos{File: file, Line: line}, Msg: msg}
+}
+
+// locateBudget bounds the bytes locateYAMLError decodes in all.
+const locateBudget = 8 << 20
+
+// locateYAMLError finds the line yaml.v3's error is really about. yaml.v3
+// names the start of the enclosing block for parser errors ("line 1: did not
+// find expected '-' indicator" for a bad indentation on line 4) and no line
+// at all for an unknown alias, so this decodes growing prefixes of data (one
+// more line each time, from the reported line on) and returns the first line
+// whose prefix fails with the very same error text: that line holds the token
+// yaml.v3 rejected. It reports false when no prefix reproduces the error
+// within locateBudget bytes decoded.
+func locateYAMLError(data []byte, want string, from int) (int, bool) {
+	from = max(from, 1)
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	end, spent := 0, 0
+	for i, l := range lines {
+		end += len(l)
+		if i+1 < from {
+			continue
+		}
+		if spent += end; spent > locateBudget {
+			return 0, false
+		}
+		var doc yaml.Node
+		if err := yaml.NewDecoder(bytes.NewReader(data[:end])).Decode(&doc); err != nil && err.Error() == want {
+			return i + 1, true
+		}
+	}
+	return 0, false
 }
 
 // checkNode rejects duplicate mapping keys, aliases and unknown tags
