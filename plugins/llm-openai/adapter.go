@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -215,6 +216,12 @@ func (a *Adapter) attempt(parent context.Context, reqBody []byte, t *translator)
 		return llm.Aborted(parent)
 	}
 	if !t.emitted && t.finish == "" {
+		if events == 0 && !looksLikeSSE(body.head) {
+			// A proxy's error page sent with status 200: say what came.
+			return &llm.Error{Code: llm.CodeProtocol, Message: fmt.Sprintf(
+				"the response is not an SSE stream (HTTP %d, Content-Type %q): %s",
+				res.StatusCode, res.Header.Get("Content-Type"), quoteHead(body.head))}
+		}
 		// HTTP 200, then only keep-alives (or empty events) and the end:
 		// nothing was output, so it is retried like a reset connection.
 		return &llm.Error{Code: llm.CodeNetwork, Message: fmt.Sprintf(
@@ -251,6 +258,45 @@ type limitedBody struct {
 	left   int64
 	over   bool
 	onData func() // called after every read that returned bytes
+	head   []byte // the first headBytes bytes read, for error messages
+}
+
+// headBytes is how much of a response body limitedBody keeps.
+const headBytes = 512
+
+// looksLikeSSE reports whether the start of a body is made of SSE lines
+// only: empty, comments (":"), or the fields data, event, id and retry.
+// The last line may be cut.
+func looksLikeSSE(head []byte) bool {
+	lines := strings.Split(strings.ReplaceAll(string(head), "\r\n", "\n"), "\n")
+	for i, l := range lines {
+		l = strings.TrimSuffix(l, "\r")
+		if l == "" || l[0] == ':' {
+			continue
+		}
+		field, _, colon := strings.Cut(l, ":")
+		switch field {
+		case "data", "event", "id", "retry":
+			continue
+		}
+		if !colon && i == len(lines)-1 && len(head) == headBytes {
+			continue // a line cut by headBytes
+		}
+		return false
+	}
+	return true
+}
+
+// quoteHead quotes the first 200 bytes of head for an error message.
+func quoteHead(head []byte) string {
+	if len(head) == 0 {
+		return "an empty body"
+	}
+	s := string(head)
+	if len(s) > 200 {
+		return strconv.Quote(s[:200]) + "…"
+	}
+	return strconv.Quote(s)
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
@@ -269,6 +315,9 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 		return int(b.left), errTooLarge
 	}
 	b.left -= int64(n)
+	if k := min(n, headBytes-len(b.head)); k > 0 {
+		b.head = append(b.head, p[:k]...)
+	}
 	return n, err
 }
 

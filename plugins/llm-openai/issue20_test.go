@@ -95,3 +95,35 @@ func TestMidStreamErrorIsCodeAndMessage(t *testing.T) {
 		}
 	}
 }
+
+// A 200 text/event-stream response whose body is not SSE (a proxy's error
+// page, or a base URL that serves a web page) is a PROTOCOL error quoting
+// the start of the body, not retried; a body of SSE comments and fields
+// only stays the retryable "ended before any output".
+func TestNonSSEBodyIsShown(t *testing.T) {
+	page := llmtest.Bytes("<html><head><title>502 Bad Gateway</title></head>\n<body>nginx</body></html>\n")
+	srv := llmtest.New(t, []llmtest.Turn{{Events: []string{page}, OmitDone: true}, {Events: []string{page}, OmitDone: true}})
+	one := 1
+	cfg := testConfig(srv.URL)
+	cfg.MaxRetries = &one
+	_, r := collect(t, newAdapter(t, cfg).Stream(t.Context(), userRequest("q")))
+	if r.Err == nil || r.Err.Code != llm.CodeProtocol ||
+		r.Err.Message != `the response is not an SSE stream (HTTP 200, Content-Type "text/event-stream"): "<html><head><title>502 Bad Gateway</title></head>\n<body>nginx</body></html>\n"` {
+		t.Fatalf("err=%v", r.Err)
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("%d requests, want 1 (not retried)", n)
+	}
+	for name, body := range map[string]string{
+		"comments and fields": ": ping\nevent: ping\nid: 7\nretry: 100\n\n",
+		"empty":               "",
+	} {
+		srv := llmtest.New(t, []llmtest.Turn{{Events: []string{llmtest.Bytes(body)}, OmitDone: true}})
+		zero := 0
+		cfg := testConfig(srv.URL)
+		cfg.MaxRetries = &zero
+		if _, r := collect(t, newAdapter(t, cfg).Stream(t.Context(), userRequest("q"))); r.Err == nil || r.Err.Code != llm.CodeNetwork {
+			t.Errorf("%s: err=%v", name, r.Err)
+		}
+	}
+}

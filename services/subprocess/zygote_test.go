@@ -2,6 +2,7 @@ package subprocess
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -329,4 +330,62 @@ func TestZygoteControlAndForeground(t *testing.T) {
 	}
 	must(t, term.Terminate(ctx))
 	assertNoSurvivor(t, "sleep "+m, 0)
+}
+
+// TestZygotePoolManyWorkspacesConcurrently: more concurrent sandboxed
+// commands in distinct workspaces than the pool keeps zygotes (4), over
+// several rounds, all succeed. The pool must not stop a zygote between
+// handing it to a spawn and that spawn's request, nor one still starting
+// for another caller. Once all are idle the pool is back within its
+// bound, and Close leaves no zygote process behind.
+func TestZygotePoolManyWorkspacesConcurrently(t *testing.T) {
+	rt, tag := zygoteRuntime(t, Options{}) // the sandbox probe has run
+	p := &SandboxPolicy{Mode: SandboxWorkspaceWrite}
+	const n, rounds = 10, 4
+	ws := make([]string, n)
+	for i := range ws {
+		ws[i] = t.TempDir()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for round := range rounds {
+		errs := make(chan error, n)
+		for i := range n {
+			go func() {
+				want := "ok " + strconv.Itoa(round) + " " + strconv.Itoa(i)
+				res, err := rt.Run(Spec{Context: ctx, Argv: []string{"echo", want}, Dir: ws[i], Sandbox: p,
+					Stdin: IgnoreStdin(), Stdout: Collect(1024), Stderr: Collect(1024), Grace: time.Second})
+				switch {
+				case err != nil:
+					errs <- fmt.Errorf("workspace %d: %v", i, err)
+				case res.Outcome.ExitCode == nil || *res.Outcome.ExitCode != 0 || !res.Sandbox.Shared:
+					errs <- fmt.Errorf("workspace %d: outcome %v report %v stderr %q", i, res.Outcome, res.Sandbox, res.Stderr.ReadFrom(0).Text)
+				case res.Stdout.ReadFrom(0).Text != want+"\n":
+					errs <- fmt.Errorf("workspace %d: stdout %q", i, res.Stdout.ReadFrom(0).Text)
+				default:
+					errs <- nil
+				}
+			}()
+		}
+		for range n {
+			if err := <-errs; err != nil {
+				t.Errorf("round %d: %v", round, err)
+			}
+		}
+		if t.Failed() {
+			break
+		}
+	}
+	// Idle again: surplus zygotes are stopped, at most 4 remain.
+	for deadline := time.Now().Add(10 * time.Second); zygoteCount(tag) > 4; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d zygotes once idle, want at most 4", zygoteCount(tag))
+		}
+	}
+	cctx, ccancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer ccancel()
+	must(t, rt.Close(cctx))
+	if ps := zygoteProcs(tag); len(ps) != 0 {
+		t.Fatalf("zygote processes survived Close: %v", ps)
+	}
 }

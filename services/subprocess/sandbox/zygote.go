@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,8 +47,18 @@ const zygoteArg = "harness-sandbox-zygote"
 const zygoteEnv = "HARNESS_SANDBOX_ZYGOTE"
 
 // maxZygotes bounds the zygotes a backend keeps: when a new policy needs one
-// beyond that, idle zygotes (no live command) are stopped, least recently
-// used first.
+// beyond that, idle zygotes are stopped, least recently used first. Idle
+// means no running command and no caller holding it (a lease, from get
+// until its spawn request was answered): a zygote is never stopped between
+// being handed out and its command starting.
+//
+// When every zygote is busy, a new one starts beyond the bound rather than
+// the caller waiting: a busy zygote may run a command for hours (a server,
+// a terminal), so waiting could block a spawn indefinitely or deadlock
+// callers that hold one zygote while spawning in another. The surplus is
+// bounded by the number of running commands and in-flight spawns (each
+// surplus zygote has one at least), and is stopped as soon as it is idle
+// (see release and trim), so the pool returns to maxZygotes once idle.
 const maxZygotes = 4
 
 // maxFrame bounds one frame (a command line plus environment).
@@ -256,17 +267,19 @@ func (l *ZygoteLaunch) Spawn(s ZygoteSpawn) (*ZygoteProcess, error) {
 		return nil, fmt.Errorf("sandbox zygote: %d files, want 3 to %d", len(s.Files), maxFrameFDs-1)
 	}
 	for attempt := 0; ; attempt++ {
-		z, err := l.pool.get(l)
+		z, err := l.pool.get(l) // leased: not stopped until released
 		if err != nil {
 			return nil, err
 		}
 		p, err := z.spawn(l, s)
 		if !errors.Is(err, errStale) {
+			l.pool.release(z)
 			return p, err
 		}
 		// A host path it mounted was replaced: a new zygote mounts the
 		// new one. The stale one stops once its last command ended.
 		l.pool.retire(z)
+		l.pool.release(z)
 		if attempt > 0 {
 			return nil, fmt.Errorf("sandbox zygote: %w even in a new sandbox (paths changing while commands start?)", err)
 		}
@@ -279,21 +292,73 @@ var errStale = errors.New("mounts of the shared sandbox no longer match the host
 
 // retire removes z from the pool so that the next spawn starts a new
 // zygote; z itself is stopped when idle, else left to its running
-// commands (they keep the view they started with) and stopped at Close.
+// commands (they keep the view they started with) and its lessees, and
+// stopped once idle or at Close.
 func (p *zygotePool) retire(z *zygote) {
 	p.mu.Lock()
 	if p.zs[z.key] == z {
 		delete(p.zs, z.key)
 	}
-	p.retired = append(p.retired, z)
+	p.retireLocked(z)
 	p.mu.Unlock()
 	z.mu.Lock()
 	z.retired = true
-	idle := z.live == 0
+	idle := z.idleLocked()
 	z.mu.Unlock()
 	if idle {
-		go z.stop()
+		p.stopAsync(z)
 	}
+}
+
+// retireLocked keeps z (out of p.zs) for close to stop, and forgets those
+// already gone; the caller holds p.mu.
+func (p *zygotePool) retireLocked(z *zygote) {
+	p.retired = slices.DeleteFunc(p.retired, (*zygote).gone)
+	p.retired = append(p.retired, z)
+}
+
+// release ends a lease taken by get. An idle zygote is then stopped when
+// retired, and the pool trimmed to maxZygotes when it grew beyond.
+func (p *zygotePool) release(z *zygote) {
+	z.mu.Lock()
+	z.leases--
+	idle, retired := z.idleLocked(), z.retired
+	z.mu.Unlock()
+	switch {
+	case idle && retired:
+		p.stopAsync(z)
+	case idle:
+		p.trim()
+	}
+}
+
+// trim stops idle zygotes beyond maxZygotes (surplus started while all
+// were busy), least recently used first, in the background.
+func (p *zygotePool) trim() {
+	p.mu.Lock()
+	var evict []*zygote
+	if !p.closed {
+		evict = p.evictLocked(nil)
+	}
+	p.mu.Unlock()
+	for _, e := range evict {
+		p.stopAsync(e)
+	}
+}
+
+// stopAsync stops z in the background; close waits for it.
+func (p *zygotePool) stopAsync(z *zygote) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return // close stops z (it is in p.retired or p.zs) and waits
+	}
+	p.stopping.Add(1)
+	p.mu.Unlock()
+	go func() {
+		defer p.stopping.Done()
+		z.stop()
+	}()
 }
 
 // ZygoteProcess is a command started in a zygote.
@@ -333,10 +398,11 @@ type zygotePool struct {
 	bwrap string
 	tag   string // in every zygote's command line: tests and diagnostics find them by it
 
-	mu      sync.Mutex
-	zs      map[string]*zygote
-	retired []*zygote // replaced, stopped at close at the latest
-	closed  bool
+	mu       sync.Mutex
+	zs       map[string]*zygote
+	retired  []*zygote // replaced or evicted, stopped at close at the latest
+	closed   bool
+	stopping sync.WaitGroup // stopAsync in progress; added to under mu while !closed
 }
 
 func newZygotePool(bwrapPath string) *zygotePool {
@@ -364,11 +430,38 @@ type zygote struct {
 	nextID   uint64
 	procs    map[uint64]*ZygoteProcess
 	live     int
+	leases   int // callers between get and release: never stopped while > 0
 	lastUsed time.Time
 	retired  bool // out of the pool: stop once idle
 }
 
-// get returns the running zygote for l's key, starting one when needed.
+// idleLocked reports whether z runs no command and nobody holds it; the
+// caller holds z.mu.
+func (z *zygote) idleLocked() bool {
+	return z.live == 0 && z.leases == 0
+}
+
+// gone reports whether z failed to start or its bwrap was reaped.
+func (z *zygote) gone() bool {
+	select {
+	case <-z.ready:
+	default:
+		return false
+	}
+	if z.startErr != nil || z.exited == nil {
+		return true
+	}
+	select {
+	case <-z.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// get returns the running zygote for l's key, starting one when needed,
+// leased to the caller: it is not stopped (evicted, trimmed, retired)
+// before the caller calls release, which it must, also after an error.
 func (p *zygotePool) get(l *ZygoteLaunch) (*zygote, error) {
 	p.mu.Lock()
 	if p.closed {
@@ -390,11 +483,16 @@ func (p *zygotePool) get(l *ZygoteLaunch) (*zygote, error) {
 			procs: map[uint64]*ZygoteProcess{}, lastUsed: time.Now(), stderr: &boundedBuffer{max: 4096}}
 		p.zs[l.key] = z
 	}
+	z.mu.Lock()
+	z.leases++ // under p.mu: evictLocked never sees z unleased in between
+	z.mu.Unlock()
 	var evict []*zygote
 	if fresh {
 		evict = p.evictLocked(z)
 	}
 	p.mu.Unlock()
+	// Stopped before this one starts, so that the pool's memory stays
+	// bounded while zygotes turn over.
 	for _, e := range evict {
 		e.stop()
 	}
@@ -411,41 +509,40 @@ func (p *zygotePool) get(l *ZygoteLaunch) (*zygote, error) {
 	}
 	<-z.ready
 	if z.startErr != nil {
+		p.release(z)
 		return nil, z.startErr
 	}
 	return z, nil
 }
 
-// evictLocked picks idle zygotes to stop so that at most maxZygotes remain
-// with keep; the caller holds p.mu.
+// evictLocked picks idle zygotes (no command, no lease) to stop so that at
+// most maxZygotes remain with keep, and takes them out of the pool (into
+// p.retired until they are gone, so that close waits for them too); the
+// caller holds p.mu and stops them.
 func (p *zygotePool) evictLocked(keep *zygote) []*zygote {
 	var out []*zygote
 	for len(p.zs) > maxZygotes {
 		var victim *zygote
+		var victimUsed time.Time
 		for _, z := range p.zs {
 			if z == keep {
 				continue
 			}
 			z.mu.Lock()
-			idle, used := z.live == 0, z.lastUsed
+			idle, used := z.idleLocked(), z.lastUsed
 			z.mu.Unlock()
-			if idle && (victim == nil || used.Before(victim.lastUsedAt())) {
-				victim = z
+			if idle && (victim == nil || used.Before(victimUsed)) {
+				victim, victimUsed = z, used
 			}
 		}
 		if victim == nil {
-			break // every other zygote runs a command: keep them
+			break // every other zygote is busy: keep them (see maxZygotes)
 		}
 		delete(p.zs, victim.key)
+		p.retireLocked(victim)
 		out = append(out, victim)
 	}
 	return out
-}
-
-func (z *zygote) lastUsedAt() time.Time {
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	return z.lastUsed
 }
 
 // close stops every zygote (their commands die with them) and waits for
@@ -462,6 +559,7 @@ func (p *zygotePool) close() {
 	for _, z := range zs {
 		z.stop()
 	}
+	p.stopping.Wait()
 }
 
 // start runs bwrap with the server and waits for its "ready".
@@ -540,15 +638,21 @@ func (z *zygote) read(readyc chan<- error) {
 		}
 		z.mu.Lock()
 		p := z.procs[rep.ID]
+		idle := false
 		if rep.Kind == "exited" && p != nil {
 			delete(z.procs, rep.ID)
 			z.live--
 			z.lastUsed = time.Now()
-			if z.retired && z.live == 0 {
-				go z.stop()
-			}
+			idle = z.idleLocked()
 		}
+		retired := z.retired
 		z.mu.Unlock()
+		switch {
+		case idle && retired:
+			z.pool.stopAsync(z)
+		case idle:
+			z.pool.trim() // does not block: zygotes are stopped in the background
+		}
 		if p == nil {
 			closeFDs(fds)
 			continue
