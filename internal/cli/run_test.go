@@ -632,7 +632,9 @@ func startChat(t *testing.T, dir, cfg string, flags ...string) *inChat {
 	env := &cli.Env{Stdout: c.out, Stderr: c.errb, Stdin: stdinR, Plugins: mods,
 		LookupEnv: func(string) (string, bool) { return "", false }, Getwd: func() (string, error) { return dir, nil },
 		Ctx: context.Background()}
-	go func() { c.code <- cli.Run(append(append([]string{"--config", cfg}, flags...), inDir(dir, []string{"chat"})...), env) }()
+	go func() {
+		c.code <- cli.Run(append(append([]string{"--config", cfg}, flags...), inDir(dir, []string{"chat"})...), env)
+	}()
 	return c
 }
 
