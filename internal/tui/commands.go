@@ -319,9 +319,19 @@ func sandboxText(c *core.Context) string {
 	if !ok || rt == nil {
 		return ""
 	}
-	pol, rep := rt.Sandbox()
-	if pol.Mode == subprocess.SandboxOff || pol.Mode == "" {
-		return "off"
+	return describeSandbox(rt.Sandbox())
+}
+
+// describeSandbox renders policy pol and what enforces it (rep): "off"
+// when it is off, the policy without network or backend when no backend
+// works (nothing enforces it: sandboxed commands fail to start), else
+// "workspace-write, network off, bwrap: full".
+func describeSandbox(pol subprocess.SandboxPolicy, rep subprocess.SandboxReport) string {
+	if !pol.Enabled() {
+		return "off (commands run unsandboxed)"
+	}
+	if rep.Enforcement == subprocess.EnforcementNone {
+		return fmt.Sprintf("%s required, but no backend works here: sandboxed commands fail to start", pol.Mode)
 	}
 	net := "network off"
 	if pol.Network {
