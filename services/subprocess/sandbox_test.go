@@ -496,3 +496,46 @@ func TestProbeContextEndsWithItsContext(t *testing.T) {
 		t.Fatalf("probe under an ended context: backend %v, errors %v; want none and bwrap's failure", b, errs)
 	}
 }
+
+// A program that exists on the host but that the bwrap sandbox hides (under
+// /tmp outside the workspace: the sandbox's /tmp is private; or under a
+// denyRead mask) fails with an error saying so, not with a bare "no such
+// file or directory".
+func TestSandboxHiddenProgramIsExplained(t *testing.T) {
+	for _, backend := range []string{sandbox.BackendBwrap, bwrapPerCommand} {
+		t.Run(backend, func(t *testing.T) {
+			rt := sandboxRuntime(t, backend, Options{})
+			bin, err := os.MkdirTemp("/tmp", "hidden-prog-")
+			must(t, err)
+			t.Cleanup(func() { _ = os.RemoveAll(bin) })
+			prog := filepath.Join(bin, "mcp-server-x")
+			must(t, os.WriteFile(prog, []byte("#!/bin/sh\necho ran\n"), 0o755))
+			ws := t.TempDir()
+			run := func(p *SandboxPolicy, dir, prog string) error {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				_, err := rt.Run(Spec{Context: ctx, Argv: []string{prog}, Dir: dir, Sandbox: p,
+					Stdin: IgnoreStdin(), Stdout: Collect(1 << 10), Stderr: Collect(1 << 10), Grace: time.Second})
+				return err
+			}
+			err = run(&SandboxPolicy{Mode: SandboxReadOnly}, ws, prog)
+			if err == nil || !strings.Contains(err.Error(), "program "+prog+" exists but is not visible inside the sandbox") ||
+				!strings.Contains(err.Error(), "private, empty tmpfs") || !strings.Contains(err.Error(), "writableRoots") {
+				t.Fatalf("program under a private /tmp: err = %v", err)
+			}
+			// The working directory containing it makes it visible.
+			if err := run(&SandboxPolicy{Mode: SandboxReadOnly}, bin, prog); err != nil {
+				t.Fatalf("program in the working directory: %v", err)
+			}
+			tools := filepath.Join(ws, "tools")
+			must(t, os.Mkdir(tools, 0o755))
+			masked := filepath.Join(tools, "prog")
+			must(t, os.WriteFile(masked, []byte("#!/bin/sh\necho ran\n"), 0o755))
+			err = run(&SandboxPolicy{Mode: SandboxReadOnly, DenyRead: []string{tools}}, ws, masked)
+			if err == nil || !strings.Contains(err.Error(), "program "+masked+" exists but is not visible inside the sandbox") ||
+				!strings.Contains(err.Error(), "masked by sandbox.denyRead") {
+				t.Fatalf("program under a denyRead mask: err = %v", err)
+			}
+		})
+	}
+}

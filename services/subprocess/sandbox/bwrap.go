@@ -172,6 +172,9 @@ func (b *bwrap) Wrap(req Request) (Command, Report, error) {
 		}
 	}
 	denied, incomplete := deniedPaths(req)
+	if err := visible(req, underTmp, denied); err != nil {
+		return Command{}, rep, err
+	}
 	for _, d := range denied {
 		st, err := os.Stat(d)
 		switch {
@@ -210,6 +213,37 @@ func (b *bwrap) Wrap(req Request) (Command, Report, error) {
 		args = append(args, req.Argv[1:]...)
 	}
 	return Command{Path: b.path, Args: args, Env: req.Env, ReadOnly: protected}, rep, nil
+}
+
+// visible reports a program or working directory that exists on the host
+// but that the sandbox's mounts hide: a path under /tmp outside the
+// working directory and the writable binds (the sandbox's /tmp is a
+// private tmpfs), or one under a denyRead mask. Without it the spawn fails
+// with a bare "no such file or directory" for a file that plainly exists.
+func visible(req Request, underTmp, denied []string) error {
+	check := func(what, p string) error {
+		paths := []string{p}
+		if r, err := filepath.EvalSymlinks(p); err == nil && r != p {
+			paths = append(paths, r)
+		}
+		for _, q := range paths {
+			if within(q, "/tmp") && !within(q, req.Dir) && !slices.ContainsFunc(underTmp, func(w string) bool { return within(q, w) }) {
+				return fmt.Errorf("%s %s exists but is not visible inside the sandbox: %s is under /tmp, which the sandbox replaces with a private, empty tmpfs (only the working directory and writable roots under /tmp are mounted); install it outside /tmp, run it with a cwd that contains it, or (mode workspace-write) list %s in sandbox.writableRoots", what, p, q, filepath.Dir(q))
+			}
+			for _, d := range denied {
+				if within(q, d) {
+					return fmt.Errorf("%s %s exists but is not visible inside the sandbox: %s is masked by sandbox.denyRead (%s); remove it from denyRead or move it", what, p, q, d)
+				}
+			}
+		}
+		return nil
+	}
+	if _, err := os.Stat(req.Path); err == nil {
+		if err := check("program", req.Path); err != nil {
+			return err
+		}
+	}
+	return check("working directory", req.Dir)
 }
 
 // identity is the check that path shows the file or directory src is on
