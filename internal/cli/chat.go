@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/core/loader"
@@ -112,6 +113,10 @@ type chatSession struct {
 	lines     chan inputLine
 	done      chan struct{} // closed by close: readLines returns
 	w         *loader.Watcher
+	// applied holds each watched file's content as of the configuration
+	// last applied (nil: the file is missing), so that a reload names
+	// only the files that changed.
+	applied map[string][]byte
 }
 
 // open opens the session, starts reading input and watching the manifest
@@ -134,6 +139,7 @@ func (c *chatSession) open(f *agentFlags) error {
 	if files := c.env.ManifestFiles(); len(files) > 0 {
 		c.w = c.host.h.Loader.Watcher(loader.WatchOptions{Paths: files,
 			Load: func() (*manifest.Manifest, error) { return c.env.ReloadManifest(c.host.boot...) }})
+		c.applied = readAll(files)
 	}
 	return nil
 }
@@ -245,8 +251,99 @@ func (c *chatSession) reload() error {
 		fmt.Fprintf(env.Stderr, "harness: the changed configuration was not applied (the previous one runs again): %v\n", err)
 		return nil
 	}
-	fmt.Fprintf(env.Stderr, "configuration reloaded from %s\n", strings.Join(c.w.Paths(), ", "))
+	now := readAll(c.w.Paths())
+	var files []string
+	for _, p := range c.w.Paths() {
+		if !bytes.Equal(now[p], c.applied[p]) || (now[p] == nil) != (c.applied[p] == nil) {
+			files = append(files, p)
+		}
+	}
+	c.applied = now
+	from := "configuration reloaded from " + strings.Join(files, ", ")
+	if len(files) == 0 {
+		from = "configuration reloaded (no file's content changed)"
+	}
+	fmt.Fprintf(env.Stderr, "%s: %s\n", from, rowChanges(prev, h.Loader.Current()))
 	return nil
+}
+
+// readAll reads each file (nil when it cannot be read).
+func readAll(paths []string) map[string][]byte {
+	out := make(map[string][]byte, len(paths))
+	for _, p := range paths {
+		if b, err := os.ReadFile(p); err == nil {
+			out[p] = b
+		}
+	}
+	return out
+}
+
+// rowChanges summarizes what a reload changed row by row (rows compared
+// by id): "config changed: a, b; added: c; removed: d; disabled: e;
+// enabled: f; plugin changed: g", or "no row changed".
+func rowChanges(prev, cur *manifest.Manifest) string {
+	var old, now []manifest.Entry
+	if prev != nil {
+		old = prev.Flatten()
+	}
+	if cur != nil {
+		now = cur.Flatten()
+	}
+	byID := make(map[string]manifest.Entry, len(old))
+	for _, e := range old {
+		byID[e.ID] = e
+	}
+	kinds := []string{"config changed", "added", "removed", "disabled", "enabled", "plugin changed"}
+	ids := make(map[string][]string, len(kinds))
+	seen := make(map[string]bool, len(now))
+	for _, e := range now {
+		seen[e.ID] = true
+		o, ok := byID[e.ID]
+		switch {
+		case !ok:
+			ids["added"] = append(ids["added"], e.ID)
+		case o.Disabled != e.Disabled && e.Disabled:
+			ids["disabled"] = append(ids["disabled"], e.ID)
+		case o.Disabled != e.Disabled:
+			ids["enabled"] = append(ids["enabled"], e.ID)
+		case o.Name != e.Name:
+			ids["plugin changed"] = append(ids["plugin changed"], e.ID)
+		case !sameNode(o.Config, e.Config):
+			ids["config changed"] = append(ids["config changed"], e.ID)
+		}
+	}
+	for _, e := range old {
+		if !seen[e.ID] {
+			ids["removed"] = append(ids["removed"], e.ID)
+		}
+	}
+	var parts []string
+	for _, k := range kinds {
+		if len(ids[k]) > 0 {
+			parts = append(parts, k+": "+strings.Join(ids[k], ", "))
+		}
+	}
+	if len(parts) == 0 {
+		return "no row changed"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// sameNode reports whether two config nodes hold the same YAML (kinds,
+// tags and values), whatever their positions, comments and styles.
+func sameNode(a, b *yaml.Node) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	if a.Kind != b.Kind || a.Tag != b.Tag || a.Value != b.Value || len(a.Content) != len(b.Content) {
+		return false
+	}
+	for i := range a.Content {
+		if !sameNode(a.Content[i], b.Content[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // reopen continues the session on the agent service now active, when a

@@ -504,10 +504,50 @@ func TestChatReloadsTheManifestBetweenTurns(t *testing.T) {
 		}
 	}
 	stderr := c.errb.String()
-	if strings.Count(stderr, "configuration reloaded from "+cfg) != 1 || !strings.Contains(stderr, "the changed configuration was not applied (the running one stays): ") ||
+	if strings.Count(stderr, "configuration reloaded from "+cfg+": config changed: systemprompt, agent\n") != 1 || !strings.Contains(stderr, "the changed configuration was not applied (the running one stays): ") ||
 		!strings.Contains(stderr, "the changed configuration was not applied (the previous one runs again): reopening session") ||
 		!strings.Contains(stderr, "the changed configuration was not applied (the previous one runs again): it has no active agent plugin") {
 		t.Errorf("stderr:\n%s", stderr)
+	}
+}
+
+// The reload notice names only the files whose content changed since the
+// configuration last applied, and what changed row by row.
+func TestChatReloadNoticeNamesTheChangedFileAndRows(t *testing.T) {
+	t.Parallel()
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	srv := llmtest.New(t, []llmtest.Turn{text("first answer"), text("second answer"), text("third answer"), text("fourth answer")})
+	cfgDir := t.TempDir()
+	cfg, patch := filepath.Join(cfgDir, "harness.yml"), filepath.Join(cfgDir, "patch.yml")
+	base := agentManifest(srv.URL, t.TempDir(), "")
+	write(t, cfgDir, "harness.yml", base)
+	write(t, cfgDir, "patch.yml", "- id: systemprompt\n  config:\n    personaSuffix: P1\n")
+	c := startChat(t, repo, cfg, "--patch", patch)
+	say := func(line, want string) { t.Helper(); c.say(line, c.out, want) }
+	say("one", "first answer")
+	write(t, cfgDir, "patch.yml", "- id: systemprompt\n  config:\n    personaSuffix: P2\n")
+	say("two", "second answer")
+	// A broken manifest is not applied; once fixed (with a new row) it is
+	// named, and the patch, unchanged since then, is not.
+	write(t, cfgDir, "harness.yml", "plugins: [\n")
+	say("three", "third answer")
+	write(t, cfgDir, "harness.yml", base+"  - id: spare\n    name: tool-todo\n    disabled: true\n")
+	say("four", "fourth answer")
+	if code := c.end(); code != 0 {
+		t.Fatalf("exit %d: %s", code, c.errb.String())
+	}
+	var notices []string
+	for _, l := range strings.Split(c.errb.String(), "\n") {
+		if i := strings.Index(l, "configuration reloaded"); i >= 0 {
+			notices = append(notices, l[i:])
+		}
+	}
+	want := []string{
+		"configuration reloaded from " + patch + ": config changed: systemprompt",
+		"configuration reloaded from " + cfg + ": added: spare",
+	}
+	if strings.Join(notices, "\n") != strings.Join(want, "\n") {
+		t.Errorf("notices:\n%s\nwant:\n%s\nstderr:\n%s", strings.Join(notices, "\n"), strings.Join(want, "\n"), c.errb.String())
 	}
 }
 
@@ -581,7 +621,7 @@ type inChat struct {
 
 // startChat starts chat on the manifest file cfg with dir as the working
 // directory (see inDir).
-func startChat(t *testing.T, dir, cfg string) *inChat {
+func startChat(t *testing.T, dir, cfg string, flags ...string) *inChat {
 	t.Helper()
 	var mods []core.Plugin
 	for _, p := range agente2e.Needed() {
@@ -592,7 +632,9 @@ func startChat(t *testing.T, dir, cfg string) *inChat {
 	env := &cli.Env{Stdout: c.out, Stderr: c.errb, Stdin: stdinR, Plugins: mods,
 		LookupEnv: func(string) (string, bool) { return "", false }, Getwd: func() (string, error) { return dir, nil },
 		Ctx: context.Background()}
-	go func() { c.code <- cli.Run(append([]string{"--config", cfg}, inDir(dir, []string{"chat"})...), env) }()
+	go func() {
+		c.code <- cli.Run(append(append([]string{"--config", cfg}, flags...), inDir(dir, []string{"chat"})...), env)
+	}()
 	return c
 }
 
