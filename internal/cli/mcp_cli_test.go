@@ -144,9 +144,11 @@ func TestCheckAndPluginsReportAFailedServer(t *testing.T) {
 	dir := t.TempDir()
 	r := runAgent(t, dir, manifest, "", "check")
 	// The transport error is whichever the dead server left first (EOF on
-	// its stdout, or EPIPE on its stdin): the report must name the server,
-	// the call, the exit status and the stderr tail.
-	failed := regexp.MustCompile(`mcp server "broken": failed: mcp server "broken": calling "initialize": [^\n]+ \(server process exit 7\); stderr tail:`)
+	// its stdout, or EPIPE on its stdin; the SDK says "connection closed: "
+	// first when its reader saw the end before the call was sent): the
+	// report must name the server, the call, the exit status and the
+	// stderr tail.
+	failed := regexp.MustCompile(`mcp server "broken": failed: mcp server "broken": (connection closed: )?calling "initialize": [^\n]+ \(server process exit 7\); stderr tail:`)
 	if r.code != 2 || !failed.MatchString(r.stderr) ||
 		!strings.Contains(r.stderr, "fixture: cannot open database: permission denied") {
 		t.Fatalf("check: %d\n%s\n%s", r.code, r.stdout, r.stderr)
