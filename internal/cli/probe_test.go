@@ -2,10 +2,10 @@ package cli_test
 
 import (
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dshgo/harness/internal/sandboxtest"
 )
 
 // TestBootsThatSpawnNothingSandboxedRunNoBwrap: with the sandbox on,
@@ -14,28 +14,10 @@ import (
 // bwrap first on PATH logs each run, then execs the real one.
 func TestBootsThatSpawnNothingSandboxedRunNoBwrap(t *testing.T) {
 	t.Parallel()
-	real, err := exec.LookPath("bwrap")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("bwrap not installed in CI: %v", err)
-		}
-		t.Skipf("bwrap not installed: %v", err)
-	}
-	bin, log := t.TempDir(), filepath.Join(t.TempDir(), "bwrap.log")
-	script := "#!/bin/sh\necho \"$*\" >> '" + log + "'\nexec '" + real + "' \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(bin, "bwrap"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin, runs := sandboxtest.LoggingBwrap(t)
 	env := append(baseEnv()[1:], "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	manifest := strings.Replace(agentManifest("http://127.0.0.1:1", t.TempDir(), ""), "  - name: subprocess-local\n",
 		"  - name: subprocess-local\n    config:\n      sandbox: {mode: workspace-write}\n      sandboxBackend: bwrap\n", 1)
-	runs := func() int {
-		b, err := os.ReadFile(log)
-		if err != nil && !os.IsNotExist(err) {
-			t.Fatal(err)
-		}
-		return strings.Count(string(b), "\n")
-	}
 	dir := t.TempDir()
 	for _, args := range [][]string{{"tools"}, {"prompt"}} {
 		out, err := processCommand(t, dir, manifest, env, args...).CombinedOutput()

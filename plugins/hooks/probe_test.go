@@ -3,12 +3,10 @@ package hooks
 import (
 	"context"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/dshgo/harness/internal/sandboxtest"
 	"github.com/dshgo/harness/services/subprocess"
 )
 
@@ -17,26 +15,8 @@ import (
 // probe (no bwrap run); the probe, asked for afterwards, runs bwrap. A
 // bwrap first on PATH logs each run, then execs the real one.
 func TestAnUnsandboxedHookRunsNoSandboxProbe(t *testing.T) {
-	real, err := exec.LookPath("bwrap")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("bwrap not installed in CI: %v", err)
-		}
-		t.Skipf("bwrap not installed: %v", err)
-	}
-	bin, log := t.TempDir(), filepath.Join(t.TempDir(), "bwrap.log")
-	script := "#!/bin/sh\necho \"$*\" >> '" + log + "'\nexec '" + real + "' \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(bin, "bwrap"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin, runs := sandboxtest.LoggingBwrap(t)
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	runs := func() int {
-		b, err := os.ReadFile(log)
-		if err != nil && !os.IsNotExist(err) {
-			t.Fatal(err)
-		}
-		return strings.Count(string(b), "\n")
-	}
 	rt, err := subprocess.New(subprocess.Options{Sandbox: subprocess.SandboxPolicy{Mode: subprocess.SandboxWorkspaceWrite}, SandboxBackend: "bwrap"}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -15,19 +13,7 @@ import (
 // sleepsWith lists the live processes whose command line is exactly
 // "sleep m".
 func sleepsWith(m string) []int {
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && string(b) == "sleep\x00"+m+"\x00" {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
+	return procsWhere(func(args []string) bool { return len(args) == 2 && args[0] == "sleep" && args[1] == m })
 }
 
 // TestRunProbeDoesNotWaitForAGrandchildHoldingStderr: a probe command

@@ -11,6 +11,12 @@ import (
 // tagged lists the live processes whose command line carries tag (a
 // pool's zygotes: bwrap and the servers inside).
 func tagged(tag string) []int {
+	return procsWhere(func(args []string) bool { return slices.Contains(args, tag) })
+}
+
+// procsWhere lists the live processes (zombies excluded) whose command
+// line's arguments satisfy match.
+func procsWhere(match func(args []string) bool) []int {
 	var pids []int
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
@@ -19,14 +25,14 @@ func tagged(tag string) []int {
 			continue
 		}
 		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil {
+		if err != nil || len(b) == 0 {
 			continue
 		}
 		stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
 		if i := strings.LastIndexByte(string(stat), ')'); i >= 0 && strings.HasPrefix(string(stat[i:]), ") Z") {
 			continue // a zombie about to be reaped
 		}
-		if slices.Contains(strings.Split(string(b), "\x00"), tag) {
+		if match(strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")) {
 			pids = append(pids, pid)
 		}
 	}
