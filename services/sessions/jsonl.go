@@ -57,11 +57,22 @@ func (p *JSONL) Location(id string) string {
 func (p *JSONL) Close() error { return nil }
 
 // lockFile takes an exclusive advisory lock (flock) on f, the log of
-// session id, without waiting. The lock belongs to f's open file
-// description: it conflicts with every other open of the file, in this
-// process or another, and it is released when f is closed or the process
-// dies.
-func lockFile(f *os.File, id, path string) error {
+// session id, without waiting for another holder. The lock belongs to f's
+// open file description: it conflicts with every other open of the file,
+// in this process or another, and it is released when f is closed or the
+// process dies.
+//
+// One holder is waited for, up to selfHeldWait (bounded by ctx): this
+// process itself. A child this process forks shares its open file
+// descriptions until it execs (Go opens files close-on-exec), so a log
+// closed while another goroutine was starting a command stays locked for
+// that moment: a Close followed at once by an Open of the same session
+// would otherwise fail "already open in this harness process" at random.
+// A lock this process really holds elsewhere (another Service on the same
+// directory) is reported once the wait is over.
+func lockFile(ctx context.Context, f *os.File, id, path string) error {
+	var deadline time.Time
+	delay := time.Millisecond
 	for {
 		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		switch {
@@ -70,9 +81,36 @@ func lockFile(f *os.File, id, path string) error {
 		case errors.Is(err, unix.EINTR):
 			continue
 		case errors.Is(err, unix.EWOULDBLOCK):
-			return &InUseError{ID: id, Path: path, PID: flockHolder(f)}
+			holder := flockHolder(f)
+			if holder != os.Getpid() {
+				return &InUseError{ID: id, Path: path, PID: holder}
+			}
+			if deadline.IsZero() {
+				deadline = time.Now().Add(selfHeldWait)
+			}
+			if time.Now().After(deadline) || sleepCtx(ctx, delay) != nil {
+				return &InUseError{ID: id, Path: path, PID: holder}
+			}
+			delay = min(2*delay, 50*time.Millisecond)
+			continue
 		}
 		return fmt.Errorf("session log %s: lock: %w", path, err)
+	}
+}
+
+// selfHeldWait is how long lockFile waits for a lock held by this process
+// (see lockFile): far longer than a fork-to-exec, short for a user.
+const selfHeldWait = 2 * time.Second
+
+// sleepCtx sleeps d or until ctx ends (then returns its error).
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -111,7 +149,7 @@ func flockHolder(f *os.File) int {
 // empty for an instant, which the random session id makes harmless.
 // Temporary files older than staleTemp, left by a process killed
 // mid-create, are removed.
-func (p *JSONL) Create(_ context.Context, h Header, header Record) (Handle, error) {
+func (p *JSONL) Create(ctx context.Context, h Header, header Record) (Handle, error) {
 	if err := os.MkdirAll(p.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("session log: %w", err)
 	}
@@ -128,7 +166,7 @@ func (p *JSONL) Create(_ context.Context, h Header, header Record) (Handle, erro
 		_ = f.Close()
 		return nil, err
 	}
-	if err := lockFile(f, h.ID, path); err != nil {
+	if err := lockFile(ctx, f, h.ID, path); err != nil {
 		return fail(err)
 	}
 	j := &jsonlHandle{f: f, path: path}
@@ -151,7 +189,7 @@ func (p *JSONL) Create(_ context.Context, h Header, header Record) (Handle, erro
 	if err != nil {
 		return nil, fmt.Errorf("session log: %w", err)
 	}
-	if err := lockFile(f, h.ID, path); err != nil {
+	if err := lockFile(ctx, f, h.ID, path); err != nil {
 		return fail(err)
 	}
 	j = &jsonlHandle{f: f, path: path}
@@ -192,10 +230,12 @@ func sweepTemps(dir string) {
 // Open opens the log of session id for appending and returns its
 // records. It first takes the file's exclusive lock: when another handle
 // holds it, in this process or another, Open fails at once with an
-// *InUseError and reads nothing. A torn final line (a crash mid-write) is
+// *InUseError and reads nothing (a lock this process holds is waited
+// for up to 2 s first, as a child being started may hold a copy of a log
+// just closed: see lockFile). A torn final line (a crash mid-write) is
 // then truncated away, under the lock, so it is never a record another
 // process is still writing.
-func (p *JSONL) Open(_ context.Context, id string) (Handle, []Record, error) {
+func (p *JSONL) Open(ctx context.Context, id string) (Handle, []Record, error) {
 	path := p.Location(id)
 	// O_APPEND: every write lands at the end; reading and truncating
 	// are unaffected.
@@ -210,7 +250,7 @@ func (p *JSONL) Open(_ context.Context, id string) (Handle, []Record, error) {
 		_ = f.Close()
 		return nil, nil, err
 	}
-	if err := lockFile(f, id, path); err != nil {
+	if err := lockFile(ctx, f, id, path); err != nil {
 		return fail(err)
 	}
 	recs, good, err := readRecords(f)
@@ -345,7 +385,7 @@ func page(all []Info, q Query) Page {
 
 // Delete removes the log of session id after taking its lock (an
 // *InUseError when another handle holds it).
-func (p *JSONL) Delete(_ context.Context, id string) error {
+func (p *JSONL) Delete(ctx context.Context, id string) error {
 	path := p.Location(id)
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -355,7 +395,7 @@ func (p *JSONL) Delete(_ context.Context, id string) error {
 		return fmt.Errorf("session log: %w", err)
 	}
 	defer f.Close()
-	if err := lockFile(f, id, path); err != nil {
+	if err := lockFile(ctx, f, id, path); err != nil {
 		return err
 	}
 	if err := os.Remove(path); err != nil {

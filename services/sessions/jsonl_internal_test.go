@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -72,4 +73,33 @@ func TestCreateSweepsStaleTemps(t *testing.T) {
 	if _, err := os.Stat(fresh); err != nil {
 		t.Errorf("fresh temp file removed: %v", err)
 	}
+}
+
+// A child process started while a session log was open shares the log's
+// open file description, and with it the lock, until it execs (here:
+// until it exits, as ExtraFiles keeps the descriptor across exec). Closing
+// the session and opening it again at once waits for that instead of
+// failing "already open in this harness process".
+func TestReopenWaitsForAForkedChildsCopyOfTheLock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	p := NewJSONL(t.TempDir())
+	h, err := p.Create(ctx, Header{ID: "forked"}, Record{Seq: 1, Type: "session", Data: []byte(`{"type":"session","id":"forked"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command("sleep", "0.3")
+	child.ExtraFiles = []*os.File{h.(*jsonlHandle).f}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer child.Wait()
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h2, _, err := p.Open(ctx, "forked")
+	if err != nil {
+		t.Fatalf("reopen while a child holds a copy of the closed log: %v", err)
+	}
+	_ = h2.Close()
 }
