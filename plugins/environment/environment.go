@@ -229,10 +229,19 @@ func runGit(ctx context.Context, rt *subprocess.Runtime, dir string) (string, bo
 	if !ok {
 		return "", false
 	}
-	argv := append(append(append([]string{"git"}, safeGit...), filters...), "status", "--porcelain", "--branch", "--untracked-files=normal")
-	res, err := rt.Run(subprocess.Spec{
+	res, err := git(ctx, rt, dir, append(filters, "status", "--porcelain", "--branch", "--untracked-files=normal")...)
+	if err != nil || res.Outcome.ExitCode == nil || *res.Outcome.ExitCode != 0 || res.Stdout.Truncated() {
+		return "", false // a status too long to read whole is left out
+	}
+	return res.Stdout.Text(), true
+}
+
+// git runs git with safeGit and args in dir through the subprocess
+// service: environment gitEnv, no stdin, stdout kept up to maxGitOutput.
+func git(ctx context.Context, rt *subprocess.Runtime, dir string, args ...string) (subprocess.Result, error) {
+	return rt.Run(subprocess.Spec{
 		Context: ctx,
-		Argv:    argv,
+		Argv:    append(append([]string{"git"}, safeGit...), args...),
 		Dir:     dir,
 		Env:     gitEnv,
 		Stdin:   subprocess.IgnoreStdin(),
@@ -240,10 +249,6 @@ func runGit(ctx context.Context, rt *subprocess.Runtime, dir string) (string, bo
 		Stderr:  subprocess.Collect(4096),
 		Grace:   time.Second,
 	})
-	if err != nil || res.Outcome.ExitCode == nil || *res.Outcome.ExitCode != 0 || res.Stdout.Truncated() {
-		return "", false // a status too long to read whole is left out
-	}
-	return res.Stdout.Text(), true
 }
 
 // filterOverrides lists the filter drivers' commands the configuration
@@ -251,16 +256,7 @@ func runGit(ctx context.Context, rt *subprocess.Runtime, dir string) (string, bo
 // returns `-c KEY=` for each, which disables it. Not ok when git cannot
 // list them (then no status is taken).
 func filterOverrides(ctx context.Context, rt *subprocess.Runtime, dir string) ([]string, bool) {
-	res, err := rt.Run(subprocess.Spec{
-		Context: ctx,
-		Argv:    append(append([]string{"git"}, safeGit...), "config", "-z", "--includes", "--name-only", "--get-regexp", `^filter\..*\.(clean|process|smudge)$`),
-		Dir:     dir,
-		Env:     gitEnv,
-		Stdin:   subprocess.IgnoreStdin(),
-		Stdout:  subprocess.Collect(maxGitOutput),
-		Stderr:  subprocess.Collect(4096),
-		Grace:   time.Second,
-	})
+	res, err := git(ctx, rt, dir, "config", "-z", "--includes", "--name-only", "--get-regexp", `^filter\..*\.(clean|process|smudge)$`)
 	if err != nil || res.Outcome.ExitCode == nil || res.Stdout.Truncated() {
 		return nil, false
 	}

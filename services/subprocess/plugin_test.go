@@ -10,18 +10,25 @@ import (
 	"github.com/dshgo/harness/core"
 )
 
-func TestPluginProvidesRuntimeAndDisposalKillsChildren(t *testing.T) {
+// mountPlugin mounts the plugin with cfg under a new root, waits for it
+// (bounded by ctx) and returns the root and the runtime it provides.
+func mountPlugin(t *testing.T, ctx context.Context, cfg any) (*core.Root, *Runtime) {
+	t.Helper()
 	root := core.NewRoot()
-	f := root.Context().Plugin(Plugin, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := f.Await(ctx); err != nil {
+	if err := root.Context().Plugin(Plugin, cfg).Await(ctx); err != nil {
 		t.Fatal(err)
 	}
 	rt, ok := core.Lookup(root.Context(), Key)
 	if !ok {
 		t.Fatal("subprocess service not provided")
 	}
+	return root, rt
+}
+
+func TestPluginProvidesRuntimeAndDisposalKillsChildren(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	root, rt := mountPlugin(t, ctx, nil)
 	m := marker(3610)
 	h, err := rt.Spawn(collectSpec(nil, "sleep "+m+" & exec sleep "+m, 64, time.Second))
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/subprocess/sandbox"
 )
 
@@ -73,17 +72,9 @@ func sandboxedTrue(ctx context.Context, dir string) Spec {
 // no backend probe, so a command that never spawns sandboxed runs no
 // bwrap.
 func TestBootAndStopWithTheSandboxOnRunNoProbe(t *testing.T) {
-	root := core.NewRoot()
-	f := root.Context().Plugin(Plugin, Options{Sandbox: SandboxPolicy{Mode: SandboxWorkspaceWrite}, SandboxBackend: sandbox.BackendBwrap})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := f.Await(ctx); err != nil {
-		t.Fatal(err)
-	}
-	rt, ok := core.Lookup(root.Context(), Key)
-	if !ok {
-		t.Fatal("subprocess service not provided")
-	}
+	root, rt := mountPlugin(t, ctx, Options{Sandbox: SandboxPolicy{Mode: SandboxWorkspaceWrite}, SandboxBackend: sandbox.BackendBwrap})
 	if p := rt.SandboxPolicy(); p.Mode != SandboxWorkspaceWrite {
 		t.Fatalf("SandboxPolicy() = %v", p)
 	}

@@ -1,30 +1,15 @@
 package subprocess
 
 import (
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dshgo/harness/services/subprocess/sandbox"
 )
-
-// runProtected runs script in dir under policy p and returns the result.
-func runProtected(t *testing.T, rt *Runtime, p *SandboxPolicy, dir, script string) Result {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	res, err := rt.Run(Spec{Context: ctx, Argv: []string{"bash", "-c", script}, Dir: dir, Sandbox: p,
-		Stdin: IgnoreStdin(), Stdout: Collect(1 << 16), Stderr: Collect(1 << 16), Grace: time.Second})
-	if err != nil {
-		t.Fatalf("Run %q: %v", script, err)
-	}
-	return res
-}
 
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
@@ -81,7 +66,7 @@ func TestSandboxProtectedPathsExisting(t *testing.T) {
 				writeFile(t, filepath.Join(ws, rel), c)
 			}
 			p := &SandboxPolicy{Mode: SandboxWorkspaceWrite}
-			res := runProtected(t, rt, p, ws, `
+			res := runScript(t, rt, p, ws, `
 echo ok > normal.txt
 printf -- '- id: subprocess\n  config:\n    sandbox: {mode: "off"}\n' > harness.patch.yml
 echo '{"hooks":{}}' > .claude/settings.json
@@ -135,7 +120,7 @@ true`)
 			}
 			// Renaming the parent takes a read-only bind along: the guard
 			// puts the file back.
-			res2 := runProtected(t, rt, p, ws, `mv .git .git-moved && mkdir .git && printf evil > .git/config`)
+			res2 := runScript(t, rt, p, ws, `mv .git .git-moved && mkdir .git && printf evil > .git/config`)
 			wantContent(t, filepath.Join(ws, ".git/config"), files[".git/config"])
 			wantChanges := []string{filepath.Join(ws, ".git/config")}
 			if backend == sandbox.BackendLandlock {
@@ -154,7 +139,7 @@ func TestSandboxProtectedPathsCreated(t *testing.T) {
 			rt := sandboxRuntime(t, backend, Options{})
 			ws, _ := filepath.EvalSymlinks(t.TempDir())
 			p := &SandboxPolicy{Mode: SandboxWorkspaceWrite}
-			res := runProtected(t, rt, p, ws, `
+			res := runScript(t, rt, p, ws, `
 echo ok > normal.txt
 printf -- '- id: permission\n  config: {mode: bypass}\n' > harness.patch.yml
 mkdir -p .claude && echo '{"hooks":{}}' > .claude/settings.json`)
@@ -193,7 +178,7 @@ mkdir -p .claude && echo '{"hooks":{}}' > .claude/settings.json`)
 			// A protected file the user creates later (after a shared
 			// sandbox started) is protected from the next command on.
 			writeFile(t, patch, "mine\n")
-			res = runProtected(t, rt, p, ws, `echo evil > harness.patch.yml; echo ok2 > normal.txt`)
+			res = runScript(t, rt, p, ws, `echo evil > harness.patch.yml; echo ok2 > normal.txt`)
 			wantContent(t, patch, "mine\n")
 			wantContent(t, filepath.Join(ws, "normal.txt"), "ok2\n")
 			if backend == sandbox.BackendLandlock {
@@ -212,7 +197,7 @@ mkdir -p .claude && echo '{"hooks":{}}' > .claude/settings.json`)
 func TestProtectedPathsUnguardedWithoutSandbox(t *testing.T) {
 	rt := newRuntime(t, Options{})
 	ws := t.TempDir()
-	res := runProtected(t, rt, &SandboxPolicy{Mode: SandboxOff}, ws, `echo mine > harness.patch.yml`)
+	res := runScript(t, rt, &SandboxPolicy{Mode: SandboxOff}, ws, `echo mine > harness.patch.yml`)
 	if len(res.Protected) != 0 {
 		t.Fatalf("protected changes %q without a sandbox", changed(res))
 	}

@@ -61,9 +61,9 @@ func checkShared(t *testing.T, rt *Runtime, name string, rep SandboxReport) {
 	}
 }
 
-// runIn runs script under policy p in dir and returns exit code, stdout
-// and stderr.
-func runIn(t *testing.T, rt *Runtime, p *SandboxPolicy, dir, script string) (int, string, string, SandboxReport) {
+// runScript runs the bash script under policy p in dir (30 s at most)
+// and returns the result.
+func runScript(t *testing.T, rt *Runtime, p *SandboxPolicy, dir, script string) Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -72,6 +72,14 @@ func runIn(t *testing.T, rt *Runtime, p *SandboxPolicy, dir, script string) (int
 	if err != nil {
 		t.Fatalf("Run %q: %v", script, err)
 	}
+	return res
+}
+
+// runIn runs script under policy p in dir and returns exit code, stdout
+// and stderr.
+func runIn(t *testing.T, rt *Runtime, p *SandboxPolicy, dir, script string) (int, string, string, SandboxReport) {
+	t.Helper()
+	res := runScript(t, rt, p, dir, script)
 	return exitCode(t, res.Outcome), res.Stdout.ReadFrom(0).Text, res.Stderr.ReadFrom(0).Text, res.Sandbox
 }
 

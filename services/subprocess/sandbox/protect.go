@@ -276,15 +276,9 @@ func (g *Guard) Check() []ProtectedChange {
 				continue // a bind cannot be deleted from inside: the host removed it, or the command renamed a parent away (which plants nothing)
 			}
 			c := ProtectedChange{Path: it.path, Deleted: true}
-			if it.entry.mode.IsDir() {
-				c.Err = os.MkdirAll(it.path, it.entry.mode.Perm())
-				if c.Err == nil {
-					out = append(out, g.checkDir(it, ts, true)...)
-				}
-			} else {
-				c.Err = restore(it.path, it.entry)
-			}
-			out = append(out, c)
+			var inner []ProtectedChange
+			inner, c.Err = g.putBack(it, ts)
+			out = append(append(out, inner...), c)
 		case it.bound && it.entry.mode.IsDir():
 			if st.IsDir() && inoOf(st) == it.entry.ino {
 				continue // read-only in the sandbox: unchanged
@@ -306,14 +300,9 @@ func (g *Guard) Check() []ProtectedChange {
 			}
 			c.KeptAs, c.Err = moveAside(it.path, ts)
 			if c.Err == nil {
-				if it.entry.mode.IsDir() {
-					c.Err = os.MkdirAll(it.path, it.entry.mode.Perm())
-					if c.Err == nil {
-						out = append(out, g.checkDir(it, ts, true)...)
-					}
-				} else {
-					c.Err = restore(it.path, it.entry)
-				}
+				var inner []ProtectedChange
+				inner, c.Err = g.putBack(it, ts)
+				out = append(out, inner...)
 			}
 			out = append(out, c)
 		case st.IsDir():
@@ -326,6 +315,19 @@ func (g *Guard) Check() []ProtectedChange {
 // checkDir undoes the changes under a protected directory: files created
 // are moved aside, changed ones moved aside and restored, deleted ones
 // restored. fresh: the directory was just re-created empty (restore all).
+// putBack recreates it as snapshotted where nothing is now: a file from
+// its snapshot, a directory with its mode and then its snapshotted
+// content (the changes that made, see checkDir).
+func (g *Guard) putBack(it *guardItem, ts string) ([]ProtectedChange, error) {
+	if !it.entry.mode.IsDir() {
+		return nil, restore(it.path, it.entry)
+	}
+	if err := os.MkdirAll(it.path, it.entry.mode.Perm()); err != nil {
+		return nil, err
+	}
+	return g.checkDir(it, ts, true), nil
+}
+
 func (g *Guard) checkDir(it *guardItem, ts string, fresh bool) []ProtectedChange {
 	var out []ProtectedChange
 	if !fresh {
