@@ -9,7 +9,7 @@ import (
 
 	"github.com/dshgo/harness"
 	"github.com/dshgo/harness/core/fxcore"
-	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/llm/llmtest"
 )
 

@@ -13,7 +13,7 @@ import (
 	_ "example.com/wordcount/filecount"  // registers tool-file-word-count
 	_ "example.com/wordcount/wordpolicy" // registers word-count-policy
 	"github.com/dshgo/harness/harnesstest"
-	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/llm/llmtest"
 )
 

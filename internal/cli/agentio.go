@@ -16,8 +16,8 @@ import (
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/core/fxcore"
-	"github.com/dshgo/harness/plugins/agent"
 	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
 	"github.com/spf13/pflag"

@@ -18,8 +18,8 @@ import (
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/core/loader"
 	"github.com/dshgo/harness/core/manifest"
-	"github.com/dshgo/harness/plugins/agent"
 	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/tokenmeter"
 )
 

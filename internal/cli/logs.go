@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/services/agent"
 )
 
 // followPoll is how often logs -f looks for new lines and newer files.

@@ -17,7 +17,7 @@ import (
 
 	"github.com/creack/pty"
 
-	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/llm/llmtest"
 )
 

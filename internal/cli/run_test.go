@@ -18,7 +18,7 @@ import (
 
 	"github.com/dshgo/harness/internal/cli"
 	"github.com/dshgo/harness/internal/cli/agente2e"
-	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/llm/llmtest"
 )

@@ -15,7 +15,7 @@ import (
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/core/manifest"
-	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/sessions"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/dshgo/harness/internal/pgtest"
-	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/llm/llmtest"
 )
 

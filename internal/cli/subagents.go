@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/dshgo/harness/plugins/agent"
 	subagentinprocess "github.com/dshgo/harness/plugins/subagent-inprocess"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/sessions"
 )
 

@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dshgo/harness/internal/tui"
-	"github.com/dshgo/harness/plugins/agent"
 	"github.com/dshgo/harness/plugins/approval"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/sessions"
 )
 

@@ -14,7 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/commands"
 	"github.com/dshgo/harness/services/llm"
 )

@@ -18,7 +18,7 @@ import (
 
 	"github.com/dshgo/harness/harnesstest"
 	"github.com/dshgo/harness/internal/tui"
-	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/llm/llmtest"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/plugins/hooks"
-	"github.com/dshgo/harness/plugins/hooks/lifecycle"
+	"github.com/dshgo/harness/services/agent/lifecycle"
 	"github.com/dshgo/harness/services/subprocess"
 )
 

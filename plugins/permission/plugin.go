@@ -13,9 +13,9 @@ import (
 	"weak"
 
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/plugins/workdir"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/tools"
+	"github.com/dshgo/harness/services/tools/workdir"
 )
 
 // Config is the permission plugin's configuration.

@@ -5,7 +5,6 @@ package std
 
 import (
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/plugins/agent"
 	"github.com/dshgo/harness/plugins/approval"
 	"github.com/dshgo/harness/plugins/environment"
 	"github.com/dshgo/harness/plugins/hooks"
@@ -25,6 +24,7 @@ import (
 	"github.com/dshgo/harness/plugins/tracing"
 	"github.com/dshgo/harness/plugins/web"
 	"github.com/dshgo/harness/plugins/worker"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/commands"
 	"github.com/dshgo/harness/services/compaction"
 	"github.com/dshgo/harness/services/llm"

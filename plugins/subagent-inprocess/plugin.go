@@ -2,7 +2,7 @@ package subagentinprocess
 
 import (
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/subagent"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tools"

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/sessions"
 	"github.com/dshgo/harness/services/subagent"
 	"github.com/dshgo/harness/services/systemprompt"

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/llm/llmtest"
 	"github.com/dshgo/harness/services/subagent"
 )

@@ -14,12 +14,12 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/plugins/agent"
 	llmopenai "github.com/dshgo/harness/plugins/llm-openai"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
 	subagentinprocess "github.com/dshgo/harness/plugins/subagent-inprocess"
 	subagenttools "github.com/dshgo/harness/plugins/subagent-tools"
 	toolbash "github.com/dshgo/harness/plugins/tool-bash"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/llm/llmtest"
 	"github.com/dshgo/harness/services/sessions"

@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/subagent"
 	"github.com/dshgo/harness/services/tools"
 )

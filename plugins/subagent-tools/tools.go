@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/subagent"
 	"github.com/dshgo/harness/services/tools"

@@ -7,11 +7,11 @@ import (
 	"strings"
 
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/plugins/workdir"
 	"github.com/dshgo/harness/services/spill"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tools"
+	"github.com/dshgo/harness/services/tools/workdir"
 )
 
 var (

@@ -10,9 +10,9 @@ import (
 	"strings"
 
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/plugins/workdir"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tools"
+	"github.com/dshgo/harness/services/tools/workdir"
 )
 
 var (

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/plugins/workdir"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/tools"
+	"github.com/dshgo/harness/services/tools/workdir"
 )
 
 func mountSearch(t *testing.T, cfg Config, extra ...core.Plugin) *tools.Registry {

@@ -3,7 +3,7 @@ package toolsearch
 import (
 	"context"
 	"errors"
-	"github.com/dshgo/harness/plugins/workdir"
+	"github.com/dshgo/harness/services/tools/workdir"
 	"io/fs"
 	"os"
 	"path/filepath"

@@ -19,7 +19,7 @@ import (
 	"strings"
 
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/plugins/sessionstate"
+	"github.com/dshgo/harness/services/sessions/sessionstate"
 	"github.com/dshgo/harness/services/tools"
 )
 

@@ -10,8 +10,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dshgo/harness/harnesstest"
-	"github.com/dshgo/harness/plugins/agent"
 	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/llm/llmtest"
 )
 

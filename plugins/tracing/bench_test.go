@@ -15,7 +15,7 @@ import (
 // BenchmarkAgentStep measures what tracing costs an agent turn: each
 // iteration is a turn of two steps (a tool call, then the answer) against
 // the llmtest server over loopback HTTP, in a fresh session (opened and
-// closed outside the timer), like plugins/agent's BenchmarkAgentStep (both
+// closed outside the timer), like services/agent's BenchmarkAgentStep (both
 // are harnesstest's StartAgent and Agent.BenchSteps).
 //
 //   - none: no tracing row (the reference);

@@ -13,12 +13,12 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/plugins/agent"
 	llmopenai "github.com/dshgo/harness/plugins/llm-openai"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
 	subagentinprocess "github.com/dshgo/harness/plugins/subagent-inprocess"
 	subagenttools "github.com/dshgo/harness/plugins/subagent-tools"
 	"github.com/dshgo/harness/plugins/tracing"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/llm/llmtest"
 	"github.com/dshgo/harness/services/sessions"

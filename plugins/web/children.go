@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/sessions"
 	"github.com/dshgo/harness/services/subagent"
 )

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/services/agent"
 )
 
 // Event types the web app adds to the agent's (sent on the same stream).

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/dshgo/harness/harnesstest"
-	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/llm/llmtest"
 )
 

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/plugins/agent"
 	"github.com/dshgo/harness/plugins/approval"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/tools"
 )
 

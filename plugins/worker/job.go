@@ -14,7 +14,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/dshgo/harness/core/manifest"
-	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
 	"github.com/dshgo/harness/services/subprocess"

@@ -11,7 +11,7 @@ import (
 const DefaultOwner = "default"
 
 // SessionScopePrefix opens the label of an agent session's scope
-// ("session:<id>", plugins/agent).
+// ("session:<id>", services/agent).
 const SessionScopePrefix = "session:"
 
 // OwnerOf returns the spill owner (the session id, reference B1/B3) of a

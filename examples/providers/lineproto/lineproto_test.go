@@ -17,7 +17,7 @@ import (
 	"github.com/dshgo/harness"
 	"github.com/dshgo/harness/core/manifest"
 	"github.com/dshgo/harness/harnesstest"
-	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/tools"
 )

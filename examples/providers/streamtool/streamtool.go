@@ -27,9 +27,9 @@ import (
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/core/manifest"
-	"github.com/dshgo/harness/plugins/workdir"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/tools"
+	"github.com/dshgo/harness/services/tools/workdir"
 )
 
 // Line is one line of output, as it arrives.

@@ -5,7 +5,6 @@ package agente2e
 
 import (
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/plugins/agent"
 	"github.com/dshgo/harness/plugins/approval"
 	"github.com/dshgo/harness/plugins/environment"
 	"github.com/dshgo/harness/plugins/hooks"
@@ -20,6 +19,7 @@ import (
 	toolsearch "github.com/dshgo/harness/plugins/tool-search"
 	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
 	"github.com/dshgo/harness/plugins/worker"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/compaction"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dshgo/harness/plugins/agent"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/compaction"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/llm/llmtest"

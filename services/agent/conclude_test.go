@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/plugins/agent"
 	toolfs "github.com/dshgo/harness/plugins/tool-fs"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/llm/llmtest"
 	"github.com/dshgo/harness/services/tools"
@@ -95,7 +95,7 @@ func TestCancelDuringStream(t *testing.T) {
 }
 
 // The session's working directory reaches the coding tools through the
-// call context (plugins/workdir), whatever the process directory.
+// call context (services/tools/workdir), whatever the process directory.
 func TestSessionCwdReachesTools(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, []llmtest.Turn{

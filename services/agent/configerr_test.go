@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dshgo/harness/plugins/agent"
 	llmopenai "github.com/dshgo/harness/plugins/llm-openai"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/llm/llmtest"
 )

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/plugins/agent"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
 	"github.com/dshgo/harness/services/systemprompt"

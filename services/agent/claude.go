@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dshgo/harness/plugins/hooks/lifecycle"
+	"github.com/dshgo/harness/services/agent/lifecycle"
 	"github.com/dshgo/harness/services/tools"
 )
 

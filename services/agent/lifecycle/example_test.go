@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/plugins/hooks/lifecycle"
+	"github.com/dshgo/harness/services/agent/lifecycle"
 )
 
 // The agent loop fires UserPromptSubmit before a prompt reaches the model; a

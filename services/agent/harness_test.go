@@ -12,9 +12,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/plugins/agent"
 	llmopenai "github.com/dshgo/harness/plugins/llm-openai"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/llm/llmtest"
 	"github.com/dshgo/harness/services/sessions"

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/dshgo/harness/internal/hookstest"
-	"github.com/dshgo/harness/plugins/agent"
 	"github.com/dshgo/harness/plugins/hooks"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/compaction"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/subprocess"

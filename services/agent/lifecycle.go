@@ -3,7 +3,7 @@ package agent
 import (
 	"context"
 
-	"github.com/dshgo/harness/plugins/hooks/lifecycle"
+	"github.com/dshgo/harness/services/agent/lifecycle"
 )
 
 // Sources of user messages added by lifecycle listeners.

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/plugins/agent"
 	llmopenai "github.com/dshgo/harness/plugins/llm-openai"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/compaction"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/llm/llmtest"

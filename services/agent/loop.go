@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/plugins/sessionstate"
-	"github.com/dshgo/harness/plugins/workdir"
 	"github.com/dshgo/harness/services/compaction"
 	"github.com/dshgo/harness/services/llm"
+	"github.com/dshgo/harness/services/sessions/sessionstate"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tools"
+	"github.com/dshgo/harness/services/tools/workdir"
 )
 
 // Run runs one user turn: the prompt, then steps until the model stops,

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/plugins/hooks/lifecycle"
+	"github.com/dshgo/harness/services/agent/lifecycle"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
 	"github.com/dshgo/harness/services/systemprompt"
@@ -54,7 +54,7 @@ type Options struct {
 	NewID string
 	// Cwd is the session's working directory (default: the process
 	// working directory): reported to the model, and carried by the
-	// context of every tool call of the session (plugins/workdir), so tools
+	// context of every tool call of the session (services/tools/workdir), so tools
 	// that resolve paths with workdir.Or(ctx, configured) (tool-bash,
 	// tool-fs, tool-search, and third-party tools written that way) resolve
 	// relative paths against it. A tool that ignores the context resolves

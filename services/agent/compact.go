@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/plugins/hooks/lifecycle"
+	"github.com/dshgo/harness/services/agent/lifecycle"
 	"github.com/dshgo/harness/services/compaction"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/tokenmeter"
