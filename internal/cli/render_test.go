@@ -16,7 +16,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // streamGolden is the agent package's golden stream-json turn: every event
 // type once at least. The printer renders those events.
-var streamGolden = filepath.Join(pkgDir, "..", "..", "plugins", "agent", "testdata", "stream.jsonl")
+var streamGolden = filepath.Join(pkgDir, "..", "..", "services", "agent", "testdata", "stream.jsonl")
 
 // pkgDir is this package's directory, taken before any test runs: a serial
 // test changes the process's working directory while it runs (t.Chdir), so
