@@ -52,8 +52,9 @@ type Command struct {
 	// It returns start's error, or why the confinement could not be set up
 	// (then nothing was started). Nil: call start directly.
 	Start func(start func() error) error
-	// ReadOnly are the protected paths (core.ProtectedPaths) the backend bound
-	// read-only for this command (bwrap); pass them to NewGuard.
+	// ReadOnly are the protected paths (ProtectedPaths) the backend bound
+	// read-only for this command, and the git directories it pinned
+	// (bwrap); pass them to NewGuard.
 	ReadOnly []string
 	// Zygote, when set, means the command is not exec'd at all: the caller
 	// starts it with Zygote.Spawn in a long-lived sandbox shared with the

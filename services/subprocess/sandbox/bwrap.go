@@ -147,12 +147,17 @@ func (b *bwrap) Wrap(req Request) (Command, Report, error) {
 	for _, w := range underTmp {
 		args = append(args, "--bind", w, w)
 	}
-	// The protected paths that exist (core.ProtectedPaths in the workspace and
-	// each writable root) bound read-only over the writable binds: the
-	// harness's config, .claude, .git/config and hooks. The Guard covers
-	// those created later.
-	protected := roBindable(protectedIn(req))
-	for _, p := range protected {
+	// The git directories bound writable onto themselves (a mount point
+	// cannot be renamed or removed: mv .git .gitY fails with EBUSY), then
+	// the protected paths that exist (ProtectedPaths and the git-dir
+	// entries in the workspace and each writable root) bound read-only
+	// over the writable binds. The Guard covers those created later.
+	prot := protectedIn(req)
+	for _, g := range prot.GitDirs {
+		args = append(args, "--bind", g, g)
+	}
+	protected := append(slices.Clip(prot.GitDirs), roBindable(prot)...)
+	for _, p := range protected[len(prot.GitDirs):] {
 		args = append(args, "--ro-bind", p, p)
 	}
 	// What a shared sandbox checks before each command: every bind still
