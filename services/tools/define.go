@@ -47,7 +47,7 @@ type Tool struct {
 	meta     func(args, out any) (any, error)
 	finalize func(e *Execution, o *Outcome) []Content
 	present  func(c PresentCall) (Presentation, bool) // WithPresent; false: arguments that do not decode
-	convert  func(v any) (any, error) // a replacement value into the canonical type
+	convert  func(v any) (any, error)                 // a replacement value into the canonical type
 	safe     func(args any) bool
 	timeout  time.Duration
 	readOnly bool
