@@ -152,6 +152,13 @@ func (r *Runtime) Sandbox() (SandboxPolicy, SandboxReport) {
 	return p, r.checkSandbox(context.Background(), &p)
 }
 
+// CheckSandbox is what the chosen backend enforces for policy p, as
+// Sandbox reports it for the default policy (it probes when the mode is
+// on and no probe ran yet).
+func (r *Runtime) CheckSandbox(p SandboxPolicy) SandboxReport {
+	return r.checkSandbox(context.Background(), &p)
+}
+
 // SandboxPolicy returns the deployment's default policy for agent
 // commands, as Sandbox does, without probing the backends: for a caller
 // that only passes the policy on to a spawn (which probes if it must).

@@ -114,6 +114,10 @@ func (b *bwrap) Check(p Policy) Report {
 // even inside the workspace).
 func (b *bwrap) Wrap(req Request) (Command, Report, error) {
 	rep := Report{Backend: BackendBwrap, Enforcement: EnforcementFull}
+	caches, err := applyCaches(&req)
+	if err != nil {
+		return Command{}, rep, err
+	}
 	args := make([]string, 0, 32)
 	// --cap-drop ALL: run as root, bwrap would otherwise keep
 	// CAP_SYS_ADMIN, and `mount -o remount,bind,rw /` would make the host
@@ -145,6 +149,9 @@ func (b *bwrap) Wrap(req Request) (Command, Report, error) {
 	// (the working directory must exist inside even in read-only mode).
 	args = append(args, "--ro-bind", "/", "/")
 	writable := writableDirs(req)
+	if caches != "" && !slices.Contains(writable, caches) {
+		writable = append(writable, caches)
+	}
 	var underTmp []string
 	for _, w := range writable {
 		if within(w, "/tmp") {

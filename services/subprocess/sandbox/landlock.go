@@ -95,7 +95,14 @@ func (b *landlockBackend) Wrap(req Request) (Command, Report, error) {
 	if err != nil {
 		return Command{}, rep, fmt.Errorf("private TMPDIR: %w", err)
 	}
+	caches, err := applyCaches(&req)
+	if err != nil {
+		return Command{}, rep, err
+	}
 	writable := append(writableDirs(req), tmp)
+	if caches != "" {
+		writable = append(writable, caches)
+	}
 	denied, incomplete := deniedPaths(req)
 	// A denied path inside a writable directory cannot be taken out of it.
 	denied = slices.DeleteFunc(denied, func(d string) bool {

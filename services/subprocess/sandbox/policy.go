@@ -64,6 +64,15 @@ type Policy struct {
 	// paths, "~/" paths, or doublestar patterns; a relative pattern (such
 	// as **/.env) applies inside the workspace and each writable root.
 	DenyRead []string `yaml:"denyRead" json:"denyRead,omitempty"`
+	// Caches are the toolchain caches a workspace-write command writes in
+	// the harness's own cache root ($XDG_CACHE_HOME/harness/sandbox, 0700)
+	// instead of the user's, which stay read-only: true (the default: go,
+	// npm, yarn, pip, cargo and xdg), false, or a list of those names. Each
+	// is a directory of the cache root that the command's environment
+	// points the toolchain at (GOCACHE and GOMODCACHE, npm_config_cache,
+	// YARN_CACHE_FOLDER, PIP_CACHE_DIR, CARGO_HOME, XDG_CACHE_HOME); they
+	// persist across commands and sessions. Read-only mode gets none.
+	Caches Caches `yaml:"caches" json:"caches,omitzero"`
 }
 
 // Enabled reports whether p asks for a sandbox (mode read-only or
@@ -77,6 +86,7 @@ func (p Policy) Clone() Policy {
 	p.WritableRoots = slices.Clone(p.WritableRoots)
 	p.DenyRead = slices.Clone(p.DenyRead)
 	p.Network = p.Network.Clone()
+	p.Caches = p.Caches.clone()
 	return p
 }
 
@@ -98,6 +108,9 @@ func (p Policy) Validate() error {
 	}
 	if err := p.Network.Validate(); err != nil {
 		return fmt.Errorf("network.%w", err)
+	}
+	if err := p.Caches.Validate(); err != nil {
+		return fmt.Errorf("caches%w", err)
 	}
 	for i, d := range p.DenyRead {
 		if d == "" || strings.IndexByte(d, 0) >= 0 {
