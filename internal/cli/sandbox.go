@@ -67,7 +67,7 @@ func init() {
 					policy.Mode = subprocess.SandboxMode(mode)
 				}
 				if network {
-					policy.Network = true
+					policy.Network = subprocess.SandboxNetwork{Mode: subprocess.SandboxNetworkOn}
 				}
 				if policy.Enabled() {
 					// The probe, explicitly and interruptibly; --mode off needs none.
@@ -126,6 +126,9 @@ func runSandboxed(env *Env, rt *subprocess.Runtime, policy subprocess.SandboxPol
 	}
 	h.Terminate()
 	_, _ = h.WaitForExit(context.Background())
+	for _, n := range h.NetworkRefused() {
+		fmt.Fprintln(env.Stderr, n)
+	}
 	switch {
 	case out.ExitCode != nil && *out.ExitCode == 0:
 		return nil
@@ -220,11 +223,7 @@ func describeSandbox(p subprocess.SandboxPolicy, rep subprocess.SandboxReport, b
 		return line, fmt.Sprintf("the sandbox (%s) has no working backend here: every sandboxed command the agent runs fails to start; "+
 			"install bubblewrap, or set sandbox: {mode: off} in the subprocess row to run commands unsandboxed", p.Mode)
 	}
-	net := "off"
-	if p.Network {
-		net = "on"
-	}
-	line = fmt.Sprintf("sandbox: %s, network %s, via %s: %s", p.Mode, net, rep.Backend, rep.Enforcement)
+	line = fmt.Sprintf("sandbox: %s, network %s, via %s: %s", p.Mode, p.Network, rep.Backend, rep.Enforcement)
 	for _, r := range rep.Reasons {
 		line += "\n  - " + strings.TrimSpace(r)
 	}

@@ -53,6 +53,9 @@ type Value struct {
 	// .claude/, .git/config, …) the sandboxed command created or changed:
 	// each change was undone and the command's version kept beside it.
 	Protected []string `json:"protected,omitempty"`
+	// NetworkRefused are the sandbox network proxy's refusals while the
+	// command ran, each naming the host and the rule that would allow it.
+	NetworkRefused []string `json:"networkRefused,omitempty"`
 }
 
 // renderStream is a stream's text; when truncated: the head (if any), a note
@@ -123,6 +126,9 @@ func Render(v Value) string {
 	}
 	for _, p := range v.Protected {
 		markers = append(markers, "["+p+"]")
+	}
+	for _, n := range v.NetworkRefused {
+		markers = append(markers, "["+n+"]")
 	}
 	if len(markers) == 0 {
 		return body

@@ -226,6 +226,7 @@ func (x *Executor) run(ctx context.Context, args Args, progress *tools.ProgressR
 	for _, c := range res.Protected {
 		v.Protected = append(v.Protected, c.String())
 	}
+	v.NetworkRefused = res.NetworkRefused
 	return v, nil
 }
 
