@@ -70,3 +70,61 @@ func TestHostExecutedFilesRefusedToFileTools(t *testing.T) {
 		})
 	}
 }
+
+// TestHostExecutedFilesRefusedToEdit: the edit tool, with allow rules
+// covering every edit, headless, cannot change a host-executed file that
+// exists (a repository's config, a hook, a submodule's config, an included
+// config file): the edit is denied naming the protected path, and the real
+// git the user runs next runs nothing. In bypass mode (the control) each
+// edit goes through and git runs the planted command.
+func TestHostExecutedFilesRefusedToEdit(t *testing.T) {
+	edits := map[string]struct{ path, old, new string }{
+		"git-config":         {".git/config", "[core]", "[core]\n\tfsmonitor = \"touch MARK; false\""},
+		"git-hooks":          {".git/hooks/pre-commit", "true", "touch MARK"},
+		"git-modules-config": {".git/modules/sub/config", "[core]", "[core]\n\tfsmonitor = \"touch MARK; false\""},
+		"git-include":        {"shared.gitconfig", "[color]", "[core]\n\tfsmonitor = \"touch MARK; false\"\n[color]"},
+	}
+	for _, mode := range []permission.Mode{permission.ModeBypass, permission.ModeDefault, permission.ModeAcceptEdits} {
+		t.Run(string(mode), func(t *testing.T) {
+			n := 0
+			for _, a := range sandboxtest.HostExecAttacks() {
+				ed, ok := edits[a.Name]
+				if !ok {
+					continue
+				}
+				n++
+				t.Run(a.Name, func(t *testing.T) {
+					e := sandboxtest.NewHostEnv(t, a)
+					cfg := config(e.WS, []string{"edit", "edit(**)"}, nil, nil)
+					cfg.Mode = mode
+					var fsCfg toolfs.Config
+					fsCfg.SetDefaults()
+					fsCfg.Cwd = e.WS
+					fsCfg.RequireRead = false
+					reg := policytest.Harness(t, policytest.Mount{Plugin: toolfs.Plugin, Config: fsCfg},
+						policytest.Mount{Plugin: permission.Plugin, Config: cfg}, headless)
+					args, _ := json.Marshal(map[string]string{"file_path": filepath.Join(e.WS, ed.path), "old_string": ed.old,
+						"new_string": strings.ReplaceAll(ed.new, "MARK", e.Marker)})
+					o := reg.Execute(t.Context(), tools.Call{ID: "e", Name: "edit", Arguments: string(args)})
+					text := policytest.Text(o)
+					a.Host(t, e)
+					if mode == permission.ModeBypass {
+						if o.IsError || !e.Ran() {
+							t.Fatalf("control: edit %q (error %v), ran %v: the attack did not work with every edit allowed", text, o.IsError, e.Ran())
+						}
+						return
+					}
+					if !o.IsError || !strings.Contains(text, "a protected path") {
+						t.Fatalf("edit %s: %q (error %v), want a protected-path denial", ed.path, text, o.IsError)
+					}
+					if e.Ran() {
+						t.Fatal("the planted command ran on the host")
+					}
+				})
+			}
+			if n != len(edits) {
+				t.Fatalf("%d of %d edit attacks found", n, len(edits))
+			}
+		})
+	}
+}

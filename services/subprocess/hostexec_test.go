@@ -3,6 +3,7 @@ package subprocess
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dshgo/harness/internal/sandboxtest"
@@ -15,7 +16,9 @@ import (
 // file, a .git created where none was; direnv, VS Code and mise files) in
 // the real sandbox of every backend, then runs what the user runs next
 // outside it (real git, with the planted fsmonitor, hook or filter
-// touching a marker) and fails if anything ran. Without a sandbox (the
+// touching a marker) and fails if anything ran, if the protected path
+// changed, or if nothing in the result (the command's error, the guard's
+// notice) says the attack was refused. Without a sandbox (the
 // control, mode off) every git attack does run: the test can fail.
 func TestSandboxHostExecutedFiles(t *testing.T) {
 	for _, backend := range append([]string{"off"}, sandboxBackends...) {
@@ -47,6 +50,12 @@ func TestSandboxHostExecutedFiles(t *testing.T) {
 					}
 					if ran {
 						t.Fatalf("the planted command ran on the host (stderr %q, protected changes %q)", stderr, changed(res))
+					}
+					// The refusal reaches the result: the write failed in
+					// the command (a read-only bind, a pinned git directory)
+					// or the guard reports what it undid.
+					if len(res.Protected) == 0 && !strings.Contains(stderr, "Read-only file system") && !strings.Contains(stderr, "Device or resource busy") {
+						t.Fatalf("nothing in the result says the attack was refused: stderr %q, no protected change", stderr)
 					}
 					after, afterErr := os.ReadFile(protected)
 					if string(after) != string(before) || (beforeErr == nil) != (afterErr == nil) {
