@@ -111,5 +111,59 @@ func Tool(x *Executor) *tools.Tool {
 			}
 			return v, err
 		},
-		tools.WithRender(func(_ Args, v Value) []tools.Content { return []tools.Content{tools.Text(Render(v))} }))
+		tools.WithRender(func(_ Args, v Value) []tools.Content { return []tools.Content{tools.Text(Render(v))} }),
+		tools.WithPresent(Present))
+}
+
+// Present is how a bash call looks: kind execute, titled with its command
+// (its first line); pending, the description as text; done, the output as
+// terminal content, failed with the reason when the command timed out, was
+// killed, was aborted or exited non-zero (the model is told the same by
+// the result's markers).
+func Present(in tools.PresentInput[Args, Value]) tools.Presentation {
+	p := tools.Presentation{Kind: tools.KindExecute, Title: commandTitle(in.Args.Command)}
+	if in.Pending() {
+		if d := strings.TrimSpace(in.Args.Description); d != "" {
+			p.Content = []tools.ToolCallContent{tools.TextContent(d)}
+		}
+		return p
+	}
+	if !in.Succeeded() {
+		return p
+	}
+	v := in.Out
+	out := v.Stdout.Text
+	if v.Stderr.Text != "" {
+		if out != "" && !strings.HasSuffix(out, "\n") {
+			out += "\n"
+		}
+		out += v.Stderr.Text
+	}
+	var sig string
+	if v.Signal != nil {
+		sig = *v.Signal
+	}
+	p.Content = []tools.ToolCallContent{tools.TerminalContent(in.ID, out, v.ExitCode, sig)}
+	switch {
+	case v.TimedOut:
+		p.Fail(fmt.Sprintf("timed out after %dms", v.TimeoutMs))
+	case v.Aborted:
+		p.Fail("aborted")
+	case sig != "":
+		p.Fail("killed by signal " + sig)
+	case v.ExitCode != nil && *v.ExitCode != 0:
+		p.Fail(fmt.Sprintf("exit code %d", *v.ExitCode))
+	}
+	return p
+}
+
+// commandTitle is a command's first non-empty line, with " …" when more
+// lines follow.
+func commandTitle(cmd string) string {
+	lines := strings.Split(strings.TrimSpace(cmd), "\n")
+	t := strings.TrimSpace(lines[0])
+	if len(lines) > 1 {
+		t += " …"
+	}
+	return t
 }
