@@ -69,7 +69,7 @@ func (f *agentFlags) register(fl *pflag.FlagSet, maxStepsHelp string) {
 	fl.StringVar(&f.fork, "fork", "", "continue from a copy of the `ID` session (a new session; ID stays as it is)")
 	fl.StringVar(&f.appendSystem, "append-system-prompt", "", "text appended to the system prompt")
 	fl.BoolVarP(&f.yes, "yes", "y", false, "approve every tool call a policy asks about (deny rules still apply)")
-	fl.StringVar(&f.permMode, "permission-mode", "", "permission `MODE` for this session: default, acceptEdits, plan or bypass (sets the permission row's mode)")
+	fl.StringVar(&f.permMode, "permission-mode", "", "permission `MODE` for this session: default, acceptEdits, plan, bypass or dontAsk (sets the permission row's mode)")
 	fl.BoolVar(&f.hideReasoning, "hide-reasoning", false, "do not print the model's reasoning (text output prints it on stderr, dimmed on a terminal)")
 	fl.StringArrayVar(&f.allowedTools, "allowed-tools", nil, "allow `RULES` without asking, e.g. 'Bash(git diff *) Read' (separated by commas or spaces; appended to the permission row's allow list)")
 }

@@ -24,12 +24,16 @@ const (
 	ModePlan Mode = "plan"
 	// ModeBypass allows everything no deny rule forbids; ask rules are not consulted.
 	ModeBypass Mode = "bypass"
+	// ModeDontAsk is the default mode without anyone asked: what would be
+	// asked is denied (Claude Code's dontAsk). Allow rules and read-only
+	// tools still run.
+	ModeDontAsk Mode = "dontAsk"
 )
 
-// Valid reports whether m is one of the four modes.
+// Valid reports whether m is one of the five modes.
 func (m Mode) Valid() bool {
 	switch m {
-	case ModeDefault, ModeAcceptEdits, ModePlan, ModeBypass:
+	case ModeDefault, ModeAcceptEdits, ModePlan, ModeBypass, ModeDontAsk:
 		return true
 	}
 	return false
@@ -172,7 +176,7 @@ func New(s Spec) (*Policy, error) {
 		s.Mode = ModeDefault
 	}
 	if !s.Mode.Valid() {
-		return nil, fmt.Errorf("mode: %q is not one of default, acceptEdits, plan, bypass", s.Mode)
+		return nil, fmt.Errorf("mode: %q is not one of default, acceptEdits, plan, bypass, dontAsk", s.Mode)
 	}
 	p := &Policy{
 		spec: s, mode: s.Mode, cwd: s.Cwd,

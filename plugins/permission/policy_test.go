@@ -139,7 +139,7 @@ func TestParseRuleErrors(t *testing.T) {
 	if _, err := New(Spec{Deny: []string{"ok", "bad("}}); err == nil || err.Error() != `deny[1]: rule "bad(": missing closing parenthesis` {
 		t.Errorf("New error = %v", err)
 	}
-	if _, err := New(Spec{Mode: "yolo"}); err == nil || err.Error() != `mode: "yolo" is not one of default, acceptEdits, plan, bypass` {
+	if _, err := New(Spec{Mode: "yolo"}); err == nil || err.Error() != `mode: "yolo" is not one of default, acceptEdits, plan, bypass, dontAsk` {
 		t.Errorf("New error = %v", err)
 	}
 }
