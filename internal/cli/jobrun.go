@@ -60,9 +60,10 @@ func jobRunCommand(env *Env) *cobra.Command {
 	}
 }
 
-// runJob opens (new, with the job's session id) or resumes the session
-// and runs or continues its turn.
-func runJob(ctx context.Context, host *agentHost, spec worker.RunSpec) (*agent.Result, error) {
+// runJob opens (new, with the job's session id) or resumes the session,
+// runs or continues its turn, and stores the agent's verdict in it
+// (worker.VerdictKey).
+func runJob(ctx context.Context, host *agentHost, spec worker.RunSpec) (*worker.Verdict, error) {
 	o := agent.Options{Model: spec.Model, MaxSteps: spec.MaxSteps, Origin: "job"}
 	if spec.Resume {
 		o.ID, o.Model = spec.SessionID, spec.Model
@@ -83,7 +84,25 @@ func runJob(ctx context.Context, host *agentHost, spec worker.RunSpec) (*agent.R
 	} else {
 		res, err = ss.Run(ctx, spec.Prompt)
 	}
-	return res, classify(err)
+	if res == nil {
+		return nil, classify(err)
+	}
+	v := &worker.Verdict{Result: *res, Attempt: spec.Attempt}
+	if res.Steps > 0 && !agent.IsConfigError(err) {
+		// The agent's verdict, stored with the session it ends (a turn
+		// refused before its first model call stored nothing): a retry
+		// completes the job only if it says the turn has a final answer.
+		stored := *v
+		if len(stored.Text) > 4096 {
+			stored.Text = stored.Text[:4096]
+		}
+		if b, jerr := json.Marshal(stored); jerr == nil {
+			if serr := ss.SetState(worker.VerdictKey, b); serr != nil && err == nil {
+				err = fmt.Errorf("storing the run's verdict: %w", serr)
+			}
+		}
+	}
+	return v, classify(err)
 }
 
 // watchControl cancels when the control descriptor the subprocess service
