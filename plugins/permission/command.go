@@ -72,10 +72,89 @@ func splitCommand(line string) ([]commandPart, bool) {
 		seen:      map[string]bool{},
 	}
 	if !a.script(line, 0) {
-		return []commandPart{{Forms: []string{strings.TrimSpace(line)},
-			Unknown: "the command line does not parse as bash"}}, false
+		// bash may still run it: `echo $(( $(rm -rf v) 0 ))` does not parse
+		// (the substitution expands before the arithmetic is read), yet runs
+		// `rm -rf v`. Deny and ask rules see every command substitution
+		// found in the text.
+		a.parts = []commandPart{{Forms: []string{strings.TrimSpace(line)},
+			Unknown: "the command line does not parse as bash"}}
+		for _, sub := range substitutionTexts(line) {
+			a.nested(sub, 1, "a command substitution in a line that does not parse")
+		}
+		return a.parts, false
 	}
 	return a.parts, true
+}
+
+// maxRecoveredSubstitutions bounds the substitutions substitutionTexts
+// returns.
+const maxRecoveredSubstitutions = 64
+
+// substitutionTexts returns the bodies of the command substitutions
+// (`$(…)`, backquotes) in a line that does not parse, found by balancing
+// parentheses outside single quotes; those nested in an arithmetic
+// expansion `$(( … ))` too. It is a fallback for deny and ask rules only.
+func substitutionTexts(line string) []string {
+	var out []string
+	var scan func(s string, depth int)
+	scan = func(s string, depth int) {
+		for i := 0; i < len(s) && len(out) < maxRecoveredSubstitutions; i++ {
+			switch {
+			case s[i] == '\\':
+				i++
+			case s[i] == '\'':
+				if j := strings.IndexByte(s[i+1:], '\''); j >= 0 {
+					i += j + 1
+				}
+			case s[i] == '`':
+				if j := strings.IndexByte(s[i+1:], '`'); j >= 0 {
+					out = append(out, s[i+1:i+1+j])
+					i += j + 1
+				}
+			case s[i] == '$' && i+1 < len(s) && s[i+1] == '(':
+				end := closingParen(s, i+1)
+				if end < 0 {
+					end = len(s)
+				}
+				body := s[i+2 : max(i+2, end)]
+				if strings.HasPrefix(body, "(") && depth < maxShellNesting {
+					scan(body, depth+1) // arithmetic: look inside
+				} else if body != "" {
+					out = append(out, body)
+					if depth < maxShellNesting {
+						scan(body, depth+1)
+					}
+				}
+				i = end
+			}
+		}
+	}
+	scan(line, 0)
+	return out
+}
+
+// closingParen returns the index of the parenthesis that closes the one at
+// s[open], or -1.
+func closingParen(s string, open int) int {
+	depth := 0
+	for i := open; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '\'':
+			if j := strings.IndexByte(s[i+1:], '\''); j >= 0 {
+				i += j + 1
+			}
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 // analyzer accumulates the parts of one command line.
@@ -102,6 +181,7 @@ func (a *analyzer) script(src string, depth int) bool {
 		}
 		return true
 	})
+	a.promptExpansions(file, depth)
 	syntax.Walk(file, func(n syntax.Node) bool {
 		stmt, ok := n.(*syntax.Stmt)
 		if !ok {
@@ -117,6 +197,72 @@ func (a *analyzer) script(src string, depth int) bool {
 		return true
 	})
 	return true
+}
+
+// promptExpansions analyses `${x@P}`: prompt expansion runs the command
+// substitutions in the variable's value. The values the script assigns to
+// x literally are analysed as the commands they run; a variable the script
+// never assigns literally is an unknown part.
+func (a *analyzer) promptExpansions(file *syntax.File, depth int) {
+	var uses []*syntax.ParamExp
+	values := map[string][]string{}
+	literal := map[string]bool{}
+	syntax.Walk(file, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.ParamExp:
+			if n.Exp != nil && n.Exp.Op == syntax.OtherParamOps && n.Exp.Word != nil && strings.Contains(n.Exp.Word.Lit(), "P") && n.Param != nil {
+				uses = append(uses, n)
+			}
+		case *syntax.Assign:
+			if n.Name == nil {
+				return true
+			}
+			name := n.Name.Value
+			if _, seen := literal[name]; !seen {
+				literal[name] = true
+			}
+			if n.Value == nil {
+				return true
+			}
+			if w := a.word(n.Value); w.static {
+				values[name] = append(values[name], w.val)
+			} else {
+				literal[name] = false
+			}
+		}
+		return true
+	})
+	for _, use := range uses {
+		name := use.Param.Value
+		vals := values[name]
+		if len(vals) == 0 || !literal[name] {
+			a.parts = append(a.parts, commandPart{Forms: []string{a.print(use)},
+				Unknown: "the prompt expansion " + a.print(use) + " runs the commands in the value of " + name + ", which is not literal"})
+			continue
+		}
+		for _, v := range vals {
+			a.promptValue(v, depth, a.print(use))
+		}
+	}
+}
+
+// promptValue analyses the command substitutions a prompt expansion of v
+// runs.
+func (a *analyzer) promptValue(v string, depth int, what string) {
+	doc, err := newParser().Document(strings.NewReader(v))
+	if err != nil {
+		a.parts = append(a.parts, commandPart{Forms: []string{v}, Unknown: "the value " + what + " expands does not parse"})
+		return
+	}
+	syntax.Walk(doc, func(n syntax.Node) bool {
+		if cs, ok := n.(*syntax.CmdSubst); ok {
+			for _, st := range cs.Stmts {
+				a.nested(a.print(st), depth+1, "a command the prompt expansion "+what+" runs")
+			}
+			return false
+		}
+		return true
+	})
 }
 
 // nested analyses a script a command hands to a shell; an unparsable or too

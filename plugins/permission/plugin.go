@@ -219,7 +219,10 @@ func (p *plugin) setGrants(scope *core.ScopeID, g *Policy) {
 // session working directory its context carries, and how the subprocess
 // service's sandbox will run it.
 func (p *plugin) callOf(e *tools.Execution) Call {
-	c := Call{Tool: e.Name(), Args: json.RawMessage(e.Arguments()), ReadOnly: e.Tool() != nil && e.Tool().ReadOnly()}
+	c := Call{Tool: e.Name(), Args: json.RawMessage(e.Arguments())}
+	if t := e.Tool(); t != nil {
+		c.ReadOnly, c.Internal = t.ReadOnly(), t.Internal()
+	}
 	if ctx := e.Context(); ctx != nil {
 		c.Cwd, _ = workdir.From(ctx)
 	}
@@ -310,6 +313,13 @@ func (p *plugin) denialFor(v Verdict, tool, why string) string {
 		fix = fmt.Sprintf("No allow rule or acceptEdits lets a tool write %s: approve it in an interactive session, or run with permission mode bypass.", v.Protected)
 	case v.Rule != "":
 		fix = fmt.Sprintf("To let this call run, remove %q from the ask list of the permission plugin in harness.yml.", v.Rule)
+	case v.Escalated:
+		fix = "Run it in the sandbox (leave out \"sandbox\": \"off\"), approve it in an interactive session, or, to let it leave the sandbox without asking, "
+		if len(v.Suggestions) > 0 {
+			fix += allowHint(p.policy.allowSources(), v.Suggestions)
+		} else {
+			fix += "add an allow rule written with the `unsandboxed` suffix (`bash(make deploy) unsandboxed`) to the permission plugin's allow list."
+		}
 	case len(v.Suggestions) > 0:
 		fix = "To let this call run, " + allowHint(p.policy.allowSources(), v.Suggestions) +
 			" Or, to allow every call that no deny rule refuses, set mode: bypass."

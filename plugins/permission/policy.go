@@ -82,6 +82,10 @@ type Verdict struct {
 	// An explicit approval (a PreToolUse hook's "allow") lifts such an ask,
 	// as in Claude Code; it lifts no ask a rule made.
 	ByMode bool
+	// Escalated is set for an Ask of a call that asks to leave the sandbox
+	// and that no `unsandboxed` allow rule covers; Suggestions are then
+	// such rules.
+	Escalated bool
 	// Protected is the path, symlinks resolved, of a write to a protected
 	// path (see [core.ProtectedPaths]) that made this an ask; "" otherwise.
 	Protected string
@@ -99,6 +103,10 @@ type Call struct {
 	// (tools.WithReadOnly, e.g. an MCP tool with readOnlyHint); it counts
 	// like a name in Spec.ReadOnly.
 	ReadOnly bool
+	// Internal is set when the tool declares that it changes only the
+	// agent's own state (tools.WithInternal: todo_write, task): it runs
+	// without asking in every mode but plan, as in Claude Code.
+	Internal bool
 	// Sandboxed is set when the call will run inside an enforced
 	// workspace-write sandbox (the permission plugin sets it for shell
 	// calls from the subprocess service's sandbox policy). A sandboxed
@@ -107,7 +115,9 @@ type Call struct {
 	// rule matches.
 	Sandboxed bool
 	// Escalated is set when a shell call asks to run outside the sandbox
-	// (`"sandbox":"off"`); it is then not sandboxed and the reason says so.
+	// (`"sandbox":"off"`). Leaving the sandbox is a person's decision: such
+	// a call is asked in every mode but bypass, and only an allow rule that
+	// says so (`bash(make deploy) unsandboxed`) covers it.
 	Escalated bool
 	// Roots are directories besides Cwd that count as the workspace (the
 	// sandbox's writable roots): acceptEdits writes there without asking
@@ -239,9 +249,12 @@ type subject struct {
 // mode), whatever the allow rules say; then any matching ask
 // rule asks (except in bypass mode); then a shell call whose workdir is
 // outside the workspace, or (unless it runs in the sandbox) with a part that
-// cannot be known statically, is asked in every mode; then a call covered
-// by allow rules is allowed; then a sandboxed shell call is allowed when
-// AutoAllowSandboxed is set; otherwise the mode decides.
+// cannot be known statically, is asked in every mode; then a shell call that
+// asks to leave the sandbox is asked (except in bypass mode) unless allow
+// rules written with `unsandboxed` cover it; then a call covered by allow
+// rules is allowed; then a read-only or internal tool, a sandboxed shell
+// call when AutoAllowSandboxed is set, and in acceptEdits an edit inside the
+// workspace are allowed; otherwise the mode decides.
 func (p *Policy) Evaluate(c Call) Verdict {
 	sub := p.subjectOf(c)
 	if r, ok := p.denied(c.Tool, sub); ok {
@@ -280,19 +293,24 @@ func (p *Policy) Evaluate(c Call) Verdict {
 				Reason: fmt.Sprintf("tool %q requires approval: %s, so no rule can tell what the command runs (asked in every permission mode unless the command runs in the sandbox)", c.Tool, sub.unknown)}
 		}
 	}
-	if p.covered(c.Tool, sub) {
+	if c.Escalated && sub.kind == "shell" && p.mode != ModeBypass {
+		if p.covered(c.Tool, sub, true) {
+			return Verdict{Decision: Allow}
+		}
+		return Verdict{Decision: Ask, Escalated: true, Suggestions: p.suggest(c, sub),
+			Reason: fmt.Sprintf("tool %q requires approval: it asks to run outside the sandbox, which is a person's decision: asked in every permission mode but bypass, whatever the allow rules say, unless an allow rule says `unsandboxed`", c.Tool)}
+	}
+	if p.covered(c.Tool, sub, false) {
 		return Verdict{Decision: Allow}
 	}
 	switch {
-	case readOnly, p.mode == ModeBypass,
+	case readOnly, p.mode == ModeBypass, c.Internal,
 		sub.kind == "shell" && c.Sandboxed && p.spec.AutoAllowSandboxed,
 		p.mode == ModeAcceptEdits && p.editing[strings.ToLower(c.Tool)] && p.inWorkspace(sub, c):
 		return Verdict{Decision: Allow}
 	}
 	why := fmt.Sprintf("no allow rule covers this call (permission mode %s)", p.mode)
 	switch {
-	case c.Escalated:
-		why = fmt.Sprintf("it asks to run outside the sandbox, and no allow rule covers it (permission mode %s)", p.mode)
 	case p.mode == ModeAcceptEdits && p.editing[strings.ToLower(c.Tool)]:
 		why = "it writes outside the working directory and the sandbox's writable roots, and no allow rule covers it (permission mode acceptEdits)"
 	}
@@ -628,10 +646,13 @@ func (p *Policy) anyMatch(r Rule, s subject) bool {
 // covered reports whether allow rules cover the call: for a shell line every
 // simple command must be matched (in every form) by some allow rule; for a
 // file every path form by one rule.
-func (p *Policy) covered(tool string, s subject) bool {
+//
+// With unsandboxed set (a shell call that asks to leave the sandbox) only
+// the allow rules written with the `unsandboxed` suffix count.
+func (p *Policy) covered(tool string, s subject, unsandboxed bool) bool {
 	var rules []Rule
 	for _, r := range p.allow {
-		if r.matchesTool(tool) {
+		if r.matchesTool(tool) && (!unsandboxed || r.unsandboxed) {
 			if !r.hasArg {
 				return s.kind != "shell" || (s.unknown == "" && !s.outside)
 			}
@@ -670,14 +691,24 @@ func allPaths(r Rule, s subject, home string) bool {
 }
 
 // partCovered reports whether one rule covers the part: an unknown part
-// never; a part that redirects only through a rule naming the redirection,
-// matched against the statement as written; otherwise a rule matching
-// every form.
+// never; a part with an option that writes or runs (effectOption) only
+// through a rule naming that option; a part that redirects only through a
+// rule naming the redirection, matched against the statement as written;
+// otherwise a rule matching every form.
 func partCovered(rules []Rule, part commandPart) bool {
 	if part.Unknown != "" {
 		return false
 	}
+	var effects []string
+	for _, argv := range part.Argvs {
+		if o := effectOption(argv); o != "" {
+			effects = append(effects, o)
+		}
+	}
 	for _, r := range rules {
+		if !r.namesOptions(effects) {
+			continue
+		}
 		if part.Writes || part.Reads {
 			if r.redirText != nil && r.redirText.match(squeezeRedirections(part.Written)) {
 				return true
@@ -707,9 +738,12 @@ func (p *Policy) suggest(c Call, s subject) []string {
 		if !s.coverable || s.unknown != "" || s.outside {
 			return nil
 		}
+		// A call that asks to leave the sandbox is covered only by rules
+		// that say so; the proposals say so too.
+		escalated := c.Escalated && p.mode != ModeBypass
 		var rules []Rule
 		for _, r := range p.allow {
-			if r.matchesTool(c.Tool) {
+			if r.matchesTool(c.Tool) && (!escalated || r.unsandboxed) {
 				rules = append(rules, r)
 			}
 		}
@@ -720,6 +754,9 @@ func (p *Policy) suggest(c Call, s subject) []string {
 			rule, ok := suggestShellRule(name, part)
 			if !ok {
 				return nil
+			}
+			if escalated {
+				rule += " " + unsandboxedSuffix
 			}
 			r, _ := ParseRule(rule)
 			rules = append(rules, r)

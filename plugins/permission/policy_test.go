@@ -580,3 +580,91 @@ func TestProtectedWritesAreTheSharedList(t *testing.T) {
 		}
 	}
 }
+
+// TestEvaluateEscalationAndInternalTools: a shell call that asks to leave
+// the sandbox is asked in every mode but bypass whatever the allow rules
+// say, unless a rule written with `unsandboxed` covers it; an internal tool
+// (todo_write, task) runs without asking in every mode but plan, and deny
+// and ask rules still hold for it.
+func TestEvaluateEscalationAndInternalTools(t *testing.T) {
+	cwd := t.TempDir()
+	off := func(cmd string) json.RawMessage {
+		b, _ := json.Marshal(map[string]string{"command": cmd, "sandbox": "off", "justification": "j"})
+		return b
+	}
+	tests := []struct {
+		mode     Mode
+		call     Call
+		allow    []string
+		ask      []string
+		deny     []string
+		want     Decision
+		suggests string
+	}{
+		{ModeAcceptEdits, Call{Tool: "bash", Args: off("git status"), Escalated: true}, []string{"bash(git status *)", "bash(git status)"}, nil, nil, Ask, "bash(git status *) unsandboxed"},
+		{ModeDefault, Call{Tool: "bash", Args: off("go test ./..."), Escalated: true}, []string{"bash"}, nil, nil, Ask, "bash(go test *) unsandboxed"},
+		{ModeDefault, Call{Tool: "bash", Args: off("go test ./..."), Escalated: true}, []string{"bash(go test *) unsandboxed"}, nil, nil, Allow, ""},
+		{ModeDefault, Call{Tool: "bash", Args: off("go test ./... && curl x"), Escalated: true}, []string{"bash(go test *) unsandboxed", "bash(curl *)"}, nil, nil, Ask, ""},
+		{ModeBypass, Call{Tool: "bash", Args: off("go test ./..."), Escalated: true}, nil, nil, nil, Allow, ""},
+		{ModeBypass, Call{Tool: "bash", Args: off("rm -rf x"), Escalated: true}, nil, nil, []string{"bash(rm -rf *)"}, Deny, ""},
+		{ModePlan, Call{Tool: "bash", Args: off("ls"), Escalated: true}, []string{"bash unsandboxed"}, nil, nil, Deny, ""},
+		{ModeDefault, Call{Tool: "bash", Args: off("ls"), Escalated: true}, []string{"bash unsandboxed"}, nil, nil, Allow, ""},
+		{ModeDefault, Call{Tool: "bash", Args: bashArgs("ls")}, []string{"bash(ls) unsandboxed"}, nil, nil, Allow, ""},
+		{ModeDefault, Call{Tool: "todo_write", Args: json.RawMessage(`{}`), Internal: true}, nil, nil, nil, Allow, ""},
+		{ModeAcceptEdits, Call{Tool: "task", Args: json.RawMessage(`{}`), Internal: true}, nil, nil, nil, Allow, ""},
+		{ModePlan, Call{Tool: "todo_write", Args: json.RawMessage(`{}`), Internal: true}, nil, nil, nil, Deny, ""},
+		{ModeDefault, Call{Tool: "task", Args: json.RawMessage(`{}`), Internal: true}, nil, []string{"task"}, nil, Ask, ""},
+		{ModeDefault, Call{Tool: "task", Args: json.RawMessage(`{}`), Internal: true}, nil, nil, []string{"task"}, Deny, ""},
+		{ModeDefault, Call{Tool: "task", Args: json.RawMessage(`{}`)}, nil, nil, nil, Ask, ""},
+	}
+	for i, tt := range tests {
+		spec := defaultSpec(cwd)
+		spec.Mode, spec.Allow, spec.Ask, spec.Deny = tt.mode, tt.allow, tt.ask, tt.deny
+		p, err := New(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := p.Evaluate(tt.call)
+		if got.Decision != tt.want {
+			t.Errorf("%d: mode %s %s %s allow=%v: got %v (%s), want %v", i, tt.mode, tt.call.Tool, tt.call.Args, tt.allow, got.Decision, got.Reason, tt.want)
+		}
+		if tt.suggests != "" && (len(got.Suggestions) != 1 || got.Suggestions[0] != tt.suggests || !got.Escalated) {
+			t.Errorf("%d: suggestions %q escalated=%v, want [%q]", i, got.Suggestions, got.Escalated, tt.suggests)
+		}
+	}
+	if _, err := New(Spec{Deny: []string{"bash(ls) unsandboxed"}}); err == nil || !strings.Contains(err.Error(), `deny[0]: rule "bash(ls) unsandboxed": "unsandboxed" belongs only to allow rules`) {
+		t.Errorf("unsandboxed deny rule: %v", err)
+	}
+	if r, err := ParseRule("mcp__x__unsandboxed"); err != nil || r.unsandboxed {
+		t.Errorf("a tool named ...unsandboxed: %+v %v", r, err)
+	}
+}
+
+// TestDenySeesArithmeticAndPromptExpansions: bash runs the command
+// substitution in `$(( $(cmd) 0 ))` (a line the parser rejects) and the
+// ones in a value `${x@P}` prompt-expands; a deny rule sees both, also in
+// the sandbox (issue 32, attack 7). A prompt expansion of a variable the
+// line does not assign literally is unknown.
+func TestDenySeesArithmeticAndPromptExpansions(t *testing.T) {
+	spec := defaultSpec(t.TempDir())
+	spec.Deny = []string{"bash(rm -rf *)"}
+	spec.AutoAllowSandboxed = true
+	p, err := New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{
+		"echo $(( $(rm -rf V) 0 ))",
+		"echo $(( 1 + `rm -rf V` 0 ))",
+		"x='$(rm -rf V)'; echo ${x@P}",
+		"declare x='$(rm -rf V)'; printf '%s' \"${x@P}\"",
+		"x='\\u@\\h $(rm -rf V)'; echo \"${x@P}\"",
+	} {
+		if v := p.Evaluate(Call{Tool: "bash", Args: bashArgs(cmd), Sandboxed: true}); v.Decision != Deny {
+			t.Errorf("%q: %v (%s), want deny", cmd, v.Decision, v.Reason)
+		}
+	}
+	if v := p.Evaluate(Call{Tool: "bash", Args: bashArgs("echo ${PS1@P}")}); v.Decision != Ask || !v.Unknown {
+		t.Errorf("prompt expansion of an unknown value: %v unknown=%v (%s)", v.Decision, v.Unknown, v.Reason)
+	}
+}

@@ -31,7 +31,15 @@ type Rule struct {
 	// options is the option-aware reading of a shell pattern that names
 	// options (deny and ask rules only; nil otherwise).
 	options *optionPattern
+	// unsandboxed is set for an allow rule written with the `unsandboxed`
+	// suffix (`bash(make deploy) unsandboxed`): only such a rule covers a
+	// shell call that asks to run outside the sandbox.
+	unsandboxed bool
 }
+
+// unsandboxedSuffix is the word after a rule's closing parenthesis that
+// lets an allow rule cover a call that asks to leave the sandbox.
+const unsandboxedSuffix = "unsandboxed"
 
 // redirSpacing matches a redirection operator with the spaces around it.
 var redirSpacing = regexp.MustCompile(`\s*([0-9]*(?:&>>?|>[>|&]?|<<<|<<-?|<[&>]?))\s*`)
@@ -50,6 +58,24 @@ func ParseRule(s string) (Rule, error) {
 	if src == "" {
 		return Rule{}, fmt.Errorf("empty rule")
 	}
+	body, unsandboxed := src, false
+	if head, ok := strings.CutSuffix(src, unsandboxedSuffix); ok {
+		// `bash(make deploy) unsandboxed` or `bash unsandboxed`; a tool
+		// whose name ends in the word is no suffix.
+		if trimmed := strings.TrimRight(head, " \t"); trimmed != head && trimmed != "" {
+			body, unsandboxed = trimmed, true
+		}
+	}
+	r, err := parseRuleBody(body)
+	if err != nil {
+		return Rule{}, err
+	}
+	r.source, r.unsandboxed = src, unsandboxed
+	return r, nil
+}
+
+// parseRuleBody parses a rule without its `unsandboxed` suffix.
+func parseRuleBody(src string) (Rule, error) {
 	name, arg, hasArg := src, "", false
 	if open := strings.IndexByte(src, '('); open >= 0 {
 		if !strings.HasSuffix(src, ")") {
@@ -130,6 +156,9 @@ func parseRules(list string, srcs []string) ([]Rule, error) {
 		r, err := ParseRule(s)
 		if err != nil {
 			return nil, fmt.Errorf("%s[%d]: %w", list, i, err)
+		}
+		if r.unsandboxed && list != "allow" {
+			return nil, fmt.Errorf("%s[%d]: rule %q: %q belongs only to allow rules (it lets an allow rule cover a call that asks to run outside the sandbox)", list, i, s, unsandboxedSuffix)
 		}
 		rules = append(rules, r)
 	}

@@ -104,18 +104,31 @@ func TestAutoAllowSandboxed(t *testing.T) {
 	}
 }
 
-// TestEscalationCoveredByAllowRuleRuns: an allow rule covers a call with
-// "sandbox":"off", which then runs outside the sandbox.
-func TestEscalationCoveredByAllowRuleRuns(t *testing.T) {
+// TestEscalationNeedsAPerson: leaving the sandbox is a person's decision,
+// never a pattern's. An allow rule that covers the command does not cover a
+// call with "sandbox":"off" (headless: denied, nothing written, the hint
+// names the `unsandboxed` form); only a rule written with that suffix does,
+// and then the call runs outside the sandbox.
+func TestEscalationNeedsAPerson(t *testing.T) {
 	work, victim := victims(t)
-	cfg := config(work, []string{"bash(touch *)"}, nil, nil)
-	reg := sandboxedHarness(t, subprocess.SandboxWorkspaceWrite, work, cfg)
 	target := filepath.Join(victim, "escalated")
-	if text, isErr := bashCall(t, reg, map[string]string{"command": "touch " + target, "sandbox": "off", "justification": "writes outside"}); isErr {
-		t.Fatalf("covered escalation: %q", text)
+	call := map[string]string{"command": "touch " + target, "sandbox": "off", "justification": "writes outside"}
+
+	reg := sandboxedHarness(t, subprocess.SandboxWorkspaceWrite, work, config(work, []string{"bash(touch *)"}, nil, nil))
+	text, isErr := bashCall(t, reg, call)
+	if !isErr || !strings.Contains(text, "person's decision") || !strings.Contains(text, `"bash(touch *) unsandboxed"`) {
+		t.Fatalf("escalation covered by a plain allow rule: %q", text)
+	}
+	if _, err := os.Stat(target); !os.IsNotExist(err) {
+		t.Fatalf("a plain allow rule let the call leave the sandbox: %v", err)
+	}
+
+	reg = sandboxedHarness(t, subprocess.SandboxWorkspaceWrite, work, config(work, []string{"bash(touch *) unsandboxed"}, nil, nil))
+	if text, isErr := bashCall(t, reg, call); isErr {
+		t.Fatalf("escalation covered by an unsandboxed rule: %q", text)
 	}
 	if _, err := os.Stat(target); err != nil {
-		t.Fatalf("the covered escalation did not run outside the sandbox: %v", err)
+		t.Fatalf("the unsandboxed rule's call did not run outside the sandbox: %v", err)
 	}
 }
 

@@ -67,7 +67,7 @@ func toolErr(err error) error {
 func (p *plugin) taskTool() *tools.Tool {
 	desc := strings.TrimSpace(taskText) + "\n\nAgent types:\n" + p.catalog()
 	return tools.Define("task", desc, p.task,
-		tools.WithConcurrencySafe(func(taskArgs) bool { return true }),
+		tools.WithConcurrencySafe(func(taskArgs) bool { return true }), tools.WithInternal(),
 		tools.WithRender(render[taskArgs]), tools.WithMeta(meta[taskArgs]))
 }
 
@@ -178,7 +178,7 @@ type sendArgs struct {
 
 func (p *plugin) sendTool() *tools.Tool {
 	return tools.Define("send_message", "Send a message to one of your agents (started with task continuable:true, possibly in an earlier session) and wait for its answer. Only your direct agents can be messaged.",
-		p.send, tools.WithConcurrencySafe(func(sendArgs) bool { return true }),
+		p.send, tools.WithConcurrencySafe(func(sendArgs) bool { return true }), tools.WithInternal(),
 		tools.WithRender(render[sendArgs]), tools.WithMeta(meta[sendArgs]))
 }
 
@@ -219,7 +219,7 @@ func (p *plugin) interruptTool() *tools.Tool {
 				return "", toolErr(err)
 			}
 			return "Agent " + a.AgentID + " was interrupted.", nil
-		}, tools.WithConcurrencySafe(func(interruptArgs) bool { return true }))
+		}, tools.WithConcurrencySafe(func(interruptArgs) bool { return true }), tools.WithInternal())
 }
 
 func (p *plugin) listTool() *tools.Tool {

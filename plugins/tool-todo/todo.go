@@ -92,7 +92,7 @@ func Tool() *tools.Tool {
 			return "", err
 		}
 		return "Todo list updated.\n" + Format(list), nil
-	})
+	}, tools.WithInternal())
 }
 
 // Validate checks the rules: non-empty content, a known status, at most

@@ -46,10 +46,12 @@ type Tool struct {
 	render   func(args, out any) ([]Content, error)
 	meta     func(args, out any) (any, error)
 	finalize func(e *Execution, o *Outcome) []Content
-	convert  func(v any) (any, error) // a replacement value into the canonical type
+	present  func(c PresentCall) (Presentation, bool) // WithPresent; false: arguments that do not decode
+	convert  func(v any) (any, error)                 // a replacement value into the canonical type
 	safe     func(args any) bool
 	timeout  time.Duration
 	readOnly bool
+	internal bool
 	err      error
 }
 
@@ -74,6 +76,10 @@ func (t *Tool) Timeout() time.Duration { return t.timeout }
 // (WithReadOnly). Permission modes treat such a tool like a configured
 // read-only tool.
 func (t *Tool) ReadOnly() bool { return t.readOnly }
+
+// Internal reports whether the tool declared that it changes only the
+// agent's own state (WithInternal).
+func (t *Tool) Internal() bool { return t.internal }
 
 // Err returns the definition error, or nil.
 func (t *Tool) Err() error { return t.err }
@@ -159,6 +165,16 @@ func WithTimeout(d time.Duration) Option {
 // mode; deny and ask rules still apply.
 func WithReadOnly() Option {
 	return optionFunc(func(t *Tool) error { t.readOnly = true; return nil })
+}
+
+// WithInternal declares that the tool changes only the agent's own state
+// (its task list, the subagents it runs) and nothing in the workspace or
+// outside it, as todo_write and task do. Like Claude Code's TodoWrite and
+// Task, the permission plugin runs such a tool without asking in every mode
+// but plan; deny and ask rules still apply, and whatever the tool starts
+// (a subagent's tool calls) is decided and sandboxed as any other call.
+func WithInternal() Option {
+	return optionFunc(func(t *Tool) error { t.internal = true; return nil })
 }
 
 // WithLazySchema defers compiling a raw tool's parameter schema from
