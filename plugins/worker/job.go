@@ -99,6 +99,12 @@ type RunSpec struct {
 	// Resume: the session exists and its turn was cut short; continue it
 	// (no new prompt).
 	Resume bool `json:"resume,omitempty"`
+	// Hide are denyRead entries (absolute, glob characters escaped) the
+	// run adds to its sandbox policy before its session starts: the work
+	// root, which holds the other jobs' work dirs and patch files (the
+	// job's own work dir inside it stays visible), and the database's
+	// socket directories.
+	Hide []string `json:"hide,omitempty"`
 }
 
 // Output is what a completed job records (River's job output).
@@ -143,7 +149,7 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) (err erro
 		return err
 	}
 	spec := RunSpec{JobID: job.ID, Attempt: job.Attempt, SessionID: sid, Prompt: job.Args.Prompt,
-		Model: job.Args.Model, MaxSteps: job.Args.MaxSteps, Resume: resume}
+		Model: job.Args.Model, MaxSteps: job.Args.MaxSteps, Resume: resume, Hide: s.hidden()}
 	out, err := w.run(ctx, job, dir, spec)
 	if err != nil {
 		return err
