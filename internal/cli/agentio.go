@@ -47,9 +47,10 @@ type agentFlags struct {
 	permMode       string   // --permission-mode
 	allowedTools   []string // --allowed-tools
 	reasoningLevel string
-	compact        bool      // run --compact: compact the session before the turn
-	errw           io.Writer // where run --compact reports
-	hideReasoning  bool      // --hide-reasoning
+	compact        bool         // run --compact: compact the session before the turn
+	errw           io.Writer    // where run --compact reports
+	hideReasoning  bool         // --hide-reasoning
+	boot           []BootOption // more boot options (job-run's confinement)
 	// p is the text printer, when the output is text: bootAgent sends the
 	// log lines through it and reports tool starts to its status line.
 	p *printer
@@ -162,6 +163,7 @@ func bootAgent(env *Env, f *agentFlags) (*agentHost, error) {
 	if f.yes {
 		opts = append(opts, withApproveAll())
 	}
+	opts = append(opts, f.boot...)
 	permRow := false
 	mode, allow, err := permissionFlags(f.permMode, f.allowedTools)
 	if err != nil {

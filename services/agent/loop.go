@@ -598,6 +598,9 @@ func (t *turn) finish(err error) (*Result, error) {
 		r.IsError, r.Reason = true, "max_steps"
 	default:
 		r.IsError, r.Reason = true, "error"
+		if le, ok := llm.AsError(err); ok {
+			r.Code, r.Status = string(le.Code), le.Status
+		}
 	}
 	if err != nil {
 		r.Error = err.Error()
