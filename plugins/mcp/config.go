@@ -110,12 +110,13 @@ type ServerConfig struct {
 	// exits or its connection breaks (at most 5 times in a row, backing off
 	// from 1s).
 	Restart string `yaml:"restart" json:"restart,omitempty" jsonschema:"enum=never,enum=on-failure"`
-	// Sandbox runs a stdio server inside an OS sandbox (the subprocess
-	// service's policy: mode read-only or workspace-write, writableRoots,
-	// network, denyRead; the workspace is the server's cwd). Default: none.
-	// MCP servers are user-configured programs, like hooks, so they are not
-	// sandboxed unless asked; the deployment's default sandbox of the
-	// subprocess row does not apply to them.
+	// Sandbox is the stdio server's OS sandbox. Absent: the deployment's
+	// policy (the subprocess row's sandbox, the one bash calls run under;
+	// the workspace is the server's cwd), so servers are contained like
+	// commands. A policy of its own (mode read-only or workspace-write,
+	// writableRoots, network, denyRead) replaces it but keeps the
+	// deployment's denyRead; {mode: off} runs the server unsandboxed, with
+	// a warning in the log and in harness mcp list.
 	Sandbox *subprocess.SandboxPolicy `yaml:"sandbox" json:"sandbox,omitempty"`
 	// Disabled keeps the entry without starting it.
 	// Keep the entry but do not start the server.

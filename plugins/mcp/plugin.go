@@ -134,6 +134,9 @@ type ServerStatus struct {
 	// Sandbox says what the OS sandbox of a stdio server enforces (nil when
 	// the server runs unsandboxed or is not connected).
 	Sandbox *subprocess.SandboxReport `json:"sandbox,omitempty"`
+	// Unsandboxed says why a stdio server runs outside the sandbox that
+	// bash calls run in (its entry sets sandbox mode off).
+	Unsandboxed string `json:"unsandboxed,omitempty"`
 	// Stderr is the kept tail of a stdio server's stderr.
 	Stderr string `json:"stderr,omitempty"`
 }
@@ -224,7 +227,10 @@ func (s *server) status() ServerStatus {
 	if s.stderr != nil {
 		st.Stderr = s.stderr.String()
 	}
-	if s.conn != nil && s.conn.proc != nil && s.cfg.Sandbox.Enabled() {
+	if s.cfg.Type == TypeStdio && s.m.runtime != nil {
+		st.Unsandboxed = containmentOf(s.m.runtime.SandboxPolicy(), s.cfg.Sandbox).warning
+	}
+	if s.conn != nil && s.conn.proc != nil && s.conn.sandboxed {
 		rep := s.conn.proc.Sandbox()
 		st.Sandbox = &rep
 	}

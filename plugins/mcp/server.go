@@ -53,6 +53,8 @@ type conn struct {
 	grace   time.Duration
 	closed  chan struct{} // closed when the session's connection has ended
 	spawned time.Time     // when the stdio server's process was started (zero for http/sse)
+	// sandboxed is set for a stdio server spawned under a sandbox policy.
+	sandboxed bool
 }
 
 // close shuts the connection down: for a stdio server, close stdin, give
@@ -151,6 +153,10 @@ func (s *server) spawn(c *conn) (mcp.Transport, error) {
 	if dir == "" {
 		dir = s.m.cwd
 	}
+	box := containmentOf(rt.SandboxPolicy(), s.cfg.Sandbox)
+	if box.warning != "" {
+		s.m.log.Warn("mcp server "+box.warning, "server", s.cfg.Name)
+	}
 	h, err := rt.Spawn(subprocess.Spec{
 		Argv:   append([]string{s.cfg.Command}, s.cfg.Args...),
 		Dir:    dir,
@@ -159,14 +165,13 @@ func (s *server) spawn(c *conn) (mcp.Transport, error) {
 		Stdout: subprocess.PipeOutput(),
 		Stderr: subprocess.PipeOutput(),
 		Grace:  s.m.grace,
-		// nil unless the server entry asks for one: the row never inherits
-		// the subprocess row's default sandbox.
-		Sandbox: s.cfg.Sandbox,
+		// The deployment's policy, as for bash calls (containmentOf).
+		Sandbox: box.policy,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start %q: %w", s.cfg.Command, err)
 	}
-	c.proc, c.spawned = h, time.Now()
+	c.proc, c.spawned, c.sandboxed = h, time.Now(), box.policy != nil
 	stdin := &onceCloser{WriteCloser: h.Stdin()}
 	c.stdin = stdin
 	c.drained = make(chan struct{})
