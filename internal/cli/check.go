@@ -53,6 +53,7 @@ func init() {
 				if err != nil {
 					return err
 				}
+				awaitMCP(env.Ctx, h)
 				problems := mcpProblems(h)
 				notOffered := toolsNotOffered(h.Root.Context())
 				_, hasAgent := core.Lookup(h.Root.Context(), agent.Key)

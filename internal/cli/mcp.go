@@ -15,12 +15,31 @@ import (
 )
 
 // awaitMCP waits until every configured MCP server's first connect attempt
-// has settled (each is bounded by its startupTimeout), so every command sees
-// the servers' tools or their failures.
+// has settled (each is bounded by its startupTimeout), for the commands that
+// report on the servers or hand their tools to a headless run: mcp, check,
+// plugins, prompt, run and job-run. Boot does not wait: servers connect in
+// the background, and the other commands (tool bash, tools, chat, serve)
+// never wait for them.
 func awaitMCP(ctx context.Context, h *fxcore.Harness) {
 	if m, ok := core.Lookup(h.Root.Context(), mcp.Key); ok {
 		_ = m.Wait(ctx)
 	}
+}
+
+// awaitMCPTool waits for the MCP server that owns the tool name, if any
+// (`harness tool mcp__fs__read_file`); any other name waits for nothing.
+func awaitMCPTool(ctx context.Context, h *fxcore.Harness, name string) {
+	if m, ok := core.Lookup(h.Root.Context(), mcp.Key); ok {
+		_ = m.WaitForTool(ctx, name)
+	}
+}
+
+// mcpPending lists the MCP servers still connecting, for `harness tools`.
+func mcpPending(h *fxcore.Harness) []string {
+	if m, ok := core.Lookup(h.Root.Context(), mcp.Key); ok {
+		return m.Pending()
+	}
+	return nil
 }
 
 // mcpProblems lists the MCP servers that failed to start or exited, one
@@ -62,6 +81,7 @@ func withMCP(env *Env, fn func(h *fxcore.Harness, m *mcp.Manager) error) (err er
 			err = Failure(fmt.Errorf("stopping: %w", serr))
 		}
 	}()
+	awaitMCP(env.Ctx, h)
 	if env.Interrupted() {
 		// Boot's wait for the servers ended on the signal: report
 		// nothing about half-started servers (M4).

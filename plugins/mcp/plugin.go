@@ -68,6 +68,9 @@ func apply(c *core.Context, cfg Config) error {
 		}); err != nil {
 			return err
 		}
+		if _, err := sp.Context(c, systemprompt.PromptContext{Name: "mcp-pending", Order: 3100, TextFunc: m.pendingContext}); err != nil {
+			return err
+		}
 	}
 	for _, s := range m.servers {
 		if s.cfg.Disabled {
@@ -83,7 +86,9 @@ func apply(c *core.Context, cfg Config) error {
 }
 
 // Manager is the mcp plugin's service: the configured servers, each
-// connected in parallel by its own supervisor when the row applies.
+// connected in parallel, in the background, by its own supervisor when the
+// row applies. Nothing waits for them unless it asks (Wait, WaitForTool):
+// a slow or dead server delays only what uses it.
 type Manager struct {
 	c          *core.Context
 	log        *slog.Logger
@@ -110,6 +115,49 @@ func (m *Manager) Wait(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// WaitForTool is Wait for the servers that could own the registry tool
+// name (mcp__SERVER__TOOL): a name no server's prefix matches returns at
+// once. `harness tool mcp__fs__read_file` waits for fs only; `harness tool
+// bash` for nothing.
+func (m *Manager) WaitForTool(ctx context.Context, name string) error {
+	for _, s := range m.servers {
+		if !strings.HasPrefix(name, "mcp__"+s.cfg.Prefix+"__") {
+			continue
+		}
+		select {
+		case <-s.first:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	return nil
+}
+
+// Pending returns the names of the servers whose first connect attempt has
+// not settled yet (their tools are not registered yet), sorted.
+func (m *Manager) Pending() []string {
+	var out []string
+	for _, s := range m.servers {
+		select {
+		case <-s.first:
+		default:
+			out = append(out, s.cfg.Name)
+		}
+	}
+	return out
+}
+
+// pendingContext is the mcp-pending runtime context: the servers still
+// connecting, so the model knows their tools are coming (empty when none).
+func (m *Manager) pendingContext(context.Context, systemprompt.AssembleContext) (string, error) {
+	pending := m.Pending()
+	if len(pending) == 0 {
+		return "", nil
+	}
+	return fmt.Sprintf("MCP servers still connecting: %s. Their tools (mcp__SERVER__*) are not offered yet; they are added when the server is ready.",
+		strings.Join(pending, ", ")), nil
 }
 
 // ServerStatus is one server as `harness mcp list` reports it.

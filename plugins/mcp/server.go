@@ -103,9 +103,9 @@ func (o *onceCloser) Close() error {
 // dial connects to s once: spawn (stdio) or HTTP, initialize within the
 // startup timeout. The returned error names nothing; the caller adds the
 // server name.
-func (s *server) dial(ctx context.Context) (*conn, error) {
+func (s *server) dial(parent context.Context) (*conn, error) {
 	startup := s.startupTimeout()
-	ctx, cancel := context.WithTimeoutCause(ctx, startup, errStartupTimeout)
+	ctx, cancel := context.WithTimeoutCause(parent, startup, errStartupTimeout)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "harness", Version: s.m.version}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.signalRelist() },
@@ -131,7 +131,11 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 		}
 		if c.proc != nil {
 			c.session = nil
-			s.abandon(c)
+			// Shutting down (the row is disposed while the server is still
+			// connecting): a server that has been given no work gets no
+			// stdin grace, so a slow or dead one does not delay the exit of
+			// a command that never used it.
+			s.abandon(c, parent.Err() != nil)
 			return nil, s.withExit(err, c)
 		}
 		return nil, err
@@ -180,21 +184,25 @@ func (s *server) spawn(c *conn) (mcp.Transport, error) {
 	return &mcp.IOTransport{Reader: h.Stdout(), Writer: stdin, MaxLineLength: s.m.maxMessage}, nil
 }
 
-// abandon closes a connection that never became a session.
-func (s *server) abandon(c *conn) {
+// abandon closes a connection that never became a session: close stdin,
+// give the server its grace to exit (skipped when now is set), terminate
+// its range.
+func (s *server) abandon(c *conn, now bool) {
 	_ = c.stdin.Close()
-	t := time.NewTimer(c.grace)
-	select {
-	case <-c.proc.Done():
-	case <-t.C:
+	if !now {
+		t := time.NewTimer(c.grace)
+		select {
+		case <-c.proc.Done():
+		case <-t.C:
+		}
+		t.Stop()
 	}
-	t.Stop()
 	c.proc.Terminate()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*c.grace+time.Second)
 	_, _ = c.proc.WaitForExit(ctx)
 	cancel()
 	_ = c.proc.Stdout().Close()
-	t = time.NewTimer(c.grace)
+	t := time.NewTimer(c.grace)
 	select {
 	case <-c.drained:
 	case <-t.C:
