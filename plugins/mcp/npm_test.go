@@ -202,6 +202,12 @@ func TestServerFilesystemOverStdio(t *testing.T) {
 	if o.IsError || !strings.Contains(tools.TextOf(o.Content), "remember the milk") {
 		t.Fatalf("read_text_file: %+v", o)
 	}
+	// The server sends the file as a text block and again as
+	// structuredContent {"content": …}: the model gets it once (issue 35).
+	if len(o.Content) != 1 || strings.Count(tools.TextOf(o.Content), "remember the milk") != 1 {
+		t.Fatalf("read_text_file: the file reaches the model %d times in %d blocks: %+v",
+			strings.Count(tools.TextOf(o.Content), "remember the milk"), len(o.Content), o.Content)
+	}
 	o = call(reg, "mcp__fs__read_text_file", `{"path":"/etc/passwd"}`)
 	if !o.IsError || o.Error.Code != mcp.CodeServerError || !strings.Contains(tools.TextOf(o.Content), "denied") {
 		t.Fatalf("outside the allowed directory: %+v", o)
