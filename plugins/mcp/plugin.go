@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
+	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,20 +37,29 @@ func apply(c *core.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	var project *projectFile
+	var project projectState
 	if cfg.ProjectFile {
-		if project, err = loadProjectFile(cwd); err != nil {
+		if project, err = loadProjectFile(cwd, StateDir(cfg.StateDir)); err != nil {
 			return err
 		}
 	}
-	servers, err := cfg.merge(project)
+	servers, notices, err := cfg.merge(project.file)
 	if err != nil {
 		return err
+	}
+	if project.untrusted {
+		notices = append(notices, untrustedNotice(project.path))
 	}
 	m := &Manager{
 		c: c, log: c.Logger(), runtime: core.Use(c, subprocess.Key), cwd: cwd, version: Version,
 		startup: cfg.StartupTimeout.D(), call: cfg.CallTimeout.D(), grace: cfg.Grace.D(),
-		tailBytes: cfg.StderrTailBytes, maxMessage: cfg.MaxMessageBytes,
+		tailBytes: cfg.StderrTailBytes, maxMessage: cfg.MaxMessageBytes, notices: notices,
+	}
+	if project.untrusted {
+		m.untrusted = project.path
+	}
+	for _, n := range notices {
+		m.log.Warn("mcp: " + n)
 	}
 	for _, ns := range servers {
 		s := &server{m: m, cfg: ns, relist: make(chan struct{}, 1), first: make(chan struct{}), state: StateStarting}
@@ -101,6 +113,31 @@ type Manager struct {
 	tailBytes  int
 	maxMessage int
 	servers    []*server
+	notices    []string
+	untrusted  string // the .mcp.json present but not trusted ("" when none)
+}
+
+// Notices are what the row left out and why, one sentence each: a project
+// .mcp.json that is present but not trusted, servers skipped because the
+// row defines them already. `harness check` and `harness mcp list` print
+// them.
+func (m *Manager) Notices() []string { return slices.Clone(m.notices) }
+
+// UntrustedProjectFile is the path of the .mcp.json in the working
+// directory when it is present but not trusted with its current content,
+// else "".
+func (m *Manager) UntrustedProjectFile() string { return m.untrusted }
+
+// untrustedNotice says that path is not trusted, naming its servers when
+// it parses.
+func untrustedNotice(path string) string {
+	what := ""
+	if data, err := os.ReadFile(path); err == nil {
+		if pf, err := parseProjectFile(path, data); err == nil && len(pf.MCPServers) > 0 {
+			what = " (servers: " + strings.Join(slices.Sorted(maps.Keys(pf.MCPServers)), ", ") + ")"
+		}
+	}
+	return fmt.Sprintf("%s%s is not trusted, so its servers do not start: review it, then run `harness mcp trust` (a change to the file needs trusting again)", path, what)
 }
 
 // Wait blocks until every server's first connect attempt has settled
