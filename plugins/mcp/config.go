@@ -61,6 +61,11 @@ type Config struct {
 	// file's servers do not start, and harness check says so. false ignores
 	// the file.
 	ProjectFile bool `yaml:"projectFile" json:"projectFile"`
+	// Roots are more directories advertised to the servers as MCP roots,
+	// after the workspace (Cwd) and the sandbox's writableRoots (where
+	// Claude Code's permissions.additionalDirectories land); relative paths
+	// resolve against Cwd, missing directories are left out.
+	Roots []string `yaml:"roots" json:"roots,omitempty"`
 	// StateDir holds the trust record (mcp-trust.json). Empty:
 	// $XDG_STATE_HOME/harness, else ~/.local/state/harness.
 	StateDir string `yaml:"stateDir" json:"stateDir,omitempty"`

@@ -194,7 +194,9 @@ func TestServerFilesystemOverStdio(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("remember the milk\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, m, reg := boot(t, fmt.Sprintf("servers:\n  fs:\n    command: %s\n    args: [%s]\n", bin, dir))
+	// The workspace (cwd) is the root the client advertises; the server
+	// replaces its argument directories with the roots.
+	_, m, reg := boot(t, fmt.Sprintf("cwd: %s\nservers:\n  fs:\n    command: %s\n    args: [%s]\n", dir, bin, dir))
 	if st := status(t, m, "fs"); st.State != mcp.StateReady {
 		t.Fatalf("status %+v", st)
 	}

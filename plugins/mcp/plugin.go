@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dshgo/harness/core"
@@ -15,6 +16,7 @@ import (
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tools"
 	"github.com/dshgo/harness/services/tools/workdir"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Key is the "mcp" service: the row's *Manager (server states for the CLI).
@@ -58,6 +60,13 @@ func apply(c *core.Context, cfg Config) error {
 	if project.untrusted {
 		m.untrusted = project.path
 	}
+	var writable []string
+	if m.runtime != nil {
+		if p := m.runtime.SandboxPolicy(); p.Mode == subprocess.SandboxWorkspaceWrite {
+			writable = p.WritableRoots
+		}
+	}
+	m.roots = rootsOf(cwd, writable, cfg.Roots)
 	for _, n := range notices {
 		m.log.Warn("mcp: " + n)
 	}
@@ -115,6 +124,10 @@ type Manager struct {
 	servers    []*server
 	notices    []string
 	untrusted  string // the .mcp.json present but not trusted ("" when none)
+
+	rootsMu sync.Mutex
+	roots   []string                 // advertised as MCP roots
+	clients map[*mcp.Client]struct{} // the live clients, for SetRoots
 }
 
 // Notices are what the row left out and why, one sentence each: a project

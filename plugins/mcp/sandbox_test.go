@@ -40,7 +40,7 @@ func TestServersRunUnderTheDeploymentSandbox(t *testing.T) {
 		return fmt.Sprintf("        %s:\n          command: %s\n          args: [%s, %s]\n%s", name, bin, ws, outside, extra)
 	}
 	manifest := "plugins:\n  - name: subprocess-local\n    config:\n      sandbox: {mode: workspace-write, denyRead: [\"**/.env\"]}\n" +
-		"  - name: tools\n  - name: mcp\n    config:\n      cwd: " + ws + "\n      servers:\n" +
+		"  - name: tools\n  - name: mcp\n    config:\n      cwd: " + ws + "\n      roots: [" + outside + "]\n      servers:\n" +
 		entry("boxed", "") +
 		entry("own", "          sandbox: {mode: workspace-write}\n") +
 		entry("loose", "          sandbox: {mode: off}\n")

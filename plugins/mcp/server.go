@@ -46,6 +46,8 @@ var (
 // conn is one live connection to a server: the SDK session and, for a
 // stdio server, the process (in its own managed range) and its stderr drain.
 type conn struct {
+	m       *Manager
+	client  *mcp.Client
 	session *mcp.ClientSession
 	proc    *subprocess.Handle
 	stdin   io.Closer
@@ -77,6 +79,7 @@ func (c *conn) close(ctx context.Context) {
 		cancel()
 	}
 	_ = c.session.Close()
+	c.m.forgetClient(c.client)
 	if c.drained != nil {
 		t := time.NewTimer(c.grace)
 		select {
@@ -110,7 +113,8 @@ func (s *server) dial(parent context.Context) (*conn, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "harness", Version: s.m.version}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.signalRelist() },
 	})
-	c := &conn{grace: s.m.grace, closed: make(chan struct{})}
+	s.m.trackClient(client)
+	c := &conn{m: s.m, grace: s.m.grace, closed: make(chan struct{}), client: client}
 	var t mcp.Transport
 	switch s.cfg.Type {
 	case TypeStdio:
@@ -126,6 +130,7 @@ func (s *server) dial(parent context.Context) (*conn, error) {
 	}
 	session, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
 	if err != nil {
+		s.m.forgetClient(client)
 		if errors.Is(context.Cause(ctx), errStartupTimeout) {
 			err = fmt.Errorf("no answer to initialize within the startup timeout (%s)", startup)
 		}
