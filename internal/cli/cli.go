@@ -580,6 +580,7 @@ func (e *Env) Boot(opts ...BootOption) (*fxcore.Harness, error) {
 	if err := h.Start(e.Ctx); err != nil {
 		return nil, UsageError(err)
 	}
-	awaitMCP(e.Ctx, h)
+	// MCP servers connect in the background: the commands that use them
+	// wait (awaitMCP); the others never do.
 	return h, nil
 }

@@ -59,6 +59,7 @@ func jobRunCommand(env *Env) *cobra.Command {
 				host.stop()
 				return err
 			}
+			awaitMCP(ctx, host.h) // headless, like run
 			res, runErr := runJob(ctx, host, spec)
 			if serr := host.stop(); serr != nil && runErr == nil {
 				runErr = Failure(fmt.Errorf("stopping: %w", serr))
