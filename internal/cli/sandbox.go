@@ -11,6 +11,7 @@ import (
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/subprocess"
+	"github.com/dshgo/harness/services/subprocess/sandbox"
 	"github.com/spf13/cobra"
 )
 
@@ -21,9 +22,9 @@ const sandboxGrace = 3 * time.Second
 func init() {
 	Register(func(env *Env) *cobra.Command {
 		var mode string
-		var network bool
+		var network, report bool
 		cmd := &cobra.Command{
-			Use:   "sandbox [--mode M] [--network] -- CMD [ARG...]",
+			Use:   "sandbox [--mode M] [--network] (--report | -- CMD [ARG...])",
 			Short: "Run one command in the OS sandbox, as the bash tool would",
 			Long: "sandbox boots the configured harness and runs CMD (not through a shell) under the\n" +
 				"subprocess row's default sandbox policy with the current directory as the workspace,\n" +
@@ -31,9 +32,15 @@ func init() {
 				"--network override the policy's mode and network. The enforcement report goes to\n" +
 				"stderr first (`harness sandbox: bwrap: full`); stdin, stdout and stderr are the\n" +
 				"command's. The exit code is the command's (128+N for signal N); 2 for usage errors,\n" +
-				"1 when the sandbox cannot start (the error says how to install bubblewrap or opt out).",
+				"1 when the sandbox cannot start (the error says how to install bubblewrap or opt out).\n" +
+				"--report prints the policy, what the backend enforces and the toolchain caches\n" +
+				"(sandbox.caches: each variable and the directory of the harness's cache root it\n" +
+				"points to) instead of running a command.",
 			Args: func(cmd *cobra.Command, args []string) error {
-				if len(args) == 0 {
+				if report && len(args) > 0 {
+					return UsageError(errors.New("sandbox --report takes no command"))
+				}
+				if len(args) == 0 && !report {
 					return UsageError(errors.New("sandbox needs a command after --"))
 				}
 				return nil
@@ -60,13 +67,16 @@ func init() {
 					policy.Mode = subprocess.SandboxMode(mode)
 				}
 				if network {
-					policy.Network = true
+					policy.Network = subprocess.SandboxNetwork{Mode: subprocess.SandboxNetworkOn}
 				}
 				if policy.Enabled() {
 					// The probe, explicitly and interruptibly; --mode off needs none.
 					if err := rt.ProbeSandbox(env.Ctx); err != nil {
 						return Failure(err)
 					}
+				}
+				if report {
+					return printSandboxReport(env.Stdout, rt, policy)
 				}
 				dir, err := env.Getwd()
 				if err != nil {
@@ -77,6 +87,7 @@ func init() {
 		}
 		cmd.Flags().StringVar(&mode, "mode", "", "sandbox mode: off, read-only or workspace-write (default: the configured policy's)")
 		cmd.Flags().BoolVar(&network, "network", false, "allow network access")
+		cmd.Flags().BoolVar(&report, "report", false, "print the policy, its enforcement and the toolchain caches; run nothing")
 		return cmd
 	})
 }
@@ -115,6 +126,9 @@ func runSandboxed(env *Env, rt *subprocess.Runtime, policy subprocess.SandboxPol
 	}
 	h.Terminate()
 	_, _ = h.WaitForExit(context.Background())
+	for _, n := range h.NetworkRefused() {
+		fmt.Fprintln(env.Stderr, n)
+	}
 	switch {
 	case out.ExitCode != nil && *out.ExitCode == 0:
 		return nil
@@ -123,6 +137,35 @@ func runSandboxed(env *Env, rt *subprocess.Runtime, policy subprocess.SandboxPol
 	default:
 		return &ExitError{Code: 128 + signalNumber(out.Signal), Err: errSilent}
 	}
+}
+
+// printSandboxReport is `harness sandbox --report`: the policy and its
+// enforcement as `harness check` prints them, then the toolchain caches.
+func printSandboxReport(w io.Writer, rt *subprocess.Runtime, policy subprocess.SandboxPolicy) error {
+	rep := rt.CheckSandbox(policy)
+	backend, errs := "", []error(nil)
+	if !policy.Enabled() {
+		backend, errs = rt.SandboxBackend()
+	}
+	line, _ := describeSandbox(policy, rep, backend, len(errs) > 0)
+	fmt.Fprintln(w, line)
+	dirs, err := policy.CacheDirs()
+	switch {
+	case err != nil:
+		return Failure(fmt.Errorf("sandbox caches: %w", err))
+	case !policy.Enabled():
+	case policy.Mode != subprocess.SandboxWorkspaceWrite:
+		fmt.Fprintf(w, "caches: none in %s mode: toolchains see your own caches, read-only\n", policy.Mode)
+	case len(dirs) == 0:
+		fmt.Fprintln(w, "caches: off: toolchains see your own caches, read-only")
+	default:
+		root, _ := sandbox.CacheRoot()
+		fmt.Fprintf(w, "caches: %s (writable; your own caches stay read-only)\n", root)
+		for _, d := range dirs {
+			fmt.Fprintf(w, "  %s: %s=%s\n", d.Cache, d.Env, d.Dir)
+		}
+	}
+	return nil
 }
 
 // errSilent is an exit status whose cause the command already printed.
@@ -180,11 +223,7 @@ func describeSandbox(p subprocess.SandboxPolicy, rep subprocess.SandboxReport, b
 		return line, fmt.Sprintf("the sandbox (%s) has no working backend here: every sandboxed command the agent runs fails to start; "+
 			"install bubblewrap, or set sandbox: {mode: off} in the subprocess row to run commands unsandboxed", p.Mode)
 	}
-	net := "off"
-	if p.Network {
-		net = "on"
-	}
-	line = fmt.Sprintf("sandbox: %s, network %s, via %s: %s", p.Mode, net, rep.Backend, rep.Enforcement)
+	line = fmt.Sprintf("sandbox: %s, network %s, via %s: %s", p.Mode, p.Network, rep.Backend, rep.Enforcement)
 	for _, r := range rep.Reasons {
 		line += "\n  - " + strings.TrimSpace(r)
 	}

@@ -163,3 +163,33 @@ func TestCheckRejectsInvalidDenyReadGlob(t *testing.T) {
 		t.Errorf("code %d stderr %q", code, errOut)
 	}
 }
+
+// `harness sandbox --report` lists the toolchain caches of the policy: the
+// cache root ($XDG_CACHE_HOME/harness/sandbox) and each variable, none
+// with caches off or in read-only mode; it runs no command. Serial:
+// t.Setenv.
+func TestSandboxReportListsCaches(t *testing.T) {
+	dir := t.TempDir()
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	root := filepath.Join(cache, "harness", "sandbox")
+	out, errOut, code := runSandboxCLI(t, dir, sandboxManifest, "sandbox", "--report")
+	if code != 0 || !strings.Contains(out, "\ncaches: "+root+" (writable; your own caches stay read-only)\n") ||
+		!strings.Contains(out, "  go: GOCACHE="+root+"/go-build\n") || !strings.Contains(out, "  npm: npm_config_cache="+root+"/npm\n") {
+		t.Fatalf("sandbox --report: %d %q %q", code, out, errOut)
+	}
+	off := strings.Replace(sandboxManifest, "network: off,", "network: off, caches: off,", 1)
+	if out, errOut, code = runSandboxCLI(t, dir, off, "sandbox", "--report"); code != 0 || !strings.Contains(out, "\ncaches: off: toolchains see your own caches, read-only\n") {
+		t.Fatalf("caches off: %d %q %q", code, out, errOut)
+	}
+	if out, _, code = runSandboxCLI(t, dir, sandboxManifest, "sandbox", "--report", "--mode", "read-only"); code != 0 || !strings.Contains(out, "\ncaches: none in read-only mode") {
+		t.Fatalf("read-only: %d %q", code, out)
+	}
+	bad := strings.Replace(sandboxManifest, "network: off,", "network: off, caches: [go, maven],", 1)
+	if _, errOut, code = runSandboxCLI(t, dir, bad, "sandbox", "--report"); code != 2 || !strings.Contains(errOut, `sandbox.caches[1]: unknown cache "maven"`) {
+		t.Fatalf("unknown cache: %d %q", code, errOut)
+	}
+	if _, errOut, code = runSandboxCLI(t, dir, sandboxManifest, "sandbox", "--report", "--", "true"); code != 2 || !strings.Contains(errOut, "takes no command") {
+		t.Fatalf("--report with a command: %d %q", code, errOut)
+	}
+}

@@ -41,7 +41,7 @@ func TestDescribeSandboxNeverClaimsWhatNothingEnforces(t *testing.T) {
 	}
 
 	partial := sandbox.Report{Backend: "landlock", Enforcement: sandbox.EnforcementPartial, Reasons: []string{"no PID namespace "}}
-	line, warning = describeSandbox(subprocess.SandboxPolicy{Mode: subprocess.SandboxReadOnly, Network: true}, partial, "", false)
+	line, warning = describeSandbox(subprocess.SandboxPolicy{Mode: subprocess.SandboxReadOnly, Network: subprocess.SandboxNetwork{Mode: subprocess.SandboxNetworkOn}}, partial, "", false)
 	if want := "sandbox: read-only, network on, via landlock: partial\n  - no PID namespace"; line != want || warning != "" {
 		t.Errorf("partial: got %q %q, want %q", line, warning, want)
 	}

@@ -12,16 +12,15 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/plugins/approval"
 	"github.com/dshgo/harness/services/tools"
 )
 
-// answererPlugin is a plugin providing a under approval.AnswererKey for as
+// answererPlugin is a plugin providing a under tools.AnswererKey for as
 // long as the UI runs.
 func answererPlugin(a *answerer) core.Plugin {
 	return core.Define("tui-approval", func(c *core.Context, _ struct{}) error {
-		return core.Provide[approval.Answerer](c, approval.AnswererKey, a)
-	}, core.WithProvides(approval.AnswererKey.Name()))
+		return core.Provide[tools.Answerer](c, tools.AnswererKey, a)
+	}, core.WithProvides(tools.AnswererKey.Name()))
 }
 
 // answerer puts approval questions to the UI: each becomes an approvalMsg
@@ -31,7 +30,7 @@ type answerer struct {
 	seq  atomic.Int64
 }
 
-var _ approval.DetailedAnswerer = (*answerer)(nil)
+var _ tools.DetailedAnswerer = (*answerer)(nil)
 
 // approvalMsg is one question; reply gets exactly one answer.
 type approvalMsg struct {
@@ -43,7 +42,7 @@ type approvalMsg struct {
 // approvalGoneMsg withdraws a question whose context ended.
 type approvalGoneMsg struct{ id int64 }
 
-// Answer implements approval.Answerer.
+// Answer implements tools.Answerer.
 func (a *answerer) Answer(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
 	ans, err := a.AnswerDetailed(ctx, req)
 	return ans.Outcome, err

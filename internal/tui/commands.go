@@ -333,9 +333,6 @@ func describeSandbox(pol subprocess.SandboxPolicy, rep subprocess.SandboxReport)
 	if rep.Enforcement == subprocess.EnforcementNone {
 		return fmt.Sprintf("%s required, but no backend works here: sandboxed commands fail to start", pol.Mode)
 	}
-	net := "network off"
-	if pol.Network {
-		net = "network on"
-	}
+	net := "network " + pol.Network.String()
 	return fmt.Sprintf("%s, %s, %s: %s", pol.Mode, net, rep.Backend, rep.Enforcement)
 }

@@ -5,11 +5,11 @@
 //	keys ──► Model.Update ──► editor (history, Ctrl+R, @path and / completion)
 //	                     └──► Session.Run in a command ──► agent.Event ──┐
 //	agent loop ── Observer ── Program.Send(eventMsg) ◄───────────────────┘
-//	approval service ── AnswererKey (this UI) ── approvalMsg ──► modal ──► answer
+//	approval service ── tools.AnswererKey (this UI) ── approvalMsg ──► modal ──► answer
 //	Model.View = transcript window (cached per item) + completion + editor + status bar
 //
 // The UI never calls a tool or the model: it starts turns on an
-// *agent.Session, answers approval questions through approval.AnswererKey,
+// *agent.Session, answers approval questions through tools.AnswererKey,
 // and runs slash commands from the commands service (services/commands).
 // Finished transcript items are rendered once per width and cached, so the
 // cost of a streamed token does not grow with the transcript.

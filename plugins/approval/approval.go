@@ -12,22 +12,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Answerer puts one approval request to whoever can answer it.
-type Answerer interface {
-	// Answer blocks until an answer or ctx ends (then ApprovalCancelled).
-	Answer(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalOutcome, error)
-}
-
-// DetailedAnswerer is an Answerer that can also return the user's words: a
-// rejection's Reason goes back to the model as the denied result's reason
-// ("no, and tell the model why"). The service prefers AnswerDetailed when an
-// answerer implements it.
-type DetailedAnswerer interface {
-	Answerer
-	// AnswerDetailed is Answer with the user's reason.
-	AnswerDetailed(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalAnswer, error)
-}
-
 // The answerer settings.
 const (
 	AnswererAuto     = "auto"
@@ -76,20 +60,14 @@ var Plugin = core.Define("approval", apply,
 	core.WithProvides(tools.ApprovalKey.Name()),
 	core.WithDescription("Answers tool-call approval requests: a terminal prompt when interactive, a clear denial when headless."))
 
-// AnswererKey is an optional service ("approvalAnswerer"): when a plugin
-// provides it (a chat UI, an IDE bridge, the CLI), the approval service puts
-// its questions to that answerer instead of the configured one. It is looked
-// up per question, so it may come and go at any time.
-var AnswererKey = core.NewKey[Answerer]("approvalAnswerer")
-
 func apply(c *core.Context, cfg Config) error {
 	s := New(answererFor(cfg.Answerer), cfg.Policy == PolicyNever)
-	s.provided = func() (Answerer, bool) { return core.Lookup(c, AnswererKey) }
+	s.provided = func() (tools.Answerer, bool) { return core.Lookup(c, tools.AnswererKey) }
 	return core.Provide[tools.Approver](c, tools.ApprovalKey, s)
 }
 
 // answererFor resolves the answerer setting; nil means headless.
-func answererFor(setting string) Answerer {
+func answererFor(setting string) tools.Answerer {
 	switch setting {
 	case AnswererTerminal:
 		return NewTerminal(OpenTTY)
@@ -109,9 +87,9 @@ func IsTerminal(f *os.File) bool {
 
 // Service is the approval service. Safe for concurrent use.
 type Service struct {
-	answerer Answerer // nil: headless
+	answerer tools.Answerer // nil: headless
 	never    bool
-	provided func() (Answerer, bool) // AnswererKey lookup; nil outside a plugin
+	provided func() (tools.Answerer, bool) // tools.AnswererKey lookup; nil outside a plugin
 
 	mu        sync.Mutex
 	routes    map[*core.ScopeID][]route // the answerers front ends registered per session scope
@@ -130,7 +108,7 @@ type grantKey struct {
 
 // New returns a service asking a (nil: headless). With never set every
 // request is rejected without asking.
-func New(a Answerer, never bool) *Service {
+func New(a tools.Answerer, never bool) *Service {
 	return &Service{answerer: a, never: never, always: map[grantKey]bool{}, onAlways: map[int]func(tools.ApprovalRequest){},
 		routes: map[*core.ScopeID][]route{}}
 }
@@ -138,7 +116,7 @@ func New(a Answerer, never bool) *Service {
 // route is one registration of [Service.Route].
 type route struct {
 	id int
-	a  Answerer // nil: headless
+	a  tools.Answerer // nil: headless
 }
 
 // Route makes a the answerer of every ask made in scope or a scope below it
@@ -149,7 +127,7 @@ type route struct {
 // its asks are denials even when a terminal is attached. When several
 // registrations cover a scope, the latest one made for the nearest scope
 // answers. remove is idempotent.
-func (s *Service) Route(scope *core.ScopeID, a Answerer) (remove func()) {
+func (s *Service) Route(scope *core.ScopeID, a tools.Answerer) (remove func()) {
 	s.mu.Lock()
 	id := s.nextRoute
 	s.nextRoute++
@@ -175,7 +153,7 @@ func (s *Service) Route(scope *core.ScopeID, a Answerer) (remove func()) {
 
 // answererFor returns who answers an ask made in scope: the answerer routed
 // to the nearest scope of its chain, else [Service.current].
-func (s *Service) answererFor(scope *core.ScopeID) Answerer {
+func (s *Service) answererFor(scope *core.ScopeID) tools.Answerer {
 	if scope != nil {
 		s.mu.Lock()
 		for _, id := range scope.Chain() {
@@ -190,9 +168,9 @@ func (s *Service) answererFor(scope *core.ScopeID) Answerer {
 	return s.current()
 }
 
-// current returns who answers now: a provided AnswererKey service, else the
+// current returns who answers now: a provided tools.AnswererKey service, else the
 // configured answerer (nil: headless).
-func (s *Service) current() Answerer {
+func (s *Service) current() tools.Answerer {
 	if s.provided != nil {
 		if a, ok := s.provided(); ok && a != nil {
 			return a
@@ -233,7 +211,7 @@ func (s *Service) Ask(ctx context.Context, req tools.ApprovalRequest) (tools.App
 }
 
 // AskDetailed is Ask returning the answer with the user's reason, when the
-// answerer implements [DetailedAnswerer] (a plain Answerer gives none).
+// answerer implements [tools.DetailedAnswerer] (a plain tools.Answerer gives none).
 func (s *Service) AskDetailed(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalAnswer, error) {
 	if s.never {
 		return tools.ApprovalAnswer{Outcome: tools.ApprovalRejected}, nil
@@ -254,7 +232,7 @@ func (s *Service) AskDetailed(ctx context.Context, req tools.ApprovalRequest) (t
 	}
 	var out tools.ApprovalAnswer
 	var err error
-	if d, ok := answerer.(DetailedAnswerer); ok {
+	if d, ok := answerer.(tools.DetailedAnswerer); ok {
 		out, err = d.AnswerDetailed(ctx, req)
 	} else {
 		out.Outcome, err = answerer.Answer(ctx, req)

@@ -247,8 +247,8 @@ func TestProvidedAnswererTakesOver(t *testing.T) {
 		t.Fatalf("headless: %v", o)
 	}
 	ui := core.Define("ui", func(c *core.Context, _ struct{}) error {
-		return core.Provide[approval.Answerer](c, approval.AnswererKey, &scripted{answers: []tools.ApprovalOutcome{tools.ApprovalAllowedOnce}})
-	}, core.WithProvides(approval.AnswererKey.Name()))
+		return core.Provide[tools.Answerer](c, tools.AnswererKey, &scripted{answers: []tools.ApprovalOutcome{tools.ApprovalAllowedOnce}})
+	}, core.WithProvides(tools.AnswererKey.Name()))
 	f := root.Context().Plugin(ui, nil)
 	if err := f.Await(ctx); err != nil {
 		t.Fatal(err)

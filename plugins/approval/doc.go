@@ -10,13 +10,13 @@
 // Who answers is the plugin's `answerer` setting: `terminal` prompts on the
 // controlling terminal, `headless` answers nothing (ApprovalUnavailable, a
 // denial), and `auto` (the default) picks terminal when standard input is a
-// TTY. A plugin may also provide AnswererKey (a chat UI, an IDE bridge);
+// TTY. A plugin may also provide tools.AnswererKey (a chat UI, an IDE bridge);
 // while it is mounted, questions go to it. A headless service reports why in Unanswerable(), so the permission
 // plugin can turn its asks into denials whose reason names the rule to add.
 //
 // A request names the rules an "always" answer adds (AlwaysRules; the
 // terminal prompt shows them as "always adds: …"). An answerer implementing
-// DetailedAnswerer may give a rejection a reason, which becomes the denied
+// [tools.DetailedAnswerer] may give a rejection a reason, which becomes the denied
 // tool result the model reads; the service returns it from AskDetailed.
 //
 // Answers: y = allowed-once, a = allowed-always (remembered for the session:

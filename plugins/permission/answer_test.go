@@ -8,13 +8,12 @@ import (
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/internal/policytest"
-	"github.com/dshgo/harness/plugins/approval"
 	"github.com/dshgo/harness/plugins/permission"
 	"github.com/dshgo/harness/services/tools"
 )
 
 // frontEnd is a front end's answerer (as the TUI or the web app provides
-// under approval.AnswererKey): it records each question and gives the next
+// under tools.AnswererKey): it records each question and gives the next
 // scripted answer, with the user's reason.
 type frontEnd struct {
 	asked   []tools.ApprovalRequest
@@ -42,8 +41,8 @@ func TestFrontEndSeesTheAlwaysRuleAndItsReasonReachesTheModel(t *testing.T) {
 		{Outcome: tools.ApprovalAllowedAlways},
 	}}
 	ui := core.Define("ui", func(c *core.Context, _ struct{}) error {
-		return core.Provide[approval.Answerer](c, approval.AnswererKey, fe)
-	}, core.WithProvides(approval.AnswererKey.Name()))
+		return core.Provide[tools.Answerer](c, tools.AnswererKey, fe)
+	}, core.WithProvides(tools.AnswererKey.Name()))
 	reg := policytest.Harness(t, policytest.Mount{Plugin: permission.Plugin, Config: config(t.TempDir(), nil, nil, nil)},
 		policytest.Mount{Plugin: ui}, headless)
 	exec := func(cmd string) string {

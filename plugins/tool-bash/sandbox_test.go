@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -123,5 +124,34 @@ func TestBashReportsUndoneProtectedPath(t *testing.T) {
 	}
 	if b, err := os.ReadFile(patch); err != nil || string(b) != "- id: bash\n" {
 		t.Fatalf("harness.patch.yml after the unsandboxed call: %q, %v", b, err)
+	}
+}
+
+// A sandboxed call whose request the network proxy refuses gets the
+// refusal in its result, naming the host and the rule to add (curl itself
+// shows only "CONNECT tunnel failed, response 403").
+func TestBashReportsNetworkRefusal(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("curl"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("curl not installed")
+		}
+		t.Skip("curl not installed")
+	}
+	x := sandboxedExecutor(t)
+	rt, err := subprocess.New(subprocess.Options{Sandbox: subprocess.SandboxPolicy{Mode: subprocess.SandboxWorkspaceWrite,
+		Network: subprocess.SandboxNetwork{Mode: subprocess.SandboxNetworkProxy, PackageRegistries: true}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rt.Close(context.Background()) })
+	x.Runtime = rt
+	v, err := x.Run(context.Background(), Args{Command: "curl -sS -m 10 https://example.com/", Description: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := Render(v)
+	if !strings.Contains(out, `[harness sandbox: network access to example.com is not allowed: add "example.com" to sandbox.network.allowedDomains`) || !strings.Contains(out, "403") {
+		t.Fatalf("result %q: want curl's 403 and the refusal naming example.com", out)
 	}
 }

@@ -181,7 +181,7 @@ func readOnlySandbox(rt *subprocess.Runtime) *subprocess.SandboxPolicy {
 	if !p.Enabled() {
 		return nil
 	}
-	p.Mode, p.Network, p.WritableRoots = subprocess.SandboxReadOnly, false, nil
+	p.Mode, p.Network, p.WritableRoots = subprocess.SandboxReadOnly, subprocess.SandboxNetwork{}, nil
 	return &p
 }
 

@@ -9,7 +9,7 @@ import (
 	harnessapi "github.com/dshgo/harness"
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/harnesstest"
-	"github.com/dshgo/harness/plugins/tracing"
+	"github.com/dshgo/harness/services/telemetry"
 )
 
 // BenchmarkAgentStep measures what tracing costs an agent turn: each
@@ -49,7 +49,7 @@ func benchStep(b *testing.B, row bool, endpoint string) {
 		rows += "  - name: tracing\n"
 	}
 	a := harnesstest.StartAgent(b, rows, harnessapi.WithPlugins(testTools))
-	if ts, ok := core.Lookup(a.Harness.Root.Context(), tracing.Key); row && (!ok || ts.Enabled() != (endpoint != "")) {
+	if ts, ok := core.Lookup(a.Harness.Root.Context(), telemetry.Key); row && (!ok || ts.Enabled() != (endpoint != "")) {
 		b.Fatalf("tracing service %v, enabled %v", ok, ts != nil && ts.Enabled())
 	}
 	a.BenchSteps(b, "echo x", "echo", `{"text":"x"}`, false)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/llm"
+	"github.com/dshgo/harness/services/telemetry"
 )
 
 // ObserverOptions configure an [Observer].
@@ -86,7 +87,7 @@ func NewObserver(tp trace.TracerProvider, o ObserverOptions) *Observer {
 	if o.Parent == nil {
 		o.Parent = context.Background()
 	}
-	return &Observer{tracer: tp.Tracer(ScopeName), opts: o, sessions: map[string]*sessionTrace{}}
+	return &Observer{tracer: tp.Tracer(telemetry.ScopeName), opts: o, sessions: map[string]*sessionTrace{}}
 }
 
 // Handle is the [agent.Observed] listener: it starts and ends spans as
@@ -154,16 +155,16 @@ func (ob *Observer) turnOf(id string, st *sessionTrace, n int, now time.Time) *t
 		semconv.GenAIOperationNameInvokeAgent,
 		semconv.GenAIAgentName(ob.opts.AgentName),
 		semconv.GenAIConversationID(id),
-		AttrTurn.Int(n),
+		telemetry.AttrTurn.Int(n),
 	}, ob.opts.Attributes...)
 	attrs = append(attrs, st.modelAttrs()...)
 	if st.resumed {
-		attrs = append(attrs, AttrSessionResumed.Bool(true))
+		attrs = append(attrs, telemetry.AttrSessionResumed.Bool(true))
 	}
 	if st.parentID != "" {
-		attrs = append(attrs, AttrSessionParent.String(st.parentID), AttrSessionDepth.Int(st.depth))
+		attrs = append(attrs, telemetry.AttrSessionParent.String(st.parentID), telemetry.AttrSessionDepth.Int(st.depth))
 	}
-	ctx, span := ob.tracer.Start(ob.parentOf(st), OpInvokeAgent+" "+ob.opts.AgentName,
+	ctx, span := ob.tracer.Start(ob.parentOf(st), telemetry.OpInvokeAgent+" "+ob.opts.AgentName,
 		trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(now), trace.WithAttributes(attrs...))
 	st.turn = &turnTrace{n: n, ctx: ctx, span: span}
 	return st.turn
@@ -196,7 +197,7 @@ func (ob *Observer) parentOf(st *sessionTrace) context.Context {
 func (st *sessionTrace) modelAttrs() []attribute.KeyValue {
 	var out []attribute.KeyValue
 	if st.provider != "" {
-		out = append(out, semconv.GenAIProviderNameKey.String(st.provider), AttrGenAISystem.String(st.provider))
+		out = append(out, semconv.GenAIProviderNameKey.String(st.provider), telemetry.AttrGenAISystem.String(st.provider))
 	}
 	if st.model != "" {
 		out = append(out, semconv.GenAIRequestModel(st.model))
@@ -216,11 +217,11 @@ func (ob *Observer) startChat(st *sessionTrace, t *turnTrace, step int, now time
 			t.endChat(now)
 		}
 	}
-	name := OpChat
+	name := telemetry.OpChat
 	if st.model != "" {
 		name += " " + st.model
 	}
-	attrs := append([]attribute.KeyValue{semconv.GenAIOperationNameChat, AttrStep.Int(step)}, st.modelAttrs()...)
+	attrs := append([]attribute.KeyValue{semconv.GenAIOperationNameChat, telemetry.AttrStep.Int(step)}, st.modelAttrs()...)
 	t.chatCtx, t.chat = ob.tracer.Start(t.ctx, name,
 		trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(now), trace.WithAttributes(attrs...))
 	t.chatStep, t.chatEnd, t.replied, t.finish = step, time.Time{}, false, ""
@@ -242,7 +243,7 @@ func (t *turnTrace) usage(e agent.Event, now time.Time) {
 		t.chat.SetAttributes(semconv.GenAIResponseID(e.ResponseID))
 	}
 	if e.Estimated {
-		t.chat.SetAttributes(AttrUsageEstimated.Bool(true))
+		t.chat.SetAttributes(telemetry.AttrUsageEstimated.Bool(true))
 	}
 	u := e.Usage
 	if u == nil {
@@ -310,7 +311,7 @@ func (ob *Observer) startTool(t *turnTrace, c *agent.ToolCallEvent, now time.Tim
 	if parent == nil {
 		parent = t.ctx
 	}
-	ctx, span := ob.tracer.Start(parent, OpExecuteTool+" "+c.Name,
+	ctx, span := ob.tracer.Start(parent, telemetry.OpExecuteTool+" "+c.Name,
 		trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(now),
 		trace.WithAttributes(semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(c.Name),
 			semconv.GenAIToolCallID(c.ID), semconv.GenAIToolType("function")))
@@ -336,14 +337,14 @@ func (ob *Observer) endTool(t *turnTrace, r *agent.ToolResultEvent, now time.Tim
 		if parent == nil {
 			parent = t.ctx
 		}
-		_, span = ob.tracer.Start(parent, OpExecuteTool+" "+r.Name, trace.WithTimestamp(now),
+		_, span = ob.tracer.Start(parent, telemetry.OpExecuteTool+" "+r.Name, trace.WithTimestamp(now),
 			trace.WithAttributes(semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(r.Name),
 				semconv.GenAIToolCallID(r.CallID), semconv.GenAIToolType("function")))
 	}
-	span.SetAttributes(AttrToolDuration.Int64(r.DurationMs))
+	span.SetAttributes(telemetry.AttrToolDuration.Int64(r.DurationMs))
 	switch {
 	case r.Denied:
-		span.SetAttributes(AttrToolDenied.Bool(true), semconv.ErrorTypeKey.String("DENIED"))
+		span.SetAttributes(telemetry.AttrToolDenied.Bool(true), semconv.ErrorTypeKey.String("DENIED"))
 		span.SetStatus(codes.Error, "denied by the permission policy")
 	case r.IsError:
 		code := "_OTHER"
@@ -375,7 +376,7 @@ func (ob *Observer) endTurn(id string, st *sessionTrace, e agent.Event, now time
 		o.span.End(trace.WithTimestamp(now))
 	}
 	t.tools = nil
-	t.span.SetAttributes(AttrTurnReason.String(res.Reason), AttrTurnSteps.Int(res.Steps),
+	t.span.SetAttributes(telemetry.AttrTurnReason.String(res.Reason), telemetry.AttrTurnSteps.Int(res.Steps),
 		semconv.GenAIUsageInputTokens(int(res.Usage.PromptTokens)), semconv.GenAIUsageOutputTokens(int(res.Usage.CompletionTokens)))
 	if res.IsError {
 		t.span.SetAttributes(semconv.ErrorTypeKey.String(errorType(res)))

@@ -6,14 +6,11 @@ import (
 	"net/url"
 	"os"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
@@ -22,22 +19,7 @@ import (
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/agent"
-)
-
-// Key is the tracing service. It is provided whether or not spans are
-// exported (see [Service.Enabled]).
-var Key = core.NewKey[*Service]("tracing")
-
-// ScopeName is the instrumentation scope of the harness's spans.
-const ScopeName = "github.com/dshgo/harness"
-
-// Environment variables of a fleet job's run process (set by the worker).
-const (
-	// JobIDEnv holds the job's id: the harness.job.id attribute.
-	JobIDEnv = "HARNESS_JOB_ID"
-	// JobAttemptEnv holds the job's attempt (1 for the first): the
-	// harness.job.attempt attribute.
-	JobAttemptEnv = "HARNESS_JOB_ATTEMPT"
+	"github.com/dshgo/harness/services/telemetry"
 )
 
 // Config is the tracing plugin's configuration (harness.yml row
@@ -73,11 +55,11 @@ func (c *Config) Validate() error {
 // Plugin provides the tracing [Service] and, when the environment asks
 // for export, an OTLP exporter and a listener of the agent's events.
 var Plugin = core.Define("tracing", apply,
-	core.WithProvides(Key.Name()),
+	core.WithProvides(telemetry.Key.Name()),
 	core.WithDescription("OpenTelemetry spans for runs, model calls and tool calls (GenAI conventions), exported over OTLP when OTEL_* variables say so"))
 
-// Service gives other plugins (the fleet worker) the tracer and the trace
-// context of this process. Safe for concurrent use.
+// Service is the tracing service ([telemetry.Service]). Safe for
+// concurrent use.
 type Service struct {
 	tp       trace.TracerProvider
 	enabled  bool
@@ -98,40 +80,15 @@ func (s *Service) Exporter() string {
 }
 
 // Tracer returns the harness's tracer: a no-op one when export is off.
-func (s *Service) Tracer() trace.Tracer { return s.tp.Tracer(ScopeName) }
+func (s *Service) Tracer() trace.Tracer { return s.tp.Tracer(telemetry.ScopeName) }
 
 // Parent returns the process's parent trace context: the one in the
 // TRACEPARENT environment variable, or an empty context.
 func (s *Service) Parent() context.Context { return s.parent }
 
-// Inject writes the trace context of ctx's span into env as TRACEPARENT
-// (and TRACESTATE when there is one), for a child harness process. A
-// context without a valid span sets nothing.
-func Inject(ctx context.Context, env map[string]string) {
-	c := propagation.MapCarrier{}
-	propagation.TraceContext{}.Inject(ctx, c)
-	if v := c.Get("traceparent"); v != "" {
-		env["TRACEPARENT"] = v
-	}
-	if v := c.Get("tracestate"); v != "" {
-		env["TRACESTATE"] = v
-	}
-}
-
-// ParentFromEnv returns a context carrying the remote span context of the
-// TRACEPARENT and TRACESTATE values lookup finds. ok is false when
-// TRACEPARENT is unset or malformed (the context then carries nothing).
-func ParentFromEnv(lookup func(string) (string, bool)) (ctx context.Context, ok bool) {
-	tp, _ := lookup("TRACEPARENT")
-	ts, _ := lookup("TRACESTATE")
-	ctx = propagation.TraceContext{}.Extract(context.Background(),
-		propagation.MapCarrier{"traceparent": strings.TrimSpace(tp), "tracestate": strings.TrimSpace(ts)})
-	return ctx, trace.SpanContextFromContext(ctx).IsValid()
-}
-
 func apply(c *core.Context, cfg Config) error {
 	log := c.Logger()
-	parent, ok := ParentFromEnv(os.LookupEnv)
+	parent, ok := telemetry.ParentFromEnv(os.LookupEnv)
 	if v, set := os.LookupEnv("TRACEPARENT"); set && !ok {
 		log.Warn("tracing: TRACEPARENT is not a W3C trace context; spans start a new trace", "value", v)
 	}
@@ -145,7 +102,7 @@ func apply(c *core.Context, cfg Config) error {
 			return err
 		}
 	}
-	return core.Provide(c, Key, s)
+	return core.Provide[telemetry.Service](c, telemetry.Key, s)
 }
 
 // start makes the exporter and the provider (undone with a bounded flush)
@@ -163,7 +120,7 @@ func (s *Service) start(c *core.Context, cfg Config, exp Export) error {
 		return fmt.Errorf("tracing: OTLP exporter: %w", err)
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(spanExp), sdktrace.WithResource(newResource(ctx, c)))
-	obs := NewObserver(tp, ObserverOptions{AgentName: cfg.AgentName, Parent: s.parent, Attributes: JobAttributes(os.LookupEnv)})
+	obs := NewObserver(tp, ObserverOptions{AgentName: cfg.AgentName, Parent: s.parent, Attributes: telemetry.JobAttributes(os.LookupEnv)})
 	if err := c.Effect("tracer provider", func() (func(), error) {
 		return func() {
 			obs.Close()
@@ -196,24 +153,6 @@ func newResource(ctx context.Context, c *core.Context) *resource.Resource {
 		return resource.Default()
 	}
 	return res
-}
-
-// JobAttributes returns harness.job.id and harness.job.attempt from the
-// run process's environment (HARNESS_JOB_ID, HARNESS_JOB_ATTEMPT), or
-// nothing outside a job.
-func JobAttributes(lookup func(string) (string, bool)) []attribute.KeyValue {
-	var out []attribute.KeyValue
-	if v, ok := lookup(JobIDEnv); ok {
-		if id, err := strconv.ParseInt(v, 10, 64); err == nil {
-			out = append(out, AttrJobID.Int64(id))
-		}
-	}
-	if v, ok := lookup(JobAttemptEnv); ok {
-		if n, err := strconv.Atoi(v); err == nil {
-			out = append(out, AttrJobAttempt.Int(n))
-		}
-	}
-	return out
 }
 
 // Protocols of the OTLP exporter.

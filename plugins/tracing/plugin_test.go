@@ -9,10 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/plugins/tracing"
+	"github.com/dshgo/harness/services/telemetry"
 )
 
 // otelVars are every variable Decide reads.
@@ -54,33 +53,9 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-// TRACEPARENT becomes the parent context; a malformed one is ignored.
-func TestParentFromEnv(t *testing.T) {
-	ctx, ok := tracing.ParentFromEnv(lookupIn(map[string]string{"TRACEPARENT": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}))
-	sc := trace.SpanContextFromContext(ctx)
-	if !ok || sc.TraceID().String() != "0af7651916cd43dd8448eb211c80319c" || sc.SpanID().String() != "b7ad6b7169203331" || !sc.IsSampled() || !sc.IsRemote() {
-		t.Errorf("parent %v ok %v", sc, ok)
-	}
-	for _, bad := range []string{"", "00-zz-yy-01", "00-00000000000000000000000000000000-b7ad6b7169203331-01"} {
-		if _, ok := tracing.ParentFromEnv(lookupIn(map[string]string{"TRACEPARENT": bad})); ok {
-			t.Errorf("TRACEPARENT %q accepted", bad)
-		}
-	}
-	env := map[string]string{}
-	tracing.Inject(ctx, env)
-	if env["TRACEPARENT"] != "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" {
-		t.Errorf("Inject: %v", env)
-	}
-	env = map[string]string{}
-	tracing.Inject(context.Background(), env)
-	if len(env) != 0 {
-		t.Errorf("Inject without a span: %v", env)
-	}
-}
-
 // bootTracing applies the tracing plugin alone and returns its service
 // and the root (disposed at cleanup, or earlier by the test).
-func bootTracing(t *testing.T) (*tracing.Service, *core.Root) {
+func bootTracing(t *testing.T) (telemetry.Service, *core.Root) {
 	t.Helper()
 	root := core.NewRoot(core.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	t.Cleanup(func() { _ = root.Dispose(context.Background()) })
@@ -89,7 +64,7 @@ func bootTracing(t *testing.T) (*tracing.Service, *core.Root) {
 	if err := root.Context().Plugin(tracing.Plugin, nil).Await(ctx); err != nil {
 		t.Fatal(err)
 	}
-	s, ok := core.Lookup(root.Context(), tracing.Key)
+	s, ok := core.Lookup(root.Context(), telemetry.Key)
 	if !ok {
 		t.Fatal("no tracing service")
 	}

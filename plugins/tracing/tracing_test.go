@@ -25,6 +25,7 @@ import (
 	"github.com/dshgo/harness/services/llm/llmtest"
 	"github.com/dshgo/harness/services/sessions"
 	"github.com/dshgo/harness/services/systemprompt"
+	"github.com/dshgo/harness/services/telemetry"
 	"github.com/dshgo/harness/services/tokenmeter"
 	"github.com/dshgo/harness/services/tools"
 )
@@ -78,7 +79,7 @@ func setup(t *testing.T, turns []llmtest.Turn, parent context.Context) *harness 
 	rc.Plugin(permission.Plugin, permission.Config{Allow: []string{"echo", "boom"}, Deny: []string{"forbidden"}})
 	rc.Plugin(sessions.JSONLPlugin, sessions.JSONLConfig{StateDir: t.TempDir()})
 	obs := tracing.NewObserver(tp, tracing.ObserverOptions{Parent: parent,
-		Attributes: []attribute.KeyValue{tracing.AttrJobID.Int64(42), tracing.AttrJobAttempt.Int(2)}})
+		Attributes: []attribute.KeyValue{telemetry.AttrJobID.Int64(42), telemetry.AttrJobAttempt.Int(2)}})
 	if err := core.On(rc, agent.Observed, obs.Handle); err != nil {
 		t.Fatal(err)
 	}

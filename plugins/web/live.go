@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/plugins/approval"
 	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/tools"
 )
@@ -201,7 +200,7 @@ func (h *hub) start(ctx context.Context, l *live, o agent.Options) (*live, error
 	l.ss, l.id = ss, ss.ID()
 	if r, ok := core.Lookup(h.s.c, tools.ApprovalKey); ok {
 		if router, ok := r.(interface {
-			Route(*core.ScopeID, approval.Answerer) func()
+			Route(*core.ScopeID, tools.Answerer) func()
 		}); ok {
 			l.unroute = router.Route(ss.Scope(), l)
 		}

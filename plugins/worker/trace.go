@@ -14,7 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/dshgo/harness/core"
-	"github.com/dshgo/harness/plugins/tracing"
+	"github.com/dshgo/harness/services/telemetry"
 )
 
 // JobSpanName is the name of the worker's span of one job attempt.
@@ -33,7 +33,7 @@ const (
 // when there is neither (or no tracing row).
 func (s *Service) traceMetadata(ctx context.Context) []byte {
 	if !trace.SpanContextFromContext(ctx).IsValid() {
-		ts, ok := core.Lookup(s.c, tracing.Key)
+		ts, ok := core.Lookup(s.c, telemetry.Key)
 		if !ok {
 			return nil
 		}
@@ -75,13 +75,13 @@ func SubmitterTrace(job *rivertype.JobRow) trace.SpanContext {
 // process's spans are its children (runEnv passes its context in
 // TRACEPARENT).
 func (s *Service) jobSpan(ctx context.Context, job *rivertype.JobRow, sid string) (context.Context, trace.Span) {
-	ts, ok := core.Lookup(s.c, tracing.Key)
+	ts, ok := core.Lookup(s.c, telemetry.Key)
 	if !ok || !ts.Enabled() {
 		return ctx, noop.Span{}
 	}
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer),
-		trace.WithAttributes(tracing.AttrJobID.Int64(job.ID), tracing.AttrJobAttempt.Int(job.Attempt),
-			tracing.AttrJobQueue.String(job.Queue), semconv.GenAIConversationID(sid))}
+		trace.WithAttributes(telemetry.AttrJobID.Int64(job.ID), telemetry.AttrJobAttempt.Int(job.Attempt),
+			telemetry.AttrJobQueue.String(job.Queue), semconv.GenAIConversationID(sid))}
 	own, submitter := trace.SpanContextFromContext(ts.Parent()), SubmitterTrace(job)
 	switch {
 	case submitter.IsValid():
@@ -116,15 +116,15 @@ func endJobSpan(span trace.Span, err error) {
 // children unless they are passed explicitly, as here.
 func runEnv(ctx context.Context, job *rivertype.JobRow, sid string, environ []string) map[string]string {
 	env := map[string]string{
-		"HARNESS_JOB_ID":      fmt.Sprint(job.ID),
-		tracing.JobAttemptEnv: fmt.Sprint(job.Attempt),
-		"HARNESS_SESSION_ID":  sid,
+		"HARNESS_JOB_ID":        fmt.Sprint(job.ID),
+		telemetry.JobAttemptEnv: fmt.Sprint(job.Attempt),
+		"HARNESS_SESSION_ID":    sid,
 	}
 	for _, kv := range environ {
 		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "OTEL_") {
 			env[k] = v
 		}
 	}
-	tracing.Inject(ctx, env)
+	telemetry.Inject(ctx, env)
 	return env
 }

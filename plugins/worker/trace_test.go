@@ -7,7 +7,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/dshgo/harness/plugins/tracing"
+	"github.com/dshgo/harness/services/telemetry"
 )
 
 // A job's run process gets the job's id, attempt and session id, the
@@ -34,11 +34,11 @@ func TestRunEnvCarriesTheJobAndTraceContext(t *testing.T) {
 		}
 	}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	attrs := tracing.JobAttributes(lookup)
-	if len(attrs) != 2 || attrs[0] != tracing.AttrJobID.Int64(7) || attrs[1] != tracing.AttrJobAttempt.Int(2) {
+	attrs := telemetry.JobAttributes(lookup)
+	if len(attrs) != 2 || attrs[0] != telemetry.AttrJobID.Int64(7) || attrs[1] != telemetry.AttrJobAttempt.Int(2) {
 		t.Errorf("job attributes %v", attrs)
 	}
-	parent, ok := tracing.ParentFromEnv(lookup)
+	parent, ok := telemetry.ParentFromEnv(lookup)
 	if got := trace.SpanContextFromContext(parent); !ok || got.TraceID() != sc.TraceID() || got.SpanID() != sc.SpanID() {
 		t.Errorf("parent read back: %v %v", got, ok)
 	}

@@ -97,7 +97,7 @@ func TestPatchedSandboxWithModeDecodes(t *testing.T) {
 func TestOptionsSandboxWithoutModeIsInvalid(t *testing.T) {
 	t.Parallel()
 	want := "sandbox." + errNoMode.Error()
-	for _, p := range []SandboxPolicy{{DenyRead: []string{"~/.x"}}, {Network: true}, {WritableRoots: []string{"/tmp"}}} {
+	for _, p := range []SandboxPolicy{{DenyRead: []string{"~/.x"}}, {Network: SandboxNetwork{Mode: SandboxNetworkOn}}, {WritableRoots: []string{"/tmp"}}} {
 		if err := (Options{Sandbox: p}).Validate(); err == nil || err.Error() != want {
 			t.Errorf("%+v: Validate = %v", p, err)
 		}
@@ -133,5 +133,46 @@ func TestSandboxDenyReadInvalidGlob(t *testing.T) {
 	spec.Sandbox = &SandboxPolicy{Mode: SandboxReadOnly, DenyRead: []string{"x", "a{"}}
 	if _, err = rt.Spawn(spec); err == nil || !strings.Contains(err.Error(), `sandbox.denyRead[1]: invalid glob "a{"`) {
 		t.Fatalf("Spawn = %v", err)
+	}
+}
+
+// TestSandboxNetworkConfig: sandbox.network decodes off, on, true, false
+// and the mapping form (allowedDomains, deniedDomains,
+// packageRegistries); an unknown key, a malformed domain or another
+// scalar is an error naming the field, at the patch file's line.
+func TestSandboxNetworkConfig(t *testing.T) {
+	for _, c := range []struct {
+		network string
+		want    SandboxNetwork
+		err     string
+	}{
+		{"off", SandboxNetwork{Mode: SandboxNetworkOff}, ""},
+		{"false", SandboxNetwork{Mode: SandboxNetworkOff}, ""},
+		{"on", SandboxNetwork{Mode: SandboxNetworkOn}, ""},
+		{"true", SandboxNetwork{Mode: SandboxNetworkOn}, ""},
+		{"{}", SandboxNetwork{Mode: SandboxNetworkProxy}, ""},
+		{`{allowedDomains: [a.org, "*.b.org"], deniedDomains: [x.b.org], packageRegistries: true}`,
+			SandboxNetwork{Mode: SandboxNetworkProxy, AllowedDomains: []string{"a.org", "*.b.org"}, DeniedDomains: []string{"x.b.org"}, PackageRegistries: true}, ""},
+		{"maybe", SandboxNetwork{}, `"maybe": want off, on, true, false, or a mapping`},
+		{"{allowed: [a.org]}", SandboxNetwork{}, `unknown key "allowed" (allowed: allowedDomains, deniedDomains, packageRegistries)`},
+		{"{allowedDomains: [https://a.org]}", SandboxNetwork{}, `sandbox.network.allowedDomains[0]: "https://a.org": a host name only, without a scheme (write "a.org")`},
+		{"{deniedDomains: [ok.org, \"a.*.org\"]}", SandboxNetwork{}, `sandbox.network.deniedDomains[1]: "a.*.org": the only wildcard is a leading "*."`},
+	} {
+		cfg, pf, err := decodeWithPatch(t, "- id: subprocess\n  config:\n    sandbox:\n      mode: workspace-write\n      network: "+c.network+"\n")
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), pf+":") {
+				t.Errorf("network: %s: error %v, want %q at %s", c.network, err, c.err, pf)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("network: %s: %v", c.network, err)
+			continue
+		}
+		got := cfg.Sandbox.Network
+		if got.Mode != c.want.Mode || strings.Join(got.AllowedDomains, ",") != strings.Join(c.want.AllowedDomains, ",") ||
+			strings.Join(got.DeniedDomains, ",") != strings.Join(c.want.DeniedDomains, ",") || got.PackageRegistries != c.want.PackageRegistries {
+			t.Errorf("network: %s: %+v, want %+v", c.network, got, c.want)
+		}
 	}
 }

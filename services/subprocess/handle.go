@@ -79,6 +79,9 @@ type Handle struct {
 	guard     *sandbox.Guard
 	guardOnce sync.Once
 	protected []ProtectedChange
+	// netLog is the network proxy's record (nil unless the network is
+	// proxied).
+	netLog *sandbox.NetworkLog
 
 	done    chan struct{}
 	outcome Outcome
@@ -158,7 +161,7 @@ func (r *Runtime) newLaunch(spec Spec) (*launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Handle{rt: r, grace: spec.Grace, done: make(chan struct{}), sandbox: rep, guard: guard}
+	h := &Handle{rt: r, grace: spec.Grace, done: make(chan struct{}), sandbox: rep, guard: guard, netLog: wrapped.Network}
 	h.cmd = &exec.Cmd{Path: wrapped.Path, Args: wrapped.Args, Dir: spec.Dir, Env: wrapped.Env,
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
 	return &launch{r: r, spec: spec, h: h, cmd: h.cmd, wrapped: wrapped}, nil
@@ -296,10 +299,12 @@ func (l *launch) start() error {
 	} else {
 		h.rng = newPgidRange(h.pid, wd)
 	}
-	h.mu.Unlock()
 	if spec.Context != nil {
+		// Under h.mu: an already-done context runs Terminate at once on
+		// another goroutine, and markGone reads stopCtx.
 		h.stopCtx = context.AfterFunc(spec.Context, h.Terminate)
 	}
+	h.mu.Unlock()
 	return nil
 }
 
@@ -486,12 +491,13 @@ func (h *Handle) markGone() {
 	if h.escalator != nil {
 		h.escalator.Stop()
 	}
+	stop := h.stopCtx
 	h.mu.Unlock()
 	if !first {
 		return
 	}
-	if h.stopCtx != nil {
-		h.stopCtx()
+	if stop != nil {
+		stop()
 	}
 	h.rng.release()
 	select {
@@ -522,6 +528,15 @@ func (h *Handle) Protected() []ProtectedChange {
 		return nil
 	}
 	return h.protected
+}
+
+// NetworkRefused lists the requests the sandbox's network proxy refused
+// while the command ran, one message per host and port, each naming the
+// host and the rule to add (netproxy.RefusalMessage). Nil unless the
+// sandbox's network is proxied. The proxy serves every command of the same
+// network policy: one running at the same time may have made some of them.
+func (h *Handle) NetworkRefused() []string {
+	return h.netLog.Refused()
 }
 
 func (h *Handle) isGone() bool {

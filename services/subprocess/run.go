@@ -18,6 +18,9 @@ type Result struct {
 	// changed or deleted; each was undone (Handle.Protected). Empty when
 	// nothing was touched, or when the range could not be emptied.
 	Protected []ProtectedChange
+	// NetworkRefused are the requests the sandbox's network proxy refused
+	// while the command ran (Handle.NetworkRefused).
+	NetworkRefused []string
 }
 
 // Run is the foreground path a tool wants: Spawn, wait until the direct
@@ -45,6 +48,7 @@ func (r *Runtime) Run(spec Spec) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	res.NetworkRefused = h.NetworkRefused()
 	if gone, _ := h.WaitForExit(immediate); gone {
 		res.Protected = h.Protected()
 		return res, nil

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -74,6 +75,13 @@ type Options struct {
 	// Keep the harness process dumpable (debuggers of the same user can attach,
 	// and so can every command it runs outside the sandbox). Default false.
 	Dumpable bool `yaml:"dumpable" json:"dumpable,omitempty"`
+
+	// NetworkHosts maps host names to IP addresses for the sandbox's
+	// network proxy (a proxied sandbox.network), ahead of DNS, like curl's
+	// --resolve. Go only, not read from harness.yml: for tests and
+	// embedders that point names at local servers (its addresses may be
+	// loopback, which names resolved by DNS may not).
+	NetworkHosts map[string]string `yaml:"-" json:"-"`
 
 	// sandboxNoMode is set by UnmarshalYAML when the sandbox mapping has
 	// no mode key; Validate rejects it.
@@ -149,7 +157,7 @@ func (o Options) validateSandbox() error {
 		return errNoMode
 	case o.Sandbox.Mode != "":
 		return o.Sandbox.Validate()
-	case o.Sandbox.Network || len(o.Sandbox.DenyRead) > 0 || len(o.Sandbox.WritableRoots) > 0:
+	case o.Sandbox.Network.On() || o.Sandbox.Network.Proxied() || len(o.Sandbox.DenyRead) > 0 || len(o.Sandbox.WritableRoots) > 0:
 		return errNoMode
 	}
 	return nil
@@ -174,7 +182,8 @@ type Runtime struct {
 
 	sandboxPolicy SandboxPolicy
 	sandbox       sandboxState
-	noZygote      bool // Options.SandboxPerCommand
+	netHosts      map[string]string // Options.NetworkHosts
+	noZygote      bool              // Options.SandboxPerCommand
 
 	spillOnce sync.Once
 	spillCfg  string
@@ -214,7 +223,7 @@ func New(opts Options, logger *slog.Logger) (*Runtime, error) {
 	}
 	r := &Runtime{log: logger, policy: opts.Env, spillCfg: opts.SpillDir, devNull: devNull,
 		handles: map[*Handle]struct{}{}, terms: map[*Terminal]struct{}{},
-		sandboxPolicy: opts.Sandbox.Clone(), sandbox: sandboxState{prefer: opts.SandboxBackend}, noZygote: opts.SandboxPerCommand}
+		sandboxPolicy: opts.Sandbox.Clone(), sandbox: sandboxState{prefer: opts.SandboxBackend}, noZygote: opts.SandboxPerCommand, netHosts: maps.Clone(opts.NetworkHosts)}
 	if r.sandboxPolicy.Mode == "" {
 		r.sandboxPolicy.Mode = SandboxOff
 	}

@@ -17,6 +17,10 @@ import (
 // is the spawn's Dir.
 type SandboxPolicy = sandbox.Policy
 
+// SandboxNetwork is a SandboxPolicy's network: off, on, or the domains
+// reachable through the harness's proxy.
+type SandboxNetwork = sandbox.Network
+
 // SandboxMode is a SandboxPolicy's mode.
 type SandboxMode = sandbox.Mode
 
@@ -28,11 +32,15 @@ type SandboxReport = sandbox.Report
 // SandboxEnforcement is full, partial or none.
 type SandboxEnforcement = sandbox.Enforcement
 
-// Sandbox modes and enforcement levels, re-exported from package sandbox.
+// Sandbox modes, network modes and enforcement levels, re-exported from package sandbox.
 const (
 	SandboxOff            = sandbox.ModeOff
 	SandboxReadOnly       = sandbox.ModeReadOnly
 	SandboxWorkspaceWrite = sandbox.ModeWorkspaceWrite
+
+	SandboxNetworkOff   = sandbox.NetworkOff
+	SandboxNetworkOn    = sandbox.NetworkOn
+	SandboxNetworkProxy = sandbox.NetworkProxy
 
 	EnforcementFull    = sandbox.EnforcementFull
 	EnforcementPartial = sandbox.EnforcementPartial
@@ -144,6 +152,13 @@ func (r *Runtime) Sandbox() (SandboxPolicy, SandboxReport) {
 	return p, r.checkSandbox(context.Background(), &p)
 }
 
+// CheckSandbox is what the chosen backend enforces for policy p, as
+// Sandbox reports it for the default policy (it probes when the mode is
+// on and no probe ran yet).
+func (r *Runtime) CheckSandbox(p SandboxPolicy) SandboxReport {
+	return r.checkSandbox(context.Background(), &p)
+}
+
 // SandboxPolicy returns the deployment's default policy for agent
 // commands, as Sandbox does, without probing the backends: for a caller
 // that only passes the policy on to a spawn (which probes if it must).
@@ -230,7 +245,7 @@ func (r *Runtime) wrapSandbox(ctx context.Context, p *SandboxPolicy, dir, path s
 	} else if !st.IsDir() {
 		return sandbox.Command{}, SandboxReport{}, nil, fmt.Errorf("subprocess: start %s: working directory %s: not a directory", argv[0], dir)
 	}
-	req := sandbox.Request{Policy: *p, Dir: abs, Path: path, Argv: argv, Env: env, Terminal: terminal, ExtraWritable: extraRW, Shareable: shareable && !r.noZygote}
+	req := sandbox.Request{Policy: *p, Dir: abs, Path: path, Argv: argv, Env: env, Terminal: terminal, ExtraWritable: extraRW, Shareable: shareable && !r.noZygote, NetworkHosts: r.netHosts}
 	cmd, rep, err := b.Wrap(req)
 	if err != nil {
 		return sandbox.Command{}, SandboxReport{}, nil, fmt.Errorf("subprocess: sandbox (%s): %w", b.Name(), err)

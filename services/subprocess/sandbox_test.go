@@ -150,7 +150,7 @@ func TestSandboxNetworkOffBlocksLoopback(t *testing.T) {
 			}
 			t.Logf("network off: exit %d, stderr %s", code, strings.TrimSpace(stderr))
 			// Control: the same command with network on reaches the listener.
-			code, stdout, stderr, _ = runIn(t, rt, &SandboxPolicy{Mode: SandboxWorkspaceWrite, Network: true}, ws, script)
+			code, stdout, stderr, _ = runIn(t, rt, &SandboxPolicy{Mode: SandboxWorkspaceWrite, Network: SandboxNetwork{Mode: SandboxNetworkOn}}, ws, script)
 			if code != 0 || !strings.Contains(stdout, "hello-from-host") {
 				t.Fatalf("network on: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 			}

@@ -106,6 +106,7 @@ type Terminal struct {
 	// findings (protected) are read after Done.
 	guard     *sandbox.Guard
 	protected []ProtectedChange
+	netLog    *sandbox.NetworkLog // nil unless the network is proxied
 
 	exited     chan struct{} // program reaped
 	readerDone chan struct{}
@@ -161,6 +162,7 @@ func (r *Runtime) SpawnTerminal(spec TerminalSpec) (*Terminal, error) {
 	}
 	t.sandbox = rep
 	t.guard = guard
+	t.netLog = wrapped.Network
 	t.cmd = &exec.Cmd{Path: wrapped.Path, Args: wrapped.Args, Dir: spec.Dir, Env: wrapped.Env}
 	attrs := &syscall.SysProcAttr{Setsid: true, Setctty: true}
 	var cgRange cgroupRange
@@ -375,6 +377,10 @@ func (t *Terminal) Protected() []ProtectedChange {
 		return nil
 	}
 }
+
+// NetworkRefused lists the requests the sandbox's network proxy refused
+// since the terminal started (see Handle.NetworkRefused).
+func (t *Terminal) NetworkRefused() []string { return t.netLog.Refused() }
 
 // Read reads terminal output in order; it returns io.EOF after the last
 // byte once the program exited, and context.Cause(ctx) if ctx ends first.

@@ -112,7 +112,7 @@ func TestZygoteOnePerPolicy(t *testing.T) {
 	}
 	assertNoSurvivor(t, "sleep "+m, 0)
 	// Another policy (network on) and another workspace: one more each.
-	if code, _, _, _ := runIn(t, rt, &SandboxPolicy{Mode: SandboxWorkspaceWrite, Network: true}, wsA, "true"); code != 0 {
+	if code, _, _, _ := runIn(t, rt, &SandboxPolicy{Mode: SandboxWorkspaceWrite, Network: SandboxNetwork{Mode: SandboxNetworkOn}}, wsA, "true"); code != 0 {
 		t.Fatalf("network policy: exit %d", code)
 	}
 	if n := zygoteCount(tag); n != 2 {

@@ -19,6 +19,28 @@ type Approver interface {
 // ApprovalKey is the service key of the approval service ("approval").
 var ApprovalKey = core.NewKey[Approver]("approval")
 
+// Answerer puts one approval request to whoever can answer it.
+type Answerer interface {
+	// Answer blocks until an answer or ctx ends (then ApprovalCancelled).
+	Answer(ctx context.Context, req ApprovalRequest) (ApprovalOutcome, error)
+}
+
+// DetailedAnswerer is an Answerer that can also return the user's words: a
+// rejection's Reason goes back to the model as the denied result's reason
+// ("no, and tell the model why"). The service prefers AnswerDetailed when an
+// answerer implements it.
+type DetailedAnswerer interface {
+	Answerer
+	// AnswerDetailed is Answer with the user's reason.
+	AnswerDetailed(ctx context.Context, req ApprovalRequest) (ApprovalAnswer, error)
+}
+
+// AnswererKey is an optional service ("approvalAnswerer"): when a plugin
+// provides it (a chat UI, an IDE bridge, the CLI), the approval service (plugins/approval) puts
+// its questions to that answerer instead of the configured one. It is looked
+// up per question, so it may come and go at any time.
+var AnswererKey = core.NewKey[Answerer]("approvalAnswerer")
+
 // ApprovalRequest describes the call awaiting approval.
 type ApprovalRequest struct {
 	Scope         *core.ScopeID // the agent scope; nil for unscoped calls (e.g. `harness tool`)

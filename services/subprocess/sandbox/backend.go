@@ -38,6 +38,10 @@ type Request struct {
 	// it in a sandbox shared with other commands of the same policy (bwrap:
 	// a zygote). False: a sandbox of its own.
 	Shareable bool
+	// NetworkHosts maps host names to addresses for the network proxy of a
+	// proxied policy, ahead of DNS (netproxy.Options.Hosts: trusted, may
+	// be loopback).
+	NetworkHosts map[string]string
 }
 
 // Command is what to exec instead of the request's program.
@@ -61,6 +65,9 @@ type Command struct {
 	// the command itself, for diagnostics). Only set when
 	// Request.Shareable.
 	Zygote *ZygoteLaunch
+	// Network, for a proxied network policy, lists what the proxy refused
+	// while the command ran (nil otherwise).
+	Network *NetworkLog
 }
 
 // Launch starts the command with start, through c.Start when the backend

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +22,7 @@ type bwrap struct {
 	path string
 
 	zygotes *zygotePool
+	proxies proxies
 
 	emptyOnce sync.Once
 	emptyDir  string
@@ -45,6 +47,7 @@ func (b *bwrap) emptyFile() (string, error) {
 // the mask file.
 func (b *bwrap) Close() error {
 	b.zygotes.close()
+	b.proxies.close()
 	if b.emptyDir == "" {
 		return nil
 	}
@@ -111,6 +114,10 @@ func (b *bwrap) Check(p Policy) Report {
 // even inside the workspace).
 func (b *bwrap) Wrap(req Request) (Command, Report, error) {
 	rep := Report{Backend: BackendBwrap, Enforcement: EnforcementFull}
+	caches, err := applyCaches(&req)
+	if err != nil {
+		return Command{}, rep, err
+	}
 	args := make([]string, 0, 32)
 	// --cap-drop ALL: run as root, bwrap would otherwise keep
 	// CAP_SYS_ADMIN, and `mount -o remount,bind,rw /` would make the host
@@ -123,8 +130,18 @@ func (b *bwrap) Wrap(req Request) (Command, Report, error) {
 		// session closes TIOCSTI injection into anything outside.
 		args = append(args, "--new-session")
 	}
-	if !req.Policy.Network {
+	if !req.Policy.Network.On() {
 		args = append(args, "--unshare-net")
+	}
+	var proxy *proxyInst
+	var netLog *NetworkLog
+	if req.Policy.Network.Proxied() {
+		var err error
+		if proxy, err = b.proxies.get(req.Policy.Network.Rules(), req.NetworkHosts); err != nil {
+			return Command{}, rep, err
+		}
+		req.Env = proxyEnv(req.Env, proxy.port)
+		netLog = &NetworkLog{srv: proxy.srv, after: proxy.srv.Seq()}
 	}
 	// / read-only; writable binds; then fresh /dev, /proc and a private
 	// /tmp over whatever those binds brought in (a workspace of / or /home
@@ -132,6 +149,9 @@ func (b *bwrap) Wrap(req Request) (Command, Report, error) {
 	// (the working directory must exist inside even in read-only mode).
 	args = append(args, "--ro-bind", "/", "/")
 	writable := writableDirs(req)
+	if caches != "" && !slices.Contains(writable, caches) {
+		writable = append(writable, caches)
+	}
 	var underTmp []string
 	for _, w := range writable {
 		if within(w, "/tmp") {
@@ -146,6 +166,17 @@ func (b *bwrap) Wrap(req Request) (Command, Report, error) {
 	}
 	for _, w := range underTmp {
 		args = append(args, "--bind", w, w)
+	}
+	var fwdExe string
+	if proxy != nil {
+		// The proxy's directory, read-only even under a writable /tmp
+		// workspace; the forwarder executable over its mount point.
+		exe, err := os.Executable()
+		if err != nil {
+			return Command{}, rep, fmt.Errorf("network proxy forwarder: %w", err)
+		}
+		args = append(args, "--ro-bind", proxy.dir, proxy.dir, "--ro-bind", exe, proxy.exe)
+		fwdExe = proxy.exe
 	}
 	// The protected paths that exist (core.ProtectedPaths in the workspace and
 	// each writable root) bound read-only over the writable binds: the
@@ -205,14 +236,30 @@ func (b *bwrap) Wrap(req Request) (Command, Report, error) {
 		// One zygote per distinct command line; the checks restart it
 		// when the host paths it mounted were replaced since.
 		key := strings.Join(args, "\x00")
-		return Command{Path: req.Path, Args: req.Argv, Env: req.Env, ReadOnly: protected, Zygote: &ZygoteLaunch{pool: b.zygotes, key: key,
-			args: args, checks: checks, dir: req.Dir, path: req.Path, argv: req.Argv, env: req.Env}}, rep, nil
+		zl := &ZygoteLaunch{pool: b.zygotes, key: key,
+			args: args, checks: checks, dir: req.Dir, path: req.Path, argv: req.Argv, env: req.Env}
+		if proxy != nil {
+			zl.netfwd = strconv.Itoa(proxy.port) + " " + proxy.sock
+		}
+		return Command{Path: req.Path, Args: req.Argv, Env: req.Env, ReadOnly: protected, Zygote: zl, Network: netLog}, rep, nil
 	}
-	args = append(args, "--chdir", req.Dir, "--", req.Path)
-	if len(req.Argv) > 1 {
-		args = append(args, req.Argv[1:]...)
+	args = append(args, "--chdir", req.Dir, "--")
+	env := req.Env
+	if proxy != nil {
+		args = append(args, fwdExe, netfwdArg, strconv.Itoa(proxy.port), proxy.sock, req.Path)
+		argv := req.Argv
+		if len(argv) == 0 {
+			argv = []string{req.Path}
+		}
+		args = append(args, argv...)
+		env = append(slices.Clip(env), netfwdEnv+"=1")
+	} else {
+		args = append(args, req.Path)
+		if len(req.Argv) > 1 {
+			args = append(args, req.Argv[1:]...)
+		}
 	}
-	return Command{Path: b.path, Args: args, Env: req.Env, ReadOnly: protected}, rep, nil
+	return Command{Path: b.path, Args: args, Env: env, ReadOnly: protected, Network: netLog}, rep, nil
 }
 
 // visible reports a program or working directory that exists on the host

@@ -55,7 +55,10 @@ func (b *landlockBackend) Check(p Policy) Report {
 	if p.Mode == ModeWorkspaceWrite && len(p.DenyRead) > 0 {
 		rep.Reasons = append(rep.Reasons, "denyRead paths inside writable directories stay readable (Landlock cannot take a path out of an allowed directory)")
 	}
-	if !p.Network {
+	if p.Network.Proxied() {
+		rep.Reasons = append(rep.Reasons, "network: the domain allowlist needs bwrap (a network namespace for the proxy's forwarder); under Landlock the command gets no network")
+	}
+	if !p.Network.On() {
 		switch {
 		case b.abi < 4:
 			rep.Reasons = append(rep.Reasons, fmt.Sprintf("network is not restricted (Landlock ABI %d < 4)", b.abi))
@@ -92,7 +95,14 @@ func (b *landlockBackend) Wrap(req Request) (Command, Report, error) {
 	if err != nil {
 		return Command{}, rep, fmt.Errorf("private TMPDIR: %w", err)
 	}
+	caches, err := applyCaches(&req)
+	if err != nil {
+		return Command{}, rep, err
+	}
 	writable := append(writableDirs(req), tmp)
+	if caches != "" {
+		writable = append(writable, caches)
+	}
 	denied, incomplete := deniedPaths(req)
 	// A denied path inside a writable directory cannot be taken out of it.
 	denied = slices.DeleteFunc(denied, func(d string) bool {
@@ -110,7 +120,7 @@ func (b *landlockBackend) Wrap(req Request) (Command, Report, error) {
 	}
 	rules = append(rules, landlock.PathAccess(accessDevice|accessList, "/dev/pts").IgnoreIfMissing())
 	cfg := landlock.V7.BestEffort()
-	if req.Policy.Network {
+	if req.Policy.Network.On() {
 		cfg.HandledAccessNet = 0
 	}
 	argv := slices.Clip(req.Argv)

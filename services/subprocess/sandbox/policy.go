@@ -46,9 +46,6 @@ const (
 
 // Policy is what a sandboxed command may do. The zero value (mode "") is
 // not a valid policy; a nil *Policy on a spawn means "not sandboxed".
-//
-// In YAML, network accepts true/false and on/off (yaml.v3 decodes both
-// into a bool); in JSON a boolean.
 type Policy struct {
 	// Mode is off, read-only or workspace-write.
 	// Off: no sandbox; read-only: read everything but denyRead and write nowhere;
@@ -58,12 +55,24 @@ type Policy struct {
 	// mode in addition to the workspace ("~/" expands to the home
 	// directory). A root that does not exist is skipped.
 	WritableRoots []string `yaml:"writableRoots" json:"writableRoots,omitempty"`
-	// Network allows network access (default false: no network).
-	Network bool `yaml:"network" json:"network,omitempty"`
+	// Network is off (the default: no network), on (the host's network,
+	// unfiltered), or a mapping of the domains reachable through the
+	// harness's proxy: {allowedDomains: [...], deniedDomains: [...],
+	// packageRegistries: true} (see Network).
+	Network Network `yaml:"network" json:"network,omitzero"`
 	// DenyRead are paths whose content the command must not read: absolute
 	// paths, "~/" paths, or doublestar patterns; a relative pattern (such
 	// as **/.env) applies inside the workspace and each writable root.
 	DenyRead []string `yaml:"denyRead" json:"denyRead,omitempty"`
+	// Caches are the toolchain caches a workspace-write command writes in
+	// the harness's own cache root ($XDG_CACHE_HOME/harness/sandbox, 0700)
+	// instead of the user's, which stay read-only: true (the default: go,
+	// npm, yarn, pip, cargo and xdg), false, or a list of those names. Each
+	// is a directory of the cache root that the command's environment
+	// points the toolchain at (GOCACHE and GOMODCACHE, npm_config_cache,
+	// YARN_CACHE_FOLDER, PIP_CACHE_DIR, CARGO_HOME, XDG_CACHE_HOME); they
+	// persist across commands and sessions. Read-only mode gets none.
+	Caches Caches `yaml:"caches" json:"caches,omitzero"`
 }
 
 // Enabled reports whether p asks for a sandbox (mode read-only or
@@ -76,6 +85,8 @@ func (p *Policy) Enabled() bool {
 func (p Policy) Clone() Policy {
 	p.WritableRoots = slices.Clone(p.WritableRoots)
 	p.DenyRead = slices.Clone(p.DenyRead)
+	p.Network = p.Network.Clone()
+	p.Caches = p.Caches.clone()
 	return p
 }
 
@@ -94,6 +105,12 @@ func (p Policy) Validate() error {
 		if strings.IndexByte(r, 0) >= 0 || !(filepath.IsAbs(r) || strings.HasPrefix(r, "~/")) {
 			return fmt.Errorf("writableRoots[%d]: must be an absolute or ~/ path, got %q", i, r)
 		}
+	}
+	if err := p.Network.Validate(); err != nil {
+		return fmt.Errorf("network.%w", err)
+	}
+	if err := p.Caches.Validate(); err != nil {
+		return fmt.Errorf("caches%w", err)
 	}
 	for i, d := range p.DenyRead {
 		if d == "" || strings.IndexByte(d, 0) >= 0 {

@@ -240,6 +240,9 @@ type ZygoteLaunch struct {
 	path   string
 	argv   []string
 	env    []string
+	// netfwd is "port socket" of the network proxy the zygote's forwarder
+	// serves ("" when the policy's network is not proxied).
+	netfwd string
 }
 
 // ZygoteSpawn is what the caller hands to the command being started.
@@ -583,7 +586,11 @@ func (z *zygote) start(l *ZygoteLaunch) error {
 	// (fd 4 in the sandbox): a test binary under /tmp is hidden by the
 	// sandbox's private /tmp.
 	args := append(append([]string{}, l.args...), "--chdir", l.dir, "--", "/proc/self/fd/4", zygoteArg, z.pool.tag)
-	z.cmd = &exec.Cmd{Path: z.pool.bwrap, Args: args, Env: []string{zygoteEnv + "=1"},
+	env := []string{zygoteEnv + "=1"}
+	if l.netfwd != "" {
+		env = append(env, netfwdZygoteEnv+"="+l.netfwd)
+	}
+	z.cmd = &exec.Cmd{Path: z.pool.bwrap, Args: args, Env: env,
 		ExtraFiles: []*os.File{child, exeFile}, Stderr: z.stderr}
 	if err := z.cmd.Start(); err != nil {
 		_ = unix.Close(fds[0])

@@ -34,6 +34,13 @@ func serveZygote(sock int) int {
 	// for root.
 	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	_ = os.Unsetenv(zygoteEnv)
+	if fwd := os.Getenv(netfwdZygoteEnv); fwd != "" {
+		_ = os.Unsetenv(netfwdZygoteEnv)
+		if err := startZygoteForwarder(fwd); err != nil {
+			fmt.Fprintf(os.Stderr, "harness sandbox zygote: network proxy forwarder: %v\n", err)
+			return 1
+		}
+	}
 	// Nothing inherited (the executable's fd 4) may reach a command.
 	_ = unix.CloseRange(uint(sock)+1, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC)
 	unix.CloseOnExec(sock)
