@@ -230,7 +230,7 @@ func (t *turn) doStep(ctx context.Context) (msg llm.Message, done bool, err erro
 		return msg, false, err
 	}
 	var werr error
-	asm := llm.Assembler{MaxArgumentBytes: ss.svc.cfg.maxToolArgBytes()}
+	asm := llm.Assembler{MaxArgumentBytes: ss.svc.cfg.maxToolArgBytes(), MaxTextBytes: ss.svc.cfg.maxReplyBytes()}
 	for c := range ss.svc.llm.Stream(ctx, req) {
 		if !t.gated {
 			// The first chunk of the turn tells whether the route's
