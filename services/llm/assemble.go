@@ -120,10 +120,10 @@ func (a *Assembler) Response() Response {
 	r := Response{
 		Message: Message{Role: RoleAssistant, Content: cutText(a.text.String(), a.textSize, a.MaxTextBytes, "text"),
 			Reasoning: cutText(a.reasoning.String(), a.reasoningSize, a.MaxTextBytes, "reasoning")},
-		Finish:  a.finish,
-		Err:     a.err,
-		Model:   a.model,
-		ID:      a.id,
+		Finish: a.finish,
+		Err:    a.err,
+		Model:  a.model,
+		ID:     a.id,
 	}
 	if r.Finish == "" {
 		r.Finish = FinishAborted
