@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/services/agent/lifecycle"
 	"github.com/dshgo/harness/services/spill"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
@@ -88,6 +89,16 @@ func apply(c *core.Context, cfg Config) error {
 	if err := tools.Register(c, Tool(x)); err != nil {
 		return err
 	}
+	// The first call of a session would start the watchdog, probe the
+	// sandbox and start the session's shared sandbox one after the other;
+	// they start when the session does, while its first model request is
+	// in flight.
+	if err := core.On(c, lifecycle.SessionStart, func(ctx context.Context, p lifecycle.Start, next core.Next[lifecycle.Start, lifecycle.Decision]) (lifecycle.Decision, error) {
+		x.prewarm(c, p.Session.Cwd)
+		return next(ctx, p)
+	}); err != nil {
+		return err
+	}
 	if sp, ok := core.Lookup(c, systemprompt.Key); ok {
 		_, err := sp.Section(c, systemprompt.Section{
 			Name:        "tool:bash",
@@ -98,6 +109,19 @@ func apply(c *core.Context, cfg Config) error {
 		return err
 	}
 	return nil
+}
+
+// prewarm runs the runtime's Prewarm for the session working directory
+// (else the tool's) under the call's policy, in the background.
+func (x *Executor) prewarm(c *core.Context, cwd string) {
+	if cwd == "" {
+		cwd = x.Cwd
+	}
+	policy := x.Runtime.SandboxPolicy()
+	_ = core.Go(c, func(ctx context.Context) error {
+		x.Runtime.Prewarm(ctx, &policy, cwd)
+		return nil
+	})
 }
 
 // Tool defines the bash tool over x. It declares no registry timeout: its

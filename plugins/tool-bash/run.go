@@ -227,6 +227,7 @@ func (x *Executor) run(ctx context.Context, args Args, progress *tools.ProgressR
 		v.Protected = append(v.Protected, c.String())
 	}
 	v.NetworkRefused = res.NetworkRefused
+	v.SandboxHint = sandboxWriteHint(v, sb, dir)
 	return v, nil
 }
 
