@@ -19,6 +19,7 @@ import (
 	toolbash "github.com/dshgo/harness/plugins/tool-bash"
 	toolfs "github.com/dshgo/harness/plugins/tool-fs"
 	toolsearch "github.com/dshgo/harness/plugins/tool-search"
+	toolterminal "github.com/dshgo/harness/plugins/tool-terminal"
 	tooltimeout "github.com/dshgo/harness/plugins/tool-timeout"
 	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
 	"github.com/dshgo/harness/plugins/tracing"
@@ -59,6 +60,7 @@ func Plugins() []core.Plugin {
 		toolbash.Plugin,
 		toolfs.Plugin,
 		toolsearch.Plugin,
+		toolterminal.Plugin,
 		mcp.Plugin,
 		llm.Plugin,
 		compaction.Plugin,

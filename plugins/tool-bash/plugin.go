@@ -140,7 +140,8 @@ func Tool(x *Executor) *tools.Tool {
 }
 
 // Present is how a bash call looks: kind execute, titled with its command
-// (its first line); pending, the description as text; done, the output as
+// (its first line); pending, the description as text; a background start,
+// the shell's id as text; done, the output as
 // terminal content, failed with the reason when the command timed out, was
 // killed, was aborted or exited non-zero (the model is told the same by
 // the result's markers).
@@ -156,6 +157,11 @@ func Present(in tools.PresentInput[Args, Value]) tools.Presentation {
 		return p
 	}
 	v := in.Out
+	if v.Kind == KindBackground {
+		p.Content = []tools.ToolCallContent{tools.TextContent("running in the background as shell " + v.ShellID)}
+		p.Summarize("background shell " + v.ShellID)
+		return p
+	}
 	out := v.Stdout.Text
 	if v.Stderr.Text != "" {
 		if out != "" && !strings.HasSuffix(out, "\n") {
