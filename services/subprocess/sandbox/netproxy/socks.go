@@ -40,9 +40,10 @@ func (s *Server) serveSOCKS(c net.Conn, br *bufio.Reader) {
 	if err != nil {
 		return
 	}
-	v := s.opts.Rules.Decide(host)
+	_ = c.SetDeadline(time.Time{}) // a question may take a while
+	v, asked := s.decide(s.ctx, host, port)
 	if !v.Allowed {
-		s.refuse(host, port, v, "socks5")
+		s.refuse(host, port, v, asked, "socks5")
 		_ = socksReply(c, repNotAllowed)
 		return
 	}
