@@ -28,7 +28,6 @@ var layerExceptions = []struct{ from, to, reason string }{
 	{"internal/cli", "plugins/tool-todo", "the todo card; goes with the tool-call presentation model (issue 33 item 2)"},
 	{"internal/tui", "plugins/tool-todo", "the todo card; goes with the tool-call presentation model (issue 33 item 2)"},
 	{"internal/tui", "plugins/tool-fs", "the write/edit diff card; goes with the tool-call presentation model (issue 33 item 2)"},
-	{"plugins/worker", "plugins/tracing", "TEMPORARY: the worker's job spans use the tracing service"},
 }
 
 // layerOf names the layer of a package path relative to the module ("" is

@@ -20,6 +20,7 @@ import (
 	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
+	"github.com/dshgo/harness/services/tools"
 	"github.com/spf13/pflag"
 )
 
@@ -288,6 +289,7 @@ type printer struct {
 	enc       *agent.StreamJSONEncoder
 	args      map[string]json.RawMessage // top-level tool call arguments by call id, until the result
 	denials   []permissionDenial         // top-level calls a permission decision refused
+	failures  []toolFailure              // top-level calls that failed (denials included)
 	stop      chan struct{}              // closed by close; nil when no ticker runs
 	ticker    sync.WaitGroup
 }
@@ -442,17 +444,12 @@ func (p *printer) observe(e agent.Event) {
 	case agent.EventToolCall:
 		p.endText()
 		p.clearStatus()
-		fmt.Fprintf(p.errw, "→ %s %s\n", e.ToolCall.Name, clip(oneLine(e.ToolCall.Arguments), 160))
+		fmt.Fprintf(p.errw, "%s\n", callLine(e.ToolCall, 160))
 		// No status line until the call's body starts (toolStarted): an
 		// approval question may come first on the terminal.
 	case agent.EventToolResult:
 		p.clearStatus()
-		r := e.ToolResult
-		if r.IsError {
-			fmt.Fprintf(p.errw, "  ✗ %s: %s\n", r.Name, clip(oneLine(r.Content), 200))
-		} else {
-			fmt.Fprintf(p.errw, "  ✓ %s: %s, %d ms\n", r.Name, plural(lineCount(r.Content), "line"), r.DurationMs)
-		}
+		fmt.Fprintf(p.errw, "  %s\n", resultLine(e.ToolResult, 200))
 		p.showStatus()
 	case agent.EventUsage:
 		if e.Total != nil {
@@ -579,6 +576,9 @@ func (p *printer) noteDenial(e agent.Event) {
 		p.args[e.ToolCall.ID] = in
 	case e.Type == agent.EventToolResult && e.ToolResult != nil:
 		r := e.ToolResult
+		if fp := finalPresentation(r); fp.Status == tools.StatusFailed {
+			p.failures = append(p.failures, toolFailure{ToolName: r.Name, ToolUseID: r.CallID, Reason: fp.Reason()})
+		}
 		in, ok := p.args[r.CallID]
 		delete(p.args, r.CallID)
 		if !r.Denied {
@@ -599,7 +599,7 @@ func (p *printer) denied() int {
 }
 
 // final writes the json output's one object: the agent's Result with
-// permissionDenials (always present, [] when none) added.
+// permissionDenials and toolFailures (always present, [] when none) added.
 func (p *printer) final(r *agent.Result) {
 	if p.format != OutputJSON || r == nil {
 		return
@@ -612,9 +612,14 @@ func (p *printer) final(r *agent.Result) {
 	if d == nil {
 		d = []permissionDenial{}
 	}
+	f := p.failures
+	if f == nil {
+		f = []toolFailure{}
+	}
 	extra, _ := json.Marshal(struct {
 		PermissionDenials []permissionDenial `json:"permissionDenials"`
-	}{d})
+		ToolFailures      []toolFailure      `json:"toolFailures"`
+	}{d, f})
 	var out bytes.Buffer
 	out.Write(b[:len(b)-1])
 	if len(b) > 2 {

@@ -21,14 +21,9 @@ func (p *printer) subagent(e agent.Event) {
 	case agent.EventStep:
 		line = fmt.Sprintf("step %d", e.Step)
 	case agent.EventToolCall:
-		line = fmt.Sprintf("→ %s %s", e.ToolCall.Name, clip(oneLine(e.ToolCall.Arguments), 120))
+		line = callLine(e.ToolCall, 120)
 	case agent.EventToolResult:
-		r := e.ToolResult
-		if r.IsError {
-			line = fmt.Sprintf("  ✗ %s: %s", r.Name, clip(oneLine(r.Content), 160))
-		} else {
-			line = fmt.Sprintf("  ✓ %s: %d lines, %d ms", r.Name, lineCount(r.Content), r.DurationMs)
-		}
+		line = "  " + resultLine(e.ToolResult, 160)
 	case agent.EventNotice:
 		line = "harness: " + e.Text
 	case agent.EventResult:

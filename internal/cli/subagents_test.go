@@ -137,7 +137,7 @@ func TestRunDelegatesToDefinedAgentsAndShowsTheTree(t *testing.T) {
 	if res.code != 0 || res.stdout != "both read\n" {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
-	for _, want := range []string{"→ task ", "  [", "] agent started · test/m1", "] step 1", "] → read {\"file_path\":\"notes.txt\"}", "]   ✓ read: ", "] agent stop · 2 steps"} {
+	for _, want := range []string{"→ task ", "  [", "] agent started · test/m1", "] step 1", "] → read notes.txt", "]   ✓ read: ", "] agent stop · 2 steps"} {
 		if !strings.Contains(res.stderr, want) {
 			t.Fatalf("stderr lacks %q:\n%s", want, res.stderr)
 		}

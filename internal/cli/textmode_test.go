@@ -28,7 +28,7 @@ func TestReasoningOnStderrAndHideReasoning(t *testing.T) {
 	if r.stdout != "the file says a\n" {
 		t.Fatalf("stdout %q: want the answer only", r.stdout)
 	}
-	want := "I should read a.txt first.\n→ read {\"file_path\":\"a.txt\"}\n"
+	want := "I should read a.txt first.\n→ read a.txt\n"
 	if !strings.HasPrefix(r.stderr, want) || !strings.Contains(r.stderr, "  ✓ read: ") ||
 		!strings.Contains(r.stderr, "\nNow I can answer.\n[2 steps · ") || strings.Contains(r.stderr, "\x1b[") {
 		t.Fatalf("stderr %q: want the reasoning, plain, before the tool lines", r.stderr)

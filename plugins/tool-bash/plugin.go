@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/services/agent/lifecycle"
 	"github.com/dshgo/harness/services/spill"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
@@ -88,6 +89,16 @@ func apply(c *core.Context, cfg Config) error {
 	if err := tools.Register(c, Tool(x)); err != nil {
 		return err
 	}
+	// The first call of a session would start the watchdog, probe the
+	// sandbox and start the session's shared sandbox one after the other;
+	// they start when the session does, while its first model request is
+	// in flight.
+	if err := core.On(c, lifecycle.SessionStart, func(ctx context.Context, p lifecycle.Start, next core.Next[lifecycle.Start, lifecycle.Decision]) (lifecycle.Decision, error) {
+		x.prewarm(c, p.Session.Cwd)
+		return next(ctx, p)
+	}); err != nil {
+		return err
+	}
 	if sp, ok := core.Lookup(c, systemprompt.Key); ok {
 		_, err := sp.Section(c, systemprompt.Section{
 			Name:        "tool:bash",
@@ -98,6 +109,19 @@ func apply(c *core.Context, cfg Config) error {
 		return err
 	}
 	return nil
+}
+
+// prewarm runs the runtime's Prewarm for the session working directory
+// (else the tool's) under the call's policy, in the background.
+func (x *Executor) prewarm(c *core.Context, cwd string) {
+	if cwd == "" {
+		cwd = x.Cwd
+	}
+	policy := x.Runtime.SandboxPolicy()
+	_ = core.Go(c, func(ctx context.Context) error {
+		x.Runtime.Prewarm(ctx, &policy, cwd)
+		return nil
+	})
 }
 
 // Tool defines the bash tool over x. It declares no registry timeout: its
@@ -111,5 +135,59 @@ func Tool(x *Executor) *tools.Tool {
 			}
 			return v, err
 		},
-		tools.WithRender(func(_ Args, v Value) []tools.Content { return []tools.Content{tools.Text(Render(v))} }))
+		tools.WithRender(func(_ Args, v Value) []tools.Content { return []tools.Content{tools.Text(Render(v))} }),
+		tools.WithPresent(Present))
+}
+
+// Present is how a bash call looks: kind execute, titled with its command
+// (its first line); pending, the description as text; done, the output as
+// terminal content, failed with the reason when the command timed out, was
+// killed, was aborted or exited non-zero (the model is told the same by
+// the result's markers).
+func Present(in tools.PresentInput[Args, Value]) tools.Presentation {
+	p := tools.Presentation{Kind: tools.KindExecute, Title: commandTitle(in.Args.Command)}
+	if in.Pending() {
+		if d := strings.TrimSpace(in.Args.Description); d != "" {
+			p.Content = []tools.ToolCallContent{tools.TextContent(d)}
+		}
+		return p
+	}
+	if !in.Succeeded() {
+		return p
+	}
+	v := in.Out
+	out := v.Stdout.Text
+	if v.Stderr.Text != "" {
+		if out != "" && !strings.HasSuffix(out, "\n") {
+			out += "\n"
+		}
+		out += v.Stderr.Text
+	}
+	var sig string
+	if v.Signal != nil {
+		sig = *v.Signal
+	}
+	p.Content = []tools.ToolCallContent{tools.TerminalContent(in.ID, out, v.ExitCode, sig)}
+	switch {
+	case v.TimedOut:
+		p.Fail(fmt.Sprintf("timed out after %dms", v.TimeoutMs))
+	case v.Aborted:
+		p.Fail("aborted")
+	case sig != "":
+		p.Fail("killed by signal " + sig)
+	case v.ExitCode != nil && *v.ExitCode != 0:
+		p.Fail(fmt.Sprintf("exit code %d", *v.ExitCode))
+	}
+	return p
+}
+
+// commandTitle is a command's first non-empty line, with " …" when more
+// lines follow.
+func commandTitle(cmd string) string {
+	lines := strings.Split(strings.TrimSpace(cmd), "\n")
+	t := strings.TrimSpace(lines[0])
+	if len(lines) > 1 {
+		t += " …"
+	}
+	return t
 }

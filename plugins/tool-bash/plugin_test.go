@@ -53,6 +53,7 @@ func TestPluginBashThroughRegistry(t *testing.T) {
 		{`{"command":"sleep 3694","description":"sleep","timeoutMs":200}`, "(no output)\n[timed out after 200ms]\n[killed by signal: SIGTERM]", false},
 		{`{"command":"true","description":"x","workdir":"/nonexistent/dir"}`, "", true},
 		{`{"command":"","description":"x"}`, "Error: invalid command: expected a non-empty string", true},
+		{`{"command":"echo no description"}`, "no description\n", false}, // optional, as in Claude Code
 	}
 	for _, tt := range tests {
 		o := reg.Execute(context.Background(), tools.Call{ID: "1", Name: "bash", Arguments: tt.args})

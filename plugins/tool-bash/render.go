@@ -56,6 +56,9 @@ type Value struct {
 	// NetworkRefused are the sandbox network proxy's refusals while the
 	// command ran, each naming the host and the rule that would allow it.
 	NetworkRefused []string `json:"networkRefused,omitempty"`
+	// SandboxHint explains a workspace-write command that failed writing
+	// outside its writable directories (a read-only file system).
+	SandboxHint string `json:"sandboxHint,omitempty"`
 }
 
 // renderStream is a stream's text; when truncated: the head (if any), a note
@@ -102,7 +105,8 @@ func renderStream(s Stream) string {
 // each on its own line "[timed out after <ms>ms]" when timed out, and last
 // "[killed by signal: <SIG>]" when a signal ended the shell or "[exit code: <n>]"
 // when it exited non-zero, then "[sandbox: protected path … was undone …]" for
-// each protected path the command changed.
+// each protected path the command changed, each network refusal, and the
+// sandbox's note for a failed write outside the writable directories.
 func Render(v Value) string {
 	body := renderStream(v.Stdout)
 	if stderr := renderStream(v.Stderr); stderr != "" {
@@ -129,6 +133,9 @@ func Render(v Value) string {
 	}
 	for _, n := range v.NetworkRefused {
 		markers = append(markers, "["+n+"]")
+	}
+	if v.SandboxHint != "" {
+		markers = append(markers, "["+v.SandboxHint+"]")
 	}
 	if len(markers) == 0 {
 		return body

@@ -107,8 +107,10 @@ func (x *Executor) adoptSpills(ctx context.Context, e *tools.Execution, v *Value
 
 // Args are the bash tool's arguments (B1).
 type Args struct {
-	Command     string   `json:"command" jsonschema_description:"The command to run with bash -c."`
-	Description string   `json:"description" jsonschema_description:"What the command does, in 5-10 words of active voice."`
+	Command string `json:"command" jsonschema_description:"The command to run with bash -c."`
+	// Description is optional (as in Claude Code): a front end shows the
+	// command either way.
+	Description string   `json:"description,omitempty" jsonschema_description:"What the command does, in 5-10 words of active voice."`
 	TimeoutMs   *float64 `json:"timeoutMs,omitempty" jsonschema_description:"Optional deadline in milliseconds (default 120000, at most 600000)."`
 	Workdir     *string  `json:"workdir,omitempty" jsonschema_description:"Optional working directory; a relative path resolves against the session working directory."`
 	// Sandbox "off" asks to run this call outside the OS sandbox (codex's
@@ -128,8 +130,6 @@ func (a Args) Validate() error {
 	switch {
 	case strings.TrimSpace(a.Command) == "":
 		return errors.New("invalid command: expected a non-empty string")
-	case strings.TrimSpace(a.Description) == "":
-		return errors.New("invalid description: expected a non-empty string")
 	case a.TimeoutMs != nil && !(*a.TimeoutMs > 0) || a.TimeoutMs != nil && *a.TimeoutMs > 1e15:
 		return fmt.Errorf("invalid timeoutMs: expected a positive number, got %v", *a.TimeoutMs)
 	case a.Sandbox != nil && *a.Sandbox != "off":
@@ -227,6 +227,7 @@ func (x *Executor) run(ctx context.Context, args Args, progress *tools.ProgressR
 		v.Protected = append(v.Protected, c.String())
 	}
 	v.NetworkRefused = res.NetworkRefused
+	v.SandboxHint = sandboxWriteHint(v, sb, dir)
 	return v, nil
 }
 

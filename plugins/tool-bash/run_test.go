@@ -126,7 +126,6 @@ func TestBashValueAndErrors(t *testing.T) {
 		want string
 	}{
 		{Args{Command: " ", Description: "x"}, "invalid command: expected a non-empty string"},
-		{Args{Command: "true", Description: ""}, "invalid description: expected a non-empty string"},
 		{Args{Command: "true", Description: "x", TimeoutMs: ms(0)}, "invalid timeoutMs: expected a positive number, got 0"},
 		{Args{Command: "true", Description: "x", TimeoutMs: ms(-5)}, "invalid timeoutMs: expected a positive number, got -5"},
 	} {

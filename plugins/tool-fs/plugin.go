@@ -113,6 +113,7 @@ func Tools(f *FS, cwd string) []*tools.Tool {
 			}
 			return []tools.Content{tools.Text(FormatRead(v, limit))}
 		}),
+		tools.WithPresent(PresentRead),
 		tools.WithConcurrencySafe(func(ReadArgs) bool { return true }))
 	write := tools.Define("write", writeDescription,
 		func(ctx context.Context, e *tools.Execution, args WriteArgs) (WriteValue, error) {
@@ -121,7 +122,8 @@ func Tools(f *FS, cwd string) []*tools.Tool {
 		},
 		tools.WithRender(func(_ WriteArgs, v WriteValue) []tools.Content {
 			return []tools.Content{tools.Text(FormatWrite(v.Path, v.Operation))}
-		}))
+		}),
+		tools.WithPresent(PresentWrite))
 	edit := tools.Define("edit", editDescription,
 		func(ctx context.Context, e *tools.Execution, args EditArgs) (EditValue, error) {
 			v, err := f.Edit(ctx, owner(e), workdir.Of(ctx, e.Context(), cwd), args)
@@ -129,7 +131,8 @@ func Tools(f *FS, cwd string) []*tools.Tool {
 		},
 		tools.WithRender(func(args EditArgs, v EditValue) []tools.Content {
 			return []tools.Content{tools.Text(FormatEdit(v.Path, args.ReplaceAll))}
-		}))
+		}),
+		tools.WithPresent(PresentEdit))
 	return []*tools.Tool{read, write, edit}
 }
 

@@ -97,6 +97,10 @@ type ToolCallEvent struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+	// Presentation is how the call looks to a person (status pending):
+	// its title, kind, locations and, for an edit, the diff it proposes.
+	// Front ends draw the call from it (see tools.Presentation).
+	Presentation *tools.Presentation `json:"presentation,omitempty"`
 }
 
 // ToolResultEvent is the final result of one tool call.
@@ -111,6 +115,11 @@ type ToolResultEvent struct {
 	// Denied is set when a permission decision refused the call (it did
 	// not run); omitted otherwise.
 	Denied bool `json:"denied,omitempty"`
+	// Presentation is the call's final presentation (status completed or
+	// failed, with the reason): a command that timed out, was killed or
+	// exited non-zero is failed although IsError (what the model was
+	// told) is false.
+	Presentation *tools.Presentation `json:"presentation,omitempty"`
 }
 
 // ToolProgressEvent is the output of a running tool call so far. Each
@@ -125,6 +134,9 @@ type ToolProgressEvent struct {
 	Tail string `json:"tail"`
 	// Bytes counts the output bytes produced so far (every stream).
 	Bytes int64 `json:"bytes"`
+	// Presentation is the running call's update (status in_progress, the
+	// tail as terminal content).
+	Presentation *tools.Presentation `json:"presentation,omitempty"`
 }
 
 // Result is the outcome of one user turn.

@@ -481,7 +481,8 @@ func (t *turn) runTools(ctx context.Context, calls []llm.ToolCall) (concluded bo
 		if err := ss.write(Record{Type: RecordToolCall, Turn: t.n, Step: t.step, CallID: tc.ID, Name: tc.Name, Arguments: tc.Arguments}); err != nil {
 			return false, err
 		}
-		ss.observe(Event{Type: EventToolCall, Turn: t.n, Step: t.step, ToolCall: &ToolCallEvent{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments}})
+		ss.observe(Event{Type: EventToolCall, Turn: t.n, Step: t.step, ToolCall: &ToolCallEvent{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments,
+			Presentation: t.present(tc, nil)}})
 		if tc.ArgumentsError != "" {
 			results[i] = tools.Failure("invalid arguments: "+tc.ArgumentsError, &tools.ErrorInfo{Name: tools.NameToolArgs, Code: tools.CodeInvalidArgs})
 			continue
@@ -503,7 +504,8 @@ func (t *turn) runTools(ctx context.Context, calls []llm.ToolCall) (concluded bo
 		if finished[p.CallID] {
 			return
 		}
-		ss.observe(Event{Type: EventToolProgress, Turn: turnN, Step: step, ToolProgress: &ToolProgressEvent{CallID: p.CallID, Name: p.Name, Tail: p.Tail, Bytes: p.Bytes}})
+		ss.observe(Event{Type: EventToolProgress, Turn: turnN, Step: step, ToolProgress: &ToolProgressEvent{CallID: p.CallID, Name: p.Name, Tail: p.Tail, Bytes: p.Bytes,
+			Presentation: &tools.Presentation{ToolCallID: p.CallID, Status: tools.StatusInProgress, Content: []tools.ToolCallContent{tools.TerminalContent(p.CallID, p.Tail, nil, "")}}}})
 	})
 	next := 0 // first call whose result is not yet recorded
 	var werr error
@@ -557,8 +559,17 @@ func (t *turn) result(tc llm.ToolCall, o *tools.Outcome, took time.Duration) err
 	err := ss.append(Record{Type: RecordToolResult, Turn: t.n, Step: t.step, Message: m, CallID: tc.ID, Name: tc.Name,
 		Content: o.Content, IsError: o.IsError, Error: o.Error, Meta: o.Meta})
 	ss.observe(Event{Type: EventToolResult, Turn: t.n, Step: t.step, ToolResult: &ToolResultEvent{
-		CallID: tc.ID, Name: tc.Name, Content: text, IsError: o.IsError, Error: o.Error, Meta: o.Meta, DurationMs: took.Milliseconds(), Denied: o.Denied}})
+		CallID: tc.ID, Name: tc.Name, Content: text, IsError: o.IsError, Error: o.Error, Meta: o.Meta, DurationMs: took.Milliseconds(), Denied: o.Denied,
+		Presentation: t.present(tc, o)}})
 	return err
+}
+
+// present is the presentation of call tc: pending without an outcome,
+// final with o (see tools.Present).
+func (t *turn) present(tc llm.ToolCall, o *tools.Outcome) *tools.Presentation {
+	tool, _ := t.ss.svc.tools.Get(tc.Name, t.ss.scope.ID())
+	p := tools.Present(tool, tools.PresentCall{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments, Cwd: t.ss.opts.Cwd, Outcome: o})
+	return &p
 }
 
 // finish completes the Result from err and emits the result event.

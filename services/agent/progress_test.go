@@ -93,12 +93,19 @@ func TestToolProgressBecomesEvents(t *testing.T) {
 	}
 	for i, want := range []agent.ToolProgressEvent{{CallID: "c1", Name: "ticker", Tail: "one\n", Bytes: 4}, {CallID: "c1", Name: "ticker", Tail: "one\ntwo\n", Bytes: 8}} {
 		e := progress[i]
-		if *e.ToolProgress != want || e.SessionID != ss.ID() || e.Turn != 1 || e.Step != 1 {
+		got := *e.ToolProgress
+		pr := got.Presentation
+		got.Presentation = nil
+		if pr == nil || pr.ToolCallID != "c1" || pr.Status != tools.StatusInProgress || len(pr.Content) != 1 || pr.Content[0].Terminal.Output != want.Tail {
+			t.Errorf("progress %d: presentation %+v", i, pr)
+		}
+		if got != want || e.SessionID != ss.ID() || e.Turn != 1 || e.Step != 1 {
 			t.Errorf("progress %d: %+v %+v", i, e, e.ToolProgress)
 		}
 	}
 	b, err := progress[0].MarshalJSON()
-	if want := `{"v":1,"type":"tool_progress","sessionId":"` + ss.ID() + `","turn":1,"step":1,"toolProgress":{"callId":"c1","name":"ticker","tail":"one\n","bytes":4}}`; err != nil || string(b) != want {
+	if want := `{"v":1,"type":"tool_progress","sessionId":"` + ss.ID() + `","turn":1,"step":1,"toolProgress":{"callId":"c1","name":"ticker","tail":"one\n","bytes":4,` +
+		`"presentation":{"toolCallId":"c1","status":"in_progress","content":[{"type":"terminal","terminalId":"c1","_meta":{"output":"one\n"}}]}}}`; err != nil || string(b) != want {
 		t.Errorf("wire form:\n%s\nwant\n%s", b, want)
 	}
 	var out bytes.Buffer

@@ -19,7 +19,8 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // goldenTurn is one turn with every event type: a resumed session, a
 // plugin-sourced and a typed prompt, reasoning and text deltas with HTML
-// characters, a failed and a succeeded tool call, an estimated and a
+// characters, a succeeded, a denied and a timed-out tool call (each with
+// its presentations), an estimated and a
 // reported usage, a state change, a notice, a compaction and the result.
 func goldenTurn() []agent.Event {
 	const sid = "20260102-030405-abcdef"
@@ -33,12 +34,25 @@ func goldenTurn() []agent.Event {
 		{Type: agent.EventText, SessionID: sid, Turn: 1, Step: 1, Text: "Reading <a.go>"},
 		{Type: agent.EventUsage, SessionID: sid, Turn: 1, Step: 1, Usage: usage, Total: usage, ContextTokens: 950},
 		{Type: agent.EventAssistant, SessionID: sid, Turn: 1, Step: 1, Message: &llm.Message{Role: llm.RoleAssistant, Content: "Reading <a.go>", Reasoning: "Read it first.",
-			ToolCalls: []llm.ToolCall{{ID: "c1", Name: "read", Arguments: `{"file_path":"a.go"}`}, {ID: "c2", Name: "bash", Arguments: `{"command":"go  vet\n./..."}`}}}},
-		{Type: agent.EventToolCall, SessionID: sid, Turn: 1, Step: 1, ToolCall: &agent.ToolCallEvent{ID: "c1", Name: "read", Arguments: `{"file_path":"a.go"}`}},
-		{Type: agent.EventToolResult, SessionID: sid, Turn: 1, Step: 1, ToolResult: &agent.ToolResultEvent{CallID: "c1", Name: "read", Content: "package a\n\nfunc f() {}\n", Meta: json.RawMessage(`{"lines":3}`), DurationMs: 2}},
-		{Type: agent.EventToolCall, SessionID: sid, Turn: 1, Step: 1, ToolCall: &agent.ToolCallEvent{ID: "c2", Name: "bash", Arguments: `{"command":"go  vet\n./..."}`}},
+			ToolCalls: []llm.ToolCall{{ID: "c1", Name: "read", Arguments: `{"file_path":"a.go"}`}, {ID: "c2", Name: "bash", Arguments: `{"command":"go  vet\n./..."}`},
+				{ID: "c3", Name: "bash", Arguments: `{"command":"sleep 9","timeoutMs":200}`}}}},
+		{Type: agent.EventToolCall, SessionID: sid, Turn: 1, Step: 1, ToolCall: &agent.ToolCallEvent{ID: "c1", Name: "read", Arguments: `{"file_path":"a.go"}`,
+			Presentation: &tools.Presentation{ToolCallID: "c1", Title: "a.go", Kind: tools.KindRead, Status: tools.StatusPending,
+				Locations: []tools.Location{{Path: "/repo/a.go"}}, RawInput: json.RawMessage(`{"file_path":"a.go"}`)}}},
+		{Type: agent.EventToolResult, SessionID: sid, Turn: 1, Step: 1, ToolResult: &agent.ToolResultEvent{CallID: "c1", Name: "read", Content: "package a\n\nfunc f() {}\n", Meta: json.RawMessage(`{"lines":3}`), DurationMs: 2,
+			Presentation: &tools.Presentation{ToolCallID: "c1", Title: "a.go", Kind: tools.KindRead, Status: tools.StatusCompleted,
+				Locations: []tools.Location{{Path: "/repo/a.go"}}, Meta: &tools.PresentationMeta{Summary: "lines 1-3 of 3"}}}},
+		{Type: agent.EventToolCall, SessionID: sid, Turn: 1, Step: 1, ToolCall: &agent.ToolCallEvent{ID: "c2", Name: "bash", Arguments: `{"command":"go  vet\n./..."}`,
+			Presentation: &tools.Presentation{ToolCallID: "c2", Title: "go  vet …", Kind: tools.KindExecute, Status: tools.StatusPending, RawInput: json.RawMessage(`{"command":"go  vet\n./..."}`)}}},
 		{Type: agent.EventToolResult, SessionID: sid, Turn: 1, Step: 1, ToolResult: &agent.ToolResultEvent{CallID: "c2", Name: "bash", Content: "permission denied:\n  bash is not allowed", IsError: true,
-			Error: &tools.ErrorInfo{Name: "PermissionDenied", Code: "PERMISSION_DENIED", Reason: "deny rule"}, DurationMs: 0}},
+			Error: &tools.ErrorInfo{Name: "PermissionDenied", Code: "PERMISSION_DENIED", Reason: "deny rule"}, DurationMs: 0, Denied: true,
+			Presentation: &tools.Presentation{ToolCallID: "c2", Title: "go  vet …", Kind: tools.KindExecute, Status: tools.StatusFailed,
+				Meta: &tools.PresentationMeta{Reason: "permission denied: bash is not allowed"}}}},
+		{Type: agent.EventToolCall, SessionID: sid, Turn: 1, Step: 1, ToolCall: &agent.ToolCallEvent{ID: "c3", Name: "bash", Arguments: `{"command":"sleep 9","timeoutMs":200}`,
+			Presentation: &tools.Presentation{ToolCallID: "c3", Title: "sleep 9", Kind: tools.KindExecute, Status: tools.StatusPending, RawInput: json.RawMessage(`{"command":"sleep 9","timeoutMs":200}`)}}},
+		{Type: agent.EventToolResult, SessionID: sid, Turn: 1, Step: 1, ToolResult: &agent.ToolResultEvent{CallID: "c3", Name: "bash", Content: "(no output)\n[timed out after 200ms]\n[killed by signal: SIGTERM]", DurationMs: 210,
+			Presentation: &tools.Presentation{ToolCallID: "c3", Title: "sleep 9", Kind: tools.KindExecute, Status: tools.StatusFailed,
+				Content: []tools.ToolCallContent{tools.TerminalContent("c3", "", nil, "SIGTERM")}, Meta: &tools.PresentationMeta{Reason: "timed out after 200ms"}}}},
 		{Type: agent.EventState, SessionID: sid, Turn: 1, Key: "todos", State: json.RawMessage(`[{"content":"fix a","status":"in_progress","activeForm":"fixing a"},{"content":"test","status":"pending"}]`)},
 		{Type: agent.EventNotice, SessionID: sid, Turn: 1, Text: "the reply was cut by the model's output token limit"},
 		{Type: agent.EventStep, SessionID: sid, Turn: 1, Step: 2},

@@ -63,7 +63,7 @@ func (p *JSONL) Close() error { return nil }
 // process dies.
 //
 // One holder is waited for, up to selfHeldWait (bounded by ctx): this
-// process itself. A child this process forks shares its open file
+// process itself, or a holder /proc/locks does not name. A child this process forks shares its open file
 // descriptions until it execs (Go opens files close-on-exec), so a log
 // closed while another goroutine was starting a command stays locked for
 // that moment: a Close followed at once by an Open of the same session
@@ -81,8 +81,10 @@ func lockFile(ctx context.Context, f *os.File, id, path string) error {
 		case errors.Is(err, unix.EINTR):
 			continue
 		case errors.Is(err, unix.EWOULDBLOCK):
+			// An unknown holder (0: /proc/locks unreadable, or a pid
+			// outside this pid namespace) may be this process too.
 			holder := flockHolder(f)
-			if holder != os.Getpid() {
+			if holder != os.Getpid() && holder != 0 {
 				return &InUseError{ID: id, Path: path, PID: holder}
 			}
 			if deadline.IsZero() {

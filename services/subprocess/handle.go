@@ -299,10 +299,12 @@ func (l *launch) start() error {
 	} else {
 		h.rng = newPgidRange(h.pid, wd)
 	}
-	h.mu.Unlock()
 	if spec.Context != nil {
+		// Under h.mu: an already-done context runs Terminate at once on
+		// another goroutine, and markGone reads stopCtx.
 		h.stopCtx = context.AfterFunc(spec.Context, h.Terminate)
 	}
+	h.mu.Unlock()
 	return nil
 }
 
@@ -489,12 +491,13 @@ func (h *Handle) markGone() {
 	if h.escalator != nil {
 		h.escalator.Stop()
 	}
+	stop := h.stopCtx
 	h.mu.Unlock()
 	if !first {
 		return
 	}
-	if h.stopCtx != nil {
-		h.stopCtx()
+	if stop != nil {
+		stop()
 	}
 	h.rng.release()
 	select {

@@ -46,7 +46,8 @@ type Tool struct {
 	render   func(args, out any) ([]Content, error)
 	meta     func(args, out any) (any, error)
 	finalize func(e *Execution, o *Outcome) []Content
-	convert  func(v any) (any, error) // a replacement value into the canonical type
+	present  func(c PresentCall) (Presentation, bool) // WithPresent; false: arguments that do not decode
+	convert  func(v any) (any, error)                 // a replacement value into the canonical type
 	safe     func(args any) bool
 	timeout  time.Duration
 	readOnly bool
