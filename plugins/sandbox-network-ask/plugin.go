@@ -46,15 +46,17 @@ func apply(c *core.Context, _ Config) error {
 	})
 }
 
-// Ask puts one question about host:port to ap and maps its answer.
+// Ask puts one question about host:port to ap and maps its answer. The
+// arguments name the host only (an answer holds for every port of it); no
+// AlwaysRules: an "always" here is no tool rule, and the permission plugin
+// must not turn the host name into one.
 func Ask(ctx context.Context, ap tools.Approver, host string, port int) subprocess.NetworkAnswer {
 	args, _ := json.Marshal(struct {
 		Host string `json:"host"`
-		Port int    `json:"port"`
-	}{host, port})
-	reason := fmt.Sprintf("a sandboxed command wants to connect to %s:%d, which sandbox.network.allowedDomains does not list", host, port)
-	out, err := ap.Ask(ctx, tools.ApprovalRequest{Tool: Tool, Arguments: string(args), Reason: reason, DisplayReason: reason,
-		AlwaysRules: []string{host + " (for the rest of this harness process; add it to sandbox.network.allowedDomains to keep it)"}})
+	}{host})
+	reason := fmt.Sprintf("a sandboxed command wants to connect to %s (port %d), which sandbox.network.allowedDomains does not list; "+
+		"always allows %s on any port for the rest of this harness process (add it to allowedDomains to keep it)", host, port, host)
+	out, err := ap.Ask(ctx, tools.ApprovalRequest{Tool: Tool, Arguments: string(args), Reason: reason, DisplayReason: reason})
 	if err != nil {
 		return subprocess.NetworkAskUnavailable
 	}

@@ -98,7 +98,7 @@ func TestAskThroughTheSandbox(t *testing.T) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.asked) != 3 || p.asked[0].Tool != Tool || !strings.Contains(p.asked[0].Reason, "yes.test:"+u.Port()) {
+	if len(p.asked) != 3 || p.asked[0].Tool != Tool || !strings.Contains(p.asked[0].Reason, "yes.test (port "+u.Port()+")") || len(p.asked[0].AlwaysRules) != 0 {
 		t.Errorf("questions: %+v, want one each for yes.test, no.test, nobody.test", p.asked)
 	}
 }

@@ -2,6 +2,7 @@ package netproxy
 
 import (
 	"context"
+	"net/netip"
 	"sync"
 )
 
@@ -43,7 +44,7 @@ type question struct {
 // refusal that a person (not a rule) made.
 func (s *Server) decide(ctx context.Context, host string, port int) (v Verdict, asked bool) {
 	v = s.opts.Rules.Decide(host)
-	if v.Allowed || v.Rule != "" || s.opts.Ask == nil {
+	if v.Allowed || v.Rule != "" || s.opts.Ask == nil || !askable(host) {
 		return v, false
 	}
 	h := normalize(host)
@@ -92,4 +93,35 @@ func (s *Server) decide(ctx context.Context, host string, port int) (v Verdict, 
 		return Verdict{}, true
 	}
 	return Verdict{}, false
+}
+
+// askable reports whether host may be put to a person: an IP address or a
+// DNS name (labels of letters, digits, '-' and '_', at most 253 bytes).
+// The name comes from the sandboxed command; anything else is refused
+// without a question, so a person is never shown crafted text as a host.
+func askable(host string) bool {
+	h := normalize(host)
+	if _, err := netip.ParseAddr(h); err == nil {
+		return true
+	}
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	n := 0
+	for i := 0; i < len(h); i++ {
+		switch c := h[i]; {
+		case c == '.':
+			if n == 0 {
+				return false
+			}
+			n = 0
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-', c == '_':
+			if n++; n > 63 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return n > 0
 }

@@ -265,6 +265,18 @@ func TestAsk(t *testing.T) {
 	}
 	get("listed.test")
 	get("blocked.test")
+	// A name that is no host name (the command chose it) is refused
+	// without a question.
+	d, err := proxy.SOCKS5("tcp", "127.0.0.1:"+strconv.Itoa(port), nil, proxy.Direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"bash(*) x", "a\x1b[2Jb", "a..b"} {
+		if c, err := d.(proxy.ContextDialer).DialContext(context.Background(), "tcp", net.JoinHostPort(bad, plainPort)); err == nil {
+			c.Close()
+			t.Errorf("%q: connected", bad)
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	want := map[string]int{"always.test": 1, "once.test": 2, "deny.test": 1, "nobody.test": 1}
@@ -273,7 +285,54 @@ func TestAsk(t *testing.T) {
 			t.Errorf("%s asked %d times, want %d (all: %v)", h, asked[h], n, asked)
 		}
 	}
-	if asked["listed.test"]+asked["blocked.test"] != 0 {
-		t.Errorf("a host a rule decides was asked about: %v", asked)
+	if len(asked) != len(want) {
+		t.Errorf("asked about a host a rule decides or a name that is no host: %v", asked)
+	}
+}
+
+// TestAskWithdrawnWhenClientLeaves: a question in flight is withdrawn (its
+// ctx ends) when the client that caused it closes its connection, for a
+// CONNECT, a plain HTTP request and a SOCKS5 request.
+func TestAskWithdrawnWhenClientLeaves(t *testing.T) {
+	asking := make(chan string, 4)
+	withdrawn := make(chan string, 4)
+	_, port := start(t, Options{Ask: func(ctx context.Context, host string, _ int) Answer {
+		asking <- host
+		<-ctx.Done()
+		withdrawn <- host
+		return AskUnavailable
+	}})
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	socks := []byte{5, 1, 0, 5, 1, 0, 3, byte(len("socks.test"))}
+	socks = append(append(socks, "socks.test"...), 0, 80)
+	for _, c := range []struct{ host, send string }{
+		{"connect.test", "CONNECT connect.test:443 HTTP/1.1\r\nHost: connect.test:443\r\n\r\n"},
+		{"plain.test", "GET http://plain.test/ HTTP/1.1\r\nHost: plain.test\r\n\r\n"},
+		{"socks.test", string(socks)},
+	} {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.WriteString(conn, c.send); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case h := <-asking:
+			if h != c.host {
+				t.Fatalf("asked about %q, want %q", h, c.host)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: never asked", c.host)
+		}
+		conn.Close()
+		select {
+		case h := <-withdrawn:
+			if h != c.host {
+				t.Fatalf("withdrew %q, want %q", h, c.host)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the question stayed open after the client left", c.host)
+		}
 	}
 }
