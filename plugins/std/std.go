@@ -13,6 +13,7 @@ import (
 	"github.com/dshgo/harness/plugins/mcp"
 	"github.com/dshgo/harness/plugins/permission"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
+	sandboxnetworkask "github.com/dshgo/harness/plugins/sandbox-network-ask"
 	spillpolicy "github.com/dshgo/harness/plugins/spill-policy"
 	subagentinprocess "github.com/dshgo/harness/plugins/subagent-inprocess"
 	subagenttools "github.com/dshgo/harness/plugins/subagent-tools"
@@ -47,6 +48,7 @@ func Plugins() []core.Plugin {
 		systemprompt.Plugin,
 		approval.Plugin,
 		permission.Plugin,
+		sandboxnetworkask.Plugin,
 		hooks.Plugin,
 		prompttools.Plugin,
 		instructions.Plugin,
