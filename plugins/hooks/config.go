@@ -53,8 +53,8 @@ type Config struct {
 }
 
 // Events holds the matcher groups of each supported event. Claude Code events
-// the harness does not fire (Notification, SubagentStop, …) are
-// rejected at load time rather than silently ignored.
+// the harness does not fire are rejected here; a Claude Code settings file
+// that names them loads with a warning (docs/policy.md).
 type Events struct {
 	// PreToolUse runs before a tool call, after argument validation; it may
 	// allow, ask, or deny. Matcher: the tool name.
@@ -74,6 +74,24 @@ type Events struct {
 	// PreCompact runs before the history is compacted; a block cancels a
 	// manual compaction. Matcher: the trigger (manual, auto).
 	PreCompact []MatcherGroup `yaml:"PreCompact" json:"PreCompact,omitempty"`
+	// Notification runs when the harness is about to ask a person for a
+	// tool's approval (notification_type permission_prompt); it only
+	// observes. Matcher: the notification type.
+	Notification []MatcherGroup `yaml:"Notification" json:"Notification,omitempty"`
+	// PermissionRequest runs when a tool call needs approval, before a person
+	// is asked (headless, the permission plugin denies first); it may deny, or
+	// allow a call only the permission mode asks about (not one a rule asks
+	// about). Matcher: the tool name.
+	PermissionRequest []MatcherGroup `yaml:"PermissionRequest" json:"PermissionRequest,omitempty"`
+	// SubagentStart runs when a subagent is created, before its first turn;
+	// it only observes. Matcher: the agent type.
+	SubagentStart []MatcherGroup `yaml:"SubagentStart" json:"SubagentStart,omitempty"`
+	// SubagentStop runs when a subagent's turn settled; it only observes (a
+	// block does not keep the subagent going). Matcher: the agent type.
+	SubagentStop []MatcherGroup `yaml:"SubagentStop" json:"SubagentStop,omitempty"`
+	// SessionEnd runs once when a session closes; it only observes.
+	// Matcher: the reason (always "other").
+	SessionEnd []MatcherGroup `yaml:"SessionEnd" json:"SessionEnd,omitempty"`
 }
 
 // MatcherGroup is one matcher with the commands it selects.
@@ -181,18 +199,25 @@ func (e Events) all() []namedGroups {
 	return []namedGroups{
 		{EventPreToolUse, e.PreToolUse}, {EventPostToolUse, e.PostToolUse},
 		{EventSessionStart, e.SessionStart}, {EventUserPromptSubmit, e.UserPromptSubmit}, {EventStop, e.Stop},
-		{EventPreCompact, e.PreCompact},
+		{EventPreCompact, e.PreCompact}, {EventNotification, e.Notification},
+		{EventPermissionRequest, e.PermissionRequest}, {EventSubagentStart, e.SubagentStart},
+		{EventSubagentStop, e.SubagentStop}, {EventSessionEnd, e.SessionEnd},
 	}
 }
 
 // The hook event names, as sent in `hook_event_name`.
 const (
-	EventPreToolUse       = "PreToolUse"
-	EventPostToolUse      = "PostToolUse"
-	EventSessionStart     = "SessionStart"
-	EventUserPromptSubmit = "UserPromptSubmit"
-	EventStop             = "Stop"
-	EventPreCompact       = "PreCompact"
+	EventPreToolUse        = "PreToolUse"
+	EventPostToolUse       = "PostToolUse"
+	EventSessionStart      = "SessionStart"
+	EventUserPromptSubmit  = "UserPromptSubmit"
+	EventStop              = "Stop"
+	EventPreCompact        = "PreCompact"
+	EventNotification      = "Notification"
+	EventPermissionRequest = "PermissionRequest"
+	EventSubagentStart     = "SubagentStart"
+	EventSubagentStop      = "SubagentStop"
+	EventSessionEnd        = "SessionEnd"
 )
 
 // matcher is a compiled MatcherGroup.Matcher.

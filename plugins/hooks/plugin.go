@@ -17,6 +17,7 @@ import (
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/agent/lifecycle"
+	"github.com/dshgo/harness/services/subagent"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/tools"
 )
@@ -24,7 +25,7 @@ import (
 // Plugin is the hooks plugin.
 var Plugin = core.Define("hooks", apply,
 	core.WithInject(subprocess.Key.Name()),
-	core.WithDescription("Claude Code compatible command hooks: PreToolUse, PostToolUse, SessionStart, UserPromptSubmit, Stop, PreCompact."))
+	core.WithDescription("Claude Code compatible command hooks: PreToolUse, PostToolUse, PermissionRequest, Notification, SessionStart, UserPromptSubmit, Stop, PreCompact, SubagentStart, SubagentStop, SessionEnd."))
 
 func apply(c *core.Context, cfg Config) error {
 	h, err := newRunner(cfg, subprocessRunnerWith(core.Use(c, subprocess.Key), cfg.Sandbox), c.Logger())
@@ -63,6 +64,26 @@ func apply(c *core.Context, cfg Config) error {
 	}
 	if err := core.On(c, lifecycle.PreCompact, h.preCompact); err != nil {
 		return err
+	}
+	if len(h.events[EventPermissionRequest])+len(h.events[EventNotification]) > 0 {
+		if err := core.On(c, tools.PermissionRequest, h.permissionRequest); err != nil {
+			return err
+		}
+	}
+	if len(h.events[EventSessionEnd]) > 0 {
+		if err := core.On(c, lifecycle.SessionEnd, h.sessionEnd); err != nil {
+			return err
+		}
+	}
+	if len(h.events[EventSubagentStart]) > 0 {
+		if err := core.On(c, subagent.Started, h.subagentStart); err != nil {
+			return err
+		}
+	}
+	if len(h.events[EventSubagentStop]) > 0 {
+		if err := core.On(c, subagent.Settled, h.subagentStop); err != nil {
+			return err
+		}
 	}
 	h.notify = func(scope *core.ScopeID, n lifecycle.Notice) {
 		lifecycle.SystemMessage.Emit(context.Background(), c.To(scope), n)
@@ -671,4 +692,108 @@ func (h *runner) stop(ctx context.Context, p lifecycle.Stopping, next core.Next[
 	mine := h.lifecycleDecision(ctx, EventStop, "", p.Session, pl)
 	rest, err := next(ctx, p)
 	return mine.Merge(rest), err
+}
+
+// permissionRequest runs the PermissionRequest hooks when a call needs
+// approval: a deny (exit 2, or decision.behavior "deny") rejects the call
+// without asking; an allow grants it only when the ask is the permission
+// mode's alone (a rule's ask still goes to a person, as a PreToolUse allow
+// would not lift it either). When nothing decided and a person will be
+// asked, the Notification hooks run (notification_type permission_prompt).
+func (h *runner) permissionRequest(ctx context.Context, a tools.PermissionAsk, next core.Next[tools.PermissionAsk, tools.PermissionVerdict]) (tools.PermissionVerdict, error) {
+	rest, err := next(ctx, a)
+	if err != nil || rest.Deny {
+		return rest, err
+	}
+	req := a.Request
+	if sel := h.toolHooks(EventPermissionRequest, req.Tool); len(sel) > 0 {
+		outs := h.dispatch(ctx, req.Scope, sel, Payload{
+			SessionID: sessionOf(req.Scope), HookEventName: EventPermissionRequest,
+			ToolName: h.toolName(req.Tool), ToolInput: h.toolInput(req.Arguments),
+		})
+		m := merge(outs, false)
+		h.report(EventPermissionRequest, m)
+		h.show(EventPermissionRequest, req.Scope, outs)
+		h.warnOnce(EventPermissionRequest, outs)
+		switch {
+		case m.verdict == verdictDeny:
+			return tools.PermissionVerdict{Deny: true, Reason: fmt.Sprintf("a PermissionRequest hook denied tool %q: %s", req.Tool, m.reason)}, nil
+		case m.verdict == verdictAllow && a.Soft:
+			return tools.PermissionVerdict{Allow: true}, nil
+		case m.verdict == verdictAllow:
+			h.log.Warn("hooks: a PermissionRequest hook's allow is not honoured for an ask a permission rule made; a person is asked",
+				"tool", req.Tool)
+		}
+	}
+	if rest.Allow && a.Soft {
+		return rest, nil
+	}
+	if sel := h.selected(EventNotification, notificationPermission); len(sel) > 0 && h.unanswerable(req.Scope) == "" {
+		outs := h.dispatch(ctx, req.Scope, sel, Payload{
+			SessionID: sessionOf(req.Scope), HookEventName: EventNotification,
+			Message: "Harness needs your permission to use " + h.toolName(req.Tool), NotificationType: notificationPermission,
+		})
+		h.report(EventNotification, merge(outs, false))
+		h.warnOnce(EventNotification, outs)
+	}
+	return rest, nil
+}
+
+// notificationPermission is the notification_type of an approval prompt.
+const notificationPermission = "permission_prompt"
+
+// sessionEndReason is the SessionEnd reason the harness reports: it does
+// not tell a /clear or a logout from any other close.
+const sessionEndReason = "other"
+
+// sessionEnd runs the SessionEnd hooks when a session closes. They run even
+// when the close's context is cancelled (an interrupted run), each bounded
+// by its timeout; their answers decide nothing.
+func (h *runner) sessionEnd(ctx context.Context, e lifecycle.End) error {
+	h.learn(e.Session)
+	sel := h.selected(EventSessionEnd, sessionEndReason)
+	if len(sel) == 0 {
+		return nil
+	}
+	pl := payloadSession(e.Session, EventSessionEnd)
+	pl.Reason = sessionEndReason
+	outs := h.dispatch(context.WithoutCancel(ctx), e.Session.Scope, sel, pl)
+	h.report(EventSessionEnd, merge(outs, false))
+	h.warnOnce(EventSessionEnd, outs)
+	return nil
+}
+
+// subagentPayload is the payload of a subagent event, in the parent's session.
+func (h *runner) subagentPayload(event string, info subagent.Info) Payload {
+	return Payload{SessionID: info.Parent, HookEventName: event, AgentID: info.ID, AgentType: info.Agent}
+}
+
+// subagentStart runs the SubagentStart hooks when a subagent was created.
+func (h *runner) subagentStart(ctx context.Context, info subagent.Info) error {
+	sel := h.selected(EventSubagentStart, info.Agent)
+	if len(sel) == 0 {
+		return nil
+	}
+	outs := h.dispatch(ctx, nil, sel, h.subagentPayload(EventSubagentStart, info))
+	h.report(EventSubagentStart, merge(outs, false))
+	h.warnOnce(EventSubagentStart, outs)
+	return nil
+}
+
+// subagentStop runs the SubagentStop hooks when a subagent's turn settled.
+func (h *runner) subagentStop(ctx context.Context, s subagent.Settlement) error {
+	sel := h.selected(EventSubagentStop, s.Info.Agent)
+	if len(sel) == 0 {
+		return nil
+	}
+	p := h.subagentPayload(EventSubagentStop, s.Info)
+	h.mu.Lock()
+	p.AgentTranscriptPath = h.transcripts[s.Info.ID]
+	h.mu.Unlock()
+	active, last := false, s.Outcome.Text
+	p.StopHookActive, p.LastAssistantMessage = &active, &last
+	outs := h.dispatch(ctx, nil, sel, p)
+	h.report(EventSubagentStop, merge(outs, false))
+	h.warnOnce(EventSubagentStop, outs)
+	return nil
 }

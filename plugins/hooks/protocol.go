@@ -35,6 +35,17 @@ type Payload struct {
 	// "auto", and the user's instructions for the summary ("" for auto).
 	Trigger            string  `json:"trigger,omitempty"`
 	CustomInstructions *string `json:"custom_instructions,omitempty"`
+	// Message, Title and NotificationType are set for Notification.
+	Message          string `json:"message,omitempty"`
+	Title            string `json:"title,omitempty"`
+	NotificationType string `json:"notification_type,omitempty"`
+	// Reason is set for SessionEnd (always "other").
+	Reason string `json:"reason,omitempty"`
+	// AgentID and AgentType are set for SubagentStart and SubagentStop;
+	// AgentTranscriptPath for SubagentStop.
+	AgentID             string `json:"agent_id,omitempty"`
+	AgentType           string `json:"agent_type,omitempty"`
+	AgentTranscriptPath string `json:"agent_transcript_path,omitempty"`
 }
 
 // ToolResponse is the tool result a PostToolUse hook sees.
@@ -173,6 +184,17 @@ type hookSpecificOutput struct {
 	UpdatedToolOutput        json.RawMessage `json:"updatedToolOutput"`
 	UpdatedMCPToolOutput     json.RawMessage `json:"updatedMCPToolOutput"`
 	UpdatedInput             json.RawMessage `json:"updatedInput"`
+	// Decision is PermissionRequest's answer.
+	Decision *permissionDecision `json:"decision"`
+}
+
+// permissionDecision is the hookSpecificOutput.decision of a
+// PermissionRequest hook.
+type permissionDecision struct {
+	Behavior     string          `json:"behavior"`
+	Message      string          `json:"message"`
+	UpdatedInput json.RawMessage `json:"updatedInput"`
+	Interrupt    bool            `json:"interrupt"`
 }
 
 // apply folds the structured answer into o. The top-level `decision` accepts
@@ -199,6 +221,24 @@ func (s structured) apply(event, hook string, o outcome) outcome {
 				o.replace = &text
 			} else {
 				o.ignored = append(o.ignored, "hookSpecificOutput.updatedToolOutput")
+			}
+		}
+		if pd := h.Decision; pd != nil {
+			if event == EventPermissionRequest {
+				switch strings.ToLower(pd.Behavior) {
+				case "allow":
+					o.verdict, o.reason = verdictAllow, ""
+				case "deny":
+					o.verdict, o.reason = verdictDeny, pd.Message
+				}
+				if firstPresent(pd.UpdatedInput) != nil {
+					o.ignored = append(o.ignored, "hookSpecificOutput.decision.updatedInput")
+				}
+				if pd.Interrupt {
+					o.ignored = append(o.ignored, "hookSpecificOutput.decision.interrupt")
+				}
+			} else {
+				o.ignored = append(o.ignored, "hookSpecificOutput.decision")
 			}
 		}
 		if r := firstPresent(h.UpdatedInput); r != nil {

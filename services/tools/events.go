@@ -74,3 +74,33 @@ func OnPreExecute(c *core.Context, fn func(ctx context.Context, e *Execution) (D
 		return rest, nil // the votes are merged by the registry (Execution.votesSoFar)
 	}, core.Prepend())
 }
+
+// PermissionAsk is the payload of [PermissionRequest]: the question the
+// registry is about to put to the approval service.
+type PermissionAsk struct {
+	// Request is what the approval service would be asked.
+	Request ApprovalRequest
+	// Soft is true when only the permission mode's default asks (no rule,
+	// guard or other vote made the ask): what a PreToolUse hook's allow
+	// could have lifted. A listener should grant only soft asks.
+	Soft bool
+}
+
+// PermissionVerdict is what [PermissionRequest] listeners answer. The zero
+// value decides nothing: the approval service is asked.
+type PermissionVerdict struct {
+	// Deny rejects the call without asking, with Reason for the model.
+	Deny bool
+	// Allow grants the call without asking (honoured only for a Soft ask;
+	// Deny wins over it).
+	Allow bool
+	// Reason explains a deny.
+	Reason string
+}
+
+// PermissionRequest is run by the registry, to the call's scope, when a
+// call needs approval, before the approval service asks anyone (Claude
+// Code's PermissionRequest hook event): a listener may answer for the
+// person. Listeners should call next and keep its Deny. An error fails the
+// call closed.
+var PermissionRequest = core.NewWaterfallEvent[PermissionAsk, PermissionVerdict]("tools/permission-request")

@@ -59,6 +59,7 @@ type Execution struct {
 	mu       sync.Mutex // guards deferred and votes
 	votes    votes      // the OnPreExecute votes of the current round
 	recheck  bool       // the pre-execute stage runs again after a rewrite
+	softAsk  bool       // the pre-execute ask came from soft votes only
 	deferred *[]string  // DeferContext messages, FIFO (nil: none)
 
 	tok     Token
@@ -220,6 +221,14 @@ func (e *Execution) votesSoFar() Decision {
 	}
 	d.Soft, d.Approve, d.Arguments = false, false, ""
 	return d
+}
+
+// onlySoftAsk reports whether the round's ask comes from soft votes alone
+// (no hard vote asks or denies).
+func (e *Execution) onlySoftAsk() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.votes.hard.Kind < DecisionAsk && !e.votes.approved && e.votes.soft.Kind == DecisionAsk
 }
 
 // Rechecking reports whether the pre-execute stage is running again because

@@ -251,10 +251,20 @@ func (r *Registry) preExecute(ctx context.Context, e *Execution) (d Decision, er
 		return Decision{}, err
 	}
 	d.Soft, d.Approve, d.Arguments = false, false, ""
+	soft := d.Kind < DecisionAsk && e.onlySoftAsk()
+	e.mu.Lock()
+	e.softAsk = soft
+	e.mu.Unlock()
 	return Merge(d, e.votesSoFar()), nil
 }
 
-// ask resolves an ask decision through the approval service.
+// undecided is the inner function of PermissionRequest: nobody decided.
+func undecided(context.Context, PermissionAsk) (PermissionVerdict, error) {
+	return PermissionVerdict{}, nil
+}
+
+// ask resolves an ask decision: PermissionRequest listeners may answer it,
+// else the approval service does.
 func (r *Registry) ask(ctx context.Context, e *Execution, d Decision) (out Decision, err error) {
 	name := e.call.Name
 	approver, ok := core.Lookup(r.c, ApprovalKey)
@@ -272,6 +282,25 @@ func (r *Registry) ask(ctx context.Context, e *Execution, d Decision) (out Decis
 	req := ApprovalRequest{
 		Scope: e.call.Scope, Tool: name, CallID: e.call.ID, Arguments: e.Arguments(),
 		Reason: d.Reason, DisplayReason: d.DisplayReason, AlwaysRules: d.AlwaysRules,
+	}
+	if core.Listeners(r.c, PermissionRequest) > 0 {
+		e.mu.Lock()
+		soft := e.softAsk
+		e.mu.Unlock()
+		v, err := PermissionRequest.Run(ctx, r.c.To(e.call.Scope), PermissionAsk{Request: req, Soft: soft}, undecided)
+		if err != nil {
+			return Decision{}, fmt.Errorf("permission request for tool %q failed: %w", name, err)
+		}
+		switch {
+		case v.Deny:
+			reason := v.Reason
+			if reason == "" {
+				reason = fmt.Sprintf("a permission-request listener denied tool %q", name)
+			}
+			return Deny(reason), nil
+		case v.Allow && soft:
+			return Allow(), nil
+		}
 	}
 	var answer ApprovalAnswer
 	if da, ok := approver.(DetailedApprover); ok {
