@@ -176,13 +176,13 @@ func bootAgent(env *Env, f *agentFlags) (*agentHost, error) {
 	}
 	if (mode != "" || len(allow) > 0) && !permRow {
 		host.h = h
-		host.stop()
+		_ = host.stop() // the usage error is what the user needs
 		return nil, UsageError(errors.New("--permission-mode and --allowed-tools need a `name: permission` row in the manifest"))
 	}
 	host.h, host.boot = h, opts
 	svc, ok := core.Lookup(h.Root.Context(), agent.Key)
 	if !ok {
-		host.stop()
+		_ = host.stop() // the usage error is what the user needs
 		return nil, UsageError(errors.New("the agent plugin is not active: add a row `name: agent` to harness.yml (with llm, tools and systemprompt rows); `harness plugins` shows what it waits for"))
 	}
 	host.agent = svc
