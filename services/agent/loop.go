@@ -556,12 +556,21 @@ func (t *turn) result(tc llm.ToolCall, o *tools.Outcome, took time.Duration) err
 	ss := t.ss
 	text := tools.TextOf(o.Content)
 	m := &llm.Message{Role: llm.RoleTool, ToolCallID: tc.ID, Name: tc.Name, Content: text}
+	p := t.present(tc, o)
 	err := ss.append(Record{Type: RecordToolResult, Turn: t.n, Step: t.step, Message: m, CallID: tc.ID, Name: tc.Name,
-		Content: o.Content, IsError: o.IsError, Error: o.Error, Meta: o.Meta})
+		Content: o.Content, IsError: o.IsError, Error: o.Error, Meta: o.Meta, Presentation: logged(p)})
 	ss.observe(Event{Type: EventToolResult, Turn: t.n, Step: t.step, ToolResult: &ToolResultEvent{
 		CallID: tc.ID, Name: tc.Name, Content: text, IsError: o.IsError, Error: o.Error, Meta: o.Meta, DurationMs: took.Milliseconds(), Denied: o.Denied,
-		Presentation: t.present(tc, o)}})
+		Presentation: p}})
 	return err
+}
+
+// logged is the part of presentation p a tool/result record keeps (see
+// Record.Presentation): all but its content and raw input and output.
+func logged(p *tools.Presentation) *tools.Presentation {
+	l := *p
+	l.Content, l.RawInput, l.RawOutput = nil, nil, nil
+	return &l
 }
 
 // present is the presentation of call tc: pending without an outcome,

@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/dshgo/harness/services/subprocess/sandbox/netproxy"
 )
 
 // Request is one spawn to confine.
@@ -42,6 +44,9 @@ type Request struct {
 	// proxied policy, ahead of DNS (netproxy.Options.Hosts: trusted, may
 	// be loopback).
 	NetworkHosts map[string]string
+	// NetworkAsk answers for a host no rule decides, when the policy's
+	// network has ask set (nil: refused).
+	NetworkAsk netproxy.Asker
 }
 
 // Command is what to exec instead of the request's program.

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dshgo/harness/services/subprocess/sandbox/netproxy"
 	"golang.org/x/sys/unix"
 )
 
@@ -137,7 +138,11 @@ func (b *bwrap) Wrap(req Request) (Command, Report, error) {
 	var netLog *NetworkLog
 	if req.Policy.Network.Proxied() {
 		var err error
-		if proxy, err = b.proxies.get(req.Policy.Network.Rules(), req.NetworkHosts); err != nil {
+		var ask netproxy.Asker
+		if req.Policy.Network.Ask {
+			ask = req.NetworkAsk
+		}
+		if proxy, err = b.proxies.get(req.Policy.Network.Rules(), req.NetworkHosts, ask); err != nil {
 			return Command{}, rep, err
 		}
 		req.Env = proxyEnv(req.Env, proxy.port)
