@@ -449,7 +449,11 @@ func (p *printer) observe(e agent.Event) {
 		// approval question may come first on the terminal.
 	case agent.EventToolResult:
 		p.clearStatus()
-		fmt.Fprintf(p.errw, "  %s\n", resultLine(e.ToolResult, 200))
+		if e.ToolResult.Denied {
+			fmt.Fprintf(p.errw, "  %s\n", deniedLines(e.ToolResult))
+		} else {
+			fmt.Fprintf(p.errw, "  %s\n", resultLine(e.ToolResult, 200))
+		}
 		p.showStatus()
 	case agent.EventUsage:
 		if e.Total != nil {
@@ -475,6 +479,17 @@ func (p *printer) observe(e agent.Event) {
 			fmt.Fprintf(p.errw, "%s\n", summary(e.Result))
 		}
 	}
+}
+
+// deniedLines is a refused call's result in full, never clipped: the
+// denial says what to configure (the rule to add, the flag for one run),
+// and a person needs all of it, indented under the "✗ name: denied" line.
+func deniedLines(r *agent.ToolResultEvent) string {
+	reason := strings.TrimSpace(strings.TrimPrefix(r.Content, "Error: "))
+	if reason == "" {
+		reason = finalPresentation(r).Reason()
+	}
+	return fmt.Sprintf("✗ %s: denied, %d ms\n    %s", r.Name, r.DurationMs, strings.ReplaceAll(reason, "\n", "\n    "))
 }
 
 // summary is the text output's last line of a turn: steps, tokens, wall
