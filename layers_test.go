@@ -27,7 +27,6 @@ var layerExceptions = []struct{ from, to, reason string }{
 	{"internal/cli/agente2e", "plugins/", "test support: lists the plugins the agent end-to-end binary adds to the catalog"},
 	{"internal/cli", "plugins/tool-todo", "the todo card; goes with the tool-call presentation model (issue 33 item 2)"},
 	{"internal/tui", "plugins/tool-todo", "the todo card; goes with the tool-call presentation model (issue 33 item 2)"},
-	{"internal/tui", "plugins/tool-fs", "the write/edit diff card; goes with the tool-call presentation model (issue 33 item 2)"},
 }
 
 // layerOf names the layer of a package path relative to the module ("" is

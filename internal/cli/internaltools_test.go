@@ -72,7 +72,7 @@ func TestDefaultManifestRunsInternalToolsHeadless(t *testing.T) {
 // allow list covers `git status`, and the hint names the `unsandboxed` form.
 func TestDefaultManifestDeniesLeavingTheSandboxHeadless(t *testing.T) {
 	// Serial: runDefault uses t.Setenv and t.Chdir.
-	out, errOut, code := runDefault(t, "tool", "bash", `{"command":"git status","description":"status","sandbox":"off","justification":"x"}`)
+	out, errOut, code := runDefault(t, "tool", "bash", `{"command":"git status","sandbox":"off","justification":"x"}`)
 	all := out + errOut
 	if code == 0 || !strings.Contains(all, "person's decision") || !strings.Contains(all, `bash(git status *) unsandboxed`) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)

@@ -37,6 +37,7 @@ type approvalMsg struct {
 	id    int64
 	req   tools.ApprovalRequest
 	reply chan tools.ApprovalAnswer
+	card  *toolCard // the call's card (its presentation), when the transcript has it
 }
 
 // approvalGoneMsg withdraws a question whose context ended.
@@ -74,16 +75,15 @@ type approvalModal struct {
 	cur    approvalMsg
 	queue  []approvalMsg
 	choice int
-	diff   []string
 	why    *textinput.Model // the reason being typed ("no, and tell the model why")
 }
 
-func newApprovalModal(msg approvalMsg, cwd string, prev *approvalModal) *approvalModal {
+func newApprovalModal(msg approvalMsg, prev *approvalModal) *approvalModal {
 	if prev != nil {
 		prev.queue = append(prev.queue, msg)
 		return prev
 	}
-	return &approvalModal{cur: msg, diff: proposedDiff(msg.req.Tool, msg.req.Arguments, cwd)}
+	return &approvalModal{cur: msg}
 }
 
 // drop withdraws question id; the modal closes when none is left.
@@ -105,9 +105,7 @@ func (a *approvalModal) advance() *approvalModal {
 	if len(a.queue) == 0 {
 		return nil
 	}
-	next := &approvalModal{cur: a.queue[0], queue: a.queue[1:]}
-	next.diff = proposedDiff(next.cur.req.Tool, next.cur.req.Arguments, "")
-	return next
+	return &approvalModal{cur: a.queue[0], queue: a.queue[1:]}
 }
 
 // answer replies to the current question.
@@ -208,9 +206,13 @@ func (a *approvalModal) view(m *Model) []string {
 		body = append(body, m.th.dim.Render(ansi.Truncate(visible(why), w, "…")))
 	}
 	maxBody := max(3, m.h-14)
-	switch {
-	case len(a.diff) > 0:
-		body = append(body, m.tr.diffLines(a.diff, w, maxBody)...)
+	// What the call would do, from its presentation: the diff, else its
+	// text (a command), else the arguments.
+	switch c := a.cur.card; {
+	case c != nil && len(c.diff) > 0:
+		body = append(body, m.tr.diffLines(c.diff, w, maxBody)...)
+	case c != nil && c.output() != "":
+		body = append(body, textLines(c.output(), w, maxBody)...)
 	default:
 		body = append(body, argLines(r.Arguments, w, maxBody)...)
 	}
@@ -236,18 +238,20 @@ func (a *approvalModal) view(m *Model) []string {
 	return strings.Split(box, "\n")
 }
 
-// argLines shows a call's arguments: the command of a shell call, else the
-// JSON, indented, at most n lines.
+// argLines shows a call's arguments as indented JSON, at most n lines.
 func argLines(args string, w, n int) []string {
-	var m map[string]any
 	text := args
-	if json.Unmarshal([]byte(args), &m) == nil {
-		if c, ok := m["command"].(string); ok {
-			text = "$ " + c
-		} else if b, err := json.MarshalIndent(m, "", "  "); err == nil {
+	var v any
+	if json.Unmarshal([]byte(args), &v) == nil {
+		if b, err := json.MarshalIndent(v, "", "  "); err == nil {
 			text = string(b)
 		}
 	}
+	return textLines(text, w, n)
+}
+
+// textLines shows text indented, at most n lines.
+func textLines(text string, w, n int) []string {
 	lines := strings.Split(text, "\n")
 	var out []string
 	for i, l := range lines {

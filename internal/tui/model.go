@@ -17,6 +17,7 @@ import (
 	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/commands"
 	"github.com/dshgo/harness/services/llm"
+	"github.com/dshgo/harness/services/tools"
 )
 
 // Options configure the UI.
@@ -275,7 +276,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.onSessionList(msg)
 		return m, nil
 	case approvalMsg:
-		m.modal = newApprovalModal(msg, m.o.Cwd, m.modal)
+		msg.card = m.cards[msg.req.CallID]
+		m.modal = newApprovalModal(msg, m.modal)
 		return m, nil
 	case approvalGoneMsg:
 		if m.modal != nil {
@@ -483,8 +485,8 @@ func (m *Model) replay(hist []llm.Message) {
 				m.tr.add(&item{kind: kindAssistant, text: clean(t), done: true})
 			}
 			for _, c := range msg.ToolCalls {
-				card := newToolCard(c.ID, c.Name, c.Arguments, m.o.Cwd, time.Now())
-				card.state, card.diff = toolDone, nil
+				card := newToolCard(c.ID, c.Name, c.Arguments, nil, m.o.Cwd, time.Now())
+				card.state = toolDone
 				m.tr.add(&item{kind: kindTool, tool: card, done: true})
 			}
 		}
@@ -499,7 +501,7 @@ func (m *Model) onTurnDone(msg turnDoneMsg) {
 	m.closeLive()
 	for _, c := range m.cards {
 		if c.running() {
-			c.state, c.content = toolFailed, "interrupted"
+			c.update(tools.Presentation{Status: tools.StatusFailed, Meta: &tools.PresentationMeta{Reason: "interrupted"}})
 			c.duration = time.Since(c.started)
 		}
 	}
@@ -557,7 +559,7 @@ func (m *Model) onEvent(e agent.Event) {
 		m.closeLive()
 	case agent.EventToolCall:
 		m.closeLive()
-		c := newToolCard(e.ToolCall.ID, e.ToolCall.Name, e.ToolCall.Arguments, m.o.Cwd, time.Now())
+		c := newToolCard(e.ToolCall.ID, e.ToolCall.Name, e.ToolCall.Arguments, e.ToolCall.Presentation, m.o.Cwd, time.Now())
 		m.cards[c.id] = c
 		m.tr.add(&item{kind: kindTool, tool: c})
 	case agent.EventToolProgress:
@@ -604,12 +606,14 @@ func (m *Model) onToolResult(r *agent.ToolResultEvent) {
 		return
 	}
 	delete(m.cards, r.CallID)
-	c.content = clean(r.Content)
 	c.duration = time.Duration(r.DurationMs) * time.Millisecond
-	c.state = toolDone
-	if r.IsError {
-		c.state = toolFailed
+	p := r.Presentation
+	if p == nil { // not from the agent loop: the generic presentation of the result
+		o := &tools.Outcome{Content: []tools.Content{tools.Text(r.Content)}, IsError: r.IsError, Denied: r.Denied}
+		g := tools.Present(nil, tools.PresentCall{ID: r.CallID, Name: r.Name, Outcome: o})
+		p = &g
 	}
+	c.update(*p)
 	for _, it := range m.tr.items {
 		if it.tool == c {
 			it.done = true

@@ -1,9 +1,7 @@
 package tui
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -11,7 +9,7 @@ import (
 	"github.com/aymanbagabas/go-udiff"
 	"github.com/charmbracelet/x/ansi"
 
-	toolfs "github.com/dshgo/harness/plugins/tool-fs"
+	"github.com/dshgo/harness/services/tools"
 )
 
 // toolState is where a tool call is.
@@ -23,17 +21,19 @@ const (
 	toolFailed
 )
 
-// toolCard is one tool call as the transcript shows it.
+// toolCard is one tool call as the transcript shows it, drawn from the
+// call's presentation (tools.Presentation) alone: the TUI decodes no
+// tool's arguments.
 type toolCard struct {
-	id, name, args string
-	started        time.Time
-	state          toolState
-	duration       time.Duration
-	content        string   // the result the model saw
-	diff           []string // unified diff for edit/write (computed when the call was announced)
-	summary        string   // the one-line argument summary
-	live           string   // the output so far while it runs (the last tool_progress tail)
-	liveBytes      int64    // output bytes so far while it runs
+	id, name  string
+	cwd       string // paths under it are shown relative to it in diff headers
+	started   time.Time
+	state     toolState
+	duration  time.Duration
+	pres      tools.Presentation // the latest presentation (pending, then final)
+	diff      []string           // the unified diff of the presentation's diff content
+	live      string             // the output so far while it runs (the last tool_progress tail)
+	liveBytes int64              // output bytes so far while it runs
 }
 
 func (c *toolCard) running() bool { return c.state == toolRunning }
@@ -44,28 +44,52 @@ const (
 	maxTailLines = 8
 )
 
-// newToolCard describes a call from its arguments; cwd resolves relative
-// file paths for the diff of edit and write.
-func newToolCard(id, name, args, cwd string, now time.Time) *toolCard {
-	c := &toolCard{id: id, name: name, args: args, started: now}
-	c.summary = argSummary(name, args)
-	c.diff = proposedDiff(name, args, cwd)
+// newToolCard describes a call from its presentation (nil: the generic
+// one, computed from the arguments, as for a replayed call).
+func newToolCard(id, name, args string, p *tools.Presentation, cwd string, now time.Time) *toolCard {
+	c := &toolCard{id: id, name: name, cwd: cwd, started: now}
+	if p == nil {
+		g := tools.Present(nil, tools.PresentCall{ID: id, Name: name, Arguments: args, Cwd: cwd})
+		p = &g
+	}
+	c.update(*p)
 	return c
 }
 
-// argSummary is one line saying what the call does.
-func argSummary(name, args string) string {
-	var m map[string]any
-	if json.Unmarshal([]byte(args), &m) != nil {
-		return oneLine(args)
+// update applies a later presentation of the call: the fields it omits
+// stay as they were (ACP's tool_call_update).
+func (c *toolCard) update(p tools.Presentation) {
+	if p.Title != "" {
+		c.pres.Title = p.Title
 	}
-	for _, k := range []string{"command", "file_path", "path", "pattern", "query", "url"} {
-		if v, ok := m[k].(string); ok && v != "" {
-			return oneLine(v)
-		}
+	if p.Kind != "" {
+		c.pres.Kind = p.Kind
 	}
-	return oneLine(args)
+	if p.Status != "" {
+		c.pres.Status = p.Status
+	}
+	if p.Content != nil {
+		c.pres.Content = p.Content
+		c.diff = c.unifiedDiff()
+	}
+	if p.Locations != nil {
+		c.pres.Locations = p.Locations
+	}
+	if p.Meta != nil {
+		c.pres.Meta = p.Meta
+	}
+	switch c.pres.Status {
+	case tools.StatusCompleted:
+		c.state = toolDone
+	case tools.StatusFailed:
+		c.state = toolFailed
+	default:
+		c.state = toolRunning
+	}
 }
+
+// label is the card's one-line name: the tool's name and the title.
+func (c *toolCard) label() string { return oneLine(tools.Label(c.name, &c.pres)) }
 
 func oneLine(s string) string {
 	s = strings.TrimSpace(s)
@@ -75,64 +99,50 @@ func oneLine(s string) string {
 	return s
 }
 
-// proposedDiff is the unified diff an edit or write call would make, read
-// from the file as it is now (nil for other tools or unreadable input).
-func proposedDiff(name, args, cwd string) []string {
-	var path, before, after string
-	switch name {
-	case "write":
-		var a toolfs.WriteArgs
-		if json.Unmarshal([]byte(args), &a) != nil || a.FilePath == "" {
-			return nil
+// unifiedDiff is the unified diff of the presentation's first diff
+// content (nil when it has none).
+func (c *toolCard) unifiedDiff() []string {
+	for _, ct := range c.pres.Content {
+		if ct.Type != tools.ContentDiff || ct.NewText == nil {
+			continue
 		}
-		path, after = a.FilePath, a.Content
-		before = readSmall(resolve(cwd, path))
-	case "edit":
-		var a toolfs.EditArgs
-		if json.Unmarshal([]byte(args), &a) != nil || a.FilePath == "" {
-			return nil
+		var before string
+		if ct.OldText != nil {
+			before = *ct.OldText
 		}
-		path = a.FilePath
-		before = readSmall(resolve(cwd, path))
-		if before == "" || !strings.Contains(before, a.OldString) || a.OldString == "" {
-			before, after = a.OldString, a.NewString // show the replacement alone
-		} else if a.ReplaceAll {
-			after = strings.ReplaceAll(before, a.OldString, a.NewString)
-		} else {
-			after = strings.Replace(before, a.OldString, a.NewString, 1)
+		// git's header form: a/ and b/ prefixes, no doubled slash for an
+		// absolute path; a path under the working directory relative to it.
+		path := ct.Path
+		if rel, err := filepath.Rel(c.cwd, path); c.cwd != "" && err == nil && filepath.IsAbs(path) && !strings.HasPrefix(rel, "..") {
+			path = rel
 		}
-	default:
-		return nil
+		header := strings.TrimPrefix(path, "/")
+		d := udiff.Unified("a/"+header, "b/"+header, before, *ct.NewText)
+		if d == "" {
+			return []string{"(no change)"}
+		}
+		return strings.Split(strings.TrimRight(d, "\n"), "\n")
 	}
-	// git's header form: a/ and b/ prefixes, no doubled slash for an
-	// absolute path.
-	header := strings.TrimPrefix(path, "/")
-	d := udiff.Unified("a/"+header, "b/"+header, before, after)
-	if d == "" {
-		return []string{"(no change)"}
-	}
-	return strings.Split(strings.TrimRight(d, "\n"), "\n")
+	return nil
 }
 
-func resolve(cwd, p string) string {
-	if filepath.IsAbs(p) || cwd == "" {
-		return p
+// output is what the card shows of a call's result: the terminal's
+// output, else the text content ("" when it has neither).
+func (c *toolCard) output() string {
+	var texts []string
+	for _, ct := range c.pres.Content {
+		switch {
+		case ct.Type == tools.ContentTerminal && ct.Terminal != nil:
+			return clean(ct.Terminal.Output)
+		case ct.Type == tools.ContentBlock && ct.Content != nil && ct.Content.Type == "text":
+			texts = append(texts, ct.Content.Text)
+		}
 	}
-	return filepath.Join(cwd, p)
+	return clean(strings.Join(texts, "\n"))
 }
 
-// readSmall reads a file of at most 1 MiB ("" otherwise).
-func readSmall(path string) string {
-	st, err := os.Stat(path)
-	if err != nil || !st.Mode().IsRegular() || st.Size() > 1<<20 {
-		return ""
-	}
-	b, _ := os.ReadFile(path)
-	return string(b)
-}
-
-// toolLines renders a card: a header with state and time, then the diff
-// (edit, write), the output tail (bash) or the error.
+// toolLines renders a card: a header with state and time, then the diff,
+// the output so far or its tail, or the failure's reason and the tail.
 func (t *transcript) toolLines(c *toolCard, w int) []string {
 	var icon, when string
 	switch c.state {
@@ -144,24 +154,28 @@ func (t *transcript) toolLines(c *toolCard, w int) []string {
 	case toolDone:
 		icon, when = t.th.ok.Render("✓"), t.th.dim.Render(fmtDur(c.duration))
 	default:
-		icon, when = t.th.bad.Render("✗"), t.th.bad.Render("error · "+fmtDur(c.duration))
+		icon, when = t.th.bad.Render("✗"), t.th.bad.Render("failed · "+fmtDur(c.duration))
 	}
-	head := fmt.Sprintf("%s %s %s", icon, t.th.accent.Render(c.name), ansi.Truncate(visible(c.summary), max(w-30, 10), "…"))
+	name, rest, _ := strings.Cut(c.label(), " ")
+	head := fmt.Sprintf("%s %s %s", icon, t.th.accent.Render(name), ansi.Truncate(visible(rest), max(w-30, 10), "…"))
 	lines := []string{head + "  " + when}
 	body := func(l string) string { return t.th.dim.Render("  │ ") + ansi.Truncate(visible(l), w-4, "…") }
 	switch {
-	case len(c.diff) > 0 && c.state != toolFailed:
-		lines = append(lines, t.diffLines(c.diff, w, maxDiffLines)...)
 	case c.state == toolFailed:
-		for _, l := range tail(c.content, 3, true) {
-			lines = append(lines, t.th.dim.Render("  │ ")+t.th.bad.Render(ansi.Truncate(visible(l), w-4, "…")))
+		if r := c.pres.Reason(); r != "" {
+			lines = append(lines, t.th.dim.Render("  │ ")+t.th.bad.Render(ansi.Truncate(visible(r), w-4, "…")))
 		}
+		for _, l := range tail(c.output(), 3, false) {
+			lines = append(lines, body(l))
+		}
+	case len(c.diff) > 0:
+		lines = append(lines, t.diffLines(c.diff, w, maxDiffLines)...)
 	case c.state == toolRunning && c.live != "":
 		for _, l := range lastLines(c.live, maxTailLines) {
 			lines = append(lines, body(l))
 		}
-	case c.state == toolDone && c.name == "bash":
-		for _, l := range tail(c.content, maxTailLines, false) {
+	case c.state == toolDone:
+		for _, l := range tail(c.output(), maxTailLines, false) {
 			lines = append(lines, body(l))
 		}
 	}

@@ -140,15 +140,17 @@ func Tool(x *Executor) *tools.Tool {
 }
 
 // Present is how a bash call looks: kind execute, titled with its command
-// (its first line); pending, the description as text; done, the output as
+// (its first line); pending, the whole command ("$ …") and the
+// description (when given) as text, for an approval to show; done, the output as
 // terminal content, failed with the reason when the command timed out, was
 // killed, was aborted or exited non-zero (the model is told the same by
 // the result's markers).
 func Present(in tools.PresentInput[Args, Value]) tools.Presentation {
 	p := tools.Presentation{Kind: tools.KindExecute, Title: commandTitle(in.Args.Command)}
 	if in.Pending() {
+		p.Content = []tools.ToolCallContent{tools.TextContent("$ " + in.Args.Command)}
 		if d := strings.TrimSpace(in.Args.Description); d != "" {
-			p.Content = []tools.ToolCallContent{tools.TextContent(d)}
+			p.Content = append(p.Content, tools.TextContent(d))
 		}
 		return p
 	}

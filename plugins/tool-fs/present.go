@@ -66,8 +66,10 @@ func PresentEdit(in tools.PresentInput[EditArgs, EditValue]) tools.Presentation 
 	p := tools.Presentation{Kind: tools.KindEdit, Title: in.Args.FilePath, Locations: []tools.Location{{Path: path}}}
 	switch {
 	case in.Pending():
-		old := NormalizeLineEndings(in.Args.OldString)
-		p.Content = []tools.ToolCallContent{tools.DiffContent(path, &old, NormalizeLineEndings(in.Args.NewString))}
+		// Fragments, not files: each ends its last line (no "no newline
+		// at end of file" in a front end's diff).
+		old, new := fragment(in.Args.OldString), fragment(in.Args.NewString)
+		p.Content = []tools.ToolCallContent{tools.DiffContent(path, &old, new)}
 	case in.Succeeded():
 		v := in.Out
 		p.Locations = []tools.Location{{Path: v.Path, Line: firstChangedLine(v.Before, v.After)}}
@@ -79,6 +81,15 @@ func PresentEdit(in tools.PresentInput[EditArgs, EditValue]) tools.Presentation 
 		}
 	}
 	return p
+}
+
+// fragment is s with LF line endings and a final newline (unless empty).
+func fragment(s string) string {
+	s = NormalizeLineEndings(s)
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	return s
 }
 
 // resolved is p made absolute against cwd ("" stays "").
