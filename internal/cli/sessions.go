@@ -17,6 +17,7 @@ import (
 	"github.com/dshgo/harness/core/manifest"
 	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/sessions"
+	"github.com/dshgo/harness/services/tools"
 )
 
 func init() {
@@ -243,7 +244,10 @@ func writeMessage(w io.Writer, r agent.Record) {
 		fmt.Fprintf(w, "\n── assistant (turn %d, step %d%s) ──\n", r.Turn, r.Step, aborted)
 	case r.Type == agent.RecordToolResult:
 		status := ""
-		if r.IsError {
+		switch p := r.Presentation; {
+		case p != nil && p.Status == tools.StatusFailed:
+			status = ", failed: " + p.Reason()
+		case r.IsError:
 			status = ", error"
 		}
 		fmt.Fprintf(w, "\n── tool result: %s (%s%s) ──\n", m.Name, m.ToolCallID, status)

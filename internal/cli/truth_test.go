@@ -19,11 +19,17 @@ import (
 // stderr and the exit code.
 func runDefaultBinary(t *testing.T, dir string, srv *llmtest.Server, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return runDefaultBinaryIn(t, dir, t.TempDir(), srv, args...)
+}
+
+// runDefaultBinaryIn is runDefaultBinary with state as XDG_STATE_HOME
+// (and the config and cache homes).
+func runDefaultBinaryIn(t *testing.T, dir, state string, srv *llmtest.Server, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	patch := filepath.Join(t.TempDir(), "model.yml")
 	if err := os.WriteFile(patch, []byte(fmt.Sprintf("- id: deepseek\n  config: {baseURL: %s, maxRetries: 0}\n", srv.URL)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	state := t.TempDir()
 	cmd := exec.Command(harnessBinary(t), append([]string{"--patch", patch, "--no-claude-settings"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(baseEnv(), "DEEPSEEK_API_KEY=sk-test", "XDG_STATE_HOME="+state, "XDG_CONFIG_HOME="+state, "XDG_CACHE_HOME="+state)
@@ -133,6 +139,52 @@ func TestFailedBashCallsAreFailuresInEveryOutput(t *testing.T) {
 		if p.Status != "failed" || p.Meta.Reason != "exit code 3" || len(p.Content) != 1 || p.Content[0].Type != "terminal" ||
 			p.Content[0].Meta.Output != "partial\n" || p.Content[0].Meta.ExitCode == nil || *p.Content[0].Meta.ExitCode != 3 {
 			t.Errorf("non-zero exit: %+v\n%s", p, stdout)
+		}
+	})
+	t.Run("session log", func(t *testing.T) {
+		t.Parallel()
+		srv := llmtest.New(t, failingBashTurns(sleepMarker(30)))
+		state := t.TempDir()
+		if _, stderr, code := runDefaultBinaryIn(t, t.TempDir(), state, srv, "run", "go"); code != 0 {
+			t.Fatalf("exit %d:\n%s", code, stderr)
+		}
+		logs, _ := filepath.Glob(filepath.Join(state, "*", "sessions", "*.jsonl"))
+		if len(logs) != 1 {
+			t.Fatalf("session logs under %s: %q", state, logs)
+		}
+		b, err := os.ReadFile(logs[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		type result struct {
+			Type         string `json:"type"`
+			CallID       string `json:"callId"`
+			IsError      bool   `json:"isError"`
+			Presentation *struct {
+				Status  string            `json:"status"`
+				Kind    string            `json:"kind"`
+				Title   string            `json:"title"`
+				Content []json.RawMessage `json:"content"`
+				Meta    struct {
+					Reason string `json:"reason"`
+				} `json:"_meta"`
+			} `json:"presentation"`
+		}
+		got := map[string]result{}
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var r result
+			if err := json.Unmarshal([]byte(line), &r); err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			if r.Type == "tool/result" {
+				got[r.CallID] = r
+			}
+		}
+		for id, reason := range map[string]string{"slow": "timed out after 300ms", "exit3": "exit code 3"} {
+			r := got[id]
+			if p := r.Presentation; p == nil || p.Status != "failed" || p.Meta.Reason != reason || p.Kind != "execute" || p.Content != nil {
+				t.Errorf("tool/result record of %s: %+v, want failed: %s (and no content)\n%s", id, p, reason, b)
+			}
 		}
 	})
 	t.Run("json", func(t *testing.T) {

@@ -13,12 +13,14 @@ import (
 	"github.com/dshgo/harness/plugins/mcp"
 	"github.com/dshgo/harness/plugins/permission"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
+	sandboxnetworkask "github.com/dshgo/harness/plugins/sandbox-network-ask"
 	spillpolicy "github.com/dshgo/harness/plugins/spill-policy"
 	subagentinprocess "github.com/dshgo/harness/plugins/subagent-inprocess"
 	subagenttools "github.com/dshgo/harness/plugins/subagent-tools"
 	toolbash "github.com/dshgo/harness/plugins/tool-bash"
 	toolfs "github.com/dshgo/harness/plugins/tool-fs"
 	toolsearch "github.com/dshgo/harness/plugins/tool-search"
+	toolterminal "github.com/dshgo/harness/plugins/tool-terminal"
 	tooltimeout "github.com/dshgo/harness/plugins/tool-timeout"
 	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
 	"github.com/dshgo/harness/plugins/tracing"
@@ -46,6 +48,7 @@ func Plugins() []core.Plugin {
 		systemprompt.Plugin,
 		approval.Plugin,
 		permission.Plugin,
+		sandboxnetworkask.Plugin,
 		hooks.Plugin,
 		prompttools.Plugin,
 		instructions.Plugin,
@@ -59,6 +62,7 @@ func Plugins() []core.Plugin {
 		toolbash.Plugin,
 		toolfs.Plugin,
 		toolsearch.Plugin,
+		toolterminal.Plugin,
 		mcp.Plugin,
 		llm.Plugin,
 		compaction.Plugin,

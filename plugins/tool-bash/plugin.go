@@ -141,7 +141,8 @@ func Tool(x *Executor) *tools.Tool {
 
 // Present is how a bash call looks: kind execute, titled with its command
 // (its first line); pending, the whole command ("$ …") and the
-// description (when given) as text, for an approval to show; done, the output as
+// description (when given) as text, for an approval to show; a background
+// start, the shell's id as text; done, the output as
 // terminal content, failed with the reason when the command timed out, was
 // killed, was aborted or exited non-zero (the model is told the same by
 // the result's markers).
@@ -152,12 +153,20 @@ func Present(in tools.PresentInput[Args, Value]) tools.Presentation {
 		if d := strings.TrimSpace(in.Args.Description); d != "" {
 			p.Content = append(p.Content, tools.TextContent(d))
 		}
+		if in.Args.RunInBackground {
+			p.Content = append(p.Content, tools.TextContent("in the background"))
+		}
 		return p
 	}
 	if !in.Succeeded() {
 		return p
 	}
 	v := in.Out
+	if v.Kind == KindBackground {
+		p.Content = []tools.ToolCallContent{tools.TextContent("running in the background as shell " + v.ShellID)}
+		p.Summarize("background shell " + v.ShellID)
+		return p
+	}
 	out := v.Stdout.Text
 	if v.Stderr.Text != "" {
 		if out != "" && !strings.HasSuffix(out, "\n") {

@@ -28,10 +28,18 @@ type Stream struct {
 	SpillCapped bool `json:"spillCapped,omitempty"`
 }
 
-// Value is the canonical value of the bash tool (dsh `{kind:'foreground', …}`).
+// Value is the canonical value of the bash tool (dsh `{kind:'foreground', …}`
+// or `{kind:'background', …}`).
 type Value struct {
-	// Kind is always "foreground" (background jobs are not supported yet).
+	// Kind is "foreground", or "background" for a run_in_background call
+	// (answered by the tool-terminal plugin: then only ShellID, Note and
+	// Sandbox are set).
 	Kind string `json:"kind"`
+	// ShellID names the background shell a run_in_background call started.
+	ShellID string `json:"shellId,omitempty"`
+	// Note is what the plugin that started a background shell tells the
+	// model about it (how to read its output and stop it).
+	Note string `json:"note,omitempty"`
 	// ExitCode is the exit status, or null when a signal ended the shell.
 	ExitCode *int `json:"exitCode"`
 	// Signal names the terminating signal ("SIGKILL"), or null.
@@ -60,6 +68,9 @@ type Value struct {
 	// outside its writable directories (a read-only file system).
 	SandboxHint string `json:"sandboxHint,omitempty"`
 }
+
+// KindBackground is the Kind of a run_in_background call's value.
+const KindBackground = "background"
 
 // renderStream is a stream's text; when truncated: the head (if any), a note
 // of how many bytes and lines were left out, the tail, and the B1 marker
@@ -99,7 +110,9 @@ func renderStream(s Stream) string {
 	return b.String()
 }
 
-// Render is the model-facing text of a bash result (B1, exact assembly):
+// Render is the model-facing text of a bash result (B1, exact assembly); a
+// background start renders as "[started in the background as shell ID]"
+// and its note. A foreground result is:
 // stdout (with its truncation marker); then, if stderr is non-empty, a newline
 // when needed and "[stderr]\n<stderr>"; "(no output)" when both are empty; then
 // each on its own line "[timed out after <ms>ms]" when timed out, and last
@@ -108,6 +121,13 @@ func renderStream(s Stream) string {
 // each protected path the command changed, each network refusal, and the
 // sandbox's note for a failed write outside the writable directories.
 func Render(v Value) string {
+	if v.Kind == KindBackground {
+		out := "[started in the background as shell " + v.ShellID + "]"
+		if v.Note != "" {
+			out += "\n" + v.Note
+		}
+		return out
+	}
 	body := renderStream(v.Stdout)
 	if stderr := renderStream(v.Stderr); stderr != "" {
 		if body != "" && !strings.HasSuffix(body, "\n") {

@@ -48,6 +48,10 @@ func commandEnv(ctx context.Context) map[string]string {
 	return env
 }
 
+// ErrNoBackground is the error of a run_in_background call that no plugin
+// took over (tool-terminal is not mounted).
+var ErrNoBackground = errors.New("run_in_background is not available: this harness does not mount the tool-terminal plugin; run the command in the foreground (with timeoutMs if it is long)")
+
 // errTimeout is the cause of a bash call's own deadline.
 var errTimeout = errors.New("bash timeout")
 
@@ -119,6 +123,12 @@ type Args struct {
 	// Justification says why the call needs to run unsandboxed (required
 	// with sandbox "off").
 	Justification *string `json:"justification,omitempty" jsonschema_description:"With sandbox \"off\": one sentence, shown to the user, saying why the command must run outside the sandbox."`
+	// RunInBackground starts the command as a background shell and returns
+	// its id at once (Claude Code's run_in_background). The bash tool does
+	// not run it itself: the tool-terminal plugin takes such calls over
+	// (after the same permission checks) and answers with a Value of kind
+	// "background"; without that plugin the call fails with a clear error.
+	RunInBackground bool `json:"run_in_background,omitempty" jsonschema_description:"Start the command in the background (a dev server, a watcher, a long build) and return a shell id at once; read its output later with bash_output and stop it with kill_shell. Not with timeoutMs."`
 }
 
 // Unsandboxed reports whether the call asks to run outside the sandbox
@@ -136,6 +146,8 @@ func (a Args) Validate() error {
 		return fmt.Errorf("invalid sandbox: the only accepted value is \"off\", got %q", *a.Sandbox)
 	case a.Unsandboxed() && (a.Justification == nil || strings.TrimSpace(*a.Justification) == ""):
 		return errors.New("invalid justification: sandbox \"off\" requires a non-empty justification")
+	case a.RunInBackground && a.TimeoutMs != nil:
+		return errors.New("invalid timeoutMs: a background shell has no deadline (it runs until it exits or kill_shell stops it); leave timeoutMs out")
 	}
 	return nil
 }
@@ -153,6 +165,9 @@ func (x *Executor) Run(ctx context.Context, args Args) (Value, error) {
 func (x *Executor) run(ctx context.Context, args Args, progress *tools.ProgressReporter) (Value, error) {
 	if err := args.Validate(); err != nil {
 		return Value{}, err
+	}
+	if args.RunInBackground {
+		return Value{}, ErrNoBackground
 	}
 	timeout := x.Timeout
 	if args.TimeoutMs != nil {

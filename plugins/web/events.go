@@ -93,7 +93,8 @@ func eventsOfRecords(id string, recs []agent.Record) []agent.Event {
 			e.Type, e.ToolCall = agent.EventToolCall, &agent.ToolCallEvent{ID: r.CallID, Name: r.Name, Arguments: r.Arguments}
 		case agent.RecordToolResult:
 			e.Type = agent.EventToolResult
-			e.ToolResult = &agent.ToolResultEvent{CallID: r.CallID, Name: r.Name, Content: contentText(r), IsError: r.IsError, Error: r.Error, Meta: r.Meta}
+			e.ToolResult = &agent.ToolResultEvent{CallID: r.CallID, Name: r.Name, Content: contentText(r), IsError: r.IsError, Error: r.Error, Meta: r.Meta,
+				Presentation: r.Presentation}
 		case agent.RecordUsage:
 			e.Type, e.Usage, e.Estimated = agent.EventUsage, r.Usage, r.Estimated
 		case agent.RecordState:

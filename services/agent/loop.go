@@ -230,7 +230,7 @@ func (t *turn) doStep(ctx context.Context) (msg llm.Message, done bool, err erro
 		return msg, false, err
 	}
 	var werr error
-	asm := llm.Assembler{MaxArgumentBytes: ss.svc.cfg.maxToolArgBytes()}
+	asm := llm.Assembler{MaxArgumentBytes: ss.svc.cfg.maxToolArgBytes(), MaxTextBytes: ss.svc.cfg.maxReplyBytes()}
 	for c := range ss.svc.llm.Stream(ctx, req) {
 		if !t.gated {
 			// The first chunk of the turn tells whether the route's
@@ -556,12 +556,21 @@ func (t *turn) result(tc llm.ToolCall, o *tools.Outcome, took time.Duration) err
 	ss := t.ss
 	text := tools.TextOf(o.Content)
 	m := &llm.Message{Role: llm.RoleTool, ToolCallID: tc.ID, Name: tc.Name, Content: text}
+	p := t.present(tc, o)
 	err := ss.append(Record{Type: RecordToolResult, Turn: t.n, Step: t.step, Message: m, CallID: tc.ID, Name: tc.Name,
-		Content: o.Content, IsError: o.IsError, Error: o.Error, Meta: o.Meta})
+		Content: o.Content, IsError: o.IsError, Error: o.Error, Meta: o.Meta, Presentation: logged(p)})
 	ss.observe(Event{Type: EventToolResult, Turn: t.n, Step: t.step, ToolResult: &ToolResultEvent{
 		CallID: tc.ID, Name: tc.Name, Content: text, IsError: o.IsError, Error: o.Error, Meta: o.Meta, DurationMs: took.Milliseconds(), Denied: o.Denied,
-		Presentation: t.present(tc, o)}})
+		Presentation: p}})
 	return err
+}
+
+// logged is the part of presentation p a tool/result record keeps (see
+// Record.Presentation): all but its content and raw input and output.
+func logged(p *tools.Presentation) *tools.Presentation {
+	l := *p
+	l.Content, l.RawInput, l.RawOutput = nil, nil, nil
+	return &l
 }
 
 // present is the presentation of call tc: pending without an outcome,
@@ -598,6 +607,9 @@ func (t *turn) finish(err error) (*Result, error) {
 		r.IsError, r.Reason = true, "max_steps"
 	default:
 		r.IsError, r.Reason = true, "error"
+		if le, ok := llm.AsError(err); ok {
+			r.Code, r.Status = string(le.Code), le.Status
+		}
 	}
 	if err != nil {
 		r.Error = err.Error()

@@ -74,6 +74,14 @@ type Record struct {
 	IsError   bool             `json:"isError,omitempty"`
 	Error     *tools.ErrorInfo `json:"error,omitempty"`
 	Meta      json.RawMessage  `json:"meta,omitempty"`
+	// Presentation is a tool/result's final presentation without its
+	// content and raw input or output (Content is what the model saw; an
+	// edit's whole-file texts would double the log): its status (a command
+	// that timed out, was killed or exited non-zero is "failed" although
+	// IsError, what the model was told, is false), the failure's reason or
+	// the result's summary, its kind, title and locations. Logs written
+	// before it existed have none.
+	Presentation *tools.Presentation `json:"presentation,omitempty"`
 
 	// Compaction fields (RecordCompaction): Message is the summary (a user
 	// message), Kept the number of messages at the end of the history that

@@ -260,7 +260,7 @@ func (ss *Session) Usage() llm.Usage {
 	return ss.total
 }
 
-// Close disposes the session's scope (everything registered through it;
+// Close fires lifecycle.SessionEnd, then disposes the session's scope (everything registered through it;
 // like core's Dispose it does not wait for a goroutine started in the scope
 // that has not returned yet) and closes its log. Idempotent; a nil session is closed already (a
 // deferred Close after a failed reopen).
@@ -275,6 +275,7 @@ func (ss *Session) Close(ctx context.Context) error {
 	}
 	ss.closed = true
 	ss.mu.Unlock()
+	lifecycle.SessionEnd.Emit(ctx, ss.svc.c.To(ss.scope.ID()), lifecycle.End{Session: ss.lifecycleSession()})
 	err := ss.scope.Dispose(ctx)
 	ss.wmu.Lock()
 	defer ss.wmu.Unlock()

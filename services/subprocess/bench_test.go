@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/subprocess/sandbox"
 )
 
@@ -297,9 +296,10 @@ var _ = os.Getpid
 // its reaped children and the zygotes' processes (whose commands they
 // reap).
 func BenchmarkSandboxSpawnTrue(b *testing.B) {
-	for _, name := range []string{"none", "bwrap", "bwrap-percommand", "bwrap-denyRead", "landlock", "landlock-denyRead"} {
+	for _, name := range []string{"none", "bwrap", "bwrap-percommand", "bwrap-denyRead", "bwrap-proxied", "bwrap-percommand-proxied", "landlock", "landlock-denyRead"} {
 		b.Run(name, func(b *testing.B) {
-			backend, withDeny := strings.CutSuffix(name, "-denyRead")
+			backend, proxied := strings.CutSuffix(name, "-proxied")
+			backend, withDeny := strings.CutSuffix(backend, "-denyRead")
 			opts := Options{}
 			backend, opts = backendOptions(backend, opts)
 			var p *SandboxPolicy
@@ -311,6 +311,9 @@ func BenchmarkSandboxSpawnTrue(b *testing.B) {
 				p = &SandboxPolicy{Mode: SandboxWorkspaceWrite}
 				if withDeny { // the default harness.yml's policy
 					p.DenyRead = []string{"~/.ssh", "~/.aws", "**/.env"}
+				}
+				if proxied { // the default harness.yml's network
+					p.Network = SandboxNetwork{Mode: SandboxNetworkProxy, PackageRegistries: true}
 				}
 			}
 			rt := newRuntime(b, opts)
@@ -401,7 +404,7 @@ func BenchmarkProtectedGuard(b *testing.B) {
 			req := sandbox.Request{Policy: sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite}, Dir: ws}
 			var bound []string
 			if name == "repo-bound" {
-				for _, p := range core.ProtectedPaths() {
+				for _, p := range sandbox.ProtectedPaths() {
 					full := filepath.Join(ws, strings.TrimSuffix(p, "/"))
 					if _, err := os.Lstat(full); err == nil {
 						bound = append(bound, full)

@@ -138,7 +138,7 @@ func TestSandboxDenyReadInvalidGlob(t *testing.T) {
 
 // TestSandboxNetworkConfig: sandbox.network decodes off, on, true, false
 // and the mapping form (allowedDomains, deniedDomains,
-// packageRegistries); an unknown key, a malformed domain or another
+// packageRegistries, ask); an unknown key, a malformed domain or another
 // scalar is an error naming the field, at the patch file's line.
 func TestSandboxNetworkConfig(t *testing.T) {
 	for _, c := range []struct {
@@ -154,7 +154,9 @@ func TestSandboxNetworkConfig(t *testing.T) {
 		{`{allowedDomains: [a.org, "*.b.org"], deniedDomains: [x.b.org], packageRegistries: true}`,
 			SandboxNetwork{Mode: SandboxNetworkProxy, AllowedDomains: []string{"a.org", "*.b.org"}, DeniedDomains: []string{"x.b.org"}, PackageRegistries: true}, ""},
 		{"maybe", SandboxNetwork{}, `"maybe": want off, on, true, false, or a mapping`},
-		{"{allowed: [a.org]}", SandboxNetwork{}, `unknown key "allowed" (allowed: allowedDomains, deniedDomains, packageRegistries)`},
+		{"{allowed: [a.org]}", SandboxNetwork{}, `unknown key "allowed" (allowed: allowedDomains, deniedDomains, packageRegistries, ask)`},
+		{"{packageRegistries: true, ask: true}", SandboxNetwork{Mode: SandboxNetworkProxy, PackageRegistries: true, Ask: true}, ""},
+		{"{ask: yes please}", SandboxNetwork{}, "sandbox.network"},
 		{"{allowedDomains: [https://a.org]}", SandboxNetwork{}, `sandbox.network.allowedDomains[0]: "https://a.org": a host name only, without a scheme (write "a.org")`},
 		{"{deniedDomains: [ok.org, \"a.*.org\"]}", SandboxNetwork{}, `sandbox.network.deniedDomains[1]: "a.*.org": the only wildcard is a leading "*."`},
 	} {
@@ -171,7 +173,7 @@ func TestSandboxNetworkConfig(t *testing.T) {
 		}
 		got := cfg.Sandbox.Network
 		if got.Mode != c.want.Mode || strings.Join(got.AllowedDomains, ",") != strings.Join(c.want.AllowedDomains, ",") ||
-			strings.Join(got.DeniedDomains, ",") != strings.Join(c.want.DeniedDomains, ",") || got.PackageRegistries != c.want.PackageRegistries {
+			strings.Join(got.DeniedDomains, ",") != strings.Join(c.want.DeniedDomains, ",") || got.PackageRegistries != c.want.PackageRegistries || got.Ask != c.want.Ask {
 			t.Errorf("network: %s: %+v, want %+v", c.network, got, c.want)
 		}
 	}

@@ -183,7 +183,8 @@ type Runtime struct {
 	sandboxPolicy SandboxPolicy
 	sandbox       sandboxState
 	netHosts      map[string]string // Options.NetworkHosts
-	noZygote      bool              // Options.SandboxPerCommand
+	netAsker      atomic.Pointer[NetworkAsker]
+	noZygote      bool // Options.SandboxPerCommand
 
 	spillOnce sync.Once
 	spillCfg  string

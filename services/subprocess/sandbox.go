@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/dshgo/harness/services/subprocess/sandbox"
+	"github.com/dshgo/harness/services/subprocess/sandbox/netproxy"
 )
 
 // SandboxPolicy is what a sandboxed child may do (package sandbox): mode
@@ -47,7 +48,43 @@ const (
 	EnforcementNone    = sandbox.EnforcementNone
 )
 
-// ProtectedChange is a protected path (core.ProtectedPaths) that a
+// NetworkAnswer is a person's answer about a host the network rules do
+// not decide (a proxied network with ask set): allow once, allow always
+// (for the runtime's life), deny, or unavailable (no one to ask: refused).
+type NetworkAnswer = netproxy.Answer
+
+// Network answers, re-exported from package netproxy.
+const (
+	NetworkAskUnavailable = netproxy.AskUnavailable
+	NetworkAllowOnce      = netproxy.AskAllowOnce
+	NetworkAllowAlways    = netproxy.AskAllowAlways
+	NetworkDeny           = netproxy.AskDeny
+)
+
+// NetworkAsker asks whoever can answer whether a sandboxed command may
+// connect to host:port; it blocks until an answer or ctx ends.
+type NetworkAsker = func(ctx context.Context, host string, port int) NetworkAnswer
+
+// SetNetworkAsker makes ask the answerer for the hosts of a proxied
+// network with ask set that no rule decides; remove undoes it (when it is
+// still the current one). Without an asker such hosts are refused.
+func (r *Runtime) SetNetworkAsker(ask NetworkAsker) (remove func()) {
+	p := &ask
+	r.netAsker.Store(p)
+	return func() { r.netAsker.CompareAndSwap(p, nil) }
+}
+
+// askNetwork puts one question to the current asker (unavailable when
+// there is none).
+func (r *Runtime) askNetwork(ctx context.Context, host string, port int) netproxy.Answer {
+	p := r.netAsker.Load()
+	if p == nil || *p == nil {
+		return netproxy.AskUnavailable
+	}
+	return (*p)(ctx, host, port)
+}
+
+// ProtectedChange is a protected path (sandbox.ProtectedPaths) that a
 // sandboxed command created, changed or deleted, and what was done about
 // it; its String is the notice for the command's result.
 type ProtectedChange = sandbox.ProtectedChange
@@ -245,7 +282,7 @@ func (r *Runtime) wrapSandbox(ctx context.Context, p *SandboxPolicy, dir, path s
 	} else if !st.IsDir() {
 		return sandbox.Command{}, SandboxReport{}, nil, fmt.Errorf("subprocess: start %s: working directory %s: not a directory", argv[0], dir)
 	}
-	req := sandbox.Request{Policy: *p, Dir: abs, Path: path, Argv: argv, Env: env, Terminal: terminal, ExtraWritable: extraRW, Shareable: shareable && !r.noZygote, NetworkHosts: r.netHosts}
+	req := sandbox.Request{Policy: *p, Dir: abs, Path: path, Argv: argv, Env: env, Terminal: terminal, ExtraWritable: extraRW, Shareable: shareable && !r.noZygote, NetworkHosts: r.netHosts, NetworkAsk: r.askNetwork}
 	cmd, rep, err := b.Wrap(req)
 	if err != nil {
 		return sandbox.Command{}, SandboxReport{}, nil, fmt.Errorf("subprocess: sandbox (%s): %w", b.Name(), err)

@@ -16,7 +16,8 @@
 //	// append d.AdditionalContext to the prompt as plugin-sourced context
 //
 // The contract mirrors Claude Code's SessionStart, UserPromptSubmit and Stop
-// hook events.
+// hook events; [SessionEnd] (Claude Code's SessionEnd) is a plain
+// notification.
 package lifecycle
 
 import (
@@ -53,6 +54,11 @@ type Prompt struct {
 	Session Session
 	// Prompt is the user's text, before it reaches the model.
 	Prompt string
+}
+
+// End is the payload of [SessionEnd].
+type End struct {
+	Session Session
 }
 
 // Stopping is the payload of [Stop].
@@ -152,6 +158,11 @@ var (
 	// summary. A block cancels a manual compaction; an automatic one goes
 	// on (the context window leaves no choice). Contexts are ignored.
 	PreCompact = core.NewWaterfallEvent[Compacting, Decision]("agent/pre-compact")
+	// SessionEnd fires once when a session closes, before its scope is
+	// disposed, dispatched to the session's scope: what a plugin started
+	// for the session (a background shell) ends with it. Listeners run
+	// synchronously and should return promptly; failures are contained.
+	SessionEnd = core.NewEmitEvent[End]("agent/session-end")
 )
 
 // claudeToolNames maps the harness's built-in tool names to Claude Code's.

@@ -140,8 +140,8 @@ type proxyInst struct {
 const maxProxies = 16
 
 // get returns the proxy for rules, starting it when needed.
-func (ps *proxies) get(rules netproxy.Rules, hosts map[string]string) (*proxyInst, error) {
-	key := strings.Join(rules.Allow, "\n") + "\x00" + strings.Join(rules.Deny, "\n")
+func (ps *proxies) get(rules netproxy.Rules, hosts map[string]string, ask netproxy.Asker) (*proxyInst, error) {
+	key := strings.Join(rules.Allow, "\n") + "\x00" + strings.Join(rules.Deny, "\n") + "\x00" + strconv.FormatBool(ask != nil)
 	for _, h := range slices.Sorted(maps.Keys(hosts)) {
 		key += "\x00" + h + "=" + hosts[h]
 	}
@@ -156,7 +156,7 @@ func (ps *proxies) get(rules netproxy.Rules, hosts map[string]string) (*proxyIns
 	if len(ps.m) >= maxProxies {
 		return nil, fmt.Errorf("network proxy: more than %d distinct network policies", maxProxies)
 	}
-	p, err := startProxy(rules, hosts)
+	p, err := startProxy(rules, hosts, ask)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +169,7 @@ func (ps *proxies) get(rules netproxy.Rules, hosts map[string]string) (*proxyIns
 
 // startProxy creates the private directory and starts a proxy on its
 // socket, with a random loopback port for the forwarders.
-func startProxy(rules netproxy.Rules, hosts map[string]string) (*proxyInst, error) {
+func startProxy(rules netproxy.Rules, hosts map[string]string, ask netproxy.Asker) (*proxyInst, error) {
 	dir, err := os.MkdirTemp("", "harness-netproxy-")
 	if err != nil {
 		return nil, fmt.Errorf("network proxy: %w", err)
@@ -183,7 +183,7 @@ func startProxy(rules netproxy.Rules, hosts map[string]string) (*proxyInst, erro
 	var b [2]byte
 	_, _ = rand.Read(b[:])
 	p.port = 20000 + int(binary.LittleEndian.Uint16(b[:]))%40000
-	p.srv, err = netproxy.Listen(p.sock, netproxy.Options{Rules: rules, Hosts: hosts})
+	p.srv, err = netproxy.Listen(p.sock, netproxy.Options{Rules: rules, Hosts: hosts, Ask: ask})
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err

@@ -61,6 +61,12 @@ type Network struct {
 	// static.crates.io, rubygems.org, index.rubygems.org,
 	// repo.maven.apache.org, repo1.maven.org).
 	PackageRegistries bool `yaml:"packageRegistries" json:"packageRegistries,omitempty"`
+	// Ask asks the person at the terminal or TUI about a host no entry
+	// allows or denies, once per host: allow once, allow for the rest of
+	// the harness process, or deny (the sandbox-network-ask plugin puts the
+	// question through the approval service). Headless, or with no one to
+	// ask, the host is refused as without ask. Default false.
+	Ask bool `yaml:"ask" json:"ask,omitempty"`
 }
 
 // On reports whether the command gets the host's network.
@@ -100,6 +106,9 @@ func (n Network) String() string {
 	if len(r.Deny) > 0 {
 		s += fmt.Sprintf(", %d denied", len(r.Deny))
 	}
+	if n.Ask {
+		s += ", ask for others"
+	}
 	return s + ")"
 }
 
@@ -108,8 +117,8 @@ func (n Network) String() string {
 func (n Network) Validate() error {
 	switch n.Mode {
 	case "", NetworkOff, NetworkOn:
-		if len(n.AllowedDomains) > 0 || len(n.DeniedDomains) > 0 || n.PackageRegistries {
-			return fmt.Errorf("allowedDomains, deniedDomains and packageRegistries need the mapping form (network is %s)", n.String())
+		if len(n.AllowedDomains) > 0 || len(n.DeniedDomains) > 0 || n.PackageRegistries || n.Ask {
+			return fmt.Errorf("allowedDomains, deniedDomains, packageRegistries and ask need the mapping form (network is %s)", n.String())
 		}
 	case NetworkProxy:
 	default:
@@ -133,12 +142,13 @@ type networkFields struct {
 	AllowedDomains    []string `yaml:"allowedDomains" json:"allowedDomains"`
 	DeniedDomains     []string `yaml:"deniedDomains" json:"deniedDomains"`
 	PackageRegistries bool     `yaml:"packageRegistries" json:"packageRegistries"`
+	Ask               bool     `yaml:"ask" json:"ask,omitempty"`
 }
 
-var networkKeys = []string{"allowedDomains", "deniedDomains", "packageRegistries"}
+var networkKeys = []string{"allowedDomains", "deniedDomains", "packageRegistries", "ask"}
 
 // errNetworkForm says what network accepts.
-var errNetworkForm = errors.New("want off, on, true, false, or a mapping {allowedDomains: [...], deniedDomains: [...], packageRegistries: true}")
+var errNetworkForm = errors.New("want off, on, true, false, or a mapping {allowedDomains: [...], deniedDomains: [...], packageRegistries: true, ask: true}")
 
 // scalar decodes the scalar forms.
 func (n *Network) scalar(v string) error {
@@ -173,7 +183,7 @@ func (n *Network) UnmarshalYAML(node *yaml.Node) error {
 		if err := node.Decode(&f); err != nil {
 			return err
 		}
-		*n = Network{Mode: NetworkProxy, AllowedDomains: f.AllowedDomains, DeniedDomains: f.DeniedDomains, PackageRegistries: f.PackageRegistries}
+		*n = Network{Mode: NetworkProxy, AllowedDomains: f.AllowedDomains, DeniedDomains: f.DeniedDomains, PackageRegistries: f.PackageRegistries, Ask: f.Ask}
 		return nil
 	}
 	return errNetworkForm
@@ -184,7 +194,7 @@ func (n Network) MarshalYAML() (any, error) {
 	if n.Mode != NetworkProxy {
 		return n.String(), nil
 	}
-	return networkFields{AllowedDomains: n.AllowedDomains, DeniedDomains: n.DeniedDomains, PackageRegistries: n.PackageRegistries}, nil
+	return networkFields{AllowedDomains: n.AllowedDomains, DeniedDomains: n.DeniedDomains, PackageRegistries: n.PackageRegistries, Ask: n.Ask}, nil
 }
 
 // UnmarshalJSON decodes a boolean, "off"/"on", or the mapping form.
@@ -213,7 +223,7 @@ func (n *Network) UnmarshalJSON(b []byte) error {
 		if err := json.Unmarshal(b, &f); err != nil {
 			return err
 		}
-		*n = Network{Mode: NetworkProxy, AllowedDomains: f.AllowedDomains, DeniedDomains: f.DeniedDomains, PackageRegistries: f.PackageRegistries}
+		*n = Network{Mode: NetworkProxy, AllowedDomains: f.AllowedDomains, DeniedDomains: f.DeniedDomains, PackageRegistries: f.PackageRegistries, Ask: f.Ask}
 	default:
 		return errNetworkForm
 	}
@@ -224,7 +234,7 @@ func (n *Network) UnmarshalJSON(b []byte) error {
 func (n Network) MarshalJSON() ([]byte, error) {
 	switch n.Mode {
 	case NetworkProxy:
-		return json.Marshal(networkFields{AllowedDomains: n.AllowedDomains, DeniedDomains: n.DeniedDomains, PackageRegistries: n.PackageRegistries})
+		return json.Marshal(networkFields{AllowedDomains: n.AllowedDomains, DeniedDomains: n.DeniedDomains, PackageRegistries: n.PackageRegistries, Ask: n.Ask})
 	case NetworkOn:
 		return []byte("true"), nil
 	}

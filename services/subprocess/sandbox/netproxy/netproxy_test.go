@@ -12,7 +12,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 	"golang.org/x/net/proxy"
@@ -180,5 +182,157 @@ func TestLoopbackNeedsExplicitRule(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 502 || !strings.Contains(string(b), "loopback") {
 		t.Errorf("x.test: %d %q, want 502 loopback refused", resp.StatusCode, b)
+	}
+}
+
+// TestAsk: a host no rule decides is asked about once however many
+// requests wait for it; allow-always is kept, deny is kept and named as
+// the person's, allow-once asks again next time, no answer (headless) is
+// the usual refusal; a denied or allowed host is never asked.
+func TestAsk(t *testing.T) {
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer plain.Close()
+	ip, plainPort := hostPort(t, plain.URL)
+	var mu sync.Mutex
+	asked := map[string]int{}
+	release := make(chan struct{})
+	answers := map[string]Answer{"always.test": AskAllowAlways, "once.test": AskAllowOnce, "deny.test": AskDeny, "nobody.test": AskUnavailable}
+	hosts := map[string]string{}
+	for h := range answers {
+		hosts[h] = ip
+	}
+	hosts["listed.test"], hosts["blocked.test"] = ip, ip
+	_, port := start(t, Options{Rules: Rules{Allow: []string{"listed.test"}, Deny: []string{"blocked.test"}}, Hosts: hosts,
+		Ask: func(ctx context.Context, host string, _ int) Answer {
+			mu.Lock()
+			asked[host]++
+			mu.Unlock()
+			if host == "always.test" {
+				<-release
+			}
+			return answers[host]
+		}})
+	proxyURL, _ := url.Parse("http://127.0.0.1:" + strconv.Itoa(port))
+	tr := &http.Transport{Proxy: http.ProxyURL(proxyURL), DisableKeepAlives: true}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Transport: tr}
+	get := func(host string) (int, string) {
+		resp, err := c.Get("http://" + host + ":" + plainPort + "/")
+		if err != nil {
+			return -1, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	var wg sync.WaitGroup
+	codes := make([]int, 5)
+	for i := range codes {
+		wg.Add(1)
+		go func() { defer wg.Done(); codes[i], _ = get("always.test") }()
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		mu.Lock()
+		n := asked["always.test"]
+		mu.Unlock()
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			close(release)
+			wg.Wait()
+			t.Fatal("always.test was never asked about")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // the other requests are waiting by now
+	close(release)
+	wg.Wait()
+	for i, code := range codes {
+		if code != 200 {
+			t.Errorf("always.test request %d: %d", i, code)
+		}
+	}
+	get("always.test")
+	get("once.test")
+	get("once.test")
+	if code, body := get("deny.test"); code != 403 || !strings.Contains(body, "refused when you were asked") {
+		t.Errorf("deny.test: %d %q", code, body)
+	}
+	get("deny.test")
+	if code, body := get("nobody.test"); code != 403 || !strings.Contains(body, `add "nobody.test" to sandbox.network.allowedDomains`) {
+		t.Errorf("nobody.test: %d %q", code, body)
+	}
+	get("listed.test")
+	get("blocked.test")
+	// A name that is no host name (the command chose it) is refused
+	// without a question.
+	d, err := proxy.SOCKS5("tcp", "127.0.0.1:"+strconv.Itoa(port), nil, proxy.Direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"bash(*) x", "a\x1b[2Jb", "a..b"} {
+		if c, err := d.(proxy.ContextDialer).DialContext(context.Background(), "tcp", net.JoinHostPort(bad, plainPort)); err == nil {
+			c.Close()
+			t.Errorf("%q: connected", bad)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := map[string]int{"always.test": 1, "once.test": 2, "deny.test": 1, "nobody.test": 1}
+	for h, n := range want {
+		if asked[h] != n {
+			t.Errorf("%s asked %d times, want %d (all: %v)", h, asked[h], n, asked)
+		}
+	}
+	if len(asked) != len(want) {
+		t.Errorf("asked about a host a rule decides or a name that is no host: %v", asked)
+	}
+}
+
+// TestAskWithdrawnWhenClientLeaves: a question in flight is withdrawn (its
+// ctx ends) when the client that caused it closes its connection, for a
+// CONNECT, a plain HTTP request and a SOCKS5 request.
+func TestAskWithdrawnWhenClientLeaves(t *testing.T) {
+	asking := make(chan string, 4)
+	withdrawn := make(chan string, 4)
+	_, port := start(t, Options{Ask: func(ctx context.Context, host string, _ int) Answer {
+		asking <- host
+		<-ctx.Done()
+		withdrawn <- host
+		return AskUnavailable
+	}})
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	socks := []byte{5, 1, 0, 5, 1, 0, 3, byte(len("socks.test"))}
+	socks = append(append(socks, "socks.test"...), 0, 80)
+	for _, c := range []struct{ host, send string }{
+		{"connect.test", "CONNECT connect.test:443 HTTP/1.1\r\nHost: connect.test:443\r\n\r\n"},
+		{"plain.test", "GET http://plain.test/ HTTP/1.1\r\nHost: plain.test\r\n\r\n"},
+		{"socks.test", string(socks)},
+	} {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.WriteString(conn, c.send); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case h := <-asking:
+			if h != c.host {
+				t.Fatalf("asked about %q, want %q", h, c.host)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: never asked", c.host)
+		}
+		conn.Close()
+		select {
+		case h := <-withdrawn:
+			if h != c.host {
+				t.Fatalf("withdrew %q, want %q", h, c.host)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the question stayed open after the client left", c.host)
+		}
 	}
 }

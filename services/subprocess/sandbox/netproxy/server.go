@@ -29,6 +29,10 @@ type Options struct {
 	// for "ip"); unlike Hosts, its answers go through the loopback and
 	// link-local check.
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
+	// Ask, when set, is asked about a host that no rule allows or denies
+	// (once per host: concurrent requests share the question; allow-always
+	// and deny answers are kept for the server's life). Nil: refused.
+	Ask Asker
 	// Log receives one line per refused request (nil: discarded).
 	Log *slog.Logger
 	// MaxConns bounds the connections served at once (default 512); a
@@ -71,6 +75,8 @@ type Server struct {
 	active   map[net.Conn]struct{}
 	closed   bool
 	handlers sync.WaitGroup // HTTP handlers running; added to under mu while !closed
+
+	asks asks
 }
 
 // Listen starts a proxy on the unix socket path (created; it must not
@@ -267,8 +273,11 @@ func (l chanListener) Close() error   { return nil }
 func (l chanListener) Addr() net.Addr { return l.s.ln.Addr() }
 
 // refuse records a refusal and returns its message.
-func (s *Server) refuse(host string, port int, v Verdict, proto string) string {
+func (s *Server) refuse(host string, port int, v Verdict, asked bool, proto string) string {
 	msg := RefusalMessage(host, v)
+	if asked {
+		msg = fmt.Sprintf("harness sandbox: network access to %s was refused when you were asked (to allow it for good, add %q to sandbox.network.allowedDomains in the subprocess row of harness.yml)", host, host)
+	}
 	s.mu.Lock()
 	s.seq++
 	s.refusals = append(s.refusals, Refusal{Seq: s.seq, Time: time.Now(), Host: host, Port: port, Message: msg})
@@ -382,9 +391,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		port = n
 	}
-	v := s.opts.Rules.Decide(host)
+	v, asked := s.decide(r.Context(), host, port)
 	if !v.Allowed {
-		http.Error(w, s.refuse(host, port, v, "http"), http.StatusForbidden)
+		http.Error(w, s.refuse(host, port, v, asked, "http"), http.StatusForbidden)
 		return
 	}
 	rp := &httputil.ReverseProxy{
@@ -414,9 +423,9 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "harness sandbox network proxy: CONNECT needs host:port", http.StatusBadRequest)
 		return
 	}
-	v := s.opts.Rules.Decide(host)
+	v, asked := s.decide(r.Context(), host, port)
 	if !v.Allowed {
-		http.Error(w, s.refuse(host, port, v, "connect"), http.StatusForbidden)
+		http.Error(w, s.refuse(host, port, v, asked, "connect"), http.StatusForbidden)
 		return
 	}
 	up, err := s.dial(r.Context(), host, port, v.Rule)

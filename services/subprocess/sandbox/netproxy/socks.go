@@ -2,11 +2,13 @@ package netproxy
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"io"
 	"net"
 	"net/netip"
+	"os"
 	"strconv"
 	"syscall"
 	"time"
@@ -40,9 +42,10 @@ func (s *Server) serveSOCKS(c net.Conn, br *bufio.Reader) {
 	if err != nil {
 		return
 	}
-	v := s.opts.Rules.Decide(host)
+	_ = c.SetDeadline(time.Time{}) // a question may take a while
+	v, asked := s.decideWhileConnected(c, br, host, port)
 	if !v.Allowed {
-		s.refuse(host, port, v, "socks5")
+		s.refuse(host, port, v, asked, "socks5")
 		_ = socksReply(c, repNotAllowed)
 		return
 	}
@@ -158,4 +161,24 @@ func dialReply(err error) byte {
 		return repHostUnreach
 	}
 	return repFailure
+}
+
+// decideWhileConnected is decide for a SOCKS5 request on c, whose
+// question (if one is asked) is withdrawn when the client closes c. The
+// client sends nothing before the reply; data it sends early stays in br.
+func (s *Server) decideWhileConnected(c net.Conn, br *bufio.Reader, host string, port int) (Verdict, bool) {
+	ctx, cancel := context.WithCancel(s.ctx)
+	defer cancel()
+	watching := make(chan struct{})
+	go func() {
+		defer close(watching)
+		if _, err := br.Peek(1); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			cancel() // the client left
+		}
+	}()
+	v, asked := s.decide(ctx, host, port)
+	_ = c.SetReadDeadline(time.Now())
+	<-watching
+	_ = c.SetReadDeadline(time.Time{})
+	return v, asked
 }
