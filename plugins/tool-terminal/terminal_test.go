@@ -35,6 +35,13 @@ func need(t *testing.T, names ...string) {
 // the bash tool and tool-terminal, working in dir.
 func boot(t *testing.T, dir string) *tools.Registry {
 	t.Helper()
+	return bootWith(t, dir, "", "")
+}
+
+// bootWith is boot with tool-terminal's config rows (terminal, indented
+// under its config) and more plugin rows.
+func bootWith(t *testing.T, dir, terminal, rows string) *tools.Registry {
+	t.Helper()
 	h := harnesstest.Start(t, fmt.Sprintf(`plugins:
   - name: subprocess-local
     config:
@@ -43,8 +50,9 @@ func boot(t *testing.T, dir string) *tools.Registry {
   - name: tool-bash
     config: {cwd: %q}
   - name: tool-terminal
-    config: {cwd: %q}
-`, dir, dir))
+    config:
+      cwd: %q
+%s%s`, dir, dir, terminal, rows))
 	return harnesstest.Service(t, h, tools.Key)
 }
 
