@@ -21,7 +21,7 @@ func permissionFlags(mode string, allowed []string) (permission.Mode, []string, 
 		m = permission.ModeBypass
 	}
 	if mode != "" && !m.Valid() {
-		return "", nil, fmt.Errorf("--permission-mode %q: not a mode (default, acceptEdits, plan, bypass)", mode)
+		return "", nil, fmt.Errorf("--permission-mode %q: not a mode (default, acceptEdits, plan, bypass, dontAsk)", mode)
 	}
 	var rules []string
 	for _, v := range allowed {

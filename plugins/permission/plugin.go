@@ -20,11 +20,12 @@ import (
 
 // Config is the permission plugin's configuration.
 type Config struct {
-	// Mode decides calls no rule decides: default, acceptEdits, plan or bypass.
-	// Decides calls no rule decides: default (read-only tools run; others ask) or
-	// acceptEdits (also edits run) or plan (only read-only tools) or bypass (all
-	// run); deny rules hold in every mode.
-	Mode Mode `yaml:"mode" json:"mode,omitempty" jsonschema:"enum=default,enum=acceptEdits,enum=plan,enum=bypass,default=default"`
+	// Mode decides calls no rule decides: default (read-only tools run;
+	// others ask) or acceptEdits (also edits run) or plan (only read-only
+	// tools) or bypass (all run) or dontAsk (as default, but what would be
+	// asked is denied); deny rules hold in every mode. Claude Code's
+	// bypassPermissions is accepted for bypass.
+	Mode Mode `yaml:"mode" json:"mode,omitempty" jsonschema:"enum=default,enum=acceptEdits,enum=plan,enum=bypass,enum=bypassPermissions,enum=dontAsk,default=default"`
 	// Allow rules let calls run without asking.
 	// Rules whose calls run without asking (e.g. bash(go test *) or
 	// read(src/**)).
@@ -89,8 +90,12 @@ func (c Config) Validate() error {
 }
 
 func (c Config) spec() Spec {
+	mode := c.Mode
+	if mode == "bypassPermissions" {
+		mode = ModeBypass
+	}
 	return Spec{
-		Mode: c.Mode, Allow: c.Allow, Ask: c.Ask, Deny: c.Deny, Cwd: c.Cwd,
+		Mode: mode, Allow: c.Allow, Ask: c.Ask, Deny: c.Deny, Cwd: c.Cwd,
 		ShellTools: c.ShellTools, FileTools: c.FileTools, FileToolDefaultPath: c.FileToolDefaultPath,
 		ReadOnly: c.ReadOnlyTools, EditTools: c.EditTools,
 		ShellWorkdir: c.ShellWorkdir, AutoAllowSandboxed: c.AutoAllowSandboxed,
@@ -284,6 +289,12 @@ func (p *plugin) vote(_ context.Context, e *tools.Execution) (tools.Decision, er
 	if p.granted(e.Scope(), call) {
 		return tools.Allow(), nil
 	}
+	if p.policy.Mode() == ModeDontAsk {
+		// Nobody is asked: the ask is a denial. One only the mode made stays
+		// soft, so a PreToolUse hook's allow still lifts it, as in Claude Code.
+		return tools.Decision{Kind: tools.DecisionDeny, Soft: v.ByMode,
+			Reason: p.denialFor(v, e.Name(), "the permission mode is dontAsk: what would be asked is denied")}, nil
+	}
 	// An ask only the mode made is soft: a PreToolUse hook's "allow" (an
 	// Approve vote) lifts it, and its denial when nobody can answer.
 	approver, ok := core.Lookup(p.c, tools.ApprovalKey)
@@ -434,7 +445,19 @@ type Describer interface {
 	InForce(scope *core.ScopeID) InForce
 }
 
-var _ Describer = (*plugin)(nil)
+var (
+	_ Describer          = (*plugin)(nil)
+	_ tools.ModeReporter = (*plugin)(nil)
+)
+
+// PermissionMode implements [tools.ModeReporter]: the mode by Claude Code's
+// name (bypass is bypassPermissions).
+func (p *plugin) PermissionMode(*core.ScopeID) string {
+	if m := p.policy.Mode(); m != ModeBypass {
+		return string(m)
+	}
+	return "bypassPermissions"
+}
 
 // InForce implements [Describer].
 func (p *plugin) InForce(scope *core.ScopeID) InForce {

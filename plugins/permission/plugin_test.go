@@ -216,3 +216,38 @@ func TestNeverPolicyDenialSaysSo(t *testing.T) {
 		t.Fatalf("got %q", c)
 	}
 }
+
+// TestDontAskDeniesWhatWouldBeAsked: Claude Code's dontAsk mode. Even with
+// someone at the terminal nobody is asked: a call no allow rule covers, and
+// one an ask rule matches, is denied at once, saying why; allowed and
+// read-only calls run. bypassPermissions is accepted as bypass.
+func TestDontAskDeniesWhatWouldBeAsked(t *testing.T) {
+	mnt, _, _ := ptyApproval(t)
+	dir := t.TempDir()
+	cfg := config(dir, []string{"bash(echo *)"}, []string{"bash(echo secret*)"}, nil)
+	cfg.Mode = permission.ModeDontAsk
+	reg := policytest.Harness(t, policytest.Mount{Plugin: permission.Plugin, Config: cfg}, mnt)
+	run := func(command string) *tools.Outcome {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return reg.Execute(ctx, policytest.BashCall("c", command))
+	}
+	if o := run("echo allowed"); policytest.Text(o) != "allowed\n" {
+		t.Fatalf("allowed: %q", policytest.Text(o))
+	}
+	for command, want := range map[string]string{
+		"ls " + dir:        `no allow rule covers this call (permission mode dontAsk), but the permission mode is dontAsk: what would be asked is denied.`,
+		"echo secret-word": `rule "bash(echo secret*)" is in the ask list, but the permission mode is dontAsk: what would be asked is denied.`,
+	} {
+		// Had the terminal been asked, nobody answers it: the call would end
+		// cancelled at the deadline, not with this denial.
+		if o := run(command); !o.IsError || !strings.Contains(policytest.Text(o), want) {
+			t.Errorf("%s: %q, want a denial containing %q", command, policytest.Text(o), want)
+		}
+	}
+	bp := config(dir, nil, nil, nil)
+	bp.Mode = "bypassPermissions"
+	if err := bp.Validate(); err != nil {
+		t.Fatalf("bypassPermissions: %v", err)
+	}
+}
