@@ -47,9 +47,10 @@ type agentFlags struct {
 	permMode       string   // --permission-mode
 	allowedTools   []string // --allowed-tools
 	reasoningLevel string
-	compact        bool      // run --compact: compact the session before the turn
-	errw           io.Writer // where run --compact reports
-	hideReasoning  bool      // --hide-reasoning
+	compact        bool         // run --compact: compact the session before the turn
+	errw           io.Writer    // where run --compact reports
+	hideReasoning  bool         // --hide-reasoning
+	boot           []BootOption // more boot options (job-run's confinement)
 	// p is the text printer, when the output is text: bootAgent sends the
 	// log lines through it and reports tool starts to its status line.
 	p *printer
@@ -69,7 +70,7 @@ func (f *agentFlags) register(fl *pflag.FlagSet, maxStepsHelp string) {
 	fl.StringVar(&f.fork, "fork", "", "continue from a copy of the `ID` session (a new session; ID stays as it is)")
 	fl.StringVar(&f.appendSystem, "append-system-prompt", "", "text appended to the system prompt")
 	fl.BoolVarP(&f.yes, "yes", "y", false, "approve every tool call a policy asks about (deny rules still apply)")
-	fl.StringVar(&f.permMode, "permission-mode", "", "permission `MODE` for this session: default, acceptEdits, plan or bypass (sets the permission row's mode)")
+	fl.StringVar(&f.permMode, "permission-mode", "", "permission `MODE` for this session: default, acceptEdits, plan, bypass or dontAsk (sets the permission row's mode)")
 	fl.BoolVar(&f.hideReasoning, "hide-reasoning", false, "do not print the model's reasoning (text output prints it on stderr, dimmed on a terminal)")
 	fl.StringArrayVar(&f.allowedTools, "allowed-tools", nil, "allow `RULES` without asking, e.g. 'Bash(git diff *) Read' (separated by commas or spaces; appended to the permission row's allow list)")
 }
@@ -162,6 +163,7 @@ func bootAgent(env *Env, f *agentFlags) (*agentHost, error) {
 	if f.yes {
 		opts = append(opts, withApproveAll())
 	}
+	opts = append(opts, f.boot...)
 	permRow := false
 	mode, allow, err := permissionFlags(f.permMode, f.allowedTools)
 	if err != nil {
@@ -176,13 +178,13 @@ func bootAgent(env *Env, f *agentFlags) (*agentHost, error) {
 	}
 	if (mode != "" || len(allow) > 0) && !permRow {
 		host.h = h
-		host.stop()
+		_ = host.stop() // the usage error is what the user needs
 		return nil, UsageError(errors.New("--permission-mode and --allowed-tools need a `name: permission` row in the manifest"))
 	}
 	host.h, host.boot = h, opts
 	svc, ok := core.Lookup(h.Root.Context(), agent.Key)
 	if !ok {
-		host.stop()
+		_ = host.stop() // the usage error is what the user needs
 		return nil, UsageError(errors.New("the agent plugin is not active: add a row `name: agent` to harness.yml (with llm, tools and systemprompt rows); `harness plugins` shows what it waits for"))
 	}
 	host.agent = svc
@@ -449,7 +451,11 @@ func (p *printer) observe(e agent.Event) {
 		// approval question may come first on the terminal.
 	case agent.EventToolResult:
 		p.clearStatus()
-		fmt.Fprintf(p.errw, "  %s\n", resultLine(e.ToolResult, 200))
+		if e.ToolResult.Denied {
+			fmt.Fprintf(p.errw, "  %s\n", deniedLines(e.ToolResult))
+		} else {
+			fmt.Fprintf(p.errw, "  %s\n", resultLine(e.ToolResult, 200))
+		}
 		p.showStatus()
 	case agent.EventUsage:
 		if e.Total != nil {
@@ -475,6 +481,17 @@ func (p *printer) observe(e agent.Event) {
 			fmt.Fprintf(p.errw, "%s\n", summary(e.Result))
 		}
 	}
+}
+
+// deniedLines is a refused call's result in full, never clipped: the
+// denial says what to configure (the rule to add, the flag for one run),
+// and a person needs all of it, indented under the "✗ name: denied" line.
+func deniedLines(r *agent.ToolResultEvent) string {
+	reason := strings.TrimSpace(strings.TrimPrefix(r.Content, "Error: "))
+	if reason == "" {
+		reason = finalPresentation(r).Reason()
+	}
+	return fmt.Sprintf("✗ %s: denied, %d ms\n    %s", r.Name, r.DurationMs, strings.ReplaceAll(reason, "\n", "\n    "))
 }
 
 // summary is the text output's last line of a turn: steps, tokens, wall

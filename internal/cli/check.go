@@ -53,7 +53,9 @@ func init() {
 				if err != nil {
 					return err
 				}
+				awaitMCP(env.Ctx, h)
 				problems := mcpProblems(h)
+				mcpWarnings := mcpNotices(h)
 				notOffered := toolsNotOffered(h.Root.Context())
 				_, hasAgent := core.Lookup(h.Root.Context(), agent.Key)
 				n := 0
@@ -97,6 +99,9 @@ func init() {
 				}
 				if sandboxWarning != "" {
 					fmt.Fprintf(env.Stderr, "harness: warning: %s\n", sandboxWarning)
+				}
+				for _, w := range mcpWarnings {
+					fmt.Fprintf(env.Stderr, "harness: warning: mcp: %s\n", w)
 				}
 				if keyWarning != "" {
 					fmt.Fprintf(env.Stderr, "harness: warning: %s\n", keyWarning)

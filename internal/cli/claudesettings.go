@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/dshgo/harness/core/manifest"
+	"github.com/dshgo/harness/plugins/hooks"
 	"github.com/dshgo/harness/services/subprocess"
 )
 
@@ -26,7 +28,8 @@ const (
 )
 
 // claudeSettings is the part of a Claude Code settings file the harness
-// reads; every other key is ignored (one debug line per file).
+// reads. Every other key is reported once with its position (a warning,
+// never an error): see claudeTopKeys and claudePermissionKeys.
 type claudeSettings struct {
 	Hooks       map[string]json.RawMessage `json:"hooks"`
 	Permissions *struct {
@@ -36,11 +39,23 @@ type claudeSettings struct {
 		DefaultMode           string   `json:"defaultMode"`
 		AdditionalDirectories []string `json:"additionalDirectories"`
 	} `json:"permissions"`
-	Env map[string]string `json:"env"`
+	Env   map[string]string `json:"env"`
+	Model string            `json:"model"`
+
+	path string             // the file
+	pos  map[string]jsonPos // where its keys are
 }
 
-// claudeKnownKeys are the top-level keys claudeSettings reads.
-var claudeKnownKeys = []string{"hooks", "permissions", "env"}
+// claudeTopKeys are the top-level keys the harness reads ($schema only
+// names the file's schema).
+var claudeTopKeys = []string{"hooks", "permissions", "env", "model", "$schema"}
+
+// claudePermissionKeys are the keys of `permissions` the harness reads.
+var claudePermissionKeys = []string{"allow", "ask", "deny", "defaultMode", "additionalDirectories"}
+
+// claudeHookKeys are the keys of one hook (a matcher group's `hooks`
+// entry) the hooks plugin takes.
+var claudeHookKeys = []string{"type", "command", "timeout"}
 
 // claudeSettingsFiles returns the settings files that exist, lowest
 // precedence first.
@@ -83,7 +98,9 @@ func (e *Env) claudeSettingsEnabled() bool {
 }
 
 // readClaudeSettings parses one settings file. Malformed JSON is an error
-// naming FILE:LINE:COL; unknown keys are logged at debug level once.
+// naming FILE:LINE:COL; what the harness does not implement (a key, a
+// hook event, a hook type) is a warning naming it and its FILE:LINE:COL,
+// printed once, and left out.
 func (e *Env) readClaudeSettings(path string) (claudeSettings, error) {
 	var s claudeSettings
 	data, err := os.ReadFile(path)
@@ -97,22 +114,234 @@ func (e *Env) readClaudeSettings(path string) (claudeSettings, error) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return s, manifest.JSONError(path, data, err)
 	}
-	var unknown []string
-	for k := range top {
-		if !slices.Contains(claudeKnownKeys, k) {
-			unknown = append(unknown, k)
+	pos := jsonKeyPositions(data)
+	s.path, s.pos = path, pos
+	warn := func(key, what string) { e.claudeWarn(path, pos, key, what) }
+	for _, k := range sortedKeys(top) {
+		if !slices.Contains(claudeTopKeys, k) {
+			warn(k, "the harness does not implement this setting; ignored")
 		}
 	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		e.Logger().Debug("claude settings: keys the harness does not use are ignored", "file", path, "keys", strings.Join(unknown, ","))
+	if raw, ok := top["permissions"]; ok {
+		var perms map[string]json.RawMessage
+		if json.Unmarshal(raw, &perms) == nil {
+			for _, k := range sortedKeys(perms) {
+				if !slices.Contains(claudePermissionKeys, k) {
+					warn("permissions."+k, "the harness does not implement this permissions setting; ignored")
+				}
+			}
+		}
+		if p := s.Permissions; p != nil && p.DefaultMode != "" {
+			if _, ok := claudeModes[p.DefaultMode]; !ok {
+				warn("permissions.defaultMode", fmt.Sprintf("%q is not a permission mode the harness knows (default, acceptEdits, plan, bypassPermissions, dontAsk); ignored", p.DefaultMode))
+				p.DefaultMode = ""
+			}
+		}
 	}
+	hooksByEvent := map[string]json.RawMessage{}
+	for _, ev := range sortedKeys(s.Hooks) {
+		key := "hooks." + ev
+		if !slices.Contains(hooks.EventNames(), ev) {
+			warn(key, "the harness does not fire this hook event; its hooks are ignored (events it fires: "+strings.Join(hooks.EventNames(), ", ")+")")
+			continue
+		}
+		groups, err := e.claudeHookGroups(path, data, pos, key, s.Hooks[ev])
+		if err != nil {
+			return s, err
+		}
+		if groups != nil {
+			hooksByEvent[ev] = groups
+		}
+	}
+	s.Hooks = hooksByEvent
 	return s, nil
+}
+
+// claudeHookGroups checks the matcher groups of one hook event and returns
+// them with what the hooks plugin does not run left out, each with a
+// warning: a hook whose type is not "command" (prompt, agent, http hooks),
+// a key of a hook other than type, command and timeout (async, once, …).
+// nil when no command hook is left. A value of the wrong shape is an error
+// naming its FILE:LINE:COL.
+func (e *Env) claudeHookGroups(path string, data []byte, pos map[string]jsonPos, key string, raw json.RawMessage) (json.RawMessage, error) {
+	fail := func(at, what string) error {
+		p := pos[at]
+		return fmt.Errorf("%s:%d:%d: %s: %s", path, p.line, p.col, at, what)
+	}
+	var groups []map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &groups); err != nil {
+		return nil, fail(key, "must be a list of matcher groups ({\"matcher\": …, \"hooks\": [ … ]})")
+	}
+	var kept []map[string]any
+	for i, g := range groups {
+		gk := fmt.Sprintf("%s[%d]", key, i)
+		var list []map[string]json.RawMessage
+		if err := json.Unmarshal(g["hooks"], &list); err != nil || g["hooks"] == nil {
+			return nil, fail(gk, "needs a \"hooks\" list")
+		}
+		out := map[string]any{}
+		if m, ok := g["matcher"]; ok {
+			var matcher string
+			if json.Unmarshal(m, &matcher) != nil {
+				return nil, fail(gk+".matcher", "must be a string")
+			}
+			out["matcher"] = matcher
+		}
+		for _, k := range sortedKeys(g) {
+			if k != "matcher" && k != "hooks" {
+				e.claudeWarn(path, pos, gk+"."+k, "the harness does not implement this key of a matcher group; ignored")
+			}
+		}
+		var hooksOut []any
+		for j, h := range list {
+			hk := fmt.Sprintf("%s.hooks[%d]", gk, j)
+			var typ string
+			_ = json.Unmarshal(h["type"], &typ)
+			if typ != "" && typ != "command" {
+				e.claudeWarn(path, pos, hk+".type", fmt.Sprintf("the harness runs only command hooks; this %q hook is ignored", typ))
+				continue
+			}
+			one := map[string]any{}
+			for _, k := range sortedKeys(h) {
+				if !slices.Contains(claudeHookKeys, k) {
+					e.claudeWarn(path, pos, hk+"."+k, "the harness does not implement this key of a hook; ignored")
+					continue
+				}
+				var v any
+				if err := json.Unmarshal(h[k], &v); err != nil {
+					return nil, manifest.JSONError(path, data, err)
+				}
+				one[k] = v
+			}
+			hooksOut = append(hooksOut, one)
+		}
+		if len(hooksOut) > 0 {
+			out["hooks"] = hooksOut
+			kept = append(kept, out)
+		}
+	}
+	if len(kept) == 0 {
+		return nil, nil
+	}
+	return json.Marshal(kept)
+}
+
+// claudeWarn prints, once per process, that key of settings file path is
+// not implemented: "harness: warning: FILE:LINE:COL: KEY: WHAT".
+func (e *Env) claudeWarn(path string, pos map[string]jsonPos, key, what string) {
+	at := path
+	if p, ok := pos[key]; ok {
+		at = fmt.Sprintf("%s:%d:%d", path, p.line, p.col)
+	}
+	msg := fmt.Sprintf("%s: %s: %s", at, key, what)
+	e.claudeWarnMu.Lock()
+	if e.claudeWarned == nil {
+		e.claudeWarned = map[string]bool{}
+	}
+	seen := e.claudeWarned[msg]
+	e.claudeWarned[msg] = true
+	e.claudeWarnMu.Unlock()
+	if seen {
+		return
+	}
+	w := e.Stderr
+	if e.logw != nil {
+		w = e.logw
+	}
+	if w != nil {
+		fmt.Fprintf(w, "harness: warning: claude settings %s\n", msg)
+	}
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// jsonPos is a 1-based line and byte column.
+type jsonPos struct{ line, col int }
+
+// maxJSONKeys bounds how many key positions jsonKeyPositions records.
+const maxJSONKeys = 1 << 14
+
+// jsonKeyPositions returns where each object key of data starts (its
+// opening quote), by path: "hooks", "hooks.Stop", "hooks.Stop[0].hooks[1].type".
+// A duplicated key keeps its first position. data must be valid JSON (a
+// decoding error stops the walk; what was found is returned).
+func jsonKeyPositions(data []byte) map[string]jsonPos {
+	out := map[string]jsonPos{}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var walk func(path string) error
+	walk = func(path string) error {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		d, ok := tok.(json.Delim)
+		if !ok {
+			return nil
+		}
+		if d == '[' {
+			for i := 0; dec.More(); i++ {
+				if err := walk(fmt.Sprintf("%s[%d]", path, i)); err != nil {
+					return err
+				}
+			}
+			_, err := dec.Token()
+			return err
+		}
+		for dec.More() {
+			tok, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			key, _ := tok.(string)
+			p := key
+			if path != "" {
+				p = path + "." + key
+			}
+			if _, seen := out[p]; !seen && len(out) < maxJSONKeys {
+				line, col := manifest.JSONPosition(data, keyStart(data, dec.InputOffset())+1)
+				out[p] = jsonPos{line, col}
+			}
+			if err := walk(p); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+		return err
+	}
+	_ = walk("")
+	return out
+}
+
+// keyStart returns the offset of the opening quote of the JSON string that
+// ends just before end.
+func keyStart(data []byte, end int64) int64 {
+	i := min(end, int64(len(data))) - 2 // the byte before the closing quote
+	for ; i >= 0; i-- {
+		if data[i] != '"' {
+			continue
+		}
+		n := 0
+		for j := i - 1; j >= 0 && data[j] == '\\'; j-- {
+			n++
+		}
+		if n%2 == 0 {
+			return i
+		}
+	}
+	return 0
 }
 
 // claudeModes maps Claude Code's permissions.defaultMode to the permission
 // plugin's mode.
-var claudeModes = map[string]string{"default": "default", "acceptEdits": "acceptEdits", "plan": "plan", "bypassPermissions": "bypass"}
+var claudeModes = map[string]string{"default": "default", "acceptEdits": "acceptEdits", "plan": "plan", "bypassPermissions": "bypass", "dontAsk": "dontAsk"}
 
 // claudeSettingsPatch turns the Claude Code settings files into one patch
 // layer over m: their hooks are added to the hooks row's (every file's hooks
@@ -126,7 +355,7 @@ func (e *Env) claudeSettingsPatch(m *manifest.Manifest, files []string) (*manife
 	var events []string
 	var allow, ask, deny, dirs []string
 	env := map[string]string{}
-	mode := ""
+	mode, model := "", ""
 	for _, f := range files {
 		s, err := e.readClaudeSettings(f)
 		if err != nil {
@@ -145,11 +374,7 @@ func (e *Env) claudeSettingsPatch(m *manifest.Manifest, files []string) (*manife
 		if p := s.Permissions; p != nil {
 			allow, ask, deny = append(allow, p.Allow...), append(ask, p.Ask...), append(deny, p.Deny...)
 			if p.DefaultMode != "" {
-				mm, ok := claudeModes[p.DefaultMode]
-				if !ok {
-					return nil, fmt.Errorf("%s: permissions.defaultMode: %q is not one of default, acceptEdits, plan, bypassPermissions", f, p.DefaultMode)
-				}
-				mode = mm
+				mode = claudeModes[p.DefaultMode] // readClaudeSettings dropped unknown modes
 			}
 			for _, d := range p.AdditionalDirectories {
 				abs, err := e.claudeDir(d)
@@ -163,6 +388,13 @@ func (e *Env) claudeSettingsPatch(m *manifest.Manifest, files []string) (*manife
 		}
 		for k, v := range s.Env {
 			env[k] = v // a later (higher-precedence) file wins
+		}
+		if s.Model != "" {
+			if route, ok := claudeModelRoute(m, s.Model); ok {
+				model = route
+			} else {
+				e.claudeWarn(s.path, s.pos, "model", fmt.Sprintf("%q names no model route of the manifest (a provider, provider/model, or a model name or alias of one); the agent's model is unchanged", s.Model))
+			}
 		}
 	}
 	var rows []map[string]any
@@ -203,6 +435,9 @@ func (e *Env) claudeSettingsPatch(m *manifest.Manifest, files []string) (*manife
 		}
 		rows = append(rows, e.rowFor(m, "permission", cfg))
 	}
+	if model != "" && findEntry(m, "agent") != nil {
+		rows = append(rows, map[string]any{"id": "agent", "config": map[string]any{"model": model}})
+	}
 	if row := e.claudeSubprocessRow(m, files, env, dirs); row != nil {
 		rows = append(rows, row)
 	}
@@ -214,6 +449,63 @@ func (e *Env) claudeSettingsPatch(m *manifest.Manifest, files []string) (*manife
 		return nil, err
 	}
 	return manifest.ParsePatch("claude settings ("+strings.Join(files, ", ")+")", data)
+}
+
+// claudeModelRoute resolves a settings file's `model` against the model
+// routes the manifest configures (rows with a `provider` and `models`, as
+// llm-openai's): a provider name, "provider/model" of one of its models or
+// aliases (any model when it sets anyModel), or a bare model name or alias
+// that exactly one provider has. Claude's own names (opus, sonnet, …) name
+// a route only when a row configures them.
+func claudeModelRoute(m *manifest.Manifest, model string) (string, bool) {
+	type route struct {
+		provider string
+		names    []string
+		any      bool
+	}
+	var routes []route
+	for _, en := range m.Flatten() {
+		if en.Config == nil || en.Disabled {
+			continue
+		}
+		var cfg struct {
+			Provider string `yaml:"provider"`
+			AnyModel bool   `yaml:"anyModel"`
+			Models   []struct {
+				Name    string `yaml:"name"`
+				Aliases []struct {
+					Name string `yaml:"name"`
+				} `yaml:"aliases"`
+			} `yaml:"models"`
+		}
+		if en.Config.Decode(&cfg) != nil || cfg.Provider == "" {
+			continue
+		}
+		r := route{provider: cfg.Provider, any: cfg.AnyModel}
+		for _, md := range cfg.Models {
+			r.names = append(r.names, md.Name)
+			for _, a := range md.Aliases {
+				r.names = append(r.names, a.Name)
+			}
+		}
+		routes = append(routes, r)
+	}
+	prov, name, hasName := strings.Cut(model, "/")
+	var found []string
+	for _, r := range routes {
+		switch {
+		case !hasName && r.provider == model:
+			return model, true
+		case hasName && r.provider == prov && name != "" && (r.any || slices.Contains(r.names, name)):
+			return model, true
+		case !hasName && slices.Contains(r.names, model):
+			found = append(found, r.provider+"/"+model)
+		}
+	}
+	if len(found) == 1 {
+		return found[0], true
+	}
+	return "", false
 }
 
 // claudeDir makes a settings directory absolute: ~/ against $HOME, a

@@ -103,6 +103,11 @@ type Env struct {
 	// claudeUsed lists the Claude Code settings files the last
 	// LoadManifest applied.
 	claudeUsed []string
+	// claudeWarned holds the Claude Code settings warnings already printed
+	// (each is printed once per process, however often the manifest is
+	// loaded again).
+	claudeWarnMu sync.Mutex
+	claudeWarned map[string]bool
 
 	// Ctx is cancelled on the first SIGINT, SIGTERM or SIGHUP.
 	Ctx context.Context
@@ -575,6 +580,7 @@ func (e *Env) Boot(opts ...BootOption) (*fxcore.Harness, error) {
 	if err := h.Start(e.Ctx); err != nil {
 		return nil, UsageError(err)
 	}
-	awaitMCP(e.Ctx, h)
+	// MCP servers connect in the background: the commands that use them
+	// wait (awaitMCP); the others never do.
 	return h, nil
 }

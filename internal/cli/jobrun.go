@@ -7,13 +7,19 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
 
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/core/fxcore"
+	"github.com/dshgo/harness/core/manifest"
 	"github.com/dshgo/harness/plugins/worker"
 	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/sessions"
+	"github.com/dshgo/harness/services/subprocess"
 )
 
 // jobRunCommand is the process a worker runs each job in (hidden): the
@@ -41,10 +47,19 @@ func jobRunCommand(env *Env) *cobra.Command {
 			ctx, cancel := context.WithCancel(env.Ctx)
 			defer cancel()
 			watchControl(env, cancel)
-			host, err := bootAgent(env, &agentFlags{})
+			wd, err := env.workDir()
+			if err != nil {
+				return Failure(err)
+			}
+			host, err := bootAgent(env, &agentFlags{boot: []BootOption{withConfinement(spec.Hide, wd)}})
 			if err != nil {
 				return err
 			}
+			if err := confined(env, host, spec.Hide, wd); err != nil {
+				_ = host.stop() // the confinement error is what the job reports
+				return err
+			}
+			awaitMCP(ctx, host.h) // headless, like run
 			res, runErr := runJob(ctx, host, spec)
 			if serr := host.stop(); serr != nil && runErr == nil {
 				runErr = Failure(fmt.Errorf("stopping: %w", serr))
@@ -60,9 +75,10 @@ func jobRunCommand(env *Env) *cobra.Command {
 	}
 }
 
-// runJob opens (new, with the job's session id) or resumes the session
-// and runs or continues its turn.
-func runJob(ctx context.Context, host *agentHost, spec worker.RunSpec) (*agent.Result, error) {
+// runJob opens (new, with the job's session id) or resumes the session,
+// runs or continues its turn, and stores the agent's verdict in it
+// (worker.VerdictKey).
+func runJob(ctx context.Context, host *agentHost, spec worker.RunSpec) (*worker.Verdict, error) {
 	o := agent.Options{Model: spec.Model, MaxSteps: spec.MaxSteps, Origin: "job"}
 	if spec.Resume {
 		o.ID, o.Model = spec.SessionID, spec.Model
@@ -83,7 +99,25 @@ func runJob(ctx context.Context, host *agentHost, spec worker.RunSpec) (*agent.R
 	} else {
 		res, err = ss.Run(ctx, spec.Prompt)
 	}
-	return res, classify(err)
+	if res == nil {
+		return nil, classify(err)
+	}
+	v := &worker.Verdict{Result: *res, Attempt: spec.Attempt}
+	if res.Steps > 0 && !agent.IsConfigError(err) {
+		// The agent's verdict, stored with the session it ends (a turn
+		// refused before its first model call stored nothing): a retry
+		// completes the job only if it says the turn has a final answer.
+		stored := *v
+		if len(stored.Text) > 4096 {
+			stored.Text = stored.Text[:4096]
+		}
+		if b, jerr := json.Marshal(stored); jerr == nil {
+			if serr := ss.SetState(worker.VerdictKey, b); serr != nil && err == nil {
+				err = fmt.Errorf("storing the run's verdict: %w", serr)
+			}
+		}
+	}
+	return v, classify(err)
 }
 
 // watchControl cancels when the control descriptor the subprocess service
@@ -102,4 +136,77 @@ func watchControl(env *Env, cancel context.CancelFunc) {
 		_, _ = io.Copy(io.Discard, f)
 		cancel()
 	}()
+}
+
+// withConfinement adds hide to the sandbox denyRead of every enabled
+// subprocess-local row, and the job's work dir to its visible list (a
+// job's run hides the work root, but for its own dir, and the database
+// sockets from its commands); confined checks that they took.
+func withConfinement(hide []string, workDir string) BootOption {
+	return bootOptionFunc(func(o *fxcore.Options) {
+		if len(hide) == 0 {
+			return
+		}
+		m := o.Manifest.Clone()
+		var patch func(rows []manifest.Entry)
+		patch = func(rows []manifest.Entry) {
+			for i := range rows {
+				e := &rows[i]
+				patch(e.Children)
+				if e.Disabled || e.Name != "subprocess-local" || e.Config == nil || e.Config.Kind != yaml.MappingNode {
+					continue
+				}
+				sb := getKey(e.Config, "sandbox")
+				if sb == nil || sb.Kind != yaml.MappingNode {
+					continue // no sandbox (mode off); confined says so
+				}
+				appendTo(sb, "denyRead", hide...)
+				appendTo(sb, "visible", workDir)
+			}
+		}
+		patch(m.Plugins)
+		o.Manifest = m
+	})
+}
+
+// appendTo appends scalars to the sequence under key in mapping m (made
+// when missing; left alone when it is not a sequence, which the row's
+// validation then names).
+func appendTo(m *yaml.Node, key string, values ...string) {
+	seq := getKey(m, key)
+	if seq == nil || seq.Tag == "!!null" {
+		seq = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+		setKey(m, key, seq)
+	}
+	if seq.Kind != yaml.SequenceNode {
+		return
+	}
+	for _, v := range values {
+		seq.Content = append(seq.Content, str(v))
+	}
+}
+
+// confined checks that the run's sandbox hides hide but for workDir: with
+// the sandbox on, every entry is in its denyRead and workDir in its
+// visible list (else the run fails: its commands could read the other
+// jobs' files); with it off, a warning says the job is not isolated.
+func confined(env *Env, host *agentHost, hide []string, workDir string) error {
+	if len(hide) == 0 {
+		return nil
+	}
+	rt, ok := core.Lookup(host.h.Root.Context(), subprocess.Key)
+	if !ok {
+		return nil
+	}
+	p := rt.SandboxPolicy()
+	if !p.Enabled() {
+		fmt.Fprintln(env.Stderr, "harness job-run: warning: the sandbox is off (subprocess row): this job's commands can read the other jobs' work dirs and the worker's files")
+		return nil
+	}
+	for _, d := range hide {
+		if !slices.Contains(p.DenyRead, d) || !slices.Contains(p.Visible, workDir) {
+			return Failure(fmt.Errorf("job-run: could not add %s to the sandbox's denyRead and %s to its visible list (the subprocess row's sandbox block is not a plain mapping with those lists): the job would not be isolated", d, workDir))
+		}
+	}
+	return nil
 }

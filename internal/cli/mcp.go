@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -15,12 +17,47 @@ import (
 )
 
 // awaitMCP waits until every configured MCP server's first connect attempt
-// has settled (each is bounded by its startupTimeout), so every command sees
-// the servers' tools or their failures.
+// has settled (each is bounded by its startupTimeout), for the commands that
+// report on the servers or hand their tools to a headless run: mcp, check,
+// plugins, prompt, run and job-run. Boot does not wait: servers connect in
+// the background, and the other commands (tool bash, tools, chat, serve)
+// never wait for them.
 func awaitMCP(ctx context.Context, h *fxcore.Harness) {
 	if m, ok := core.Lookup(h.Root.Context(), mcp.Key); ok {
 		_ = m.Wait(ctx)
 	}
+}
+
+// awaitMCPTool waits for the MCP server that owns the tool name, if any
+// (`harness tool mcp__fs__read_file`); any other name waits for nothing.
+func awaitMCPTool(ctx context.Context, h *fxcore.Harness, name string) {
+	if m, ok := core.Lookup(h.Root.Context(), mcp.Key); ok {
+		_ = m.WaitForTool(ctx, name)
+	}
+}
+
+// mcpNotices are the mcp row's notices (an untrusted .mcp.json, skipped
+// duplicates) and the servers that run outside the sandbox, for check.
+func mcpNotices(h *fxcore.Harness) []string {
+	m, ok := core.Lookup(h.Root.Context(), mcp.Key)
+	if !ok {
+		return nil
+	}
+	out := m.Notices()
+	for _, s := range m.Servers() {
+		if s.Unsandboxed != "" {
+			out = append(out, fmt.Sprintf("server %q %s", s.Name, s.Unsandboxed))
+		}
+	}
+	return out
+}
+
+// mcpPending lists the MCP servers still connecting, for `harness tools`.
+func mcpPending(h *fxcore.Harness) []string {
+	if m, ok := core.Lookup(h.Root.Context(), mcp.Key); ok {
+		return m.Pending()
+	}
+	return nil
 }
 
 // mcpProblems lists the MCP servers that failed to start or exited, one
@@ -62,6 +99,7 @@ func withMCP(env *Env, fn func(h *fxcore.Harness, m *mcp.Manager) error) (err er
 			err = Failure(fmt.Errorf("stopping: %w", serr))
 		}
 	}()
+	awaitMCP(env.Ctx, h)
 	if env.Interrupted() {
 		// Boot's wait for the servers ended on the signal: report
 		// nothing about half-started servers (M4).
@@ -89,7 +127,7 @@ func init() {
 			Long: "mcp boots the configured harness, waits for the MCP servers of the mcp row to connect\n" +
 				"(each within its startupTimeout) and reports on them. See docs/mcp.md.",
 		}
-		cmd.AddCommand(mcpList(env), mcpTools(env), mcpCall(env))
+		cmd.AddCommand(mcpList(env), mcpTools(env), mcpCall(env), mcpTrust(env))
 		return cmd
 	})
 }
@@ -122,6 +160,9 @@ func mcpList(env *Env) *cobra.Command {
 					if s.Error != "" {
 						fmt.Fprintf(env.Stdout, "\n%s: %s\n", s.Name, s.Error)
 					}
+				}
+				for _, n := range m.Notices() {
+					fmt.Fprintf(env.Stdout, "\n%s\n", n)
 				}
 				return nil
 			})
@@ -217,5 +258,47 @@ func mcpCall(env *Env) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func mcpTrust(env *Env) *cobra.Command {
+	var revoke bool
+	var stateDir string
+	cmd := &cobra.Command{
+		Use:   "trust",
+		Short: "Trust the project's .mcp.json as it is now, so its servers start (--revoke: untrust it)",
+		Long: "trust records that you trust the .mcp.json of the working directory with its current content\n" +
+			"(its SHA-256) in $XDG_STATE_HOME/harness/mcp-trust.json; the mcp row then starts its servers, as\n" +
+			"Claude Code does after its approval prompt. It prints the servers it trusted: review the file\n" +
+			"first, since each stdio server is a program harness runs. A later change to the file needs\n" +
+			"trusting again. --revoke removes the record. See docs/mcp.md.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, err := env.Getwd()
+			if err != nil {
+				return Failure(err)
+			}
+			path, servers, err := mcp.TrustProjectFile(stateDir, dir, revoke)
+			if err != nil {
+				return UsageError(err)
+			}
+			if revoke {
+				fmt.Fprintf(env.Stdout, "untrusted %s\n", path)
+				return nil
+			}
+			fmt.Fprintf(env.Stdout, "trusted %s\n", path)
+			for _, name := range slices.Sorted(maps.Keys(servers)) {
+				s := servers[name]
+				what := s.URL
+				if what == "" {
+					what = strings.Join(append([]string{s.Command}, s.Args...), " ")
+				}
+				fmt.Fprintf(env.Stdout, "  %s: %s\n", name, what)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&revoke, "revoke", false, "remove the trust record of the file")
+	cmd.Flags().StringVar(&stateDir, "state-dir", "", "the directory of mcp-trust.json (default $XDG_STATE_HOME/harness; the mcp row's stateDir)")
 	return cmd
 }

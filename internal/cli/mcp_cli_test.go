@@ -126,8 +126,10 @@ func TestMCPCommands(t *testing.T) {
 	if r.code != 1 || r.stdout != "Error: the fixture failed on purpose\n" {
 		t.Fatalf("mcp call fail: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
+	// `harness tools` does not wait for the servers: fx is listed, or
+	// marked pending when it has not connected yet.
 	r = runAgent(t, dir, manifest, "", "tools")
-	if r.code != 0 || !strings.Contains(r.stdout, "mcp__fx__sleep") {
+	if r.code != 0 || !(strings.Contains(r.stdout, "mcp__fx__sleep") || strings.Contains(r.stdout, "mcp__fx__*  (pending")) {
 		t.Fatalf("tools: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	r = runAgent(t, dir, manifest, "", "check")

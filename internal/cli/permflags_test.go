@@ -57,7 +57,7 @@ func TestPermissionModeAndAllowedToolsFlags(t *testing.T) {
 		args        []string
 		extra, want string
 	}{
-		{[]string{"--permission-mode", "yolo"}, rows, `--permission-mode "yolo": not a mode (default, acceptEdits, plan, bypass)`},
+		{[]string{"--permission-mode", "yolo"}, rows, `--permission-mode "yolo": not a mode (default, acceptEdits, plan, bypass, dontAsk)`},
 		{[]string{"--allowed-tools", "Bash(echo"}, rows, `--allowed-tools: rule "Bash(echo": missing closing parenthesis`},
 		{[]string{"--allowed-tools", " , "}, rows, "--allowed-tools: no rule given"},
 		{[]string{"--permission-mode", "plan"}, "", "need a `name: permission` row"},

@@ -29,6 +29,7 @@ func init() {
 				if err != nil {
 					return err
 				}
+				awaitMCP(env.Ctx, h)
 				rows := h.Loader.Status()
 				problems := mcpProblems(h)
 				if err := h.Stop(context.Background()); err != nil {

@@ -83,6 +83,7 @@ func bootForPrompt(env *Env) (*fxcore.Harness, error) {
 	for {
 		h, err := env.Boot(SkipAudit(), useManifest)
 		if err == nil {
+			awaitMCP(env.Ctx, h) // the prompt shows the servers' instructions and tools
 			for _, r := range h.Loader.Status() {
 				switch r.State {
 				case "failed":

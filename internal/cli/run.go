@@ -56,6 +56,9 @@ func init() {
 					p.close()
 					return err
 				}
+				// A headless run offers the model every server's tools from its
+				// first step, as Claude Code's -p does: wait for the connects.
+				awaitMCP(env.Ctx, host.h)
 				opts.Observer = p.observe
 				f.errw = env.Stderr
 				res, runErr := runOnce(env.Ctx, host, &f, opts, prompt)

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/dshgo/harness/core/fxcore"
 	"github.com/dshgo/harness/services/tools"
 	"github.com/spf13/cobra"
 )
@@ -48,7 +49,8 @@ func init() {
 					call.Arguments = args[1]
 				}
 				var o *tools.Outcome
-				err := withRegistry(env, func(ctx context.Context, reg *tools.Registry) error {
+				err := withRegistry(env, func(ctx context.Context, h *fxcore.Harness, reg *tools.Registry) error {
+					awaitMCPTool(ctx, h, call.Name) // only an mcp__SERVER__ tool waits, for its server
 					o = reg.Execute(ctx, call)
 					return nil
 				})

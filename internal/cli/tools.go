@@ -25,8 +25,10 @@ func init() {
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				var schemas []tools.Schema
-				err := withRegistry(env, func(_ context.Context, reg *tools.Registry) error {
+				var pending []string
+				err := withRegistry(env, func(_ context.Context, h *fxcore.Harness, reg *tools.Registry) error {
 					schemas = reg.Schemas(nil)
+					pending = mcpPending(h)
 					return nil
 				})
 				if err != nil {
@@ -47,6 +49,9 @@ func init() {
 					first, _, _ := strings.Cut(s.Description, "\n")
 					fmt.Fprintf(tw, "%s\t%s\n", s.Name, first)
 				}
+				for _, name := range pending {
+					fmt.Fprintf(tw, "mcp__%s__*\t(pending: the MCP server is still connecting; `harness mcp tools %s` waits for it)\n", name, name)
+				}
 				return tw.Flush()
 			},
 		}
@@ -58,7 +63,7 @@ func init() {
 // withRegistry boots the configured harness, runs fn with its tool registry
 // and stops the harness. A manifest without the tools plugin is a
 // configuration error (exit 2).
-func withRegistry(env *Env, fn func(ctx context.Context, reg *tools.Registry) error) (err error) {
+func withRegistry(env *Env, fn func(ctx context.Context, h *fxcore.Harness, reg *tools.Registry) error) (err error) {
 	h, err := env.Boot()
 	if err != nil {
 		return err
@@ -72,7 +77,7 @@ func withRegistry(env *Env, fn func(ctx context.Context, reg *tools.Registry) er
 	if !ok {
 		return UsageError(fmt.Errorf("no tool registry: mount the %q plugin in harness.yml", tools.Key.Name()))
 	}
-	return fn(env.Ctx, reg)
+	return fn(env.Ctx, h, reg)
 }
 
 func stopHarness(h *fxcore.Harness) error { return h.Stop(context.Background()) }

@@ -45,11 +45,11 @@ type Config struct {
 	// Glob), which are the default so scripts written for Claude Code work
 	// unchanged. Matchers select by either name, case-insensitively.
 	HarnessToolNames bool `yaml:"harnessToolNames" json:"harnessToolNames,omitempty"`
-	// PermissionMode is the `permission_mode` hooks are told: default,
-	// acceptEdits, plan or bypassPermissions (Claude Code's names). Empty
-	// means default. The Claude Code settings layer sets it from
-	// permissions.defaultMode.
-	PermissionMode string `yaml:"permissionMode" json:"permissionMode,omitempty" jsonschema:"enum=default,enum=acceptEdits,enum=plan,enum=bypassPermissions"`
+	// PermissionMode is the `permission_mode` hooks are told when no
+	// permission plugin is mounted (with one, hooks are told the mode it
+	// enforces): default, acceptEdits, plan, bypassPermissions or dontAsk
+	// (Claude Code's names). Empty means default.
+	PermissionMode string `yaml:"permissionMode" json:"permissionMode,omitempty" jsonschema:"enum=default,enum=acceptEdits,enum=plan,enum=bypassPermissions,enum=dontAsk"`
 }
 
 // Events holds the matcher groups of each supported event. Claude Code events
@@ -132,9 +132,9 @@ func (h CommandHook) timeout() time.Duration {
 // non-negative timeout, compilable matcher. Errors name the field path.
 func (c Config) Validate() error {
 	switch c.PermissionMode {
-	case "", "default", "acceptEdits", "plan", "bypassPermissions":
+	case "", "default", "acceptEdits", "plan", "bypassPermissions", "dontAsk":
 	default:
-		return fmt.Errorf("permissionMode: must be default, acceptEdits, plan or bypassPermissions, got %q", c.PermissionMode)
+		return fmt.Errorf("permissionMode: must be default, acceptEdits, plan, bypassPermissions or dontAsk, got %q", c.PermissionMode)
 	}
 	for _, ev := range c.Hooks.all() {
 		for i, g := range ev.groups {
@@ -160,6 +160,16 @@ func (c Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// EventNames lists the hook events the harness fires, as a Claude Code
+// settings file names them.
+func EventNames() []string {
+	var out []string
+	for _, ev := range (Events{}).all() {
+		out = append(out, ev.name)
+	}
+	return out
 }
 
 type namedGroups struct {

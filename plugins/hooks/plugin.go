@@ -32,6 +32,14 @@ func apply(c *core.Context, cfg Config) error {
 		return err
 	}
 	h.approver = func() (tools.Approver, bool) { return core.Lookup(c, tools.ApprovalKey) }
+	h.modeOf = func(scope *core.ScopeID) string {
+		if rp, ok := core.Lookup(c, tools.ReadPolicyKey); ok {
+			if mr, ok := rp.(tools.ModeReporter); ok {
+				return mr.PermissionMode(scope)
+			}
+		}
+		return ""
+	}
 	if len(h.events[EventPreToolUse]) > 0 {
 		if err := tools.OnPreExecute(c, h.preToolUse); err != nil {
 			return err
@@ -81,6 +89,7 @@ type runner struct {
 	run            runFunc
 	log            *slog.Logger
 	approver       func() (tools.Approver, bool)         // the approval service, looked up per call
+	modeOf         func(*core.ScopeID) string            // the permission plugin's mode ("" without one)
 	notify         func(*core.ScopeID, lifecycle.Notice) // shows a systemMessage; nil: logged only
 
 	mu          sync.Mutex
@@ -144,7 +153,7 @@ func (h *runner) selected(event string, subjects ...string) []CommandHook {
 // dispatch runs every selected hook in parallel with the payload on stdin and
 // returns their outcomes in configuration order. The goroutines are joined
 // before it returns.
-func (h *runner) dispatch(ctx context.Context, selected []CommandHook, p Payload, extraEnv ...string) []outcome {
+func (h *runner) dispatch(ctx context.Context, scope *core.ScopeID, selected []CommandHook, p Payload, extraEnv ...string) []outcome {
 	if len(selected) == 0 {
 		return nil
 	}
@@ -157,7 +166,7 @@ func (h *runner) dispatch(ctx context.Context, selected []CommandHook, p Payload
 	if p.TranscriptPath == "" {
 		p.TranscriptPath = h.transcriptOf(p.SessionID)
 	}
-	p.PermissionMode = h.permissionMode
+	p.PermissionMode = h.mode(scope)
 	stdin, err := encodePayload(p)
 	if err != nil {
 		outs := make([]outcome, len(selected))
@@ -195,6 +204,17 @@ func (h *runner) dispatch(ctx context.Context, selected []CommandHook, p Payload
 	}
 	wg.Wait()
 	return outs
+}
+
+// mode is the permission_mode hooks are told for a call in scope: the mode
+// the permission plugin enforces, else the configured permissionMode.
+func (h *runner) mode(scope *core.ScopeID) string {
+	if h.modeOf != nil {
+		if m := h.modeOf(scope); m != "" {
+			return m
+		}
+	}
+	return h.permissionMode
 }
 
 // seconds renders a timeout the way hooks configure it: "60s", "0.5s".
@@ -395,7 +415,7 @@ func (h *runner) preToolUse(ctx context.Context, e *tools.Execution) (tools.Deci
 	if len(sel) == 0 {
 		return tools.Allow(), nil
 	}
-	outs := h.dispatch(ctx, sel, Payload{
+	outs := h.dispatch(ctx, e.Scope(), sel, Payload{
 		SessionID: sessionOf(e.Scope()), HookEventName: EventPreToolUse,
 		ToolName: h.toolName(e.Name()), ToolInput: h.toolInput(e.Arguments()), ToolUseID: e.CallID(),
 	})
@@ -411,7 +431,11 @@ func (h *runner) preToolUse(ctx context.Context, e *tools.Execution) (tools.Deci
 		if reason == "" {
 			reason = fmt.Sprintf("a PreToolUse hook asks for approval of tool %q", e.Name())
 		}
-		if why := h.unanswerable(e.Scope()); why != "" {
+		why := h.unanswerable(e.Scope())
+		if h.mode(e.Scope()) == "dontAsk" {
+			why = "the permission mode is dontAsk: what would be asked is denied"
+		}
+		if why != "" {
 			return tools.Deny(fmt.Sprintf("%s; approval is required, but %s. The tool %q was not run; "+
 				"to let such calls run, change the PreToolUse hook that asks, or allow them in the permission rules of harness.yml.",
 				reason, why, e.Name())), nil
@@ -508,7 +532,7 @@ func (h *runner) postToolUse(ctx context.Context, e *tools.Execution, next core.
 	if len(sel) == 0 {
 		return d, nil
 	}
-	outs := h.dispatch(ctx, sel, Payload{
+	outs := h.dispatch(ctx, e.Scope(), sel, Payload{
 		SessionID: sessionOf(e.Scope()), HookEventName: EventPostToolUse,
 		ToolName: h.toolName(e.Name()), ToolInput: h.toolInput(e.Arguments()), ToolUseID: e.CallID(),
 		ToolResponse: responseOf(e.Outcome(), d),
@@ -580,7 +604,7 @@ func (h *runner) lifecycleDecision(ctx context.Context, event, subject string, s
 			extra = []string{"CLAUDE_ENV_FILE", envFile}
 		}
 	}
-	outs := h.dispatch(ctx, sel, p, extra...)
+	outs := h.dispatch(ctx, s.Scope, sel, p, extra...)
 	m := merge(outs, false)
 	h.report(event, m)
 	h.show(event, s.Scope, outs)

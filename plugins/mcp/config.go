@@ -44,8 +44,8 @@ const (
 // Config is the mcp plugin's configuration: one row holds every server.
 // Servers are keyed by name under `servers` or, pasted from a Claude Code
 // `.mcp.json`, under `mcpServers` (both may be used; a name may appear once).
-// With ProjectFile the `mcpServers` of ./.mcp.json (relative to Cwd) are
-// added too.
+// With ProjectFile (the default) the `mcpServers` of ./.mcp.json (relative
+// to Cwd) are added too, once a person trusted the file.
 type Config struct {
 	// Servers are the MCP servers by name.
 	// MCP servers by name (stdio: command/args/env/cwd; http or sse:
@@ -55,10 +55,20 @@ type Config struct {
 	// MCP servers by name in the shape of Claude Code's .mcp.json mcpServers
 	// block (pasted as-is).
 	MCPServers map[string]ServerConfig `yaml:"mcpServers" json:"mcpServers,omitempty"`
-	// ProjectFile adds the mcpServers of .mcp.json in Cwd.
-	// Also load the mcpServers block of .mcp.json in the working directory
-	// (Claude Code project file).
-	ProjectFile bool `yaml:"projectFile" json:"projectFile,omitempty"`
+	// ProjectFile reads the mcpServers of the Claude Code project file
+	// .mcp.json in Cwd once a person trusted it (harness mcp trust, or the
+	// prompt of the terminal UI and the web app); default true. An untrusted
+	// file's servers do not start, and harness check says so. false ignores
+	// the file.
+	ProjectFile bool `yaml:"projectFile" json:"projectFile"`
+	// Roots are more directories advertised to the servers as MCP roots,
+	// after the workspace (Cwd) and the sandbox's writableRoots (where
+	// Claude Code's permissions.additionalDirectories land); relative paths
+	// resolve against Cwd, missing directories are left out.
+	Roots []string `yaml:"roots" json:"roots,omitempty"`
+	// StateDir holds the trust record (mcp-trust.json). Empty:
+	// $XDG_STATE_HOME/harness, else ~/.local/state/harness.
+	StateDir string `yaml:"stateDir" json:"stateDir,omitempty"`
 	// Cwd is the directory stdio servers start in (unless they set cwd) and
 	// where .mcp.json is looked up; empty means the process's working directory.
 	Cwd string `yaml:"cwd" json:"cwd,omitempty"`
@@ -110,12 +120,13 @@ type ServerConfig struct {
 	// exits or its connection breaks (at most 5 times in a row, backing off
 	// from 1s).
 	Restart string `yaml:"restart" json:"restart,omitempty" jsonschema:"enum=never,enum=on-failure"`
-	// Sandbox runs a stdio server inside an OS sandbox (the subprocess
-	// service's policy: mode read-only or workspace-write, writableRoots,
-	// network, denyRead; the workspace is the server's cwd). Default: none.
-	// MCP servers are user-configured programs, like hooks, so they are not
-	// sandboxed unless asked; the deployment's default sandbox of the
-	// subprocess row does not apply to them.
+	// Sandbox is the stdio server's OS sandbox. Absent: the deployment's
+	// policy (the subprocess row's sandbox, the one bash calls run under;
+	// the workspace is the server's cwd), so servers are contained like
+	// commands. A policy of its own (mode read-only or workspace-write,
+	// writableRoots, network, denyRead) replaces it but keeps the
+	// deployment's denyRead; {mode: off} runs the server unsandboxed, with
+	// a warning in the log and in harness mcp list.
 	Sandbox *subprocess.SandboxPolicy `yaml:"sandbox" json:"sandbox,omitempty"`
 	// Disabled keeps the entry without starting it.
 	// Keep the entry but do not start the server.
@@ -124,6 +135,7 @@ type ServerConfig struct {
 
 // SetDefaults fills the row's defaults.
 func (c *Config) SetDefaults() {
+	c.ProjectFile = true
 	c.StartupTimeout = Duration(DefaultStartupTimeout)
 	c.CallTimeout = Duration(DefaultCallTimeout)
 	c.Grace = Duration(DefaultGrace)
@@ -142,7 +154,7 @@ func (c Config) Validate() error {
 	if c.StderrTailBytes <= 0 || c.MaxMessageBytes <= 0 {
 		errs = append(errs, errors.New("stderrTailBytes and maxMessageBytes must be positive"))
 	}
-	_, err := c.merge(nil)
+	_, _, err := c.merge(nil)
 	return errors.Join(append(errs, err)...)
 }
 
@@ -154,35 +166,66 @@ type namedServer struct {
 	ServerConfig
 }
 
-// merge collects the servers of both maps and of project (the decoded
-// project file, nil for none), validated and sorted by name.
-func (c Config) merge(project *projectFile) ([]namedServer, error) {
+// merge collects the servers of both maps and of project (the decoded,
+// trusted project file; nil for none), validated and sorted by name, and
+// the notices about entries it dropped. Servers defined in several places
+// run once: the same name under `servers` and `mcpServers` with the same
+// definition is one server (different definitions are an error); a
+// project-file server whose name, tool prefix or definition (command,
+// args, env and cwd, or url and headers) is already in the row is skipped
+// with a notice naming the entry kept — the row wins, as Claude Code's
+// local and user scopes win over the project's.
+func (c Config) merge(project *projectFile) ([]namedServer, []string, error) {
 	var out []namedServer
 	var errs []error
-	prefixes := map[string]string{}
-	add := func(source string, m map[string]ServerConfig) {
+	var notices []string
+	prefixes := map[string]int{} // sanitized name → index in out
+	where := func(i int) string { return out[i].Source + "." + out[i].Name }
+	add := func(source string, m map[string]ServerConfig, fromProject bool) {
 		for _, name := range slices.Sorted(maps.Keys(m)) {
 			s := m[name]
-			where := fmt.Sprintf("%s.%s", source, name)
-			if prev, dup := prefixes[sanitize(name)]; dup {
-				errs = append(errs, fmt.Errorf("%s: server name clashes with %s (tool names would collide)", where, prev))
-				continue
-			}
+			at := fmt.Sprintf("%s.%s", source, name)
 			if err := s.validate(name); err != nil {
-				errs = append(errs, fmt.Errorf("%s%w", where, err))
+				errs = append(errs, fmt.Errorf("%s%w", at, err))
 				continue
 			}
-			prefixes[sanitize(name)] = where
-			out = append(out, namedServer{Name: name, Prefix: sanitize(name), Source: source, ServerConfig: s.normalized()})
+			ns := namedServer{Name: name, Prefix: sanitize(name), Source: source, ServerConfig: s.normalized()}
+			if i, dup := prefixes[ns.Prefix]; dup {
+				switch {
+				case fromProject:
+					notices = append(notices, fmt.Sprintf("%s: skipped: %s defines a server of that name", at, where(i)))
+				case out[i].Name == name && out[i].signature() == ns.signature():
+					// the same server pasted under both keys
+				default:
+					errs = append(errs, fmt.Errorf("%s: server name clashes with %s (tool names would collide)", at, where(i)))
+				}
+				continue
+			}
+			if fromProject {
+				if i := slices.IndexFunc(out, func(o namedServer) bool { return o.signature() == ns.signature() }); i >= 0 {
+					notices = append(notices, fmt.Sprintf("%s: skipped: the same server as %s", at, where(i)))
+					continue
+				}
+			}
+			prefixes[ns.Prefix] = len(out)
+			out = append(out, ns)
 		}
 	}
-	add("servers", c.Servers)
-	add("mcpServers", c.MCPServers)
+	add("servers", c.Servers, false)
+	add("mcpServers", c.MCPServers, false)
 	if project != nil {
-		add(project.path+": mcpServers", project.MCPServers)
+		add(project.path+": mcpServers", project.MCPServers, true)
 	}
 	slices.SortFunc(out, func(a, b namedServer) int { return strings.Compare(a.Name, b.Name) })
-	return out, errors.Join(errs...)
+	return out, notices, errors.Join(errs...)
+}
+
+// signature identifies what a server runs or reaches: transport, command,
+// args, env and cwd, or url and headers.
+func (n namedServer) signature() string {
+	s := n.ServerConfig
+	b, _ := json.Marshal([]any{s.Type, s.Command, s.Args, s.Env, s.Cwd, s.URL, s.Headers})
+	return string(b)
 }
 
 var invalidNameChars = regexp.MustCompile(`[^A-Za-z0-9_-]`)
@@ -260,17 +303,48 @@ type projectFile struct {
 	MCPServers map[string]ServerConfig `json:"mcpServers"`
 }
 
-// loadProjectFile reads dir/.mcp.json. A missing file is no error (nil);
-// a malformed one names the file and the JSON problem.
-func loadProjectFile(dir string) (*projectFile, error) {
-	path := filepath.Join(dir, ProjectFileName)
+// projectState is what the row found in the working directory's
+// .mcp.json: nothing (path empty), a file not trusted with its current
+// content (untrusted), or a trusted file's servers (file).
+type projectState struct {
+	path      string
+	untrusted bool
+	file      *projectFile
+}
+
+// loadProjectFile reads dir/.mcp.json. A missing file is no error (an
+// empty state). A file not trusted with its current content (see
+// TrustProjectFile) is not parsed: its servers stay off and the state says
+// so. A malformed trusted file names the file and the JSON problem.
+func loadProjectFile(dir, stateDir string) (projectState, error) {
+	path, err := filepath.Abs(filepath.Join(dir, ProjectFileName))
+	if err != nil {
+		return projectState{}, err
+	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return projectState{}, nil
 	}
 	if err != nil {
-		return nil, err
+		return projectState{}, err
 	}
+	ok, err := trusted(stateDir, path, data)
+	if err != nil {
+		return projectState{}, err
+	}
+	if !ok {
+		return projectState{path: path, untrusted: true}, nil
+	}
+	pf, err := parseProjectFile(path, data)
+	if err != nil {
+		return projectState{}, err
+	}
+	return projectState{path: path, file: pf}, nil
+}
+
+// parseProjectFile decodes a .mcp.json (unknown keys are errors) and
+// applies Claude Code's ${VAR} expansion.
+func parseProjectFile(path string, data []byte) (*projectFile, error) {
 	pf := &projectFile{path: path}
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.DisallowUnknownFields()

@@ -2,6 +2,8 @@ package mcp_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,7 +75,11 @@ func TestProjectFileIsReadWithClaudeCodeExpansion(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte(json), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, m, reg := boot(t, "projectFile: true\ncwd: "+dir+"\n")
+	state := t.TempDir()
+	if _, _, err := mcp.TrustProjectFile(state, dir, false); err != nil {
+		t.Fatal(err)
+	}
+	_, m, reg := boot(t, "projectFile: true\ncwd: "+dir+"\nstateDir: "+state+"\n")
 	st := status(t, m, "proj")
 	if st.State != mcp.StateReady || st.Source != filepath.Join(dir, ".mcp.json")+": mcpServers" {
 		t.Fatalf("status %+v", st)
@@ -92,9 +98,35 @@ func TestMalformedProjectFileFailsTheRowWithItsPlace(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte("{\"mcpServers\": {\n  \"a\": {\"command\": 5}}}"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	state := t.TempDir()
+	if _, _, err := mcp.TrustProjectFile(state, dir, false); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, ".mcp.json")+":2:20: json: cannot unmarshal number") {
+		t.Fatalf("trusting a malformed file: %v", err)
+	}
+	// Trusted before it broke: the row fails naming the place.
+	good := []byte(`{"mcpServers": {}}`)
+	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := mcp.TrustProjectFile(state, dir, false); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := os.ReadFile(filepath.Join(state, mcp.TrustFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := []byte("{\"mcpServers\": {\n  \"a\": {\"command\": 5}}}")
+	// Same trust record, the digest of the bad content: as if the person
+	// had trusted the file as it is now.
+	sumGood, sumBad := sha(good), sha(bad)
+	if err := os.WriteFile(filepath.Join(state, mcp.TrustFileName), []byte(strings.Replace(string(rec), sumGood, sumBad, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), bad, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cfg := mcp.Config{}
 	cfg.SetDefaults()
-	cfg.ProjectFile, cfg.Cwd = true, dir
+	cfg.ProjectFile, cfg.Cwd, cfg.StateDir = true, dir, state
 	root := core.NewRoot()
 	defer root.Dispose(context.Background())
 	root.Context().Plugin(subprocess.Plugin, nil)
@@ -104,4 +136,9 @@ func TestMalformedProjectFileFailsTheRowWithItsPlace(t *testing.T) {
 	if err := f.Err(); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, ".mcp.json")+":2:20: json: cannot unmarshal number") {
 		t.Fatalf("err = %v", err)
 	}
+}
+
+func sha(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }

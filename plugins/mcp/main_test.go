@@ -103,6 +103,13 @@ func bootWith(t *testing.T, opts []harness.Option, cfg string, extraRows ...stri
 	t.Helper()
 	manifest := "plugins:\n  - name: subprocess-local\n  - name: tools\n" + strings.Join(extraRows, "") +
 		"  - name: mcp\n    config:\n" + indent(cfg, "      ")
+	return startAndWait(t, manifest, opts...)
+}
+
+// startAndWait starts the manifest, waits for its MCP servers' first
+// connects and returns the harness, the manager and the registry.
+func startAndWait(t *testing.T, manifest string, opts ...harness.Option) (*fxcore.Harness, *mcp.Manager, *tools.Registry) {
+	t.Helper()
 	h := harnesstest.Start(t, manifest, opts...)
 	m := harnesstest.Service(t, h, mcp.Key)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

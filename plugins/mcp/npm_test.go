@@ -194,13 +194,21 @@ func TestServerFilesystemOverStdio(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("remember the milk\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, m, reg := boot(t, fmt.Sprintf("servers:\n  fs:\n    command: %s\n    args: [%s]\n", bin, dir))
+	// The workspace (cwd) is the root the client advertises; the server
+	// replaces its argument directories with the roots.
+	_, m, reg := boot(t, fmt.Sprintf("cwd: %s\nservers:\n  fs:\n    command: %s\n    args: [%s]\n", dir, bin, dir))
 	if st := status(t, m, "fs"); st.State != mcp.StateReady {
 		t.Fatalf("status %+v", st)
 	}
 	o := call(reg, "mcp__fs__read_text_file", fmt.Sprintf(`{"path":%q}`, filepath.Join(dir, "notes.txt")))
 	if o.IsError || !strings.Contains(tools.TextOf(o.Content), "remember the milk") {
 		t.Fatalf("read_text_file: %+v", o)
+	}
+	// The server sends the file as a text block and again as
+	// structuredContent {"content": …}: the model gets it once (issue 35).
+	if len(o.Content) != 1 || strings.Count(tools.TextOf(o.Content), "remember the milk") != 1 {
+		t.Fatalf("read_text_file: the file reaches the model %d times in %d blocks: %+v",
+			strings.Count(tools.TextOf(o.Content), "remember the milk"), len(o.Content), o.Content)
 	}
 	o = call(reg, "mcp__fs__read_text_file", `{"path":"/etc/passwd"}`)
 	if !o.IsError || o.Error.Code != mcp.CodeServerError || !strings.Contains(tools.TextOf(o.Content), "denied") {

@@ -4,7 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
+	"os"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dshgo/harness/core"
@@ -12,6 +16,7 @@ import (
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tools"
 	"github.com/dshgo/harness/services/tools/workdir"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Key is the "mcp" service: the row's *Manager (server states for the CLI).
@@ -34,20 +39,36 @@ func apply(c *core.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	var project *projectFile
+	var project projectState
 	if cfg.ProjectFile {
-		if project, err = loadProjectFile(cwd); err != nil {
+		if project, err = loadProjectFile(cwd, StateDir(cfg.StateDir)); err != nil {
 			return err
 		}
 	}
-	servers, err := cfg.merge(project)
+	servers, notices, err := cfg.merge(project.file)
 	if err != nil {
 		return err
+	}
+	if project.untrusted {
+		notices = append(notices, untrustedNotice(project.path))
 	}
 	m := &Manager{
 		c: c, log: c.Logger(), runtime: core.Use(c, subprocess.Key), cwd: cwd, version: Version,
 		startup: cfg.StartupTimeout.D(), call: cfg.CallTimeout.D(), grace: cfg.Grace.D(),
-		tailBytes: cfg.StderrTailBytes, maxMessage: cfg.MaxMessageBytes,
+		tailBytes: cfg.StderrTailBytes, maxMessage: cfg.MaxMessageBytes, notices: notices,
+	}
+	if project.untrusted {
+		m.untrusted = project.path
+	}
+	var writable []string
+	if m.runtime != nil {
+		if p := m.runtime.SandboxPolicy(); p.Mode == subprocess.SandboxWorkspaceWrite {
+			writable = p.WritableRoots
+		}
+	}
+	m.roots = rootsOf(cwd, writable, cfg.Roots)
+	for _, n := range notices {
+		m.log.Warn("mcp: " + n)
 	}
 	for _, ns := range servers {
 		s := &server{m: m, cfg: ns, relist: make(chan struct{}, 1), first: make(chan struct{}), state: StateStarting}
@@ -68,6 +89,9 @@ func apply(c *core.Context, cfg Config) error {
 		}); err != nil {
 			return err
 		}
+		if _, err := sp.Context(c, systemprompt.PromptContext{Name: "mcp-pending", Order: 3100, TextFunc: m.pendingContext}); err != nil {
+			return err
+		}
 	}
 	for _, s := range m.servers {
 		if s.cfg.Disabled {
@@ -83,7 +107,9 @@ func apply(c *core.Context, cfg Config) error {
 }
 
 // Manager is the mcp plugin's service: the configured servers, each
-// connected in parallel by its own supervisor when the row applies.
+// connected in parallel, in the background, by its own supervisor when the
+// row applies. Nothing waits for them unless it asks (Wait, WaitForTool):
+// a slow or dead server delays only what uses it.
 type Manager struct {
 	c          *core.Context
 	log        *slog.Logger
@@ -96,6 +122,35 @@ type Manager struct {
 	tailBytes  int
 	maxMessage int
 	servers    []*server
+	notices    []string
+	untrusted  string // the .mcp.json present but not trusted ("" when none)
+
+	rootsMu sync.Mutex
+	roots   []string                 // advertised as MCP roots
+	clients map[*mcp.Client]struct{} // the live clients, for SetRoots
+}
+
+// Notices are what the row left out and why, one sentence each: a project
+// .mcp.json that is present but not trusted, servers skipped because the
+// row defines them already. `harness check` and `harness mcp list` print
+// them.
+func (m *Manager) Notices() []string { return slices.Clone(m.notices) }
+
+// UntrustedProjectFile is the path of the .mcp.json in the working
+// directory when it is present but not trusted with its current content,
+// else "".
+func (m *Manager) UntrustedProjectFile() string { return m.untrusted }
+
+// untrustedNotice says that path is not trusted, naming its servers when
+// it parses.
+func untrustedNotice(path string) string {
+	what := ""
+	if data, err := os.ReadFile(path); err == nil {
+		if pf, err := parseProjectFile(path, data); err == nil && len(pf.MCPServers) > 0 {
+			what = " (servers: " + strings.Join(slices.Sorted(maps.Keys(pf.MCPServers)), ", ") + ")"
+		}
+	}
+	return fmt.Sprintf("%s%s is not trusted, so its servers do not start: review it, then run `harness mcp trust` (a change to the file needs trusting again)", path, what)
 }
 
 // Wait blocks until every server's first connect attempt has settled
@@ -110,6 +165,49 @@ func (m *Manager) Wait(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// WaitForTool is Wait for the servers that could own the registry tool
+// name (mcp__SERVER__TOOL): a name no server's prefix matches returns at
+// once. `harness tool mcp__fs__read_file` waits for fs only; `harness tool
+// bash` for nothing.
+func (m *Manager) WaitForTool(ctx context.Context, name string) error {
+	for _, s := range m.servers {
+		if !strings.HasPrefix(name, "mcp__"+s.cfg.Prefix+"__") {
+			continue
+		}
+		select {
+		case <-s.first:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	return nil
+}
+
+// Pending returns the names of the servers whose first connect attempt has
+// not settled yet (their tools are not registered yet), sorted.
+func (m *Manager) Pending() []string {
+	var out []string
+	for _, s := range m.servers {
+		select {
+		case <-s.first:
+		default:
+			out = append(out, s.cfg.Name)
+		}
+	}
+	return out
+}
+
+// pendingContext is the mcp-pending runtime context: the servers still
+// connecting, so the model knows their tools are coming (empty when none).
+func (m *Manager) pendingContext(context.Context, systemprompt.AssembleContext) (string, error) {
+	pending := m.Pending()
+	if len(pending) == 0 {
+		return "", nil
+	}
+	return fmt.Sprintf("MCP servers still connecting: %s. Their tools (mcp__SERVER__*) are not offered yet; they are added when the server is ready.",
+		strings.Join(pending, ", ")), nil
 }
 
 // ServerStatus is one server as `harness mcp list` reports it.
@@ -134,6 +232,9 @@ type ServerStatus struct {
 	// Sandbox says what the OS sandbox of a stdio server enforces (nil when
 	// the server runs unsandboxed or is not connected).
 	Sandbox *subprocess.SandboxReport `json:"sandbox,omitempty"`
+	// Unsandboxed says why a stdio server runs outside the sandbox that
+	// bash calls run in (its entry sets sandbox mode off).
+	Unsandboxed string `json:"unsandboxed,omitempty"`
 	// Stderr is the kept tail of a stdio server's stderr.
 	Stderr string `json:"stderr,omitempty"`
 }
@@ -224,7 +325,10 @@ func (s *server) status() ServerStatus {
 	if s.stderr != nil {
 		st.Stderr = s.stderr.String()
 	}
-	if s.conn != nil && s.conn.proc != nil && s.cfg.Sandbox.Enabled() {
+	if s.cfg.Type == TypeStdio && s.m.runtime != nil {
+		st.Unsandboxed = containmentOf(s.m.runtime.SandboxPolicy(), s.cfg.Sandbox).warning
+	}
+	if s.conn != nil && s.conn.proc != nil && s.conn.sandboxed {
 		rep := s.conn.proc.Sandbox()
 		st.Sandbox = &rep
 	}

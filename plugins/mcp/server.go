@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"sync"
@@ -46,6 +45,8 @@ var (
 // conn is one live connection to a server: the SDK session and, for a
 // stdio server, the process (in its own managed range) and its stderr drain.
 type conn struct {
+	m       *Manager
+	client  *mcp.Client
 	session *mcp.ClientSession
 	proc    *subprocess.Handle
 	stdin   io.Closer
@@ -53,6 +54,8 @@ type conn struct {
 	grace   time.Duration
 	closed  chan struct{} // closed when the session's connection has ended
 	spawned time.Time     // when the stdio server's process was started (zero for http/sse)
+	// sandboxed is set for a stdio server spawned under a sandbox policy.
+	sandboxed bool
 }
 
 // close shuts the connection down: for a stdio server, close stdin, give
@@ -75,6 +78,7 @@ func (c *conn) close(ctx context.Context) {
 		cancel()
 	}
 	_ = c.session.Close()
+	c.m.forgetClient(c.client)
 	if c.drained != nil {
 		t := time.NewTimer(c.grace)
 		select {
@@ -101,14 +105,15 @@ func (o *onceCloser) Close() error {
 // dial connects to s once: spawn (stdio) or HTTP, initialize within the
 // startup timeout. The returned error names nothing; the caller adds the
 // server name.
-func (s *server) dial(ctx context.Context) (*conn, error) {
+func (s *server) dial(parent context.Context) (*conn, error) {
 	startup := s.startupTimeout()
-	ctx, cancel := context.WithTimeoutCause(ctx, startup, errStartupTimeout)
+	ctx, cancel := context.WithTimeoutCause(parent, startup, errStartupTimeout)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "harness", Version: s.m.version}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.signalRelist() },
 	})
-	c := &conn{grace: s.m.grace, closed: make(chan struct{})}
+	s.m.trackClient(client)
+	c := &conn{m: s.m, grace: s.m.grace, closed: make(chan struct{}), client: client}
 	var t mcp.Transport
 	switch s.cfg.Type {
 	case TypeStdio:
@@ -124,12 +129,17 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 	}
 	session, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
 	if err != nil {
+		s.m.forgetClient(client)
 		if errors.Is(context.Cause(ctx), errStartupTimeout) {
 			err = fmt.Errorf("no answer to initialize within the startup timeout (%s)", startup)
 		}
 		if c.proc != nil {
 			c.session = nil
-			s.abandon(c)
+			// Shutting down (the row is disposed while the server is still
+			// connecting): a server that has been given no work gets no
+			// stdin grace, so a slow or dead one does not delay the exit of
+			// a command that never used it.
+			s.abandon(c, parent.Err() != nil)
 			return nil, s.withExit(err, c)
 		}
 		return nil, err
@@ -151,6 +161,10 @@ func (s *server) spawn(c *conn) (mcp.Transport, error) {
 	if dir == "" {
 		dir = s.m.cwd
 	}
+	box := containmentOf(rt.SandboxPolicy(), s.cfg.Sandbox)
+	if box.warning != "" {
+		s.m.log.Warn("mcp server "+box.warning, "server", s.cfg.Name)
+	}
 	h, err := rt.Spawn(subprocess.Spec{
 		Argv:   append([]string{s.cfg.Command}, s.cfg.Args...),
 		Dir:    dir,
@@ -159,14 +173,13 @@ func (s *server) spawn(c *conn) (mcp.Transport, error) {
 		Stdout: subprocess.PipeOutput(),
 		Stderr: subprocess.PipeOutput(),
 		Grace:  s.m.grace,
-		// nil unless the server entry asks for one: the row never inherits
-		// the subprocess row's default sandbox.
-		Sandbox: s.cfg.Sandbox,
+		// The deployment's policy, as for bash calls (containmentOf).
+		Sandbox: box.policy,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start %q: %w", s.cfg.Command, err)
 	}
-	c.proc, c.spawned = h, time.Now()
+	c.proc, c.spawned, c.sandboxed = h, time.Now(), box.policy != nil
 	stdin := &onceCloser{WriteCloser: h.Stdin()}
 	c.stdin = stdin
 	c.drained = make(chan struct{})
@@ -175,21 +188,25 @@ func (s *server) spawn(c *conn) (mcp.Transport, error) {
 	return &mcp.IOTransport{Reader: h.Stdout(), Writer: stdin, MaxLineLength: s.m.maxMessage}, nil
 }
 
-// abandon closes a connection that never became a session.
-func (s *server) abandon(c *conn) {
+// abandon closes a connection that never became a session: close stdin,
+// give the server its grace to exit (skipped when now is set), terminate
+// its range.
+func (s *server) abandon(c *conn, now bool) {
 	_ = c.stdin.Close()
-	t := time.NewTimer(c.grace)
-	select {
-	case <-c.proc.Done():
-	case <-t.C:
+	if !now {
+		t := time.NewTimer(c.grace)
+		select {
+		case <-c.proc.Done():
+		case <-t.C:
+		}
+		t.Stop()
 	}
-	t.Stop()
 	c.proc.Terminate()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*c.grace+time.Second)
 	_, _ = c.proc.WaitForExit(ctx)
 	cancel()
 	_ = c.proc.Stdout().Close()
-	t = time.NewTimer(c.grace)
+	t := time.NewTimer(c.grace)
 	select {
 	case <-c.drained:
 	case <-t.C:
@@ -470,6 +487,3 @@ func (s *server) current() (*mcp.ClientSession, error) {
 	}
 	return nil, fmt.Errorf("mcp server %q is %s", s.cfg.Name, state)
 }
-
-// logger returns the manager's logger.
-func (s *server) logger() *slog.Logger { return s.m.log }

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 
 	"github.com/dshgo/harness/core"
@@ -202,15 +201,17 @@ func (s *server) call(ctx context.Context, tool string, args json.RawMessage) ([
 
 // convert maps a tools/call result to content blocks: text as text, images
 // as image blocks (a placeholder above maxInlineImageBytes), audio as a
-// placeholder, resource links and embedded resources as text, and
-// structuredContent as JSON text only when no text block already carries
-// the same value.
+// placeholder, resource links and embedded resources as text. The model
+// sees a result once: structuredContent, which the spec has servers repeat
+// in the content blocks (the official filesystem server returns a file as
+// a text block and again as {"content": text}), becomes JSON text only
+// when the result has no content block.
 func convert(res *mcp.CallToolResult) []tools.Content {
 	out := make([]tools.Content, 0, len(res.Content)+1)
 	for _, c := range res.Content {
 		out = append(out, block(c))
 	}
-	if res.StructuredContent != nil && !carried(res.StructuredContent, out) {
+	if res.StructuredContent != nil && len(out) == 0 {
 		if b, err := json.Marshal(res.StructuredContent); err == nil {
 			out = append(out, tools.Text(string(b)))
 		}
@@ -257,27 +258,4 @@ func block(c mcp.Content) tools.Content {
 	}
 	b, _ := json.Marshal(c)
 	return tools.Text(string(b))
-}
-
-// carried reports whether a text block holds JSON equal to v.
-func carried(v any, content []tools.Content) bool {
-	norm, err := json.Marshal(v)
-	if err != nil {
-		return false
-	}
-	var want any
-	if json.Unmarshal(norm, &want) != nil {
-		return false
-	}
-	for _, c := range content {
-		t := strings.TrimSpace(c.Text)
-		if c.Type != "text" || t == "" || (t[0] != '{' && t[0] != '[') {
-			continue
-		}
-		var got any
-		if json.Unmarshal([]byte(t), &got) == nil && reflect.DeepEqual(got, want) {
-			return true
-		}
-	}
-	return false
 }

@@ -20,11 +20,12 @@ import (
 
 // Config is the permission plugin's configuration.
 type Config struct {
-	// Mode decides calls no rule decides: default, acceptEdits, plan or bypass.
-	// Decides calls no rule decides: default (read-only tools run; others ask) or
-	// acceptEdits (also edits run) or plan (only read-only tools) or bypass (all
-	// run); deny rules hold in every mode.
-	Mode Mode `yaml:"mode" json:"mode,omitempty" jsonschema:"enum=default,enum=acceptEdits,enum=plan,enum=bypass,default=default"`
+	// Mode decides calls no rule decides: default (read-only tools run;
+	// others ask) or acceptEdits (also edits run) or plan (only read-only
+	// tools) or bypass (all run) or dontAsk (as default, but what would be
+	// asked is denied); deny rules hold in every mode. Claude Code's
+	// bypassPermissions is accepted for bypass.
+	Mode Mode `yaml:"mode" json:"mode,omitempty" jsonschema:"enum=default,enum=acceptEdits,enum=plan,enum=bypass,enum=bypassPermissions,enum=dontAsk,default=default"`
 	// Allow rules let calls run without asking.
 	// Rules whose calls run without asking (e.g. bash(go test *) or
 	// read(src/**)).
@@ -89,8 +90,12 @@ func (c Config) Validate() error {
 }
 
 func (c Config) spec() Spec {
+	mode := c.Mode
+	if mode == "bypassPermissions" {
+		mode = ModeBypass
+	}
 	return Spec{
-		Mode: c.Mode, Allow: c.Allow, Ask: c.Ask, Deny: c.Deny, Cwd: c.Cwd,
+		Mode: mode, Allow: c.Allow, Ask: c.Ask, Deny: c.Deny, Cwd: c.Cwd,
 		ShellTools: c.ShellTools, FileTools: c.FileTools, FileToolDefaultPath: c.FileToolDefaultPath,
 		ReadOnly: c.ReadOnlyTools, EditTools: c.EditTools,
 		ShellWorkdir: c.ShellWorkdir, AutoAllowSandboxed: c.AutoAllowSandboxed,
@@ -284,6 +289,12 @@ func (p *plugin) vote(_ context.Context, e *tools.Execution) (tools.Decision, er
 	if p.granted(e.Scope(), call) {
 		return tools.Allow(), nil
 	}
+	if p.policy.Mode() == ModeDontAsk {
+		// Nobody is asked: the ask is a denial. One only the mode made stays
+		// soft, so a PreToolUse hook's allow still lifts it, as in Claude Code.
+		return tools.Decision{Kind: tools.DecisionDeny, Soft: v.ByMode,
+			Reason: p.denialFor(v, e.Name(), "the permission mode is dontAsk: what would be asked is denied")}, nil
+	}
 	// An ask only the mode made is soft: a PreToolUse hook's "allow" (an
 	// Approve vote) lifts it, and its denial when nobody can answer.
 	approver, ok := core.Lookup(p.c, tools.ApprovalKey)
@@ -331,11 +342,16 @@ func (p *plugin) denialFor(v Verdict, tool, why string) string {
 	return fmt.Sprintf("%s, but %s. %s The tool %q was not run.", v.Reason, why, fix, tool)
 }
 
-// allowHint says how to add rules to the allow list without losing the
-// default configuration: a patch file repeating the current list (a patch's
-// list replaces the row's whole list), or the full configuration written by
-// `harness config`.
+// allowHint says how to allow rules: for one run with the CLI's
+// --allowed-tools flag (one per rule, quoted for a POSIX shell), or in the
+// allow list without losing the default configuration: a patch file
+// repeating the current list (a patch's list replaces the row's whole
+// list), or the full configuration written by `harness config`.
 func allowHint(current, add []string) string {
+	flags := make([]string, len(add))
+	for i, r := range add {
+		flags[i] = "--allowed-tools " + shellQuote(r)
+	}
 	quoted := func(rules []string) string {
 		out := make([]string, len(rules))
 		for i, r := range rules {
@@ -348,12 +364,17 @@ func allowHint(current, add []string) string {
 		what = "the rules " + quoted(add)
 	}
 	all := append(append([]string{}, current...), add...)
-	return fmt.Sprintf("add %s to the allow list of the permission plugin: either save the patch\n"+
+	return fmt.Sprintf("run with %s (this run only), or add %s to the allow list of the permission plugin: either save the patch\n"+
 		"- {id: permission, config: {allow: [%s]}}\n"+
 		"to a file and run with --patch FILE (the row id is the permission row's id in your harness.yml; a patch's list replaces the whole list, so the patch repeats the current rules), "+
 		"or write the complete configuration with `harness config > harness.yml` and add %s to its allow list "+
 		"(a harness.yml holding only a permission row would replace the whole default configuration).",
-		what, quoted(all), quoted(add))
+		strings.Join(flags, " "), what, quoted(all), quoted(add))
+}
+
+// shellQuote quotes s as one word for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // granted reports whether an "always" answer in this scope covers the call.
@@ -434,7 +455,19 @@ type Describer interface {
 	InForce(scope *core.ScopeID) InForce
 }
 
-var _ Describer = (*plugin)(nil)
+var (
+	_ Describer          = (*plugin)(nil)
+	_ tools.ModeReporter = (*plugin)(nil)
+)
+
+// PermissionMode implements [tools.ModeReporter]: the mode by Claude Code's
+// name (bypass is bypassPermissions).
+func (p *plugin) PermissionMode(*core.ScopeID) string {
+	if m := p.policy.Mode(); m != ModeBypass {
+		return string(m)
+	}
+	return "bypassPermissions"
+}
 
 // InForce implements [Describer].
 func (p *plugin) InForce(scope *core.ScopeID) InForce {

@@ -71,7 +71,7 @@ func headlessHint(reason string, current []string, rule string) string {
 		list += policytest.Quote(r)
 	}
 	return `Error: tool "bash" requires approval: ` + reason + `, but this session is headless: there is no terminal to ask on. ` +
-		`To let this call run, add the rule ` + policytest.Quote(rule) + ` to the allow list of the permission plugin: either save the patch` + "\n" +
+		`To let this call run, run with --allowed-tools '` + rule + `' (this run only), or add the rule ` + policytest.Quote(rule) + ` to the allow list of the permission plugin: either save the patch` + "\n" +
 		`- {id: permission, config: {allow: [` + list + `]}}` + "\n" +
 		`to a file and run with --patch FILE (the row id is the permission row's id in your harness.yml; a patch's list replaces the whole list, so the patch repeats the current rules), ` +
 		"or write the complete configuration with `harness config > harness.yml` and add " + policytest.Quote(rule) + ` to its allow list ` +
@@ -212,7 +212,42 @@ func TestNeverPolicyDenialSaysSo(t *testing.T) {
 	never := policytest.Mount{Plugin: approval.Plugin, Config: approval.Config{Answerer: approval.AnswererHeadless, Policy: approval.PolicyNever}}
 	reg := policytest.Harness(t, policytest.Mount{Plugin: permission.Plugin, Config: config(t.TempDir(), nil, nil, nil)}, never)
 	o := policytest.Run(reg, "c", "echo hi")
-	if c := policytest.Text(o); !strings.Contains(c, `but the approval policy is "never": every ask is rejected. To let this call run, add the rule "bash(echo hi *)"`) {
+	if c := policytest.Text(o); !strings.Contains(c, `but the approval policy is "never": every ask is rejected. To let this call run, run with --allowed-tools 'bash(echo hi *)' (this run only), or add the rule "bash(echo hi *)"`) {
 		t.Fatalf("got %q", c)
+	}
+}
+
+// TestDontAskDeniesWhatWouldBeAsked: Claude Code's dontAsk mode. Even with
+// someone at the terminal nobody is asked: a call no allow rule covers, and
+// one an ask rule matches, is denied at once, saying why; allowed and
+// read-only calls run. bypassPermissions is accepted as bypass.
+func TestDontAskDeniesWhatWouldBeAsked(t *testing.T) {
+	mnt, _, _ := ptyApproval(t)
+	dir := t.TempDir()
+	cfg := config(dir, []string{"bash(echo *)"}, []string{"bash(echo secret*)"}, nil)
+	cfg.Mode = permission.ModeDontAsk
+	reg := policytest.Harness(t, policytest.Mount{Plugin: permission.Plugin, Config: cfg}, mnt)
+	run := func(command string) *tools.Outcome {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return reg.Execute(ctx, policytest.BashCall("c", command))
+	}
+	if o := run("echo allowed"); policytest.Text(o) != "allowed\n" {
+		t.Fatalf("allowed: %q", policytest.Text(o))
+	}
+	for command, want := range map[string]string{
+		"ls " + dir:        `no allow rule covers this call (permission mode dontAsk), but the permission mode is dontAsk: what would be asked is denied.`,
+		"echo secret-word": `rule "bash(echo secret*)" is in the ask list, but the permission mode is dontAsk: what would be asked is denied.`,
+	} {
+		// Had the terminal been asked, nobody answers it: the call would end
+		// cancelled at the deadline, not with this denial.
+		if o := run(command); !o.IsError || !strings.Contains(policytest.Text(o), want) {
+			t.Errorf("%s: %q, want a denial containing %q", command, policytest.Text(o), want)
+		}
+	}
+	bp := config(dir, nil, nil, nil)
+	bp.Mode = "bypassPermissions"
+	if err := bp.Validate(); err != nil {
+		t.Fatalf("bypassPermissions: %v", err)
 	}
 }

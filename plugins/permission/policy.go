@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/services/subprocess/sandbox"
 )
 
 // Mode is the permission mode: what happens to a call no rule decides.
@@ -24,12 +24,16 @@ const (
 	ModePlan Mode = "plan"
 	// ModeBypass allows everything no deny rule forbids; ask rules are not consulted.
 	ModeBypass Mode = "bypass"
+	// ModeDontAsk is the default mode without anyone asked: what would be
+	// asked is denied (Claude Code's dontAsk). Allow rules and read-only
+	// tools still run.
+	ModeDontAsk Mode = "dontAsk"
 )
 
-// Valid reports whether m is one of the four modes.
+// Valid reports whether m is one of the five modes.
 func (m Mode) Valid() bool {
 	switch m {
-	case ModeDefault, ModeAcceptEdits, ModePlan, ModeBypass:
+	case ModeDefault, ModeAcceptEdits, ModePlan, ModeBypass, ModeDontAsk:
 		return true
 	}
 	return false
@@ -87,7 +91,7 @@ type Verdict struct {
 	// such rules.
 	Escalated bool
 	// Protected is the path, symlinks resolved, of a write to a protected
-	// path (see [core.ProtectedPaths]) that made this an ask; "" otherwise.
+	// path (see [sandbox.ProtectedPaths]) that made this an ask; "" otherwise.
 	Protected string
 }
 
@@ -172,7 +176,7 @@ func New(s Spec) (*Policy, error) {
 		s.Mode = ModeDefault
 	}
 	if !s.Mode.Valid() {
-		return nil, fmt.Errorf("mode: %q is not one of default, acceptEdits, plan, bypass", s.Mode)
+		return nil, fmt.Errorf("mode: %q is not one of default, acceptEdits, plan, bypass, dontAsk", s.Mode)
 	}
 	p := &Policy{
 		spec: s, mode: s.Mode, cwd: s.Cwd,
@@ -245,7 +249,7 @@ type subject struct {
 
 // Evaluate decides one call. Precedence is fixed: any matching deny rule
 // denies; then plan mode denies non-read-only tools; then a file tool
-// writing a protected path ([core.ProtectedPaths]) asks (except in bypass
+// writing a protected path ([sandbox.IsProtectedPath]) asks (except in bypass
 // mode), whatever the allow rules say; then any matching ask
 // rule asks (except in bypass mode); then a shell call whose workdir is
 // outside the workspace, or (unless it runs in the sandbox) with a part that
@@ -335,7 +339,7 @@ func (p *Policy) protectedWrite(c Call, sub subject) string {
 	}
 	for _, f := range forms {
 		for _, r := range roots {
-			if protectedUnder(f, r) {
+			if protectedUnder(f, r, roots) {
 				return resolveExisting(f)
 			}
 		}
@@ -344,13 +348,15 @@ func (p *Policy) protectedWrite(c Call, sub subject) string {
 }
 
 // protectedUnder reports whether abs is one of the protected paths of root
-// ([core.ProtectedPaths], the list the sandbox guards too).
-func protectedUnder(abs, root string) bool {
-	rel, err := filepath.Rel(root, abs)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return false
+// ([sandbox.IsProtected], what the sandbox guards too: the fixed list, git's
+// indirection at any depth, and what the repository's configuration
+// includes), roots being every workspace root.
+func protectedUnder(abs, root string, roots []string) bool {
+	resolved := make([]string, 0, len(roots))
+	for _, r := range roots {
+		resolved = append(resolved, resolveExisting(r))
 	}
-	return core.IsProtectedPath(filepath.ToSlash(rel))
+	return sandbox.IsProtected(root, abs, roots) || sandbox.IsProtected(resolveExisting(root), abs, resolved)
 }
 
 // denied returns the deny rule that matches the call: by its forms, by the

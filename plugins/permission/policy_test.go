@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/services/subprocess/sandbox"
 )
 
 // defaultSpec is the tool classification the plugin's Config defaults to.
@@ -139,7 +139,7 @@ func TestParseRuleErrors(t *testing.T) {
 	if _, err := New(Spec{Deny: []string{"ok", "bad("}}); err == nil || err.Error() != `deny[1]: rule "bad(": missing closing parenthesis` {
 		t.Errorf("New error = %v", err)
 	}
-	if _, err := New(Spec{Mode: "yolo"}); err == nil || err.Error() != `mode: "yolo" is not one of default, acceptEdits, plan, bypass` {
+	if _, err := New(Spec{Mode: "yolo"}); err == nil || err.Error() != `mode: "yolo" is not one of default, acceptEdits, plan, bypass, dontAsk` {
 		t.Errorf("New error = %v", err)
 	}
 }
@@ -556,26 +556,26 @@ func TestUnknownParts(t *testing.T) {
 }
 
 // TestProtectedWritesAreTheSharedList: the paths a file tool's write is
-// asked for are exactly core.ProtectedPaths (the list the sandbox guards):
+// asked for are exactly sandbox.ProtectedPaths (the list the sandbox guards):
 // each entry and everything in a directory entry, and none of the paths
 // beside them.
 func TestProtectedWritesAreTheSharedList(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	var rels []string
-	for _, p := range core.ProtectedPaths() {
+	for _, p := range sandbox.ProtectedPaths() {
 		d := strings.TrimSuffix(p, "/")
 		rels = append(rels, d, d+"x", d+".bak", "sub/"+d, d+"/x", d+"/x/y", filepath.Dir(d))
 	}
 	rels = append(rels, ".git/HEAD", ".git/info/exclude", ".env", "Makefile", "go.mod", "harness.yaml")
 	for _, rel := range rels {
-		want := core.IsProtectedPath(rel)
-		for _, p := range core.ProtectedPaths() {
+		want := sandbox.IsProtectedPath(rel)
+		for _, p := range sandbox.ProtectedPaths() {
 			if rel == strings.TrimSuffix(p, "/") {
 				want = true // each entry itself, whatever IsProtectedPath says
 			}
 		}
-		if got := protectedUnder(filepath.Join(root, rel), root); got != want {
+		if got := protectedUnder(filepath.Join(root, rel), root, []string{root}); got != want {
 			t.Errorf("protectedUnder(%q) = %v, want %v", rel, got, want)
 		}
 	}

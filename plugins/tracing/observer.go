@@ -110,6 +110,9 @@ func (ob *Observer) Handle(_ context.Context, e agent.Event) error {
 		st.parentID, st.depth, st.resumed = e.ParentID, e.Depth, e.Resumed
 	case e.Type == agent.EventResult:
 		ob.endTurn(e.SessionID, st, e, now)
+	case e.Type == agent.EventState:
+		// A keyed state carries nothing a span shows, and may be set
+		// after its turn ended (a job's verdict): it opens no turn.
 	case e.Turn > 0:
 		t := ob.turnOf(e.SessionID, st, e.Turn, now)
 		switch e.Type {

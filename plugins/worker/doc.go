@@ -8,14 +8,15 @@
 //	                                          ▼
 //	harness worker ──► Service.Work ──► job: work dir (fresh dir, git clone, or Dir in place)
 //	                                       │   session id "job-<id>-<created>" (fixed by the job)
-//	                                       │   stored session? done: complete · cut short: continue · none: new
+//	                                       │   stored session? final verdict: complete · else: continue · none: new
 //	                                       ▼
 //	                      subprocess (own cgroup / process group, job ctx, control fd)
 //	                          harness job-run  (the worker's manifest + the job's patch, cwd = work dir)
 //	                            agent turn, tools in the subprocess sandbox of the work dir,
 //	                            session stored through sessions-postgres
-//	                                       │ exit 0 → completed (output: result)  1 → retry with backoff
-//	                                       │ 2 / max steps → cancelled (no retry)  75 → session busy: snooze
+//	                                       │ the agent's verdict (stdout, and state job/verdict in the session):
+//	                                       │ final answer → completed · model failure → retry by class (Retried)
+//	                                       │ max steps, exit 2 → cancelled · 75 → session busy: snooze
 //	harness jobs [show|cancel|logs] ──► River job rows; logs = sessions.Follow of the job's session
 //
 // # Failures

@@ -99,6 +99,12 @@ type RunSpec struct {
 	// Resume: the session exists and its turn was cut short; continue it
 	// (no new prompt).
 	Resume bool `json:"resume,omitempty"`
+	// Hide are denyRead entries (absolute, glob characters escaped) the
+	// run adds to its sandbox policy before its session starts: the work
+	// root, which holds the other jobs' work dirs and patch files (the
+	// job's own work dir inside it stays visible), and the database's
+	// socket directories.
+	Hide []string `json:"hide,omitempty"`
 }
 
 // Output is what a completed job records (River's job output).
@@ -143,7 +149,7 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) (err erro
 		return err
 	}
 	spec := RunSpec{JobID: job.ID, Attempt: job.Attempt, SessionID: sid, Prompt: job.Args.Prompt,
-		Model: job.Args.Model, MaxSteps: job.Args.MaxSteps, Resume: resume}
+		Model: job.Args.Model, MaxSteps: job.Args.MaxSteps, Resume: resume, Hide: s.hidden()}
 	out, err := w.run(ctx, job, dir, spec)
 	if err != nil {
 		return err
@@ -157,8 +163,11 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) (err erro
 	return river.RecordOutput(ctx, out)
 }
 
-// sessionState reads the job's session: none (a new run), cut short
-// (resume), or finished (done: its output).
+// sessionState reads the job's session: none (a new run), cut short or
+// failed (resume), or finished (done: its output). Finished means the
+// agent's verdict an attempt stored (state [VerdictKey]) is a final
+// answer; the log's last message decides nothing (a failed model call
+// leaves an assistant note there too).
 func (s *Service) sessionState(ctx context.Context, sid string) (resume bool, done *Output, err error) {
 	stored, err := s.sessions.Read(ctx, sid)
 	if errors.Is(err, sessions.ErrNotFound) {
@@ -171,23 +180,63 @@ func (s *Service) sessionState(ctx context.Context, sid string) (resume bool, do
 	if err != nil {
 		return false, nil, river.JobCancel(fmt.Errorf("session %s: %w", sid, err))
 	}
-	if text, ok := finished(recs); ok {
-		return false, &Output{SessionID: sid, Reason: "stop", Text: clipText(text)}, nil
+	if v := lastVerdict(recs); v != nil && v.Final() {
+		return false, &Output{SessionID: sid, Reason: v.Reason, Steps: v.Steps, Text: clipText(v.Text)}, nil
 	}
 	return true, nil, nil
 }
 
-// finished reports whether the session's last message is an answer: an
-// assistant message without tool calls (the turn ended).
-func finished(recs []agent.Record) (string, bool) {
-	for i := len(recs) - 1; i >= 0; i-- {
-		m := recs[i].Message
-		if m == nil {
-			continue
-		}
-		return m.Content, m.Role == llm.RoleAssistant && len(m.ToolCalls) == 0
+// VerdictKey is the session state under which a job's run stores the
+// agent's verdict on its turn (a [Verdict], JSON) when the turn ends,
+// whatever the end.
+const VerdictKey = "job/verdict"
+
+// Verdict is the agent's result of one attempt's turn, as the run stores
+// it in the session (state VerdictKey) and prints it on stdout.
+type Verdict struct {
+	agent.Result
+	// Attempt is the job attempt that ran the turn.
+	Attempt int `json:"attempt"`
+}
+
+// Final reports whether the turn ended with a final answer: the model
+// stopped (or a tool concluded the turn, or the answer hit the output
+// token limit) without a failure. Only such a turn completes a job.
+func (v *Verdict) Final() bool {
+	switch v.Reason {
+	case "stop", "concluded", "length":
+		return !v.IsError
 	}
-	return "", false
+	return false
+}
+
+// lastVerdict is the last verdict stored in recs, or nil.
+func lastVerdict(recs []agent.Record) *Verdict {
+	for i := len(recs) - 1; i >= 0; i-- {
+		if r := recs[i]; r.Type == agent.RecordState && r.Key == VerdictKey {
+			var v Verdict
+			if json.Unmarshal(r.State, &v) == nil {
+				return &v
+			}
+		}
+	}
+	return nil
+}
+
+// Retried reports whether an attempt that failed with the model error
+// code (and HTTP status) is worth another attempt: network, server and
+// overload (rate limit) failures, a malformed stream and a failure with no
+// class (a tool or session failure) are; authentication, billing, a
+// rejected (invalid) request, a request over the context window and a
+// configuration error are not.
+func Retried(code llm.Code, status int) bool {
+	switch code {
+	case llm.CodeNetwork, llm.CodeServer, llm.CodeRateLimit, llm.CodeAborted, "":
+		return true
+	case llm.CodeProtocol:
+		return status == 0 // a malformed stream; a 4xx is an invalid request
+	}
+	return false
 }
 
 func clipText(s string) string {
@@ -238,25 +287,41 @@ func (w *runWorker) run(ctx context.Context, job *river.Job[RunArgs], dir string
 	return out, err
 }
 
-// outcome maps a run process's exit to the job's result.
+// outcome maps a run process's end to the job's result, from the agent's
+// verdict the run printed (its exit status only says "busy", "usage
+// error" or, without a verdict, that it died): a final answer completes
+// the job; max steps cancels it; a failed model call is an errored
+// attempt, retried or not by its class ([Retried]); an aborted turn, a
+// run that died and an attempt stopped by jobTimeout are retried.
 func outcome(ctx context.Context, id int64, res subprocess.Result) (*Output, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("job %d: run stopped (%s): %w", id, res.Outcome, context.Cause(ctx))
 	}
-	var r agent.Result
-	_ = json.Unmarshal([]byte(strings.TrimSpace(res.Stdout.Text())), &r)
+	var v Verdict
+	_ = json.Unmarshal([]byte(strings.TrimSpace(res.Stdout.Text())), &v)
 	errTail := tail(res.Stderr.Text())
 	code := -1
 	if res.Outcome.ExitCode != nil {
 		code = *res.Outcome.ExitCode
 	}
 	switch {
-	case code == 0:
-		return &Output{SessionID: r.SessionID, Reason: r.Reason, Steps: r.Steps, Text: clipText(r.Text)}, nil
 	case code == ExitSessionBusy:
 		return nil, river.JobSnooze(10 * time.Second)
-	case code == 2 || r.Reason == "max_steps":
+	case code == 0 && v.Final():
+		return &Output{SessionID: v.SessionID, Reason: v.Reason, Steps: v.Steps, Text: clipText(v.Text)}, nil
+	case v.Reason == "max_steps":
+		return nil, river.JobCancel(fmt.Errorf("job %d: max_steps after %d steps, not retried: %s", id, v.Steps, v.Error))
+	case v.Reason == "error" && v.Code != "":
+		if !Retried(llm.Code(v.Code), v.Status) {
+			return nil, river.JobCancel(fmt.Errorf("job %d: error %s: the model call failed, not retried: %s", id, v.Code, v.Error))
+		}
+		return nil, fmt.Errorf("job %d: error %s: the model call failed: %s", id, v.Code, v.Error)
+	case code == 2:
 		return nil, river.JobCancel(fmt.Errorf("job %d: run failed (%s), not retried: %s", id, res.Outcome, errTail))
+	case v.Reason == "error" || v.Reason == "aborted":
+		return nil, fmt.Errorf("job %d: %s: %s", id, v.Reason, v.Error)
+	case v.Reason != "":
+		return nil, fmt.Errorf("job %d: %s (%s) without a final answer: %s", id, v.Reason, res.Outcome, errTail)
 	default:
 		return nil, fmt.Errorf("job %d: run failed (%s): %s", id, res.Outcome, errTail)
 	}

@@ -134,6 +134,7 @@ type Service struct {
 	sessions *sessions.Service
 	sp       *subprocess.Runtime
 	pool     *pgxpool.Pool
+	sockets  []string // the DSN's unix socket directories
 
 	mu       sync.Mutex
 	migrated bool
@@ -158,7 +159,7 @@ func apply(c *core.Context, cfg Config) error {
 	if cfg.WorkRoot == "" {
 		cfg.WorkRoot = filepath.Join(sessions.DefaultStateDir(nil), "jobs")
 	}
-	s := &Service{c: c, cfg: cfg, log: c.Logger(), pool: pool,
+	s := &Service{c: c, cfg: cfg, log: c.Logger(), pool: pool, sockets: unixSocketDirs(&pc.ConnConfig.Config),
 		sessions: core.Use(c, sessions.Key), sp: core.Use(c, subprocess.Key)}
 	return core.Provide(c, Key, s)
 }

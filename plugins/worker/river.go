@@ -236,6 +236,9 @@ func (s *Service) Work(ctx context.Context, o WorkOptions) error {
 	if _, err := s.ready(ctx); err != nil {
 		return err
 	}
+	if p := s.sp.SandboxPolicy(); !p.Enabled() {
+		s.log.Warn("worker: the subprocess row's sandbox is off: the jobs' commands run unconfined and can read each other's work dirs, the patch files and the database socket")
+	}
 	queues := map[string]river.QueueConfig{}
 	for _, q := range o.Queues {
 		queues[q] = river.QueueConfig{MaxWorkers: o.Concurrency}

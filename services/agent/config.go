@@ -34,6 +34,13 @@ type Config struct {
 	// and sent back to the model with arguments {} and gets an
 	// INVALID_ARGS error result saying how large they were.
 	MaxToolArgBytes int64 `yaml:"maxToolArgBytes" jsonschema:"minimum=0,default=1048576"`
+	// MaxReplyBytes bounds what is kept of one model reply's text, and of
+	// its reasoning, in bytes (0 or unset: DefaultMaxReplyBytes, 4 MiB, far
+	// above any model's output limit). The rest still streams to the
+	// terminal, but the session keeps (and the model is sent back) only the
+	// first MaxReplyBytes, ended by a note saying how much was dropped, so
+	// an endpoint that streams without end cannot make the harness hold it.
+	MaxReplyBytes int64 `yaml:"maxReplyBytes" jsonschema:"minimum=0,default=4194304"`
 }
 
 // DefaultMaxSteps is the default bound on model calls per user turn.
@@ -43,10 +50,16 @@ const DefaultMaxSteps = 50
 // arguments: 1 MiB.
 const DefaultMaxToolArgBytes = 1 << 20
 
-// SetDefaults sets MaxSteps to 50 and MaxToolArgBytes to 1 MiB.
+// DefaultMaxReplyBytes is the default bound on the text (and on the
+// reasoning) kept of one model reply: 4 MiB.
+const DefaultMaxReplyBytes = 4 << 20
+
+// SetDefaults sets MaxSteps to 50, MaxToolArgBytes to 1 MiB and
+// MaxReplyBytes to 4 MiB.
 func (c *Config) SetDefaults() {
 	c.MaxSteps = DefaultMaxSteps
 	c.MaxToolArgBytes = DefaultMaxToolArgBytes
+	c.MaxReplyBytes = DefaultMaxReplyBytes
 }
 
 // Validate checks the bounds and the thinking mode.
@@ -57,6 +70,9 @@ func (c Config) Validate() error {
 	}
 	if err := c.Thinking.Validate(); err != nil {
 		issues = append(issues, core.Issue{Path: "thinking", Message: err.Error()})
+	}
+	if c.MaxReplyBytes < 0 {
+		issues = append(issues, core.Issue{Path: "maxReplyBytes", Message: fmt.Sprintf("must not be negative, got %d", c.MaxReplyBytes)})
 	}
 	if c.MaxToolArgBytes < 0 {
 		issues = append(issues, core.Issue{Path: "maxToolArgBytes", Message: fmt.Sprintf("must not be negative, got %d", c.MaxToolArgBytes)})
@@ -79,6 +95,14 @@ func (c Config) maxToolArgBytes() int64 {
 		return DefaultMaxToolArgBytes
 	}
 	return c.MaxToolArgBytes
+}
+
+// maxReplyBytes is MaxReplyBytes with 0 meaning the default.
+func (c Config) maxReplyBytes() int64 {
+	if c.MaxReplyBytes <= 0 {
+		return DefaultMaxReplyBytes
+	}
+	return c.MaxReplyBytes
 }
 
 // DefaultStateDir returns the default state directory of the

@@ -149,6 +149,13 @@ type Result struct {
 	// cancellation; Error then says why.
 	IsError bool   `json:"isError"`
 	Error   string `json:"error,omitempty"`
+	// Code is the class of the failure that ended a turn with Reason
+	// "error" when a model call failed: the llm error code ("SERVER",
+	// "NETWORK", "RATE_LIMIT", "AUTH", "BILLING", "PROTOCOL", …); empty
+	// for any other end (a tool or session failure has none).
+	Code string `json:"code,omitempty"`
+	// Status is the HTTP status of that failed model call, when it had one.
+	Status int `json:"status,omitempty"`
 	// Reason is why the turn ended: "stop", "max_steps", "aborted",
 	// "error", "length" or "concluded".
 	Reason string `json:"reason"`

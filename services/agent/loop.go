@@ -230,7 +230,7 @@ func (t *turn) doStep(ctx context.Context) (msg llm.Message, done bool, err erro
 		return msg, false, err
 	}
 	var werr error
-	asm := llm.Assembler{MaxArgumentBytes: ss.svc.cfg.maxToolArgBytes()}
+	asm := llm.Assembler{MaxArgumentBytes: ss.svc.cfg.maxToolArgBytes(), MaxTextBytes: ss.svc.cfg.maxReplyBytes()}
 	for c := range ss.svc.llm.Stream(ctx, req) {
 		if !t.gated {
 			// The first chunk of the turn tells whether the route's
@@ -607,6 +607,9 @@ func (t *turn) finish(err error) (*Result, error) {
 		r.IsError, r.Reason = true, "max_steps"
 	default:
 		r.IsError, r.Reason = true, "error"
+		if le, ok := llm.AsError(err); ok {
+			r.Code, r.Status = string(le.Code), le.Status
+		}
 	}
 	if err != nil {
 		r.Error = err.Error()

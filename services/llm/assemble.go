@@ -1,11 +1,14 @@
 package llm
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 )
 
 // Response is a stream folded into one assistant message.
@@ -43,12 +46,27 @@ type Response struct {
 // large the arguments were (see [ArgumentsTooLarge]), so an endpoint that
 // streams a huge argument cannot make the caller hold it. 0 keeps every
 // byte; set it before the first Add.
+//
+// MaxTextBytes bounds, the same way, what is kept of the reply's text and
+// of its reasoning (each): past it, the rest is counted, not stored, and
+// Response ends the kept text with a note saying how much was dropped (see
+// [TextCut]). The chunks themselves still reach whoever forwards them. 0
+// keeps every byte.
+//
+// A tool-call id longer than [MaxToolCallIDBytes] is replaced by an id
+// derived from it ([CapToolCallID]); the call's IDBytes records the
+// original length.
 type Assembler struct {
 	// MaxArgumentBytes is the largest tool-call argument text kept, in bytes
 	// (0: no limit).
 	MaxArgumentBytes int64
+	// MaxTextBytes is the largest text, and the largest reasoning, kept of
+	// the reply, in bytes (0: no limit).
+	MaxTextBytes int64
 
 	text, reasoning strings.Builder
+	textSize        int64 // bytes of text received, kept or not
+	reasoningSize   int64
 	calls           []ToolCall
 	args            []*strings.Builder // pointers: a grown slice must not copy a used Builder
 	sizes           []int64            // bytes received per call, kept or not
@@ -65,16 +83,16 @@ func (a *Assembler) Add(c Chunk) {
 	}
 	switch c.Kind {
 	case ChunkText:
-		a.text.WriteString(c.Text)
+		a.textSize = keep(&a.text, a.textSize, c.Text, a.MaxTextBytes)
 	case ChunkReasoning:
-		a.reasoning.WriteString(c.Text)
+		a.reasoningSize = keep(&a.reasoning, a.reasoningSize, c.Text, a.MaxTextBytes)
 	case ChunkToolCallStart:
 		for len(a.calls) <= c.Index {
 			a.calls = append(a.calls, ToolCall{})
 			a.args = append(a.args, &strings.Builder{})
 			a.sizes = append(a.sizes, 0)
 		}
-		a.calls[c.Index].ID = c.ToolCallID
+		a.calls[c.Index].ID, a.calls[c.Index].IDBytes = CapToolCallID(c.ToolCallID)
 		a.calls[c.Index].Name = c.ToolName
 	case ChunkToolCallDelta:
 		if c.Index >= 0 && c.Index < len(a.args) {
@@ -100,11 +118,12 @@ func (a *Assembler) Add(c Chunk) {
 // Response returns the folded result. It may be called more than once.
 func (a *Assembler) Response() Response {
 	r := Response{
-		Message: Message{Role: RoleAssistant, Content: a.text.String(), Reasoning: a.reasoning.String()},
-		Finish:  a.finish,
-		Err:     a.err,
-		Model:   a.model,
-		ID:      a.id,
+		Message: Message{Role: RoleAssistant, Content: cutText(a.text.String(), a.textSize, a.MaxTextBytes, "text"),
+			Reasoning: cutText(a.reasoning.String(), a.reasoningSize, a.MaxTextBytes, "reasoning")},
+		Finish: a.finish,
+		Err:    a.err,
+		Model:  a.model,
+		ID:     a.id,
 	}
 	if r.Finish == "" {
 		r.Finish = FinishAborted
@@ -132,6 +151,59 @@ func Collect(s Stream) Response {
 		a.Add(c)
 	}
 	return a.Response()
+}
+
+// keep appends delta to b while the total received (size, returned with
+// delta added) stays within limit (0: no limit), cutting at a UTF-8
+// boundary.
+func keep(b *strings.Builder, size int64, delta string, limit int64) int64 {
+	if limit <= 0 {
+		b.WriteString(delta)
+		return size + int64(len(delta))
+	}
+	n := int64(len(delta))
+	if room := limit - int64(b.Len()); room > 0 && size == int64(b.Len()) {
+		if int64(len(delta)) > room {
+			cut := int(room)
+			for cut > 0 && !utf8.RuneStart(delta[cut]) {
+				cut--
+			}
+			delta = delta[:cut]
+		}
+		b.WriteString(delta)
+	}
+	return size + n
+}
+
+// cutText is kept text with the note of [TextCut] when size bytes were
+// received and more than limit.
+func cutText(kept string, size, limit int64, what string) string {
+	if limit <= 0 || size <= int64(len(kept)) {
+		return kept
+	}
+	return kept + TextCut(what, size, limit)
+}
+
+// TextCut is the note that ends a reply's text (what: "text" or
+// "reasoning") of which only limit of size bytes were kept.
+func TextCut(what string, size, limit int64) string {
+	return fmt.Sprintf("\n[the reply's %s went past %d bytes; the remaining %d bytes were not kept]", what, limit, size-limit)
+}
+
+// MaxToolCallIDBytes is the longest provider tool-call id kept as it is;
+// an [Assembler] replaces a longer one ([CapToolCallID]).
+const MaxToolCallIDBytes = 256
+
+// CapToolCallID returns id, or, when it is longer than
+// [MaxToolCallIDBytes], a short id derived from it (`call_` and 32 hex
+// digits of its SHA-256, so the same long id always maps to the same
+// replacement) and the original length; 0 when id is kept.
+func CapToolCallID(id string) (string, int) {
+	if len(id) <= MaxToolCallIDBytes {
+		return id, 0
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "call_" + hex.EncodeToString(sum[:16]), len(id)
 }
 
 // ArgumentsTooLarge is the ArgumentsError of a tool call whose arguments

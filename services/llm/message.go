@@ -59,6 +59,10 @@ type ToolCall struct {
 	// ArgumentsError is empty when Arguments is a JSON object; otherwise a
 	// human-readable reason ("truncated JSON: unexpected end of input").
 	ArgumentsError string `json:"argumentsError,omitempty"`
+	// IDBytes is the length of the provider's id when it was longer than
+	// [MaxToolCallIDBytes] and ID is its replacement ([CapToolCallID]); 0
+	// when ID is the provider's.
+	IDBytes int `json:"idBytes,omitempty"`
 }
 
 // ToolSchema is the model-facing description of one tool.

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/subprocess/sandbox"
 )
 
@@ -405,7 +404,7 @@ func BenchmarkProtectedGuard(b *testing.B) {
 			req := sandbox.Request{Policy: sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite}, Dir: ws}
 			var bound []string
 			if name == "repo-bound" {
-				for _, p := range core.ProtectedPaths() {
+				for _, p := range sandbox.ProtectedPaths() {
 					full := filepath.Join(ws, strings.TrimSuffix(p, "/"))
 					if _, err := os.Lstat(full); err == nil {
 						bound = append(bound, full)

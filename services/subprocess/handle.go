@@ -516,7 +516,7 @@ func (h *Handle) checkProtected() {
 	}
 }
 
-// Protected lists the protected paths (core.ProtectedPaths in the
+// Protected lists the protected paths (sandbox.ProtectedPaths in the
 // workspace and writable roots) the sandboxed command created, changed or
 // deleted, each undone (the command's version kept beside it as
 // NAME.rejected-UNIXTS). It is known once the range was observed empty

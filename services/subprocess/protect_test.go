@@ -118,13 +118,24 @@ true`)
 					t.Fatalf("rejected copies %q", r)
 				}
 			}
-			// Renaming the parent takes a read-only bind along: the guard
-			// puts the file back.
+			// The git directory is pinned: bwrap refuses to rename it (a
+			// mount point, EBUSY); under Landlock the guard moves what
+			// took its place aside and renames the original back.
 			res2 := runScript(t, rt, p, ws, `mv .git .git-moved && mkdir .git && printf evil > .git/config`)
 			wantContent(t, filepath.Join(ws, ".git/config"), files[".git/config"])
-			wantChanges := []string{filepath.Join(ws, ".git/config")}
+			if _, err := os.Lstat(filepath.Join(ws, ".git-moved")); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf(".git-moved exists after the command (%v)", err)
+			}
+			var wantChanges []string
 			if backend == sandbox.BackendLandlock {
-				wantChanges = append(wantChanges, filepath.Join(ws, ".git/hooks")) // restored from the snapshot
+				wantChanges = []string{filepath.Join(ws, ".git")}
+				if r := rejected(t, filepath.Join(ws, ".git")); len(r) != 1 {
+					t.Fatalf("rejected copies of .git: %q", r)
+				} else {
+					wantContent(t, filepath.Join(r[0], "config"), "evil")
+				}
+			} else if !strings.Contains(res2.Stderr.ReadFrom(0).Text, "Device or resource busy") {
+				t.Fatalf("stderr %q: want EBUSY", res2.Stderr.ReadFrom(0).Text)
 			}
 			if got := changed(res2); !slices.Equal(got, wantChanges) {
 				t.Fatalf("after renaming .git: protected changes %q, want %q (stderr %q)", got, wantChanges, res2.Stderr.ReadFrom(0).Text)

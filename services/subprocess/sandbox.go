@@ -84,7 +84,7 @@ func (r *Runtime) askNetwork(ctx context.Context, host string, port int) netprox
 	return (*p)(ctx, host, port)
 }
 
-// ProtectedChange is a protected path (core.ProtectedPaths) that a
+// ProtectedChange is a protected path (sandbox.ProtectedPaths) that a
 // sandboxed command created, changed or deleted, and what was done about
 // it; its String is the notice for the command's result.
 type ProtectedChange = sandbox.ProtectedChange

@@ -366,7 +366,7 @@ func (t *Terminal) Pid() int { return t.pid }
 // "none", enforcement none when it runs unsandboxed).
 func (t *Terminal) Sandbox() SandboxReport { return t.sandbox }
 
-// Protected lists the protected paths (core.ProtectedPaths) the
+// Protected lists the protected paths (sandbox.ProtectedPaths) the
 // sandboxed terminal created, changed or deleted, each undone once its
 // program exited; nil before Done.
 func (t *Terminal) Protected() []ProtectedChange {

@@ -19,3 +19,13 @@ type ReadPolicy interface {
 
 // ReadPolicyKey is the service key of the read policy ("readPolicy").
 var ReadPolicyKey = core.NewKey[ReadPolicy]("readPolicy")
+
+// ModeReporter is implemented by a ReadPolicy service that has a permission
+// mode (the permission plugin's): hooks tell their scripts the mode in
+// force (Claude Code's `permission_mode`).
+type ModeReporter interface {
+	// PermissionMode returns Claude Code's name of the permission mode in
+	// force for calls of scope (nil: unscoped): default, acceptEdits, plan,
+	// bypassPermissions or dontAsk.
+	PermissionMode(scope *core.ScopeID) string
+}

@@ -61,8 +61,9 @@ type Command struct {
 	// It returns start's error, or why the confinement could not be set up
 	// (then nothing was started). Nil: call start directly.
 	Start func(start func() error) error
-	// ReadOnly are the protected paths (core.ProtectedPaths) the backend bound
-	// read-only for this command (bwrap); pass them to NewGuard.
+	// ReadOnly are the protected paths (ProtectedPaths) the backend bound
+	// read-only for this command, and the git directories it pinned
+	// (bwrap); pass them to NewGuard.
 	ReadOnly []string
 	// Zygote, when set, means the command is not exec'd at all: the caller
 	// starts it with Zygote.Spawn in a long-lived sandbox shared with the
@@ -173,6 +174,60 @@ func writableDirs(req Request) []string {
 		add(r)
 	}
 	return out
+}
+
+// splitHolders takes out of denied the directories that hold one of the
+// policy's Visible paths (strictly inside): such a directory hides
+// everything in it but those (a fleet's work root hides the other jobs'
+// work dirs, not the job's own). bwrap mounts the holder's mask first and
+// binds the visible paths into it; Landlock grants them read. kept is the
+// Visible paths that exist, resolved. A holder of /tmp, /dev or /proc
+// stays a plain mask, and so does a denied path inside a holder but
+// outside kept (hidden already).
+func splitHolders(denied []string, p Policy) (holders, masks, kept []string) {
+	for _, v := range p.Visible {
+		if r, err := filepath.EvalSymlinks(expandHome(v)); err == nil && !slices.Contains(kept, r) {
+			kept = append(kept, r)
+		}
+	}
+	for _, d := range denied {
+		st, err := os.Stat(d)
+		holds := err == nil && st.IsDir() &&
+			slices.ContainsFunc(kept, func(k string) bool { return k != d && within(k, d) }) &&
+			!slices.ContainsFunc([]string{"/tmp", "/dev", "/proc"}, func(sys string) bool { return within(sys, d) })
+		if holds {
+			holders = append(holders, d)
+		} else {
+			masks = append(masks, d)
+		}
+	}
+	// Outer holders first: an inner one is mounted inside the outer's mask.
+	slices.SortFunc(holders, func(a, b string) int { return len(a) - len(b) })
+	masks = slices.DeleteFunc(masks, func(m string) bool { return heldOut(m, holders, kept) })
+	return holders, masks, kept
+}
+
+// heldOut reports whether p is inside a holder but outside what it keeps:
+// hidden.
+func heldOut(p string, holders, kept []string) bool {
+	return slices.ContainsFunc(holders, func(h string) bool { return within(p, h) }) &&
+		!slices.ContainsFunc(kept, func(k string) bool { return within(p, k) })
+}
+
+// checkHeld refuses a spawn whose working directory or a writable
+// directory is hidden by a holder (inside it, outside its Visible paths):
+// a command pointed at another job's work dir.
+func checkHeld(req Request, writable, holders, kept []string) error {
+	dirs := append([]string{req.Dir}, writable...)
+	if r, err := filepath.EvalSymlinks(req.Dir); err == nil {
+		dirs = append(dirs, r)
+	}
+	for _, d := range dirs {
+		if heldOut(d, holders, kept) {
+			return fmt.Errorf("directory %s is not visible inside the sandbox: it is in sandbox.denyRead, which shows only %s there", d, strings.Join(kept, ", "))
+		}
+	}
+	return nil
 }
 
 // maxDenyMatches bounds how many paths one relative deny pattern may

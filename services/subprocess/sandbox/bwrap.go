@@ -157,6 +157,28 @@ func (b *bwrap) Wrap(req Request) (Command, Report, error) {
 	if caches != "" && !slices.Contains(writable, caches) {
 		writable = append(writable, caches)
 	}
+	// A denied directory that holds a Visible path (a fleet's work root)
+	// is an empty tmpfs mounted before the binds it holds, read-only once
+	// they are in: only the visible paths show in it.
+	denied, incomplete := deniedPaths(req)
+	holders, denied, kept := splitHolders(denied, req.Policy)
+	if err := checkHeld(req, writable, holders, kept); err != nil {
+		return Command{}, rep, err
+	}
+	inWritable := func(p string) bool { return slices.ContainsFunc(writable, func(w string) bool { return within(p, w) }) }
+	showKept := func(tmp bool) {
+		for _, k := range kept {
+			if within(k, "/tmp") == tmp && !inWritable(k) && slices.ContainsFunc(holders, func(h string) bool { return within(k, h) }) {
+				args = append(args, "--ro-bind", k, k)
+			}
+		}
+	}
+	for _, h := range holders {
+		if !within(h, "/tmp") {
+			args = append(args, "--tmpfs", h)
+		}
+	}
+	showKept(false)
 	var underTmp []string
 	for _, w := range writable {
 		if within(w, "/tmp") {
@@ -166,6 +188,12 @@ func (b *bwrap) Wrap(req Request) (Command, Report, error) {
 		args = append(args, "--bind", w, w)
 	}
 	args = append(args, "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
+	for _, h := range holders {
+		if within(h, "/tmp") {
+			args = append(args, "--tmpfs", h)
+		}
+	}
+	showKept(true)
 	if within(req.Dir, "/tmp") && !slices.ContainsFunc(underTmp, func(w string) bool { return within(req.Dir, w) }) {
 		args = append(args, "--ro-bind", req.Dir, req.Dir)
 	}
@@ -183,12 +211,20 @@ func (b *bwrap) Wrap(req Request) (Command, Report, error) {
 		args = append(args, "--ro-bind", proxy.dir, proxy.dir, "--ro-bind", exe, proxy.exe)
 		fwdExe = proxy.exe
 	}
-	// The protected paths that exist (core.ProtectedPaths in the workspace and
-	// each writable root) bound read-only over the writable binds: the
-	// harness's config, .claude, .git/config and hooks. The Guard covers
-	// those created later.
-	protected := roBindable(protectedIn(req))
-	for _, p := range protected {
+	for _, h := range holders {
+		args = append(args, "--remount-ro", h)
+	}
+	// The git directories bound writable onto themselves (a mount point
+	// cannot be renamed or removed: mv .git .gitY fails with EBUSY), then
+	// the protected paths that exist (ProtectedPaths and the git-dir
+	// entries in the workspace and each writable root) bound read-only
+	// over the writable binds. The Guard covers those created later.
+	prot := protectedIn(req)
+	for _, g := range prot.GitDirs {
+		args = append(args, "--bind", g, g)
+	}
+	protected := append(slices.Clip(prot.GitDirs), roBindable(prot)...)
+	for _, p := range protected[len(prot.GitDirs):] {
 		args = append(args, "--ro-bind", p, p)
 	}
 	// What a shared sandbox checks before each command: every bind still
@@ -206,9 +242,11 @@ func (b *bwrap) Wrap(req Request) (Command, Report, error) {
 		for _, p := range protected {
 			checks = append(checks, identity(p, p))
 		}
+		for _, h := range holders {
+			checks = append(checks, zyCheck{Path: h, ROTmpfs: true})
+		}
 	}
-	denied, incomplete := deniedPaths(req)
-	if err := visible(req, underTmp, denied); err != nil {
+	if err := visible(req, underTmp, denied, holders, kept); err != nil {
 		return Command{}, rep, err
 	}
 	for _, d := range denied {
@@ -270,9 +308,11 @@ func (b *bwrap) Wrap(req Request) (Command, Report, error) {
 // visible reports a program or working directory that exists on the host
 // but that the sandbox's mounts hide: a path under /tmp outside the
 // working directory and the writable binds (the sandbox's /tmp is a
-// private tmpfs), or one under a denyRead mask. Without it the spawn fails
-// with a bare "no such file or directory" for a file that plainly exists.
-func visible(req Request, underTmp, denied []string) error {
+// private tmpfs), or one under a denyRead mask (in a denied directory
+// that holds Visible paths: outside those, kept). Without it the spawn
+// fails with a bare "no such file or directory" for a file that plainly
+// exists.
+func visible(req Request, underTmp, denied, holders, kept []string) error {
 	check := func(what, p string) error {
 		paths := []string{p}
 		if r, err := filepath.EvalSymlinks(p); err == nil && r != p {
@@ -286,6 +326,9 @@ func visible(req Request, underTmp, denied []string) error {
 				if within(q, d) {
 					return fmt.Errorf("%s %s exists but is not visible inside the sandbox: %s is masked by sandbox.denyRead (%s); remove it from denyRead or move it", what, p, q, d)
 				}
+			}
+			if heldOut(q, holders, kept) {
+				return fmt.Errorf("%s %s exists but is not visible inside the sandbox: %s is in sandbox.denyRead, which shows only %s there; remove it from denyRead or move it", what, p, q, strings.Join(kept, ", "))
 			}
 		}
 		return nil

@@ -112,6 +112,18 @@ func (b *landlockBackend) Wrap(req Request) (Command, Report, error) {
 		rep.Reasons = append(rep.Reasons, fmt.Sprintf("denyRead patterns matched more than %d paths and were applied only in part: %s", maxDenyMatches, strings.Join(incomplete, ", ")))
 	}
 	rules := appendReadTree(nil, "/", denied)
+	// A denied directory that holds Visible paths (a fleet's work root)
+	// hides the rest of itself: those get read (and list) rules; a command
+	// whose working directory it hides is refused.
+	holders, _, kept := splitHolders(denied, req.Policy)
+	if err := checkHeld(req, writable, holders, kept); err != nil {
+		return Command{}, rep, err
+	}
+	for _, k := range kept {
+		if slices.ContainsFunc(holders, func(h string) bool { return within(k, h) }) {
+			rules = append(rules, landlock.PathAccess(accessRead, k).IgnoreIfMissing())
+		}
+	}
 	for _, w := range writable {
 		rules = append(rules, landlock.PathAccess(accessWrite, w).IgnoreIfMissing())
 	}

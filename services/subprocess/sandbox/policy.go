@@ -64,6 +64,13 @@ type Policy struct {
 	// paths, "~/" paths, or doublestar patterns; a relative pattern (such
 	// as **/.env) applies inside the workspace and each writable root.
 	DenyRead []string `yaml:"denyRead" json:"denyRead,omitempty"`
+	// Visible are absolute (or "~/") directories inside a denyRead
+	// directory that stay readable: a denied directory that holds one
+	// hides everything in it but them (denyRead: [~/work], visible:
+	// [~/work/app]). A command whose working directory or writable root is
+	// hidden that way is refused. A fleet job's run adds the worker's work
+	// root to denyRead and its own work dir here.
+	Visible []string `yaml:"visible" json:"visible,omitempty"`
 	// Caches are the toolchain caches a workspace-write command writes in
 	// the harness's own cache root ($XDG_CACHE_HOME/harness/sandbox, 0700)
 	// instead of the user's, which stay read-only: true (the default: go,
@@ -85,6 +92,7 @@ func (p *Policy) Enabled() bool {
 func (p Policy) Clone() Policy {
 	p.WritableRoots = slices.Clone(p.WritableRoots)
 	p.DenyRead = slices.Clone(p.DenyRead)
+	p.Visible = slices.Clone(p.Visible)
 	p.Network = p.Network.Clone()
 	p.Caches = p.Caches.clone()
 	return p
@@ -111,6 +119,11 @@ func (p Policy) Validate() error {
 	}
 	if err := p.Caches.Validate(); err != nil {
 		return fmt.Errorf("caches%w", err)
+	}
+	for i, v := range p.Visible {
+		if strings.IndexByte(v, 0) >= 0 || !(filepath.IsAbs(v) || strings.HasPrefix(v, "~/")) {
+			return fmt.Errorf("visible[%d]: must be an absolute or ~/ path, got %q", i, v)
+		}
 	}
 	for i, d := range p.DenyRead {
 		if d == "" || strings.IndexByte(d, 0) >= 0 {

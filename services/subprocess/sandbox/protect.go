@@ -13,8 +13,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/dshgo/harness/core"
 )
 
 // maxProtectedSnapshot is the largest protected file whose content a Guard
@@ -29,40 +27,60 @@ var errTooBig = fmt.Errorf("its previous content was not kept (larger than %d by
 // directory (.git/hooks holds about 15).
 const maxProtectedEntries = 256
 
-// protectedIn lists the protected paths ([core.ProtectedPaths], the list
-// the permission plugin asks for too) under the writable directories of
-// req (the workspace and the writable roots in workspace-write mode;
-// nothing in read-only mode), whether they exist or not. bwrap binds
-// every one that exists when the command starts read-only (writes fail
-// with EROFS); for the others, and under Landlock (which cannot take a
+// protected are the protected paths of one request, absolute: Paths (the
+// [ProtectedPaths] under each writable directory, the git-dir entries of
+// each git directory found there, the files git includes from them),
+// whether they exist or not, and GitDirs, the git directories found (they
+// are pinned: bwrap binds each one onto itself, so it cannot be renamed
+// away or removed, while its objects, refs, index, HEAD and logs stay
+// writable; the guard checks it is still the same directory).
+type protected struct {
+	Paths   []string
+	GitDirs []string
+}
+
+// protectedIn lists the protected paths of req under its writable
+// directories (the workspace and the writable roots in workspace-write
+// mode; nothing in read-only mode). bwrap binds every one that exists when
+// the command starts read-only (writes fail with EROFS) and pins the git
+// directories; for the others, and under Landlock (which cannot take a
 // path out of a writable directory), a [Guard] puts back what the command
 // created or changed once it ended.
-func protectedIn(req Request) []string {
+func protectedIn(req Request) protected {
 	if req.Policy.Mode != ModeWorkspaceWrite {
-		return nil
+		return protected{}
 	}
-	var out []string
-	protected := core.ProtectedPaths()
-	for _, root := range writableDirs(Request{Policy: req.Policy, Dir: req.Dir}) {
-		for _, p := range protected {
-			full := filepath.Join(root, strings.TrimSuffix(p, "/"))
-			if !slices.Contains(out, full) {
-				out = append(out, full)
+	var out protected
+	writable := writableDirs(Request{Policy: req.Policy, Dir: req.Dir})
+	for _, root := range writable {
+		paths, gitDirs := protectedUnderRoot(root, writable)
+		for _, p := range paths {
+			if !slices.Contains(out.Paths, p) {
+				out.Paths = append(out.Paths, p)
+			}
+		}
+		for _, g := range gitDirs {
+			if !slices.Contains(out.GitDirs, g) {
+				out.GitDirs = append(out.GitDirs, g)
 			}
 		}
 	}
 	return out
 }
 
-// roBindable returns the protected paths of req that exist now as a regular
+// roBindable returns the protected paths that exist now as a regular
 // file or a directory (not a symlink: a mount would land on its target,
-// which the guard covers instead), for bwrap to bind read-only.
-func roBindable(paths []string) []string {
+// which the guard covers instead), for bwrap to bind read-only, except
+// the pinned git directories (bound writable onto themselves instead).
+func roBindable(p protected) []string {
 	var out []string
-	for _, p := range paths {
-		st, err := os.Lstat(p)
+	for _, path := range p.Paths {
+		if slices.Contains(p.GitDirs, path) {
+			continue
+		}
+		st, err := os.Lstat(path)
 		if err == nil && (st.Mode().IsRegular() || st.IsDir()) {
-			out = append(out, p)
+			out = append(out, path)
 		}
 	}
 	return out
@@ -126,6 +144,10 @@ type Guard struct {
 type guardItem struct {
 	path  string
 	bound bool // bound read-only by the backend: only its absence is watched
+	// pin: a git directory, recorded by identity only (its objects and
+	// refs change with every commit); replaced by anything else, it is
+	// moved back from where the command renamed it (see checkPin).
+	pin   bool
 	entry *snapEntry
 	dir   []snapEntry // a directory's files, relative paths in rel
 }
@@ -150,12 +172,23 @@ type snapEntry struct {
 // one in its place). It returns nil when nothing is protected (read-only
 // mode).
 func NewGuard(req Request, readOnly []string) *Guard {
-	paths := protectedIn(req)
-	if len(paths) == 0 {
+	prot := protectedIn(req)
+	if len(prot.Paths) == 0 {
 		return nil
 	}
-	g := &Guard{items: make([]guardItem, 0, len(paths))}
-	for _, p := range paths {
+	g := &Guard{items: make([]guardItem, 0, len(prot.Paths)+len(prot.GitDirs))}
+	// The git directories first: one put back by checkPin is then
+	// compared entry by entry like any other.
+	for _, d := range prot.GitDirs {
+		if st, err := os.Lstat(d); err == nil && st.IsDir() {
+			g.items = append(g.items, guardItem{path: d, pin: true, bound: slices.Contains(readOnly, d),
+				entry: &snapEntry{mode: st.Mode(), ino: inoOf(st)}})
+		}
+	}
+	for _, p := range prot.Paths {
+		if slices.Contains(prot.GitDirs, p) {
+			continue
+		}
 		it := guardItem{path: p, bound: slices.Contains(readOnly, p)}
 		st, err := os.Lstat(p)
 		switch {
@@ -263,6 +296,10 @@ func (g *Guard) Check() []ProtectedChange {
 	ts := strconv.FormatInt(time.Now().Unix(), 10)
 	for i := range g.items {
 		it := &g.items[i]
+		if it.pin {
+			out = append(out, checkPin(it, ts)...)
+			continue
+		}
 		st, err := os.Lstat(it.path)
 		switch {
 		case it.entry == nil && err != nil:
@@ -310,6 +347,44 @@ func (g *Guard) Check() []ProtectedChange {
 		}
 	}
 	return out
+}
+
+// maxSiblings bounds the directory entries checkPin reads to find a git
+// directory the command renamed.
+const maxSiblings = 10000
+
+// checkPin checks that a git directory is still the one recorded (same
+// inode). When the command renamed it away (mv .git .gitY) and put
+// something in its place (a .git file with "gitdir: elsewhere", another
+// directory), what is there now is moved aside and the original, found
+// by its inode among the entries of its parent, is renamed back. Under
+// bwrap the directory is pinned by a bind and none of this can happen.
+func checkPin(it *guardItem, ts string) []ProtectedChange {
+	st, err := os.Lstat(it.path)
+	if err == nil && st.IsDir() && inoOf(st) == it.entry.ino {
+		return nil
+	}
+	c := ProtectedChange{Path: it.path, Deleted: err != nil}
+	if err == nil {
+		if c.KeptAs, c.Err = moveAside(it.path, ts); c.Err != nil {
+			return []ProtectedChange{c}
+		}
+	}
+	parent := filepath.Dir(it.path)
+	f, err := os.Open(parent)
+	if err == nil {
+		names, _ := f.Readdirnames(maxSiblings)
+		_ = f.Close()
+		for _, n := range names {
+			p := filepath.Join(parent, n)
+			if st, err := os.Lstat(p); err == nil && st.IsDir() && inoOf(st) == it.entry.ino {
+				c.Err = os.Rename(p, it.path)
+				return []ProtectedChange{c}
+			}
+		}
+	}
+	c.Err = errors.New("the command moved the git directory away and it was not found beside it, so it could not be put back")
+	return []ProtectedChange{c}
 }
 
 // checkDir undoes the changes under a protected directory: files created
