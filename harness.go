@@ -155,8 +155,8 @@ func WithConfigFile(path string) Option { return optionFunc(func(o *options) { o
 // binary's default manifest.
 func WithManifest(yaml []byte) Option { return optionFunc(func(o *options) { o.yaml = yaml }) }
 
-// WithPatch composes a patch layer given as text (typically embedded with
-// go:embed) over the default manifest: the embedded [DefaultManifest], or
+// WithPatch composes a patch layer given as text (typically embedded
+// with go:embed) over the default manifest: the embedded [DefaultManifest], or
 // the one of [WithManifest]. name is the file name errors report
 // (`name:LINE:COL`). Layers apply in the order given, before any
 // [WithPatchFiles] (or --patch) layer; a config file ([WithConfigFile],

@@ -122,6 +122,7 @@ func BenchmarkApplyDispose(b *testing.B) {
 	}
 }
 
+//nolint:unused // the fields are there for the struct's size (112 bytes)
 type result112 struct {
 	a, b, c, d, e, f int64  // 48 bytes
 	s1, s2, s3       string // 48 bytes

@@ -161,14 +161,14 @@ func (p *typedPlugin[C]) config(cfg any) (C, error) {
 	switch x := cfg.(type) {
 	case nil:
 		v = *p.NewConfig().(*C)
-	case C:
-		v = x
 	case *C:
 		if x == nil {
 			v = *p.NewConfig().(*C)
 		} else {
 			v = *x
 		}
+	case C:
+		v = x
 	default:
 		return v, fmt.Errorf("plugin %q: config has type %T, want %v", p.name, cfg, p.ConfigType())
 	}

@@ -11,5 +11,8 @@
 // The suite needs the toolchains it drives (go, python3 with pytest, make
 // and a C compiler, node and npm, git, bubblewrap); a missing one skips
 // its case, and fails it when CI is set (.ci/run installs them).
+// The network cases (network_test.go) reach this machine's package
+// registries (go env GOPROXY, npm config get registry) through the
+// sandbox's proxy, and a loopback server the test runs.
 // Every later capability adds its real-workflow case here.
 package e2e

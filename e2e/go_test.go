@@ -13,9 +13,8 @@ import (
 // sandbox's (the cache root), so the tests can build at all (the user's
 // ~/.cache/go-build is read-only there) and a second session's `go test`
 // is a cache hit: `(cached)`.
-//
-// TODO(netproxy): the same module with one third-party dependency, fetched
-// by `go mod download` through the network allowlist's proxy, belongs here.
+// (A module with a third-party dependency fetched through the network
+// allowlist's proxy: TestGoModDownloadThroughTheProxy.)
 func TestGoModuleFailingTest(t *testing.T) {
 	t.Parallel()
 	needTools(t, "go", "bwrap")

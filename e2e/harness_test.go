@@ -52,6 +52,11 @@ type project struct {
 	state string
 	// path is the harness's PATH (default: this process's).
 	path string
+	// patch is more of the user's patch (~/.config/harness/harness.yml)
+	// after the model's row: YAML list items, as a user writes them.
+	patch string
+	// extraEnv is more of the harness's environment (KEY=value).
+	extraEnv []string
 }
 
 // newProject writes files (relative paths) into a fresh workspace and
@@ -104,7 +109,7 @@ func (p *project) env() []string {
 			env = append(env, k+"="+v)
 		}
 	}
-	return env
+	return append(env, p.extraEnv...)
 }
 
 // outcome is one harness run.
@@ -125,7 +130,7 @@ func (p *project) run(prompt string, turns ...llmtest.Turn) outcome {
 	t := p.t
 	t.Helper()
 	srv := llmtest.New(t, turns, llmtest.WithCheck(llmtest.DeepSeekReasoningCheck))
-	writeFile(t, filepath.Join(p.home, ".config", "harness", "harness.yml"), "- {id: deepseek, config: {baseURL: '"+srv.URL+"', maxRetries: 0}}\n")
+	writeFile(t, filepath.Join(p.home, ".config", "harness", "harness.yml"), "- {id: deepseek, config: {baseURL: '"+srv.URL+"', maxRetries: 0}}\n"+p.patch)
 	before := snapshot(t, p.home)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

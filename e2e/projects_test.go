@@ -129,8 +129,8 @@ func TestCProjectMakefile(t *testing.T) {
 // model fixes it, it passes. npm writes its logs to its cache (the
 // sandbox's). The second session's run is timed against the first.
 //
-// TODO(netproxy): `npm ci` of one real dependency from the registry,
-// through the network allowlist's proxy, belongs here.
+// (`npm ci` of a real dependency through the network allowlist's proxy:
+// TestNpmCiThroughTheProxy.)
 func TestNodePackageNpmTest(t *testing.T) {
 	t.Parallel()
 	needTools(t, "node", "npm", "bwrap")

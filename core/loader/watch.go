@@ -79,7 +79,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 			return ctx.Err()
 		case <-t.C:
 		}
-		w.Poll(ctx)
+		_, _ = w.Poll(ctx) // OnReload receives its error
 	}
 }
 

@@ -308,7 +308,7 @@ func yamlLine(err error) int {
 	var line int
 	msg := err.Error()
 	if i := strings.Index(msg, "line "); i >= 0 {
-		fmt.Sscanf(msg[i+5:], "%d", &line)
+		_, _ = fmt.Sscanf(msg[i+5:], "%d", &line) // no number: line stays 0
 	}
 	return line
 }

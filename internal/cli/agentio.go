@@ -178,13 +178,13 @@ func bootAgent(env *Env, f *agentFlags) (*agentHost, error) {
 	}
 	if (mode != "" || len(allow) > 0) && !permRow {
 		host.h = h
-		host.stop()
+		_ = host.stop() // the usage error is what the user needs
 		return nil, UsageError(errors.New("--permission-mode and --allowed-tools need a `name: permission` row in the manifest"))
 	}
 	host.h, host.boot = h, opts
 	svc, ok := core.Lookup(h.Root.Context(), agent.Key)
 	if !ok {
-		host.stop()
+		_ = host.stop() // the usage error is what the user needs
 		return nil, UsageError(errors.New("the agent plugin is not active: add a row `name: agent` to harness.yml (with llm, tools and systemprompt rows); `harness plugins` shows what it waits for"))
 	}
 	host.agent = svc
@@ -451,7 +451,11 @@ func (p *printer) observe(e agent.Event) {
 		// approval question may come first on the terminal.
 	case agent.EventToolResult:
 		p.clearStatus()
-		fmt.Fprintf(p.errw, "  %s\n", resultLine(e.ToolResult, 200))
+		if e.ToolResult.Denied {
+			fmt.Fprintf(p.errw, "  %s\n", deniedLines(e.ToolResult))
+		} else {
+			fmt.Fprintf(p.errw, "  %s\n", resultLine(e.ToolResult, 200))
+		}
 		p.showStatus()
 	case agent.EventUsage:
 		if e.Total != nil {
@@ -477,6 +481,17 @@ func (p *printer) observe(e agent.Event) {
 			fmt.Fprintf(p.errw, "%s\n", summary(e.Result))
 		}
 	}
+}
+
+// deniedLines is a refused call's result in full, never clipped: the
+// denial says what to configure (the rule to add, the flag for one run),
+// and a person needs all of it, indented under the "✗ name: denied" line.
+func deniedLines(r *agent.ToolResultEvent) string {
+	reason := strings.TrimSpace(strings.TrimPrefix(r.Content, "Error: "))
+	if reason == "" {
+		reason = finalPresentation(r).Reason()
+	}
+	return fmt.Sprintf("✗ %s: denied, %d ms\n    %s", r.Name, r.DurationMs, strings.ReplaceAll(reason, "\n", "\n    "))
 }
 
 // summary is the text output's last line of a turn: steps, tokens, wall

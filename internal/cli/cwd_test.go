@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/internal/cli"
 	"github.com/dshgo/harness/internal/cli/agente2e"
 	"github.com/dshgo/harness/services/llm/llmtest"
@@ -39,10 +38,7 @@ func TestCwdFlagRunsInParallelWithoutChdir(t *testing.T) {
 				text("done " + name),
 			})
 			write(t, dir, "harness.yml", agentManifest(srv.URL, t.TempDir(), ""))
-			var mods []core.Plugin
-			for _, p := range agente2e.Needed() {
-				mods = append(mods, p)
-			}
+			mods := agente2e.Needed()
 			var out, errb bytes.Buffer
 			code := cli.Run([]string{"run", "--no-claude-settings", "--cwd", dir, "-o", "stream-json", "go"}, &cli.Env{
 				Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(""), Plugins: mods,

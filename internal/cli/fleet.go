@@ -26,7 +26,7 @@ func withWorker(env *Env, fn func(ctx context.Context, h *fxcore.Harness, w *wor
 	if err != nil {
 		return err
 	}
-	defer stopHarness(h)
+	defer func() { _ = stopHarness(h) }() // stopping logs its own problems
 	w, ok := core.Lookup(h.Root.Context(), worker.Key)
 	if !ok {
 		return UsageError(errors.New("the worker plugin is not active: add rows `name: sessions-postgres` and `name: worker` " +

@@ -56,7 +56,7 @@ func jobRunCommand(env *Env) *cobra.Command {
 				return err
 			}
 			if err := confined(env, host, spec.Hide, wd); err != nil {
-				host.stop()
+				_ = host.stop() // the confinement error is what the job reports
 				return err
 			}
 			awaitMCP(ctx, host.h) // headless, like run

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/internal/cli"
 	"github.com/dshgo/harness/internal/cli/agente2e"
 )
@@ -24,10 +23,7 @@ func runBounded(t *testing.T, dir, manifest string, limit time.Duration, args ..
 	if err := os.WriteFile(cfg, []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var mods []core.Plugin
-	for _, p := range agente2e.Needed() {
-		mods = append(mods, p)
-	}
+	mods := agente2e.Needed()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	var out, errb bytes.Buffer

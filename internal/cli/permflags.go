@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dshgo/harness/core/fxcore"
@@ -38,7 +39,9 @@ func permissionFlags(mode string, allowed []string) (permission.Mode, []string, 
 	return m, rules, nil
 }
 
-// splitRules splits s at commas and white space outside parentheses.
+// splitRules splits s at commas and white space outside parentheses; the
+// `unsandboxed` suffix stays with the rule before it ("bash(make deploy)
+// unsandboxed" is one rule).
 func splitRules(s string) []string {
 	var out []string
 	depth, start := 0, 0
@@ -57,6 +60,13 @@ func splitRules(s string) []string {
 	}
 	if t := strings.TrimSpace(s[start:]); t != "" {
 		out = append(out, t)
+	}
+	for i := 1; i < len(out); i++ {
+		if out[i] == "unsandboxed" && strings.HasSuffix(out[i-1], ")") {
+			out[i-1] += " unsandboxed"
+			out = slices.Delete(out, i, i+1)
+			i--
+		}
 	}
 	return out
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/dshgo/harness/core"
 	"io"
 	"os"
 	"os/exec"
@@ -90,10 +89,7 @@ func runAgent(t *testing.T, dir, manifest string, stdin string, args ...string) 
 	if err := os.WriteFile(cfg, []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var mods []core.Plugin
-	for _, p := range agente2e.Needed() { // in-process: no std catalog registered
-		mods = append(mods, p)
-	}
+	mods := agente2e.Needed() // in-process: no std catalog registered
 	var out, errb bytes.Buffer
 	env := &cli.Env{
 		Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(stdin),
@@ -623,10 +619,7 @@ type inChat struct {
 // directory (see inDir).
 func startChat(t *testing.T, dir, cfg string, flags ...string) *inChat {
 	t.Helper()
-	var mods []core.Plugin
-	for _, p := range agente2e.Needed() {
-		mods = append(mods, p)
-	}
+	mods := agente2e.Needed()
 	stdinR, stdinW := io.Pipe()
 	c := &inChat{t: t, in: stdinW, out: &syncBuffer{}, errb: &syncBuffer{}, code: make(chan int, 1)}
 	env := &cli.Env{Stdout: c.out, Stderr: c.errb, Stdin: stdinR, Plugins: mods,

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/dshgo/harness/internal/tui"
 	"github.com/dshgo/harness/plugins/approval"
@@ -25,18 +26,30 @@ func startsTUI(env *Env, plain bool) bool {
 	return ok1 && ok2 && approval.IsTerminal(in) && approval.IsTerminal(out)
 }
 
-// rootRunsChat makes `harness` without arguments start the interactive
-// agent (chat, hence the UI on a terminal); without a terminal it prints
-// the help, as before.
+// rootRunsChat makes `harness` run chat: the root takes chat's flags
+// (`harness --permission-mode plan` is `harness chat --permission-mode
+// plan`). Without arguments it starts the interactive agent on a terminal
+// (the UI); without a terminal and without chat flags it prints the help,
+// as before.
 func rootRunsChat(env *Env, root *cobra.Command) {
 	root.Args = cobra.NoArgs
 	signalStops(root) // chat decides its own exit status on a signal
-	root.RunE = func(cmd *cobra.Command, _ []string) error {
-		if !startsTUI(env, false) {
-			return cmd.Help()
+	chat, _, err := root.Find([]string{"chat"})
+	if err != nil || chat == root || chat.RunE == nil {
+		return
+	}
+	chatFlags := map[string]bool{}
+	chat.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Name == "help" || root.Flags().Lookup(f.Name) != nil || root.PersistentFlags().Lookup(f.Name) != nil {
+			return
 		}
-		chat, _, err := cmd.Find([]string{"chat"})
-		if err != nil || chat == cmd || chat.RunE == nil {
+		root.Flags().AddFlag(f) // the same flag: setting it on the root sets chat's
+		chatFlags[f.Name] = true
+	})
+	root.RunE = func(cmd *cobra.Command, _ []string) error {
+		set := false
+		cmd.Flags().Visit(func(f *pflag.Flag) { set = set || chatFlags[f.Name] })
+		if !set && !startsTUI(env, false) {
 			return cmd.Help()
 		}
 		return chat.RunE(chat, nil)

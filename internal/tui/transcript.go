@@ -58,16 +58,6 @@ func newTranscript(th theme) *transcript {
 
 func (t *transcript) add(it *item) *item { t.items = append(t.items, it); return it }
 
-// last returns the last item if it is of kind k and not done.
-func (t *transcript) last(k itemKind) *item {
-	if n := len(t.items); n > 0 {
-		if it := t.items[n-1]; it.kind == k && !it.done {
-			return it
-		}
-	}
-	return nil
-}
-
 // setTheme switches the theme and drops every cache.
 func (t *transcript) setTheme(th theme) {
 	t.th, t.md = th, map[int]*glamour.TermRenderer{}

@@ -433,3 +433,19 @@ func TestBashCardShowsTheOutputWhileItRuns(t *testing.T) {
 	}
 	u.wait("✓ bash", "│ line-three", "all lines printed")
 }
+
+// TestFailedBashCardsSayFailed: a bash call its own deadline stops and one
+// that exits 3 return values (not errors) to the model; their cards are
+// ✗ "failed" with the reason, never ✓.
+func TestFailedBashCardsSayFailed(t *testing.T) {
+	t.Parallel()
+	u := start(t, "bypass", []llmtest.Turn{
+		llmtest.Calls(llmtest.Call{ID: "slow", Name: "bash", Args: `{"command":"sleep 30","description":"wait","timeoutMs":300}`}),
+		llmtest.Calls(llmtest.Call{ID: "exit3", Name: "bash", Args: `{"command":"echo partial; exit 3"}`}),
+		llmtest.Reply("both failed"),
+	}, 100, 30)
+	scr := u.submit("run them", "both failed", "│ timed out after 300ms", "│ exit code 3")
+	if strings.Count(scr, "✗ bash") != 2 || strings.Count(scr, "failed · ") != 2 || strings.Contains(scr, "✓ bash") {
+		t.Fatalf("a failed call is not shown as a failure:\n%s", scr)
+	}
+}

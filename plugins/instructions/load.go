@@ -122,7 +122,7 @@ func Candidates(o Options) []string {
 // with their imports after each. It also returns every path whose change
 // (appearing, disappearing, size or time) makes the result stale.
 // Problems with individual files are notes, never errors.
-func Load(o Options) (files []File, deps []watched) {
+func Load(o Options) (files []File, deps []watched) { //nolint:revive // deps are opaque: the plugin only compares them again
 	root := RepoRoot(o.Cwd)
 	seen := map[string]bool{} // real paths already included
 	for _, p := range Candidates(o) {

@@ -247,7 +247,7 @@ func appendCompactHTML(b []byte, src []byte) ([]byte, bool) {
 		return b[:n], false
 	}
 	b = out.Bytes()
-	if bytes.IndexAny(b[n:], "<>&\u2028\u2029") < 0 {
+	if !bytes.ContainsAny(b[n:], "<>&\u2028\u2029") {
 		return b, true
 	}
 	var esc bytes.Buffer

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"sync"
@@ -488,6 +487,3 @@ func (s *server) current() (*mcp.ClientSession, error) {
 	}
 	return nil, fmt.Errorf("mcp server %q is %s", s.cfg.Name, state)
 }
-
-// logger returns the manager's logger.
-func (s *server) logger() *slog.Logger { return s.m.log }

@@ -19,8 +19,7 @@ import (
 // the victim directory (outside the workspace), {W} the workspace.
 type attack struct {
 	name     string
-	tool     string // "" is bash
-	command  string // bash command, or the file tool's path
+	command  string // the bash command
 	workdir  string
 	allow    []string
 	ask      []string

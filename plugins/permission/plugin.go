@@ -342,11 +342,16 @@ func (p *plugin) denialFor(v Verdict, tool, why string) string {
 	return fmt.Sprintf("%s, but %s. %s The tool %q was not run.", v.Reason, why, fix, tool)
 }
 
-// allowHint says how to add rules to the allow list without losing the
-// default configuration: a patch file repeating the current list (a patch's
-// list replaces the row's whole list), or the full configuration written by
-// `harness config`.
+// allowHint says how to allow rules: for one run with the CLI's
+// --allowed-tools flag (one per rule, quoted for a POSIX shell), or in the
+// allow list without losing the default configuration: a patch file
+// repeating the current list (a patch's list replaces the row's whole
+// list), or the full configuration written by `harness config`.
 func allowHint(current, add []string) string {
+	flags := make([]string, len(add))
+	for i, r := range add {
+		flags[i] = "--allowed-tools " + shellQuote(r)
+	}
 	quoted := func(rules []string) string {
 		out := make([]string, len(rules))
 		for i, r := range rules {
@@ -359,12 +364,17 @@ func allowHint(current, add []string) string {
 		what = "the rules " + quoted(add)
 	}
 	all := append(append([]string{}, current...), add...)
-	return fmt.Sprintf("add %s to the allow list of the permission plugin: either save the patch\n"+
+	return fmt.Sprintf("run with %s (this run only), or add %s to the allow list of the permission plugin: either save the patch\n"+
 		"- {id: permission, config: {allow: [%s]}}\n"+
 		"to a file and run with --patch FILE (the row id is the permission row's id in your harness.yml; a patch's list replaces the whole list, so the patch repeats the current rules), "+
 		"or write the complete configuration with `harness config > harness.yml` and add %s to its allow list "+
 		"(a harness.yml holding only a permission row would replace the whole default configuration).",
-		what, quoted(all), quoted(add))
+		strings.Join(flags, " "), what, quoted(all), quoted(add))
+}
+
+// shellQuote quotes s as one word for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // granted reports whether an "always" answer in this scope covers the call.

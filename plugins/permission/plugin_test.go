@@ -71,7 +71,7 @@ func headlessHint(reason string, current []string, rule string) string {
 		list += policytest.Quote(r)
 	}
 	return `Error: tool "bash" requires approval: ` + reason + `, but this session is headless: there is no terminal to ask on. ` +
-		`To let this call run, add the rule ` + policytest.Quote(rule) + ` to the allow list of the permission plugin: either save the patch` + "\n" +
+		`To let this call run, run with --allowed-tools '` + rule + `' (this run only), or add the rule ` + policytest.Quote(rule) + ` to the allow list of the permission plugin: either save the patch` + "\n" +
 		`- {id: permission, config: {allow: [` + list + `]}}` + "\n" +
 		`to a file and run with --patch FILE (the row id is the permission row's id in your harness.yml; a patch's list replaces the whole list, so the patch repeats the current rules), ` +
 		"or write the complete configuration with `harness config > harness.yml` and add " + policytest.Quote(rule) + ` to its allow list ` +
@@ -212,7 +212,7 @@ func TestNeverPolicyDenialSaysSo(t *testing.T) {
 	never := policytest.Mount{Plugin: approval.Plugin, Config: approval.Config{Answerer: approval.AnswererHeadless, Policy: approval.PolicyNever}}
 	reg := policytest.Harness(t, policytest.Mount{Plugin: permission.Plugin, Config: config(t.TempDir(), nil, nil, nil)}, never)
 	o := policytest.Run(reg, "c", "echo hi")
-	if c := policytest.Text(o); !strings.Contains(c, `but the approval policy is "never": every ask is rejected. To let this call run, add the rule "bash(echo hi *)"`) {
+	if c := policytest.Text(o); !strings.Contains(c, `but the approval policy is "never": every ask is rejected. To let this call run, run with --allowed-tools 'bash(echo hi *)' (this run only), or add the rule "bash(echo hi *)"`) {
 		t.Fatalf("got %q", c)
 	}
 }

@@ -254,7 +254,7 @@ func watch(c subprocess.Collected, progress *tools.ProgressReporter, stop <-chan
 	t := time.NewTicker(tools.ProgressInterval)
 	defer t.Stop()
 	var seenOut, seenErr int64
-	current := c.Stdout
+	var current *subprocess.CollectedOutput
 	for {
 		select {
 		case <-stop:

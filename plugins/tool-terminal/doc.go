@@ -27,6 +27,10 @@
 // (lifecycle.SessionEnd) its shells and those of its subagents are killed
 // and their spill files removed; when the plugin unloads, all are.
 //
+// When the commands registry is mounted before it, the plugin adds /tasks
+// (the front end's session's shells as a Markdown table; the terminal UI
+// runs it).
+//
 // bash_output is read-only; kill_shell is internal (it stops only what the
 // agent started); write_stdin is neither, so the permission plugin asks for
 // it (headless: a denial), since what a shell reads may be commands no

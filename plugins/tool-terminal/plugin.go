@@ -9,6 +9,7 @@ import (
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/core/manifest"
 	"github.com/dshgo/harness/services/agent/lifecycle"
+	"github.com/dshgo/harness/services/commands"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/tools"
 	"github.com/dshgo/harness/services/tools/workdir"
@@ -127,6 +128,13 @@ func apply(c *core.Context, cfg Config) error {
 	}
 	if err := tools.Register(c, m.outputTool(), m.killTool(), m.writeTool()); err != nil {
 		return err
+	}
+	// /tasks in the front ends that run registered commands, when the
+	// commands registry is up (its row comes earlier in harness.yml).
+	if reg, ok := core.Lookup(c, commands.Key); ok && reg != nil {
+		if err := reg.Register(c, commands.Command{Name: "tasks", Summary: "the background shells of this session (tool-terminal)", Run: m.tasksCommand}); err != nil {
+			return err
+		}
 	}
 	// The model hears of a shell that ended with the result of its next
 	// tool call, or before its next prompt.

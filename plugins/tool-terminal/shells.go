@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/services/commands"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/subprocess/sandbox"
 	"github.com/dshgo/harness/services/tools"
@@ -437,4 +438,40 @@ func oneLine(cmd string) string {
 // marshalArgs is the validated arguments of e decoded into v.
 func decodeArgs(e *tools.Execution, v any) error {
 	return json.Unmarshal([]byte(e.Arguments()), v)
+}
+
+// tasksCommand is /tasks: the background shells of the front end's session
+// (every shell when it has none), as a Markdown table.
+func (m *manager) tasksCommand(_ context.Context, inv commands.Invocation) (commands.Reply, error) {
+	var scope *core.ScopeID
+	if inv.Session != nil {
+		scope = inv.Session.Scope()
+	}
+	m.mu.Lock()
+	var list []*shell
+	for _, s := range m.shells {
+		if scope == nil || s.owner == scope {
+			list = append(list, s)
+		}
+	}
+	m.mu.Unlock()
+	if len(list) == 0 {
+		return commands.Reply{Text: "No background shells."}, nil
+	}
+	slices.SortFunc(list, func(a, b *shell) int { return a.started.Compare(b.started) })
+	var b strings.Builder
+	b.WriteString("| shell | status | for | command |\n|---|---|---|---|\n")
+	now := time.Now()
+	for _, s := range list {
+		s.mu.Lock()
+		end := now
+		if s.status != StatusRunning {
+			end = s.ended
+		}
+		status := strings.TrimPrefix(s.statusTextLocked(), "is ")
+		s.mu.Unlock()
+		cmd := strings.ReplaceAll(oneLine(s.command), "|", `\|`)
+		fmt.Fprintf(&b, "| %s | %s | %s | `%s` |\n", s.id, status, end.Sub(s.started).Round(time.Second), strings.ReplaceAll(cmd, "`", "'"))
+	}
+	return commands.Reply{Text: b.String()}, nil
 }

@@ -26,10 +26,10 @@ func TestChatSpanRecordsTheResponseModel(t *testing.T) {
 	want(t, chats[0], map[string]any{"gen_ai.request.model": "m1", "gen_ai.response.model": "m1-2026-12-01", "gen_ai.response.id": "chatcmpl-step1"})
 	want(t, chats[1], map[string]any{"gen_ai.request.model": "m1", "harness.usage.estimated": true})
 	if v, ok := attrs(chats[1])["gen_ai.response.model"]; ok {
-		t.Errorf("a reply naming no model has gen_ai.response.model %s", v.Emit())
+		t.Errorf("a reply naming no model has gen_ai.response.model %s", v.String())
 	}
 	if v, ok := attrs(chats[1])["gen_ai.response.id"]; ok {
-		t.Errorf("a reply without an id has gen_ai.response.id %s", v.Emit())
+		t.Errorf("a reply without an id has gen_ai.response.id %s", v.String())
 	}
 	for _, s := range h.spans()["invoke_agent harness"] {
 		if _, ok := attrs(s)["gen_ai.response.model"]; ok {

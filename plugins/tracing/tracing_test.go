@@ -62,7 +62,7 @@ type harness struct {
 // setup boots an agent against the scripted model with the observer
 // listening to its events through a span recorder. parent is the remote
 // parent (TRACEPARENT) of top-level turns.
-func setup(t *testing.T, turns []llmtest.Turn, parent context.Context) *harness {
+func setup(t *testing.T, turns []llmtest.Turn, parent context.Context) *harness { //nolint:revive // parent is optional (nil: Background), so it comes last
 	t.Helper()
 	h := &harness{srv: llmtest.New(t, turns), rec: tracetest.NewSpanRecorder()}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(h.rec))
@@ -144,7 +144,7 @@ func want(t *testing.T, s sdktrace.ReadOnlySpan, kv map[string]any) {
 			same = a.Type() == attribute.STRINGSLICE && strings.Join(a.AsStringSlice(), ",") == strings.Join(v, ",")
 		}
 		if !same {
-			t.Errorf("span %q: %s = %s, want %v", s.Name(), k, a.Emit(), v)
+			t.Errorf("span %q: %s = %s, want %v", s.Name(), k, a.String(), v)
 		}
 	}
 }
@@ -232,8 +232,8 @@ func TestRunSpanTree(t *testing.T) {
 	}
 	for _, s := range h.rec.Ended() {
 		for _, kv := range s.Attributes() {
-			if strings.Contains(kv.Value.Emit(), secret) {
-				t.Errorf("span %q records content: %s=%s", s.Name(), kv.Key, kv.Value.Emit())
+			if strings.Contains(kv.Value.String(), secret) {
+				t.Errorf("span %q records content: %s=%s", s.Name(), kv.Key, kv.Value.String())
 			}
 		}
 		if strings.Contains(s.Status().Description, secret) {

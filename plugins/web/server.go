@@ -94,14 +94,14 @@ func (s *Server) Slots() *Slots { return s.slots }
 func (s *Server) handler() http.Handler {
 	mux := http.NewServeMux()
 	s.routes(mux)
-	return s.secure_(mux)
+	return s.guard(mux)
 }
 
-// secure_ applies, in order: security headers on every response; the Host
+// guard applies, in order: security headers on every response; the Host
 // check (403); the Origin and Sec-Fetch-Site checks (403); the token (401)
 // with the first-visit exchange; the method and content-type rules for state
 // changes (405, 415); the body limit. No CORS header is ever written.
-func (s *Server) secure_(next http.Handler) http.Handler {
+func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")

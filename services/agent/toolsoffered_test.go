@@ -46,8 +46,8 @@ func TestAgentRefusesToolsThatAreNotOfferedToTheModel(t *testing.T) {
 	svc, _ := core.Lookup(rc, agent.Key)
 
 	_, err := svc.Open(ctx, agent.Options{Model: "test/m1"})
-	var nto *agent.ToolsNotOfferedError
-	if !errors.Is(err, agent.ErrToolsNotOffered) || !errors.As(err, &nto) || nto.Count != 3 {
+	var notOffered *agent.ToolsNotOfferedError
+	if !errors.Is(err, agent.ErrToolsNotOffered) || !errors.As(err, &notOffered) || notOffered.Count != 3 {
 		t.Fatalf("Open: %v, want a ToolsNotOfferedError for 3 tools", err)
 	}
 	for _, want := range []string{"read_file", "prompt-tools"} {

@@ -133,7 +133,7 @@ func yamlLine(err error, offset int) string {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	if m := lineRE.FindStringSubmatchIndex(msg); m != nil {
 		var n int
-		fmt.Sscanf(msg[m[2]:m[3]], "%d", &n)
+		_, _ = fmt.Sscanf(msg[m[2]:m[3]], "%d", &n) // the pattern matched digits
 		rest := strings.TrimPrefix(strings.TrimPrefix(msg[m[1]:], ":"), " ")
 		if strings.HasPrefix(rest, "did not find expected ',' or") {
 			n++ // yaml.v3 counts the flow collection's opening line from 0 here

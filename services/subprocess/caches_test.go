@@ -35,13 +35,13 @@ func TestSandboxCachesAreTheHarnessesNotTheUsers(t *testing.T) {
 			t.Setenv("GOPROXY", "http://127.0.0.1:9/proxy")
 			root := filepath.Join(cacheHome, "harness", "sandbox")
 			ws := t.TempDir()
-			script := `echo "GOCACHE=$GOCACHE"; echo "GOMODCACHE=$GOMODCACHE"; echo "GOPROXY=$GOPROXY"; echo "NPM=$npm_config_cache"; echo "XDG=$XDG_CACHE_HOME"
+			script := `echo "GOCACHE=$GOCACHE"; echo "GOMODCACHE=$GOMODCACHE"; echo "GOPATH=$GOPATH"; echo "GOPROXY=$GOPROXY"; echo "NPM=$npm_config_cache"; echo "XDG=$XDG_CACHE_HOME"
 echo planted > "$GOCACHE/planted" && echo wrote-cache
 echo planted > ` + user + `/go-build/planted && echo wrote-user`
 			code, out, stderr, rep := runIn(t, rt, &SandboxPolicy{Mode: SandboxWorkspaceWrite}, ws, script)
 			checkShared(t, rt, backend, rep)
 			for _, want := range []string{
-				"GOCACHE=" + root + "/go-build\n", "GOMODCACHE=" + root + "/go-mod\n",
+				"GOCACHE=" + root + "/go-build\n", "GOMODCACHE=" + root + "/go-mod\n", "GOPATH=" + root + "/go-path\n",
 				"GOPROXY=file://" + user + "/mod/cache/download,http://127.0.0.1:9/proxy\n",
 				"NPM=" + root + "/npm\n", "XDG=" + root + "/xdg\n", "wrote-cache\n",
 			} {

@@ -87,7 +87,8 @@ func (c *CollectedOutput) spillAll(p []byte) {
 		}
 		c.spill, c.spillPath = f, path
 		a, b := c.retained()
-		if _, err := f.Write(a); err == nil {
+		_, err = f.Write(a)
+		if err == nil {
 			_, err = f.Write(b)
 		}
 		if err != nil {

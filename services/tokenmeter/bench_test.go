@@ -27,10 +27,7 @@ func processCPU() time.Duration {
 // deterministic but not a repetition (caches cannot memorise it).
 func mixedCorpus(tb testing.TB, size int) string {
 	r := rand.New(rand.NewPCG(1, 2))
-	var words []string
-	for _, w := range strings.FieldsFunc(readTestdata(tb, "english.txt")+readTestdata(tb, "code.go.txt"), func(c rune) bool { return !unicode.IsLetter(c) }) {
-		words = append(words, w)
-	}
+	words := strings.FieldsFunc(readTestdata(tb, "english.txt")+readTestdata(tb, "code.go.txt"), func(c rune) bool { return !unicode.IsLetter(c) })
 	var han []rune
 	for _, c := range readTestdata(tb, "chinese.txt") {
 		if unicode.Is(unicode.Han, c) {
@@ -145,7 +142,7 @@ func BenchmarkSessionProjectGrowingHistory(b *testing.B) {
 	}
 	req := Request{Model: "m", System: readTestdata(b, "english.txt"), Messages: msgs[:1]}
 	b.ReportAllocs()
-	i := 1
+	var i int
 	for b.Loop() {
 		s := NewMeter(Heuristic{}, nil).Session("s")
 		for i = 1; i <= len(msgs); i++ {

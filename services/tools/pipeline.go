@@ -646,7 +646,7 @@ func (r *Registry) finish(e *Execution) *Outcome {
 func (r *Registry) finalize(t *Tool, e *Execution) {
 	defer func() {
 		if p := recover(); p != nil {
-			r.recovered(fmt.Sprintf("tool %q finalize", t.name), p)
+			_ = r.recovered(fmt.Sprintf("tool %q finalize", t.name), p) // logged; finalize has no result to carry it
 		}
 	}()
 	if content := t.finalize(e, e.outcome); content != nil {

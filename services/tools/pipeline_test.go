@@ -271,7 +271,7 @@ type countOut struct {
 func countTool() *tools.Tool {
 	return tools.Define("count", "count", func(_ context.Context, x *tools.Execution, a countArgs) (countOut, error) {
 		x.DeferContext("deferred by the body")
-		return countOut{N: a.N}, nil
+		return countOut(a), nil
 	},
 		tools.WithRender(func(a countArgs, o countOut) []tools.Content {
 			return []tools.Content{tools.Text("n=" + strings.Repeat("I", o.N))}
@@ -338,7 +338,7 @@ func TestErrorMapping(t *testing.T) {
 	e.register(
 		tools.Define("boom", "panics", func(context.Context, *tools.Execution, countArgs) (string, error) {
 			var m map[string]int
-			m["x"] = 1 // nil map write
+			m["x"] = 1 //nolint:staticcheck // the nil-map write is the panic under test
 			return "", nil
 		}),
 		tools.Define("coded", "fails with a code", func(context.Context, *tools.Execution, countArgs) (string, error) {
@@ -665,7 +665,7 @@ func TestPanickingBodyIsLoggedWithItsStack(t *testing.T) {
 	p := core.Define("boom-plugin", func(c *core.Context, _ struct{}) error {
 		return tools.Register(c, tools.Define("boom", "panics", func(context.Context, *tools.Execution, struct{}) (string, error) {
 			var m map[string]int
-			m["x"]++
+			m["x"]++ //nolint:staticcheck // the nil-map write is the panic under test
 			return "", nil
 		}))
 	}, core.WithInject(tools.Key.Name()))

@@ -346,13 +346,29 @@ function showTodos(todos) {
 
 function parseArgs(s) { try { return JSON.parse(s); } catch { return null; } }
 
+// Tool cards are drawn from the calls' presentations (the agent's
+// tools.Presentation, ACP's tool_call shape): the page decodes no tool's
+// arguments. A later presentation of a call updates the earlier one; a
+// field it omits stays as it was.
+function mergePresentation(old, p) {
+  if (!p) return old || {};
+  const out = Object.assign({}, old || {});
+  for (const k of ["title", "kind", "status", "content", "locations", "_meta"]) if (p[k] !== undefined) out[k] = p[k];
+  return out;
+}
+
+function toolLabel(name, p) {
+  const t = (p && p.title) || "";
+  return t && t !== name && !t.startsWith(name + " ") ? `${name} ${t}` : t || name;
+}
+
 function toolCall(call) {
   const views = slotComponents("conversation.toolview", (c) => c.tool === call.name);
   const card = el("div", "tool");
   card.dataset.call = call.id;
   card.dataset.tool = call.name;
   conv().append(card);
-  const entry = { card, call, result: null, custom: null };
+  const entry = { card, call, result: null, custom: null, pres: mergePresentation(null, call.presentation) };
   state.tools.set(call.id, entry);
   if (views.length) {
     const comp = views[0];
@@ -365,15 +381,20 @@ function toolCall(call) {
     }).catch((e) => card.append(el("div", "error", e.message)));
     return;
   }
-  card.append(el("div", "head", `${call.name}`), el("pre", "args", describeCall(call.name, parseArgs(call.arguments), call.arguments)));
+  const body = contentView(entry.pres.content, "args");
+  card.append(el("div", "head", toolLabel(call.name, entry.pres)), body || el("pre", "args", ""));
 }
 
-function describeCall(name, a, raw) {
-  if (!a) return raw;
-  if (name === "bash" && a.command) return "$ " + a.command;
-  if (a.file_path) return a.file_path;
-  if (a.pattern) return a.pattern;
-  return raw;
+// contentView shows a presentation's content: its diff, else the
+// terminal's output, else its text blocks (null when it has none).
+function contentView(content, cls) {
+  const items = content || [];
+  const diff = items.find((c) => c.type === "diff" && c.newText != null);
+  if (diff) return diffView(diff, cls);
+  const term = items.find((c) => c.type === "terminal" && c._meta);
+  const text = term ? term._meta.output : items.filter((c) => c.type === "content" && c.content && c.content.type === "text").map((c) => c.content.text).join("\n");
+  if (!text) return null;
+  return el("pre", cls, text.length > 4000 ? text.slice(0, 4000) + "\n…" : text);
 }
 
 function toolResult(r) {
@@ -381,27 +402,45 @@ function toolResult(r) {
   if (!entry) return;
   entry.result = r;
   if (entry.custom) { entry.custom.result = r; return; }
-  if (r.isError) entry.card.classList.add("error");
+  const p = entry.pres = mergePresentation(entry.pres, r.presentation || { status: r.isError ? "failed" : "completed", _meta: r.isError ? { reason: r.content } : {} });
+  const failed = p.status === "failed";
+  entry.card.classList.add(failed ? "error" : "ok");
+  entry.card.dataset.status = p.status || "";
+  entry.card.querySelector(".head").textContent = toolLabel(r.name || entry.call.name, p);
+  const meta = p._meta || {};
+  entry.card.append(el("div", "status " + (failed ? "failed" : "ok"), failed ? `✗ failed: ${meta.reason || ""}` : `✓ ${meta.summary || "done"}`));
+  const body = (r.presentation && r.presentation.content) ? contentView(r.presentation.content, "result") : null;
   const text = r.content.length > 4000 ? r.content.slice(0, 4000) + "\n…" : r.content;
-  entry.card.append(el("pre", "result", text));
+  entry.card.append(body || el("pre", "result", text));
 }
 
-// diffView shows what an edit or write would change.
-function diffView(tool, a) {
-  const pre = el("pre", "diff");
-  if (tool === "edit" && a) {
-    pre.append(el("div", "", a.file_path));
-    for (const l of (a.old_string || "").split("\n")) pre.append(el("span", "del", "- " + l));
-    for (const l of (a.new_string || "").split("\n")) pre.append(el("span", "add", "+ " + l));
-  } else if (tool === "write" && a) {
-    pre.append(el("div", "", a.file_path));
-    for (const l of (a.content || "").split("\n")) pre.append(el("span", "add", "+ " + l));
-  } else if (tool === "bash" && a) {
-    pre.textContent = "$ " + a.command;
-  } else {
-    pre.textContent = JSON.stringify(a, null, 2);
-  }
+// diffView shows a diff content: the path, then the lines that changed
+// (what old and new have in common at their start and end is cut to three
+// lines of context).
+function diffView(d, cls) {
+  const pre = el("pre", "diff" + (cls ? " " + cls : ""));
+  pre.append(el("div", "", d.path || ""));
+  const split = (t) => (t == null || t === "" ? [] : t.replace(/\n$/, "").split("\n"));
+  const a = split(d.oldText), b = split(d.newText);
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  let j = 0;
+  while (j < a.length - i && j < b.length - i && a[a.length - 1 - j] === b[b.length - 1 - j]) j++;
+  for (const l of a.slice(Math.max(0, i - 3), i)) pre.append(el("span", "ctx", "  " + l));
+  for (const l of a.slice(i, a.length - j)) pre.append(el("span", "del", "- " + l));
+  for (const l of b.slice(i, b.length - j)) pre.append(el("span", "add", "+ " + l));
+  for (const l of a.slice(a.length - j, a.length - j + 3)) pre.append(el("span", "ctx", "  " + l));
   return pre;
+}
+
+// approvalView shows what a call asking for approval would do: its
+// presentation's content, else its arguments as JSON.
+function approvalView(ap) {
+  const entry = state.tools.get(ap.callId);
+  const v = entry && contentView(entry.pres.content, "");
+  if (v) { v.classList.add("diff"); return v; }
+  const a = parseArgs(ap.arguments);
+  return el("pre", "diff", a ? JSON.stringify(a, null, 2) : ap.arguments);
 }
 
 function showApproval(ap) {
@@ -409,7 +448,7 @@ function showApproval(ap) {
   card.dataset.id = ap.id;
   card.append(el("strong", "", `Approve ${ap.tool}?`));
   if (ap.reason) card.append(el("div", "muted", ap.reason));
-  card.append(diffView(ap.tool, parseArgs(ap.arguments)));
+  card.append(approvalView(ap));
   const buttons = el("div", "buttons");
   const once = el("button", "allow-once", "Allow once");
   const always = el("button", "allow-always", "Always: " + ap.always);

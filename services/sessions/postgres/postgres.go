@@ -310,7 +310,7 @@ func (p *Provider) Delete(ctx context.Context, id string) error {
 	if !ok {
 		return p.holder(ctx, id)
 	}
-	defer c.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, p.lockKey(id))
+	defer func() { _, _ = c.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, p.lockKey(id)) }() // a lost unlock ends with the connection
 	tag, err := c.Exec(ctx, p.q.deleteSession, id)
 	if err != nil {
 		return fmt.Errorf("sessions-postgres: delete %s: %w", id, err)

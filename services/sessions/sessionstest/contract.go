@@ -304,7 +304,7 @@ func testTornWrites(t *testing.T, open func() *sessions.Service, tear func(*test
 }
 
 // isInUse fails unless err is an *InUseError for id that names a holder.
-func isInUse(t *testing.T, err error, id string) *sessions.InUseError {
+func isInUse(t *testing.T, err error, id string) {
 	t.Helper()
 	var iu *sessions.InUseError
 	if !errors.Is(err, sessions.ErrInUse) || !errors.As(err, &iu) || iu.ID != id {
@@ -316,7 +316,6 @@ func isInUse(t *testing.T, err error, id string) *sessions.InUseError {
 	if !strings.Contains(err.Error(), "session "+id+" is ") {
 		t.Fatalf("message %q does not name the session", err)
 	}
-	return iu
 }
 
 // One writer per session: a second Open, through the same Service or
@@ -543,7 +542,7 @@ func testDelete(t *testing.T, open func() *sessions.Service) {
 		t.Fatalf("listed after delete: %+v", p.Sessions)
 	}
 	// The id can be used again.
-	w = mustCreate(t, s, sessions.Header{ID: "gone"})
+	mustCreate(t, s, sessions.Header{ID: "gone"})
 	checkSeqs(t, mustRead(t, s, "gone"), 1)
 }
 

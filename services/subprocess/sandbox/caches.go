@@ -22,7 +22,10 @@ import (
 // ~/.cache/go-build could plant objects that the user's next build outside
 // the sandbox links.
 const (
-	// CacheGo: GOCACHE (the build cache) and GOMODCACHE (the module cache).
+	// CacheGo: GOCACHE (the build cache), GOMODCACHE (the module cache)
+	// and GOPATH (where the go command keeps the checksum database's
+	// state, pkg/sumdb, without which no new module verifies, and where
+	// go install puts binaries).
 	// Modules the user has downloaded already are copied in on demand: the
 	// user's module cache download directory is put first in GOPROXY (a
 	// file:// proxy, read-only), so the go command verifies each copy
@@ -52,7 +55,7 @@ var cacheKinds = []struct {
 	name string
 	vars []cacheVar
 }{
-	{CacheGo, []cacheVar{{"GOCACHE", "go-build"}, {"GOMODCACHE", "go-mod"}}},
+	{CacheGo, []cacheVar{{"GOCACHE", "go-build"}, {"GOMODCACHE", "go-mod"}, {"GOPATH", "go-path"}}},
 	{CacheNpm, []cacheVar{{"npm_config_cache", "npm"}}},
 	{CacheYarn, []cacheVar{{"YARN_CACHE_FOLDER", "yarn"}}},
 	{CachePip, []cacheVar{{"PIP_CACHE_DIR", "pip"}}},

@@ -295,7 +295,11 @@ func RefusalMessage(host string, v Verdict) string {
 	if v.Rule != "" {
 		return fmt.Sprintf("harness sandbox: network access to %s is refused by sandbox.network.deniedDomains entry %q (remove it there to allow %s)", host, v.Rule, host)
 	}
-	return fmt.Sprintf("harness sandbox: network access to %s is not allowed: add %q to sandbox.network.allowedDomains in the subprocess row of harness.yml (or \"*.%s\" for its subdomains)", host, host, parentDomain(host))
+	msg := fmt.Sprintf("harness sandbox: network access to %s is not allowed: add %q to sandbox.network.allowedDomains in the subprocess row of harness.yml", host, host)
+	if _, err := netip.ParseAddr(normalize(host)); err == nil {
+		return msg
+	}
+	return msg + fmt.Sprintf(" (or \"*.%s\" for its subdomains)", parentDomain(host))
 }
 
 // parentDomain is host without its first label (host itself when it has
