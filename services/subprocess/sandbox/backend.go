@@ -253,7 +253,7 @@ func deniedPaths(req Request) ([]string, []string) {
 	for _, r := range req.Policy.WritableRoots {
 		roots = append(roots, expandHome(r))
 	}
-	for _, pat := range req.Policy.DenyRead {
+	for _, pat := range req.Policy.DenyReadPaths() {
 		pat = expandHome(pat)
 		if filepath.IsAbs(pat) {
 			if !hasMeta(pat) {

@@ -63,7 +63,9 @@ type Policy struct {
 	// DenyRead are paths whose content the command must not read: absolute
 	// paths, "~/" paths, or doublestar patterns; a relative pattern (such
 	// as **/.env) applies inside the workspace and each writable root.
-	DenyRead []string `yaml:"denyRead" json:"denyRead,omitempty"`
+	// The entry "@defaults" stands for the default credential locations
+	// (docs/sandbox.md lists them); the default harness.yml writes it.
+	DenyRead DenyList `yaml:"denyRead" json:"denyRead,omitempty"`
 	// Visible are absolute (or "~/") directories inside a denyRead
 	// directory that stay readable: a denied directory that holds one
 	// hides everything in it but them (denyRead: [~/work], visible:
