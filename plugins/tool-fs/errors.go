@@ -26,6 +26,9 @@ const (
 	CodeIO Code = "FS_IO_ERROR"
 	// CodeAborted: the call's context ended before the operation completed.
 	CodeAborted Code = "FS_ABORTED"
+	// CodeSandboxDenied: the sandbox policy refuses the path (a denyRead
+	// path, or a write to a protected path), as it does to commands.
+	CodeSandboxDenied Code = "FS_SANDBOX_DENIED"
 )
 
 // Error is a filesystem-tool failure with a stable code. Its message is what the

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"unicode/utf8"
+
+	"github.com/dshgo/harness/services/subprocess/sandbox"
 )
 
 // Write operations reported in WriteValue.Operation.
@@ -50,9 +52,46 @@ func DefaultCaps() Caps {
 // with a nil policy or a nil owner (an unscoped call such as `harness tool`),
 // writes and edits are unconditional (still atomic).
 type FS struct {
-	caps   Caps
-	policy *Observations
-	mu     sync.Mutex // serializes write and edit (check, then publish)
+	caps    Caps
+	policy  *Observations
+	contain func(dir string) *sandbox.Checker // nil: no containment checks
+	mu      sync.Mutex                        // serializes write and edit (check, then publish)
+}
+
+// SetContainment makes every read, write and edit consult the sandbox
+// policy's checker for the call's working directory first (the tool-fs
+// plugin passes the subprocess service's default policy): a path the
+// sandbox hides from commands, or a protected path to write, is refused
+// with CodeSandboxDenied. Call it before the tools run.
+func (f *FS) SetContainment(checker func(dir string) *sandbox.Checker) { f.contain = checker }
+
+// checkContained asks the checker of cwd whether op (read or write) of
+// path is allowed; nil without containment.
+func (f *FS) checkContained(cwd, op string, paths ...string) error {
+	if f.contain == nil {
+		return nil
+	}
+	c := f.contain(cwd)
+	for _, p := range paths {
+		err := c.Read(p)
+		if op == "write" {
+			err = c.Write(p)
+		}
+		if err != nil {
+			return &Error{Code: CodeSandboxDenied, Message: err.Error(), Err: err}
+		}
+	}
+	return nil
+}
+
+// openedPath is the path the kernel opened for file (its /proc/self/fd
+// link): what a symlink swapped in after the check points at.
+func openedPath(file *os.File) string {
+	p, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", file.Fd()))
+	if err != nil {
+		return file.Name()
+	}
+	return p
 }
 
 // New returns an FS with the given caps and policy state (nil disables the policy).
@@ -140,6 +179,9 @@ func (f *FS) Read(ctx context.Context, owner any, cwd string, args ReadArgs) (Re
 	if err != nil {
 		return ReadValue{}, err
 	}
+	if err := f.checkContained(cwd, "read", path); err != nil {
+		return ReadValue{}, err
+	}
 	key := targetKey(path)
 	// O_NONBLOCK: opening a FIFO with no writer must not hang the call
 	// (the Stat below then refuses it); regular files are unaffected.
@@ -148,6 +190,10 @@ func (f *FS) Read(ctx context.Context, owner any, cwd string, args ReadArgs) (Re
 		return ReadValue{}, f.readOpenError(owner, key, path, err)
 	}
 	defer file.Close()
+	// What was opened, in case a link changed since the check.
+	if err := f.checkContained(cwd, "read", openedPath(file)); err != nil {
+		return ReadValue{}, err
+	}
 	info, err := file.Stat()
 	if err != nil {
 		return ReadValue{}, &Error{Code: CodeIO, Message: fmt.Sprintf("cannot read %q: %v", path, err), Err: err}
@@ -224,6 +270,9 @@ func (f *FS) Write(ctx context.Context, owner any, cwd string, args WriteArgs) (
 	}
 	path, err := Resolve(cwd, args.FilePath)
 	if err != nil {
+		return WriteValue{}, err
+	}
+	if err := f.checkContained(cwd, "write", path); err != nil {
 		return WriteValue{}, err
 	}
 	f.mu.Lock()
@@ -343,6 +392,9 @@ func (f *FS) Edit(ctx context.Context, owner any, cwd string, args EditArgs) (Ed
 	}
 	path, err := Resolve(cwd, args.FilePath)
 	if err != nil {
+		return EditValue{}, err
+	}
+	if err := f.checkContained(cwd, "write", path); err != nil {
 		return EditValue{}, err
 	}
 	f.mu.Lock()

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/services/subprocess"
+	"github.com/dshgo/harness/services/subprocess/sandbox"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tools"
 	"github.com/dshgo/harness/services/tools/workdir"
@@ -92,6 +94,9 @@ func apply(c *core.Context, cfg Config) error {
 		policy = NewObservations()
 	}
 	f := New(Caps{Limit: cfg.ReadLimit, MaxLineLength: cfg.ReadMaxLineLength, MaxBytes: cfg.ReadMaxBytes}, policy)
+	if rt, ok := core.Lookup(c, subprocess.Key); ok {
+		f.SetContainment(func(dir string) *sandbox.Checker { return sandbox.NewChecker(rt.SandboxPolicy(), dir, cwd) })
+	}
 	if err := tools.Register(c, Tools(f, cwd)...); err != nil {
 		return err
 	}

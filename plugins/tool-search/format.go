@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/dshgo/harness/services/subprocess/sandbox"
 )
 
 // Caps are the limits of the search tools (plugin config after defaulting).
@@ -73,6 +75,9 @@ type GrepValue struct {
 	// Withheld counts the matches left out because reading their files is
 	// denied (see [Withhold]); nil when none were.
 	Withheld *WithheldNote `json:"withheld,omitempty"`
+	// Hidden counts the files left out because the sandbox policy hides
+	// them (denyRead, see Searcher.Contain); a last line says so.
+	Hidden int `json:"hidden,omitempty"`
 }
 
 // WithheldNote says what a grep left out under the read policy.
@@ -94,6 +99,18 @@ type GlobValue struct {
 	// Spill locates the complete list when Paths exceeds the inline cap and a
 	// spill store saved it.
 	Spill *SpillNote `json:"spill,omitempty"`
+	// Hidden counts the files left out because the sandbox policy hides
+	// them (denyRead); a last line says so.
+	Hidden int `json:"hidden,omitempty"`
+}
+
+// hiddenLine is the line grep and glob add when the sandbox policy hid
+// files: "(N files hidden by the sandbox policy (sandbox.denyRead))".
+func hiddenLine(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return "\n\n(" + sandbox.HiddenNote(n) + ")"
 }
 
 // PreviewLine keeps at most maxBytes bytes of line, cut at a character
@@ -149,7 +166,7 @@ func FullGrepText(matches []Match, maxLineBytes int) string {
 // "(M matches in F files withheld: reading them is denied by permission rules
 // "r1", "r2")".
 func FormatGrep(v GrepValue, caps Caps) string {
-	return formatGrepMatches(v, caps) + withheldLine(v.Withheld)
+	return formatGrepMatches(v, caps) + withheldLine(v.Withheld) + hiddenLine(v.Hidden)
 }
 
 func formatGrepMatches(v GrepValue, caps Caps) string {
@@ -236,6 +253,10 @@ func FullGlobText(paths []string) string { return strings.Join(paths, "\n") }
 // and a line with the count and where the complete sorted list was saved (or
 // that it could not be saved).
 func FormatGlob(v GlobValue, caps Caps) string {
+	return formatGlobPaths(v, caps) + hiddenLine(v.Hidden)
+}
+
+func formatGlobPaths(v GlobValue, caps Caps) string {
 	n := len(v.Paths)
 	switch {
 	case n == 0:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/subprocess"
+	"github.com/dshgo/harness/services/subprocess/sandbox"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tools"
 	"github.com/dshgo/harness/services/tools/workdir"
@@ -94,6 +95,9 @@ func apply(c *core.Context, cfg Config) error {
 	caps.Timeout = time.Duration(cfg.TimeoutMs) * time.Millisecond
 	caps.SampleOverCapGlob = cfg.SampleOverCapGlobResults
 	s := &Searcher{Caps: caps}
+	if rt, ok := core.Lookup(c, subprocess.Key); ok {
+		s.Contain = func(dir string) *sandbox.Checker { return sandbox.NewChecker(rt.SandboxPolicy(), dir, cwd) }
+	}
 	if cfg.Backend != "go" {
 		rt, hasRuntime := core.Lookup(c, subprocess.Key)
 		rg := cfg.Ripgrep
@@ -129,6 +133,7 @@ func Tools(c *core.Context, s *Searcher, cwd string) []*tools.Tool {
 			if err != nil {
 				return v, toolError(err)
 			}
+			v = s.HideGrep(dir, v)
 			if policy, ok := core.Lookup(c, tools.ReadPolicyKey); ok {
 				v = Withhold(v, dir, func(path string) (string, bool) { return policy.ReadDenied(e, path) })
 			}
@@ -143,10 +148,12 @@ func Tools(c *core.Context, s *Searcher, cwd string) []*tools.Tool {
 		tools.WithConcurrencySafe(func(GrepArgs) bool { return true }))
 	glob := tools.Define("glob", strings.TrimSpace(globDescription),
 		func(ctx context.Context, e *tools.Execution, args GlobArgs) (GlobValue, error) {
-			v, err := s.Glob(ctx, workdir.Of(ctx, e.Context(), cwd), args)
+			dir := workdir.Of(ctx, e.Context(), cwd)
+			v, err := s.Glob(ctx, dir, args)
 			if err != nil {
 				return v, toolError(err)
 			}
+			v = s.HideGlob(dir, v)
 			if len(v.Paths) > s.Caps.MaxResults {
 				v.Spill = save(ctx, c, e, "glob-results.txt", FullGlobText(v.Paths))
 			}

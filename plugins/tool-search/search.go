@@ -3,6 +3,7 @@ package toolsearch
 import (
 	"context"
 	"errors"
+	"github.com/dshgo/harness/services/subprocess/sandbox"
 	"github.com/dshgo/harness/services/tools/workdir"
 	"io/fs"
 	"os"
@@ -24,6 +25,67 @@ type Searcher struct {
 	RG string
 	// Caps are the limits.
 	Caps Caps
+	// Contain returns the sandbox policy's checker for a call's working
+	// directory; nil: no containment. Files it hides are left out of grep
+	// and glob results and counted (GrepValue.Hidden, GlobValue.Hidden).
+	Contain func(dir string) *sandbox.Checker
+}
+
+// hideDenied returns the paths (as the tools display them: relative to
+// cwd, or absolute) that the checker of cwd hides; nil without
+// containment or with the sandbox off.
+func (s *Searcher) hideDenied(cwd string, paths []string) (hidden map[string]bool) {
+	if s.Contain == nil {
+		return nil
+	}
+	c := s.Contain(cwd)
+	if !c.Enabled() {
+		return nil
+	}
+	hidden = map[string]bool{}
+	seen := map[string]bool{}
+	for _, p := range paths {
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		abs := filepath.FromSlash(p)
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(cwd, abs)
+		}
+		if c.Hidden(abs) {
+			hidden[p] = true
+		}
+	}
+	return hidden
+}
+
+// HideGrep leaves out of v the matches in files the sandbox policy hides
+// and counts those files in v.Hidden.
+func (s *Searcher) HideGrep(cwd string, v GrepValue) GrepValue {
+	paths := make([]string, len(v.Matches))
+	for i, m := range v.Matches {
+		paths[i] = m.Path
+	}
+	hidden := s.hideDenied(cwd, paths)
+	if len(hidden) == 0 {
+		return v
+	}
+	v.Matches = slices.DeleteFunc(slices.Clone(v.Matches), func(m Match) bool { return hidden[m.Path] })
+	v.Hidden = len(hidden)
+	return v
+}
+
+// HideGlob leaves out of v the paths the sandbox policy hides and counts
+// them in v.Hidden.
+func (s *Searcher) HideGlob(cwd string, v GlobValue) GlobValue {
+	hidden := s.hideDenied(cwd, v.Paths)
+	if len(hidden) == 0 {
+		return v
+	}
+	v.Paths = slices.DeleteFunc(slices.Clone(v.Paths), func(p string) bool { return hidden[p] })
+	v.Hidden = len(hidden)
+	return v
 }
 
 // UsesRipgrep reports whether s runs ripgrep.

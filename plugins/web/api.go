@@ -20,8 +20,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/sessions"
+	"github.com/dshgo/harness/services/subprocess"
+	"github.com/dshgo/harness/services/subprocess/sandbox"
 	"github.com/dshgo/harness/services/tools"
 	"github.com/dshgo/harness/services/workspaces"
 )
@@ -550,11 +553,17 @@ type fileView struct {
 	Text    string      `json:"text"`
 	Next    int64       `json:"next,omitempty"` // offset of the next page, 0 at the end
 	Binary  bool        `json:"binary,omitempty"`
+	// Hidden counts the entries of a listing left out because the
+	// sandbox policy hides them (sandbox.denyRead).
+	Hidden int `json:"hidden,omitempty"`
 }
 
 // files shows a directory or a page of a file of the workspace. The path
 // parameter is relative to the workspace (400 when absolute or escaping
 // it); the lookup goes through os.Root, so symbolic links cannot leave it.
+// What the sandbox policy hides from commands (the subprocess service's
+// denyRead: .env files, a hard link to a credential file) is refused
+// (403) and left out of listings, counted in Hidden.
 func (s *Server) files(w http.ResponseWriter, r *http.Request) {
 	ws, ok := s.workspace(w, r)
 	if !ok {
@@ -594,9 +603,21 @@ func (s *Server) files(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusInternalServerError, "%v", err)
 		return
 	}
+	check := s.checker(ws.Path)
+	if err := check.Read(filepath.Join(ws.Path, rel)); err != nil {
+		httpError(w, http.StatusForbidden, "%s: %v", rel, err)
+		return
+	}
 	v := fileView{Path: path.Clean(filepath.ToSlash(rel)), Dir: st.IsDir(), Size: st.Size(), Offset: offset}
 	if st.IsDir() {
 		s.listDir(r.Context(), f, &v)
+		v.Entries = slices.DeleteFunc(v.Entries, func(e fileEntry) bool {
+			hide := check.Hidden(filepath.Join(ws.Path, rel, e.Name))
+			if hide {
+				v.Hidden++
+			}
+			return hide
+		})
 		writeJSON(w, http.StatusOK, v)
 		return
 	}
@@ -641,6 +662,16 @@ func (s *Server) listDir(_ context.Context, f *os.File, v *fileView) {
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
+}
+
+// checker is the sandbox policy's checker for a workspace: the
+// subprocess service's default policy, or nothing refused without one.
+func (s *Server) checker(workspace string) *sandbox.Checker {
+	var p sandbox.Policy
+	if rt, ok := core.Lookup(s.c, subprocess.Key); ok {
+		p = rt.SandboxPolicy()
+	}
+	return sandbox.NewChecker(p, workspace)
 }
 
 // unwrapPath drops the absolute workspace path from an os.Root error.
