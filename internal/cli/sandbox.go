@@ -149,6 +149,7 @@ func printSandboxReport(w io.Writer, rt *subprocess.Runtime, policy subprocess.S
 	}
 	line, _ := describeSandbox(policy, rep, backend, len(errs) > 0)
 	fmt.Fprintln(w, line)
+	printPolicyParts(w, policy, rep.Backend)
 	dirs, err := policy.CacheDirs()
 	switch {
 	case err != nil:
@@ -166,6 +167,25 @@ func printSandboxReport(w io.Writer, rt *subprocess.Runtime, policy subprocess.S
 		}
 	}
 	return nil
+}
+
+// printPolicyParts prints the policy part by part with the mechanism of
+// the backend and of the in-process checker (sandbox.Describe), and who
+// runs under it. Nothing when no backend enforces it.
+func printPolicyParts(w io.Writer, policy subprocess.SandboxPolicy, backend string) {
+	if backend != sandbox.BackendBwrap && backend != sandbox.BackendLandlock {
+		return
+	}
+	fmt.Fprintf(w, "applies to: bash and its terminals, ripgrep of grep/glob (read-only), MCP stdio servers without sandbox: off, hooks with sandbox: true (%s); read, write, edit, grep, glob and the web file list (in process)\n", backend)
+	for _, part := range sandbox.Describe(policy, backend) {
+		fmt.Fprintf(w, "%s:\n", part.Name)
+		for _, v := range part.Value {
+			fmt.Fprintf(w, "  %s\n", v)
+		}
+		for _, b := range part.By {
+			fmt.Fprintf(w, "  - %s\n", b)
+		}
+	}
 }
 
 // errSilent is an exit status whose cause the command already printed.

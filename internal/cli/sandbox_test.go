@@ -193,3 +193,47 @@ func TestSandboxReportListsCaches(t *testing.T) {
 		t.Fatalf("--report with a command: %d %q", code, errOut)
 	}
 }
+
+// `harness sandbox --report` prints the one policy part by part and, for
+// each part, the mechanism of the backend in use and of the in-process
+// checker, including what neither enforces: the default denyRead list
+// ("@defaults" expanded), hard links not masked by bwrap, writes outside
+// the workspace not refused by the file tools.
+func TestSandboxReportSaysWhoEnforcesEachPart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, backend := range []string{"bwrap", "landlock"} {
+		m := "plugins:\n  - name: subprocess-local\n    config:\n      sandboxBackend: " + backend +
+			"\n      sandbox: {mode: workspace-write, network: off, denyRead: [\"@defaults\", \"/srv/secret\"]}\n"
+		out, errOut, code := runSandboxCLI(t, dir, m, "sandbox", "--report")
+		if strings.Contains(out, "no backend works here") {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s: no backend in CI: %s", backend, out)
+			}
+			t.Logf("%s: not available here: %s", backend, out)
+			continue
+		}
+		if code != 0 {
+			t.Fatalf("%s: %d %q %q", backend, code, out, errOut)
+		}
+		want := []string{
+			"\ndenyRead:\n  ~/.ssh\n  ~/.gnupg\n  ~/.aws\n",
+			"\n  **/.env{,.*}\n  /srv/secret\n",
+			"\n  - in process (read, write, edit, grep, glob, the web file list): read, write and edit refuse them, grep, glob and the file list leave them out and count them;",
+			"\n  - in process (read, write, edit, grep, glob, the web file list): not checked; write and edit outside the workspace are asked by the permission plugin",
+			"\n  - in process (read, write, edit, grep, glob, the web file list): write and edit refuse them\n",
+			"\nnetwork:\n  off\n",
+		}
+		if backend == "bwrap" {
+			want = append(want, "\n  - bwrap: each match masked by path when a command starts", "not masked: another hard link to a denied file\n",
+				"\n  - bwrap: a network namespace with only loopback\n")
+		} else {
+			want = append(want, "\n  - landlock: read not granted on the matches; in workspace-write mode, matches inside writable directories stay readable")
+		}
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: report lacks %q:\n%s", backend, w, out)
+			}
+		}
+	}
+}

@@ -56,7 +56,7 @@ func (b *landlockBackend) Check(p Policy) Report {
 		rep.Reasons = append(rep.Reasons, "denyRead paths inside writable directories stay readable (Landlock cannot take a path out of an allowed directory)")
 	}
 	if p.Network.Proxied() {
-		rep.Reasons = append(rep.Reasons, "network: the domain allowlist needs bwrap (a network namespace for the proxy's forwarder); under Landlock the command gets no network")
+		rep.Reasons = append(rep.Reasons, "network: the domain allowlist needs bwrap (a network namespace for the proxy's forwarder); under Landlock the proxy is not reachable and the network is restricted as with network off")
 	}
 	if !p.Network.On() {
 		switch {
