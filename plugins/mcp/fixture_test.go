@@ -253,3 +253,36 @@ func (w *warnings) all() []string {
 	defer w.mu.Unlock()
 	return slices.Clone(w.msgs)
 }
+
+// A server's tools present their calls from their annotations and their
+// arguments' schema: the argument naming the subject as the title (else
+// the scalar arguments), read for a read-only tool, the result's text.
+func TestServerToolsPresentTheirCalls(t *testing.T) {
+	t.Parallel()
+	_, _, reg := boot(t, "servers:\n"+indent(fixtureServer("fx", "ok", marker()), "  "))
+	present := func(name, args string) (pending, done tools.Presentation) {
+		tool, ok := reg.Get(name, nil)
+		if !ok || !tool.Presents() {
+			t.Fatalf("%s: registered %v, presents %v", name, ok, ok && tool.Presents())
+		}
+		c := tools.PresentCall{ID: "c1", Name: name, Arguments: args, Cwd: "/w"}
+		pending = tools.Present(tool, c)
+		c.Outcome = call(reg, name, args)
+		return pending, tools.Present(tool, c)
+	}
+	pending, done := present("mcp__fx__echo", `{"text":"hi\nthere"}`)
+	if pending.Title != "hi …" || pending.Kind != tools.KindRead || pending.Status != tools.StatusPending {
+		t.Errorf("echo pending: %+v", pending)
+	}
+	if done.Status != tools.StatusCompleted || len(done.Content) != 1 || done.Content[0].Content.Text != "echo: hi\nthere" {
+		t.Errorf("echo done: %+v", done)
+	}
+	pending, _ = present("mcp__fx__sleep", `{"seconds":0.01}`)
+	if pending.Title != "seconds=0.01" || pending.Kind != tools.KindOther {
+		t.Errorf("sleep pending: %+v", pending)
+	}
+	_, done = present("mcp__fx__fail", `{}`)
+	if done.Title != "mcp__fx__fail" || done.Status != tools.StatusFailed || done.Reason() != "the fixture failed on purpose" {
+		t.Errorf("fail done: %+v %+v", done, done.Meta)
+	}
+}

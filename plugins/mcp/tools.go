@@ -145,7 +145,7 @@ func (s *server) define(t *mcp.Tool) *tools.Tool {
 	}
 	// Compiled at the first call: a server may offer dozens of tools, most
 	// never called, and connecting should not pay for their schemas.
-	opts := []tools.Option{tools.WithLazySchema()}
+	opts := []tools.Option{tools.WithLazySchema(), tools.WithPresent(presenter(t, schema))}
 	if t.Annotations != nil && t.Annotations.ReadOnlyHint {
 		opts = append(opts, tools.WithReadOnly())
 	}

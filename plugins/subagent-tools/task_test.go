@@ -10,6 +10,7 @@ import (
 	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/llm/llmtest"
 	"github.com/dshgo/harness/services/sessions"
+	"github.com/dshgo/harness/services/tools"
 )
 
 func TestTwoTasksInOneStepOverlapAndRollUpUsage(t *testing.T) {
@@ -65,6 +66,20 @@ func TestTwoTasksInOneStepOverlapAndRollUpUsage(t *testing.T) {
 	var meta struct{ SessionID, Status string }
 	if err := json.Unmarshal(results[0].Meta, &meta); err != nil || !children[meta.SessionID] || meta.Status != "completed" {
 		t.Fatalf("meta = %s (%v); children %v", results[0].Meta, err, children)
+	}
+	// A task presents itself by its description: the prompt while it
+	// runs, then the answer, and the agent that gave it.
+	for _, e := range evs.list() {
+		if e.SessionID == ss.ID() && e.Type == agent.EventToolCall && e.ToolCall.ID == "t1" {
+			if p := e.ToolCall.Presentation; p.Title != "part a" || p.Kind != tools.KindThink || p.Content[0].Content.Text != "#A do a" {
+				t.Errorf("pending task: %+v", p)
+			}
+		}
+	}
+	p := results[0].Presentation
+	if p.Title != "part a" || p.Status != tools.StatusCompleted || p.Content[0].Content.Text != "answer A" ||
+		p.Summary() != "agent "+meta.SessionID+" completed, 33 tokens" {
+		t.Errorf("task result: %+v %+v", p, p.Meta)
 	}
 	// Each child is stored with its parent in the header and listed by it.
 	page, err := f.svc.Sessions().List(context.Background(), sessions.Query{Parent: ss.ID()})

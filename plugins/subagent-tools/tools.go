@@ -68,7 +68,7 @@ func (p *plugin) taskTool() *tools.Tool {
 	desc := strings.TrimSpace(taskText) + "\n\nAgent types:\n" + p.catalog()
 	return tools.Define("task", desc, p.task,
 		tools.WithConcurrencySafe(func(taskArgs) bool { return true }), tools.WithInternal(),
-		tools.WithRender(render[taskArgs]), tools.WithMeta(meta[taskArgs]))
+		tools.WithRender(render[taskArgs]), tools.WithMeta(meta[taskArgs]), tools.WithPresent(presentTask))
 }
 
 // catalog lists the definitions for the task description.
@@ -179,7 +179,7 @@ type sendArgs struct {
 func (p *plugin) sendTool() *tools.Tool {
 	return tools.Define("send_message", "Send a message to one of your agents (started with task continuable:true, possibly in an earlier session) and wait for its answer. Only your direct agents can be messaged.",
 		p.send, tools.WithConcurrencySafe(func(sendArgs) bool { return true }), tools.WithInternal(),
-		tools.WithRender(render[sendArgs]), tools.WithMeta(meta[sendArgs]))
+		tools.WithRender(render[sendArgs]), tools.WithMeta(meta[sendArgs]), tools.WithPresent(presentSend))
 }
 
 func (p *plugin) send(ctx context.Context, _ *tools.Execution, a sendArgs) (Answer, error) {
@@ -219,7 +219,7 @@ func (p *plugin) interruptTool() *tools.Tool {
 				return "", toolErr(err)
 			}
 			return "Agent " + a.AgentID + " was interrupted.", nil
-		}, tools.WithConcurrencySafe(func(interruptArgs) bool { return true }), tools.WithInternal())
+		}, tools.WithConcurrencySafe(func(interruptArgs) bool { return true }), tools.WithInternal(), tools.WithPresent(presentInterrupt))
 }
 
 func (p *plugin) listTool() *tools.Tool {
@@ -251,7 +251,7 @@ func (p *plugin) listTool() *tools.Tool {
 				fmt.Fprintf(&b, "- %s (%s) %q: %s, continuable=%v\n", i.ID, cmpOr(i.Agent, "general"), i.Description, state, i.Continuable)
 			}
 			return strings.TrimRight(b.String(), "\n"), nil
-		}, tools.WithReadOnly(), tools.WithConcurrencySafe(func(struct{}) bool { return true }))
+		}, tools.WithReadOnly(), tools.WithConcurrencySafe(func(struct{}) bool { return true }), tools.WithPresent(presentList))
 }
 
 func cmpOr(a, b string) string {

@@ -145,6 +145,7 @@ func Tools(c *core.Context, s *Searcher, cwd string) []*tools.Tool {
 		tools.WithRender(func(_ GrepArgs, v GrepValue) []tools.Content {
 			return []tools.Content{tools.Text(FormatGrep(v, s.Caps))}
 		}),
+		tools.WithPresent(PresentGrep),
 		tools.WithConcurrencySafe(func(GrepArgs) bool { return true }))
 	glob := tools.Define("glob", strings.TrimSpace(globDescription),
 		func(ctx context.Context, e *tools.Execution, args GlobArgs) (GlobValue, error) {
@@ -162,6 +163,7 @@ func Tools(c *core.Context, s *Searcher, cwd string) []*tools.Tool {
 		tools.WithRender(func(_ GlobArgs, v GlobValue) []tools.Content {
 			return []tools.Content{tools.Text(FormatGlob(v, s.Caps))}
 		}),
+		tools.WithPresent(PresentGlob),
 		tools.WithConcurrencySafe(func(GlobArgs) bool { return true }))
 	return []*tools.Tool{grep, glob}
 }

@@ -92,7 +92,43 @@ func Tool() *tools.Tool {
 			return "", err
 		}
 		return "Todo list updated.\n" + Format(list), nil
-	}, tools.WithInternal())
+	}, tools.WithInternal(), tools.WithPresent(Present))
+}
+
+// Present is todo_write's presentation: kind think, titled with the item
+// in progress (its activeForm when given) or the list's size; the list as
+// [Format] writes it as text, and "N of M done" as the summary. The list
+// comes from the call's arguments, so a front end shows it from the call
+// alone, before the result and when a session is replayed.
+func Present(in tools.PresentInput[Args, string]) tools.Presentation {
+	p := tools.Presentation{Kind: tools.KindThink, Title: title(in.Args.Todos)}
+	p.Content = []tools.ToolCallContent{tools.TextContent(Format(in.Args.Todos))}
+	if in.Succeeded() {
+		done := 0
+		for _, it := range in.Args.Todos {
+			if it.Status == StatusCompleted {
+				done++
+			}
+		}
+		p.Summarize(fmt.Sprintf("%d of %d done", done, len(in.Args.Todos)))
+	}
+	return p
+}
+
+// title is the item in progress, else "N items".
+func title(items []Item) string {
+	for _, it := range items {
+		if it.Status == StatusInProgress {
+			if it.ActiveForm != "" {
+				return it.ActiveForm
+			}
+			return it.Content
+		}
+	}
+	if len(items) == 1 {
+		return "1 item"
+	}
+	return fmt.Sprintf("%d items", len(items))
 }
 
 // Validate checks the rules: non-empty content, a known status, at most

@@ -13,6 +13,7 @@ import (
 	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
 	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/llm/llmtest"
+	"github.com/dshgo/harness/services/tools"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -63,9 +64,18 @@ func TestTodoWriteJournaledAndRestored(t *testing.T) {
 	h := harnesstest.Start(t, manifest(srv.URL, state))
 	svc := harnesstest.Service(t, h, agent.Key)
 	var events []agent.Event
+	var cards []string
 	ss, err := svc.Open(context.Background(), agent.Options{Observer: func(e agent.Event) {
 		if e.Type == agent.EventState {
 			events = append(events, e)
+		}
+		if e.Type == agent.EventToolResult {
+			p := e.ToolResult.Presentation
+			line := p.Summary()
+			if p.Status == tools.StatusFailed {
+				line = p.Reason()
+			}
+			cards = append(cards, fmt.Sprintf("%s %s %s: %s|%s", p.Kind, p.Status, p.Title, line, p.Content[0].Content.Text))
 		}
 	}})
 	if err != nil {
@@ -80,6 +90,15 @@ func TestTodoWriteJournaledAndRestored(t *testing.T) {
 	}
 	if len(events) != 2 || events[0].Key != tooltodo.StateKey {
 		t.Fatalf("state events: %+v", events)
+	}
+	// Each call presents the list it writes, titled with the item in progress.
+	wantCards := []string{
+		"think completed Read the codeing: 0 of 2 done|[>] Read the code (Read the codeing)\n[ ] Fix the bug\n",
+		"think failed Read the codeing: " + `todos[0] ("Read the code") and todos[1] ("Fix the bug") are both in_progress; at most one item may be in_progress: finish or reset one first|[>] Read the code (Read the codeing)` + "\n[>] Fix the bug (Fix the buging)\n",
+		"think completed Fix the buging: 1 of 2 done|[x] Read the code\n[>] Fix the bug (Fix the buging)\n",
+	}
+	if strings.Join(cards, "\n\n") != strings.Join(wantCards, "\n\n") {
+		t.Fatalf("cards:\n%s\nwant:\n%s", strings.Join(cards, "\n\n"), strings.Join(wantCards, "\n\n"))
 	}
 	w2, err := srv.Requests()[2].Wire()
 	if err != nil {

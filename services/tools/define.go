@@ -81,6 +81,11 @@ func (t *Tool) ReadOnly() bool { return t.readOnly }
 // agent's own state (WithInternal).
 func (t *Tool) Internal() bool { return t.internal }
 
+// Presents reports whether the tool presents its own calls (WithPresent).
+// A tool that does not gets the generic presentation of [Present]: its
+// name, its first string argument and the start of its result's text.
+func (t *Tool) Presents() bool { return t.present != nil }
+
 // Err returns the definition error, or nil.
 func (t *Tool) Err() error { return t.err }
 
