@@ -209,6 +209,13 @@ func (ss *Session) Context() *core.Context { return ss.scope.Context() }
 // Model returns the resolved model.
 func (ss *Session) Model() llm.Model { return ss.model }
 
+// ModelRoute returns the route of the resolved model ("provider/model"),
+// which the system prompt's identity line names; it implements
+// systemprompt.ModelRouter.
+func (ss *Session) ModelRoute() string { return ss.route }
+
+var _ systemprompt.ModelRouter = (*Session)(nil)
+
 // Cwd returns the session's working directory.
 func (ss *Session) Cwd() string { return ss.opts.Cwd }
 
