@@ -25,8 +25,6 @@ var frontEnds = []string{"internal/cli", "internal/tui", "internal/acp", "plugin
 var layerExceptions = []struct{ from, to, reason string }{
 	{"plugins/std", "plugins/", "std is the standard catalog: the composition root that lists the built-in plugins (harness.New, the CLI and configdoc import it)"},
 	{"internal/cli/agente2e", "plugins/", "test support: lists the plugins the agent end-to-end binary adds to the catalog"},
-	{"internal/cli", "plugins/tool-todo", "the todo card; goes with the tool-call presentation model (issue 33 item 2)"},
-	{"internal/tui", "plugins/tool-todo", "the todo card; goes with the tool-call presentation model (issue 33 item 2)"},
 }
 
 // layerOf names the layer of a package path relative to the module ("" is

@@ -16,7 +16,6 @@ import (
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/core/fxcore"
-	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
 	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
@@ -456,18 +455,17 @@ func (p *printer) observe(e agent.Event) {
 		} else {
 			fmt.Fprintf(p.errw, "  %s\n", resultLine(e.ToolResult, 200))
 		}
+		if plan := e.ToolResult.Presentation.Plan(); plan != nil {
+			text := tools.FormatPlan(plan)
+			if text == "" {
+				text = "(empty)\n"
+			}
+			fmt.Fprintf(p.errw, "plan:\n%s", indent(text))
+		}
 		p.showStatus()
 	case agent.EventUsage:
 		if e.Total != nil {
 			p.tokens = e.Total.TotalTokens
-		}
-	case agent.EventState:
-		if e.Key == tooltodo.StateKey {
-			p.endText()
-			p.clearStatus()
-			if items, err := tooltodo.Parse(e.State); err == nil {
-				fmt.Fprintf(p.errw, "todos:\n%s", indent(tooltodo.Format(items)))
-			}
 		}
 	case agent.EventNotice:
 		p.endText() // the notice starts on its own line when both streams are one

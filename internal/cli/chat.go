@@ -18,8 +18,8 @@ import (
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/core/loader"
 	"github.com/dshgo/harness/core/manifest"
-	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
 	"github.com/dshgo/harness/services/agent"
+	"github.com/dshgo/harness/services/commands"
 	"github.com/dshgo/harness/services/tokenmeter"
 )
 
@@ -34,7 +34,8 @@ func init() {
 				"--plain, or a pipe, keeps the line mode described here.\n" +
 				"chat boots the configured harness and runs one session interactively: each line you type is a\n" +
 				"turn (the answer streams to stdout, tool calls and results to stderr). Commands: /context shows the\n" +
-				"token meter's figures for the session, /todos the model's todo list, /compact [instructions] summarizes the older history, /tools lists the tools the model sees, /exit (or end of\n" +
+				"token meter's figures for the session, /compact [instructions] summarizes the older history, /tools lists the tools the model sees, the commands plugins\n" +
+				"register (/todos the model's todo list, /tasks the background shells) print their reply, /exit (or end of\n" +
 				"input) leaves. Ctrl-C cancels the running turn (its tools are stopped); a second Ctrl-C exits\n" +
 				"with status 130, and so does SIGTERM or SIGHUP (after cancelling the running turn). --continue and\n" +
 				"--session ID resume a stored session. A change to harness.yml (or a --patch file) is applied\n" +
@@ -213,10 +214,9 @@ func (c *chatSession) command(line string) (handled bool, err error) {
 		} else {
 			fmt.Fprintf(env.Stdout, "compacted: %d messages summarized, %d kept; context %d → %d tokens\n", info.Summarized, info.Kept, info.TokensBefore, info.TokensAfter)
 		}
-	case line == "/todos":
-		printTodos(env.Stdout, env.Stderr, ss)
+	case strings.HasPrefix(line, "/") && c.registered(line):
 	case strings.HasPrefix(line, "/") && !strings.Contains(line, " "):
-		fmt.Fprintf(env.Stderr, "unknown command %s (known: /compact, /context, /todos, /tools, /exit)\n", line)
+		fmt.Fprintf(env.Stderr, "unknown command %s (known: /compact, /context, /tools, /exit%s)\n", line, c.registeredNames())
 	default:
 		return false, nil
 	}
@@ -491,14 +491,46 @@ func printContext(w io.Writer, host *agentHost, ss *agent.Session) {
 	fmt.Fprintf(w, "prompt tokens: %d  completion: %d  cache hits: %d  (no token meter mounted)\n", u.PromptTokens, u.CompletionTokens, u.CacheHitTokens)
 }
 
-// printTodos prints the session's todo list (tool-todo's state).
-func printTodos(w, errw io.Writer, ss *agent.Session) {
-	items, err := tooltodo.Parse(ss.State(tooltodo.StateKey))
-	if err != nil {
-		fmt.Fprintf(errw, "harness: the stored todo list is unreadable: %v\n", err)
-		return
+// registered runs line when it names a command that a plugin registered
+// with the commands registry (/todos from tool-todo, /tasks from
+// tool-terminal), printing its reply; false when none has that name. A
+// reply's prompt is not sent: chat says so.
+func (c *chatSession) registered(line string) bool {
+	name, args, _ := strings.Cut(strings.TrimPrefix(line, "/"), " ")
+	reg, ok := core.Lookup(c.host.h.Root.Context(), commands.Key)
+	if !ok || reg == nil {
+		return false
 	}
-	_, _ = io.WriteString(w, tooltodo.Format(items))
+	cmd, ok := reg.Lookup(name)
+	if !ok || cmd.Run == nil {
+		return false
+	}
+	rep, err := cmd.Run(context.Background(), commands.Invocation{Args: strings.TrimSpace(args), Session: c.ss})
+	switch {
+	case err != nil:
+		fmt.Fprintf(c.env.Stderr, "harness: /%s: %v\n", name, err)
+	case rep.Text != "":
+		fmt.Fprintln(c.env.Stdout, strings.TrimRight(rep.Text, "\n"))
+	}
+	if rep.Prompt != "" {
+		fmt.Fprintf(c.env.Stderr, "harness: /%s expands to a prompt, which chat does not send; type it instead\n", name)
+	}
+	return true
+}
+
+// registeredNames lists the runnable registered commands (", /todos, /tasks").
+func (c *chatSession) registeredNames() string {
+	reg, ok := core.Lookup(c.host.h.Root.Context(), commands.Key)
+	if !ok || reg == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, cmd := range reg.List() {
+		if cmd.Run != nil && cmd.Name != "help" {
+			b.WriteString(", /" + cmd.Name)
+		}
+	}
+	return b.String()
 }
 
 func firstLine(s string) string {

@@ -128,25 +128,24 @@ func submitCommand(env *Env) *cobra.Command {
 	var (
 		sub       worker.Submission
 		patchFile string
+		file      string
 		asJSON    bool
 	)
 	cmd := &cobra.Command{
-		Use:   "submit [flags] PROMPT",
+		Use:   "submit [flags] PROMPT | submit --file FILE",
 		Short: "Enqueue an agent run as a job for `harness worker`; print its id",
 		Long: "submit enqueues one agent turn (PROMPT, or `-` for stdin) as a harness_run job in the queue of the\n" +
 			"manifest's worker row and prints the job id. The run works in a fresh empty work dir, a clone of\n" +
 			"--repo (a git URL or path; --ref a branch, tag or commit), or in place in --dir (an absolute path that\n" +
 			"exists on the workers). --job-patch FILE is a manifest patch layer for this run. --unique (with --key K,\n" +
 			"only K counts) enqueues nothing while an equal job exists and prints that job's id instead.\n" +
+			"--file FILE (JSON Lines: one object per line with \"prompt\" and optionally repo, ref, dir, model, maxSteps,\n" +
+			"key, tag, tags, priority, queue) enqueues every line in one transaction and prints one id per line; the\n" +
+			"flags are the defaults of every line; a bad line is reported as FILE:LINE and nothing is enqueued.\n" +
 			"Follow it with `harness jobs logs ID`. Under TRACEPARENT (a CI step's trace) the job stores that trace\n" +
 			"context and its worker's spans join it (docs/tracing.md).",
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			prompt, err := readPrompt(env.Stdin, args)
-			if err != nil {
-				return UsageError(err)
-			}
-			sub.Args.Prompt = prompt
 			if patchFile != "" {
 				b, err := os.ReadFile(patchFile)
 				if err != nil {
@@ -154,6 +153,7 @@ func submitCommand(env *Env) *cobra.Command {
 				}
 				sub.Args.Patch = string(b)
 			}
+			var err error
 			if sub.Args.Dir != "" {
 				if sub.Args.Dir, err = filepath.Abs(sub.Args.Dir); err != nil {
 					return UsageError(err)
@@ -163,6 +163,18 @@ func submitCommand(env *Env) *cobra.Command {
 				if fi, err := os.Stat(sub.Args.Repo); err == nil && fi.IsDir() {
 					sub.Args.Repo, _ = filepath.Abs(sub.Args.Repo)
 				}
+			}
+			if file != "" {
+				if len(args) > 0 {
+					return UsageError(errors.New("submit --file takes no PROMPT argument"))
+				}
+				return submitFile(env, file, sub, asJSON)
+			}
+			if sub.Args.Prompt, err = readPrompt(env.Stdin, args); err != nil {
+				return UsageError(err)
+			}
+			if err := sub.Validate(); err != nil {
+				return UsageError(err)
 			}
 			return withWorker(env, func(ctx context.Context, _ *fxcore.Harness, w *worker.Service) error {
 				res, err := w.Submit(ctx, sub)
@@ -196,6 +208,7 @@ func submitCommand(env *Env) *cobra.Command {
 	fl.BoolVar(&sub.Unique, "unique", false, "enqueue nothing while an equal job exists")
 	fl.StringVar(&sub.Args.Key, "key", "", "with --unique: the key that makes jobs equal")
 	fl.BoolVar(&asJSON, "json", false, "print the job as JSON")
+	fl.StringVar(&file, "file", "", "enqueue every line of this JSON Lines `FILE` (one transaction)")
 	return cmd
 }
 

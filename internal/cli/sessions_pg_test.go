@@ -1,10 +1,13 @@
 package cli_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/dshgo/harness/internal/pgtest"
 	"github.com/dshgo/harness/services/agent"
@@ -56,5 +59,53 @@ func TestSessionsOnPostgres(t *testing.T) {
 	}
 	if r := runAgent(t, repo, m, "", "sessions", "show", id); r.code != 2 || !strings.Contains(r.stderr, "session not found") {
 		t.Fatalf("show after rm: %d %s", r.code, r.stderr)
+	}
+}
+
+// A step's records are written together: on sessions-postgres the records
+// of one write share a transaction (xmin). A turn with one tool call and
+// an answer commits the header, the prompt, then usage + assistant +
+// tool call (before the tool runs), the tool result, then usage +
+// assistant: five transactions for eight records.
+func TestSessionStepRecordsShareOneTransaction(t *testing.T) {
+	t.Parallel()
+	dsn, schema := pgtest.Schema(t, "clibatch")
+	repo := gitRepo(t, map[string]string{"a.txt": "alpha\n"})
+	srv := llmtest.New(t, []llmtest.Turn{toolCall("c1", "read", `{"file_path":"a.txt"}`), text("It says alpha.")})
+	state := t.TempDir()
+	m := strings.Replace(agentManifest(srv.URL, state, ""), "  - name: sessions-jsonl\n    config:\n      stateDir: "+state+"\n",
+		fmt.Sprintf("  - name: sessions-postgres\n    config:\n      dsn: %q\n      schema: %s\n      poolSize: 2\n", dsn, schema), 1)
+	if r := runAgent(t, repo, m, "", "run", "what does a.txt say?"); r.code != 0 {
+		t.Fatalf("run: %d %s", r.code, r.stderr)
+	}
+	c, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	rows, err := c.Query(context.Background(), "SELECT type, xmin::text FROM "+schema+".records ORDER BY seq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var groups []string // the record types of each transaction, in order
+	last := ""
+	for rows.Next() {
+		var typ, xmin string
+		if err := rows.Scan(&typ, &xmin); err != nil {
+			t.Fatal(err)
+		}
+		if xmin != last || len(groups) == 0 {
+			groups = append(groups, typ)
+		} else {
+			groups[len(groups)-1] += " " + typ
+		}
+		last = xmin
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"session", "user", "usage assistant tool/call", "tool/result", "usage assistant"}
+	if strings.Join(groups, " | ") != strings.Join(want, " | ") {
+		t.Fatalf("transactions:\n  %s\nwant\n  %s", strings.Join(groups, " | "), strings.Join(want, " | "))
 	}
 }

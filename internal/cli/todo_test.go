@@ -19,7 +19,7 @@ func TestTodoReplayAfterContinue(t *testing.T) {
 	state := t.TempDir()
 	list := `{"todos":[{"content":"Read a.txt","status":"completed"},{"content":"Edit a.txt","status":"in_progress","activeForm":"Editing a.txt"},{"content":"Run tests","status":"pending"}]}`
 	srv := llmtest.New(t, []llmtest.Turn{toolCall("c1", "todo_write", list), text("planned"), text("still here")})
-	m := agentManifest(srv.URL, state, "  - name: tool-todo\n")
+	m := agentManifest(srv.URL, state, "  - name: commands\n  - name: tool-todo\n")
 	r := runAgent(t, repo, m, "", "run", "-o", "stream-json", "plan it")
 	if r.code != 0 {
 		t.Fatal(r.stderr)

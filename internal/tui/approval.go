@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -207,14 +208,16 @@ func (a *approvalModal) view(m *Model) []string {
 	}
 	maxBody := max(3, m.h-14)
 	// What the call would do, from its presentation: the diff, else its
-	// text (a command), else the arguments.
+	// text (a command), else its raw input.
 	switch c := a.cur.card; {
 	case c != nil && len(c.diff) > 0:
 		body = append(body, m.tr.diffLines(c.diff, w, maxBody)...)
 	case c != nil && c.output() != "":
 		body = append(body, textLines(c.output(), w, maxBody)...)
+	case c != nil && len(c.pres.RawInput) > 0:
+		body = append(body, rawLines(c.pres.RawInput, w, maxBody)...)
 	default:
-		body = append(body, argLines(r.Arguments, w, maxBody)...)
+		body = append(body, textLines(r.Arguments, w, maxBody)...)
 	}
 	always := "Yes, and don't ask again for this exact call"
 	if len(r.AlwaysRules) > 0 {
@@ -238,16 +241,14 @@ func (a *approvalModal) view(m *Model) []string {
 	return strings.Split(box, "\n")
 }
 
-// argLines shows a call's arguments as indented JSON, at most n lines.
-func argLines(args string, w, n int) []string {
-	text := args
-	var v any
-	if json.Unmarshal([]byte(args), &v) == nil {
-		if b, err := json.MarshalIndent(v, "", "  "); err == nil {
-			text = string(b)
-		}
+// rawLines shows a presentation's raw input re-indented (its JSON text
+// laid out, not decoded), at most n lines.
+func rawLines(raw json.RawMessage, w, n int) []string {
+	var b bytes.Buffer
+	if json.Indent(&b, raw, "", "  ") != nil {
+		return textLines(string(raw), w, n)
 	}
-	return textLines(text, w, n)
+	return textLines(b.String(), w, n)
 }
 
 // textLines shows text indented, at most n lines.

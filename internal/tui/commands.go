@@ -10,7 +10,6 @@ import (
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/plugins/permission"
-	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
 	"github.com/dshgo/harness/services/commands"
 	"github.com/dshgo/harness/services/sessions"
 	"github.com/dshgo/harness/services/subprocess"
@@ -67,9 +66,6 @@ func (m *Model) runCommand(name, args string) tea.Cmd {
 		return m.contextCommand()
 	case "tools":
 		m.info(m.toolsText())
-		return nil
-	case "todos":
-		m.info(m.todosText())
 		return nil
 	case "permissions":
 		m.info(m.permissionsText())
@@ -262,17 +258,6 @@ func (m *Model) toolsText() string {
 		fmt.Fprintf(&b, "| `%s` | %s |\n", t.Name(), strings.ReplaceAll(d, "|", "/"))
 	}
 	return b.String()
-}
-
-func (m *Model) todosText() string {
-	items, err := tooltodo.Parse(m.todos)
-	if err != nil {
-		return "the todo list is unreadable: " + err.Error()
-	}
-	if len(items) == 0 {
-		return "no todos"
-	}
-	return "```\n" + strings.TrimRight(tooltodo.Format(items), "\n") + "\n```"
 }
 
 // permissionsText is /permissions: the permission mode and rules in force,

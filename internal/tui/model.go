@@ -2,7 +2,6 @@ package tui
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -100,7 +99,6 @@ type Model struct {
 	step      int
 	ctxTokens int64
 	total     llm.Usage
-	todos     json.RawMessage
 	cards     map[string]*toolCard
 	reasoning *item
 	assistant *item
@@ -461,7 +459,7 @@ func (m *Model) onSession(msg sessionMsg) tea.Cmd {
 	m.mu.Lock()
 	m.ss = msg.ss
 	m.mu.Unlock()
-	m.step, m.ctxTokens, m.total, m.todos = 0, 0, msg.ss.Usage(), msg.ss.State("todos")
+	m.step, m.ctxTokens, m.total = 0, 0, msg.ss.Usage()
 	m.refreshEnv()
 	if len(msg.ss.History()) > 0 {
 		m.replay(msg.ss.History())
@@ -583,10 +581,6 @@ func (m *Model) onEvent(e agent.Event) {
 		if c := e.Compaction; c != nil {
 			m.tr.add(&item{kind: kindNotice, text: fmt.Sprintf("compacted (%s): %d messages summarized, %d kept; context %d → %d tokens", c.Trigger, c.Summarized, c.Kept, c.TokensBefore, c.TokensAfter), done: true})
 			m.ctxTokens = int64(c.TokensAfter)
-		}
-	case agent.EventState:
-		if e.Key == "todos" {
-			m.todos = e.State
 		}
 	case agent.EventResult:
 		m.closeLive()

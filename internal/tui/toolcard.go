@@ -75,6 +75,9 @@ func (c *toolCard) update(p tools.Presentation) {
 	if p.Locations != nil {
 		c.pres.Locations = p.Locations
 	}
+	if p.RawInput != nil {
+		c.pres.RawInput = p.RawInput
+	}
 	if p.Meta != nil {
 		c.pres.Meta = p.Meta
 	}

@@ -56,8 +56,8 @@ func manifest(url, state, mode string, extra ...string) string {
   - name: agent
   - name: tool-bash
   - name: tool-fs
-  - name: tool-todo
   - name: commands
+  - name: tool-todo
   - name: approval
     config: {answerer: headless}
   - name: permission

@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/services/commands"
 	"github.com/dshgo/harness/services/sessions/sessionstate"
 	"github.com/dshgo/harness/services/tools"
 )
@@ -68,7 +69,40 @@ var Plugin = core.Define("tool-todo", apply,
 	core.WithInject(tools.Key.Name()),
 	core.WithDescription("todo_write: the model's task list, kept per session and restored on resume"))
 
-func apply(c *core.Context, _ Config) error { return tools.Register(c, Tool()) }
+func apply(c *core.Context, _ Config) error {
+	if err := tools.Register(c, Tool()); err != nil {
+		return err
+	}
+	// /todos in the front ends that run registered commands, when the
+	// commands registry is up (its row comes earlier in harness.yml).
+	if reg, ok := core.Lookup(c, commands.Key); ok && reg != nil {
+		return reg.Register(c, commands.Command{Name: "todos", Summary: "the model's todo list (tool-todo)", Run: todosCommand})
+	}
+	return nil
+}
+
+// stateful is what /todos needs of the front end's session (an
+// *agent.Session has it).
+type stateful interface {
+	State(key string) json.RawMessage
+}
+
+// todosCommand is /todos: the session's list, as todo_write's result
+// shows it.
+func todosCommand(_ context.Context, inv commands.Invocation) (commands.Reply, error) {
+	ss, ok := inv.Session.(stateful)
+	if !ok {
+		return commands.Reply{Text: "no session"}, nil
+	}
+	items, err := Parse(ss.State(StateKey))
+	if err != nil {
+		return commands.Reply{}, fmt.Errorf("the stored todo list is unreadable: %w", err)
+	}
+	if len(items) == 0 {
+		return commands.Reply{Text: "no todos"}, nil
+	}
+	return commands.Reply{Text: "```\n" + Format(items) + "```"}, nil
+}
 
 // Tool defines todo_write.
 func Tool() *tools.Tool {
@@ -104,6 +138,7 @@ func Present(in tools.PresentInput[Args, string]) tools.Presentation {
 	p := tools.Presentation{Kind: tools.KindThink, Title: title(in.Args.Todos)}
 	p.Content = []tools.ToolCallContent{tools.TextContent(Format(in.Args.Todos))}
 	if in.Succeeded() {
+		p.SetPlan(Plan(in.Args.Todos))
 		done := 0
 		for _, it := range in.Args.Todos {
 			if it.Status == StatusCompleted {
@@ -167,26 +202,20 @@ func Parse(raw json.RawMessage) ([]Item, error) {
 	return items, err
 }
 
-// Format renders the list one item per line: "[x] done", "[>] current
-// (activeForm)", "[ ] pending"; "(no todos)" when empty.
+// Format renders the list one item per line (tools.FormatPlan): "[x]
+// done", "[>] current (activeForm)", "[ ] pending"; "(no todos)" when empty.
 func Format(items []Item) string {
 	if len(items) == 0 {
 		return "(no todos)\n"
 	}
-	var b strings.Builder
-	for _, it := range items {
-		switch it.Status {
-		case StatusCompleted:
-			fmt.Fprintf(&b, "[x] %s\n", it.Content)
-		case StatusInProgress:
-			if it.ActiveForm != "" {
-				fmt.Fprintf(&b, "[>] %s (%s)\n", it.Content, it.ActiveForm)
-			} else {
-				fmt.Fprintf(&b, "[>] %s\n", it.Content)
-			}
-		default:
-			fmt.Fprintf(&b, "[ ] %s\n", it.Content)
-		}
+	return tools.FormatPlan(Plan(items))
+}
+
+// Plan is the list as the agent's plan (what front ends show).
+func Plan(items []Item) []tools.PlanEntry {
+	plan := make([]tools.PlanEntry, len(items))
+	for i, it := range items {
+		plan[i] = tools.PlanEntry{Content: it.Content, Status: it.Status, ActiveForm: it.ActiveForm}
 	}
-	return b.String()
+	return plan
 }

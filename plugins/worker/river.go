@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -92,28 +94,122 @@ type Submitted struct {
 // job joins the submitter's trace. A unique duplicate keeps the stored
 // context of the job it matched.
 func (s *Service) Submit(ctx context.Context, sub Submission) (Submitted, error) {
-	if err := sub.Args.validate(); err != nil {
+	if err := sub.Validate(); err != nil {
 		return Submitted{}, err
-	}
-	if sub.Priority == 0 {
-		sub.Priority = 1
-	}
-	if sub.Priority < 1 || sub.Priority > 4 {
-		return Submitted{}, fmt.Errorf("priority %d: want 1 (first) to 4", sub.Priority)
 	}
 	c, err := s.ready(ctx)
 	if err != nil {
 		return Submitted{}, err
 	}
-	opts := &river.InsertOpts{Queue: sub.Queue, Priority: sub.Priority, Tags: sub.Tags, Metadata: s.traceMetadata(ctx)}
-	if sub.Unique {
-		opts.UniqueOpts = river.UniqueOpts{ByArgs: true}
-	}
-	res, err := c.Insert(ctx, sub.Args, opts)
+	res, err := c.Insert(ctx, sub.Args, s.insertOpts(ctx, sub))
 	if err != nil {
 		return Submitted{}, fmt.Errorf("submit: %w", err)
 	}
 	return Submitted{Job: res.Job, Duplicate: res.UniqueSkippedAsDuplicate}, nil
+}
+
+// SubmitError is a submission of [Service.SubmitMany] that is not valid.
+type SubmitError struct {
+	Index int   // its position in the batch, from 0
+	Err   error // what is wrong with it
+}
+
+// Error names the submission by its position (from 1).
+func (e *SubmitError) Error() string { return fmt.Sprintf("submission %d: %v", e.Index+1, e.Err) }
+
+// Unwrap returns the cause.
+func (e *SubmitError) Unwrap() error { return e.Err }
+
+// SubmitMany validates every submission, then enqueues them all with one
+// River InsertMany (one statement, one transaction), in order: either
+// every job is enqueued or none. Invalid submissions are returned as
+// *SubmitError values joined with errors.Join, and nothing is enqueued.
+// Trace context is stored as Submit does.
+func (s *Service) SubmitMany(ctx context.Context, subs []Submission) ([]Submitted, error) {
+	var bad []error
+	params := make([]river.InsertManyParams, len(subs))
+	for i := range subs {
+		if err := subs[i].Validate(); err != nil {
+			bad = append(bad, &SubmitError{Index: i, Err: err})
+			continue
+		}
+		params[i] = river.InsertManyParams{Args: subs[i].Args, InsertOpts: s.insertOpts(ctx, subs[i])}
+	}
+	if len(bad) > 0 {
+		return nil, errors.Join(bad...)
+	}
+	if len(subs) == 0 {
+		return nil, nil
+	}
+	c, err := s.ready(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.InsertMany(ctx, params)
+	if err != nil {
+		return nil, fmt.Errorf("submit: %w", err)
+	}
+	out := make([]Submitted, len(res))
+	for i, r := range res {
+		out[i] = Submitted{Job: r.Job, Duplicate: r.UniqueSkippedAsDuplicate}
+	}
+	return out, nil
+}
+
+// insertOpts are River's options for sub (validated).
+func (s *Service) insertOpts(ctx context.Context, sub Submission) *river.InsertOpts {
+	opts := &river.InsertOpts{Queue: sub.Queue, Priority: sub.Priority, Tags: sub.Tags, Metadata: s.traceMetadata(ctx)}
+	if sub.Unique {
+		opts.UniqueOpts = river.UniqueOpts{ByArgs: true}
+	}
+	return opts
+}
+
+// Validate checks sub's arguments, priority (0 becomes 1), tags and
+// queue, and says what is wrong in words, before River sees them. Submit
+// and SubmitMany call it.
+func (sub *Submission) Validate() error {
+	if err := sub.Args.validate(); err != nil {
+		return err
+	}
+	if sub.Priority == 0 {
+		sub.Priority = 1
+	}
+	if sub.Priority < 1 || sub.Priority > 4 {
+		return fmt.Errorf("priority %d: want 1 (first) to 4", sub.Priority)
+	}
+	for _, tag := range sub.Tags {
+		if err := ValidTag(tag); err != nil {
+			return err
+		}
+	}
+	if sub.Queue != "" && (!queueRE().MatchString(sub.Queue) || len(sub.Queue) > 128) {
+		return fmt.Errorf("queue %q: want lower-case letters and digits, single '-' or '_' between them, at most 128 characters", sub.Queue)
+	}
+	return nil
+}
+
+// River's rules for tags and queue names (river insert_opts.go, client.go),
+// compiled on first use.
+var (
+	tagRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\A[\w][\w\-]+[\w]\z`) })
+	queueRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:[a-z0-9])+(?:[_|\-]?[a-z0-9]+)*$`) })
+)
+
+// ValidTag checks a job tag against River's rule and says what is wrong
+// in words: 3 to 255 characters, letters, digits, '_' and '-', starting
+// and ending with a letter, digit or '_'.
+func ValidTag(tag string) error {
+	const rule = "a tag is 3 to 255 characters: letters, digits, '_' and '-', not starting or ending with '-'"
+	switch {
+	case len(tag) < 3:
+		return fmt.Errorf("tag %q: too short (%d characters): %s", tag, len(tag), rule)
+	case len(tag) > 255:
+		return fmt.Errorf("tag %q…: too long (%d characters): %s", tag[:20], len(tag), rule)
+	case !tagRE().MatchString(tag):
+		return fmt.Errorf("tag %q: %s", tag, rule)
+	}
+	return nil
 }
 
 // ListQuery selects jobs for [Service.List].

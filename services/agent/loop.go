@@ -222,8 +222,17 @@ func (t *turn) user(text, source string) error {
 
 // doStep makes one model call and runs its tool calls. done is true when
 // the turn is over (no tool calls, or a tool concluded the turn).
+//
+// The step's records from the reply on (usage, the assistant message,
+// the tool calls; or the partial reply and the error) are written in one
+// batch, before the first tool runs or the step returns.
 func (t *turn) doStep(ctx context.Context) (msg llm.Message, done bool, err error) {
 	ss := t.ss
+	defer func() {
+		if ferr := ss.flush(); ferr != nil && err == nil {
+			err = ferr
+		}
+	}()
 	ss.observe(Event{Type: EventStep, Turn: t.n, Step: t.step})
 	req, err := t.request(ctx)
 	if err != nil {
@@ -259,6 +268,7 @@ func (t *turn) doStep(ctx context.Context) (msg llm.Message, done bool, err erro
 	if werr != nil {
 		return msg, false, werr
 	}
+	ss.gather()
 	resp := asm.Response()
 	t.usage(req, resp)
 	msg = resp.Message
@@ -507,9 +517,19 @@ func (t *turn) runTools(ctx context.Context, calls []llm.ToolCall) (concluded bo
 		ss.observe(Event{Type: EventToolProgress, Turn: turnN, Step: step, ToolProgress: &ToolProgressEvent{CallID: p.CallID, Name: p.Name, Tail: p.Tail, Bytes: p.Bytes,
 			Presentation: &tools.Presentation{ToolCallID: p.CallID, Status: tools.StatusInProgress, Content: []tools.ToolCallContent{tools.TerminalContent(p.CallID, p.Tail, nil, "")}}}})
 	})
+	// The calls are stored before any of them runs.
+	if err := ss.flush(); err != nil {
+		return false, err
+	}
 	next := 0 // first call whose result is not yet recorded
 	var werr error
 	emitUpTo := func(n int) {
+		ss.gather() // the results ready together are written together
+		defer func() {
+			if err := ss.flush(); err != nil && werr == nil {
+				werr = err
+			}
+		}()
 		for ; next < n; next++ {
 			if results[next] == nil {
 				return

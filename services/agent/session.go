@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -106,10 +107,13 @@ type Session struct {
 	wmu     sync.Mutex
 	journal *sessions.Writer // a new session is stored by its first kept record
 	claude  *claudeTranscript
-	holding bool     // records are held, not written
-	copied  []Record // a fork's records, written before its first own record
-	held    []Record
-	wclosed bool
+	holding bool // records are held, not written
+	// gathering: the records of a step are collected in held and written
+	// together by flush.
+	gathering bool
+	copied    []Record // a fork's records, written before its first own record
+	held      []Record
+	wclosed   bool
 
 	turnMu  sync.Mutex
 	running bool
@@ -208,6 +212,13 @@ func (ss *Session) Context() *core.Context { return ss.scope.Context() }
 
 // Model returns the resolved model.
 func (ss *Session) Model() llm.Model { return ss.model }
+
+// ModelRoute returns the route of the resolved model ("provider/model"),
+// which the system prompt's identity line names; it implements
+// systemprompt.ModelRouter.
+func (ss *Session) ModelRoute() string { return ss.route }
+
+var _ systemprompt.ModelRouter = (*Session)(nil)
 
 // Cwd returns the session's working directory.
 func (ss *Session) Cwd() string { return ss.opts.Cwd }
@@ -339,44 +350,43 @@ func (ss *Session) append(rec Record) error {
 	return ss.write(rec)
 }
 
-// write logs rec, or holds it while the running turn holds its records.
+// write logs rec, or holds it while the running turn holds its records
+// or the step gathers them.
 func (ss *Session) write(rec Record) error {
 	ss.wmu.Lock()
 	defer ss.wmu.Unlock()
 	ss.claude.add(rec, ss.svc.c.Logger().Warn)
-	if ss.holding {
+	if ss.holding || ss.gathering {
 		if rec.Time.IsZero() {
 			rec.Time = time.Now().UTC()
 		}
 		ss.held = append(ss.held, rec)
 		return nil
 	}
-	return ss.writeLocked(rec)
+	return ss.writeLocked([]Record{rec})
 }
 
-// writeLocked appends rec to the log; a new session is stored (its header
+// writeLocked appends recs to the log in one batch (after the records
+// copied from a forked session); a new session is stored (its header
 // first) by its first record. ss.wmu is held.
-func (ss *Session) writeLocked(rec Record) error {
+func (ss *Session) writeLocked(recs []Record) error {
 	if ss.wclosed {
 		return errors.New("session log is closed")
 	}
-	for len(ss.copied) > 0 {
-		if err := ss.appendLocked(ss.copied[0]); err != nil {
+	recs = slices.Concat(ss.copied, recs)
+	es := make([]sessions.Entry, 0, len(recs))
+	for _, rec := range recs {
+		e, err := rec.Entry()
+		if err != nil {
 			return err
 		}
-		ss.copied = ss.copied[1:]
+		es = append(es, e)
 	}
-	return ss.appendLocked(rec)
-}
-
-// appendLocked stores rec. ss.wmu is held.
-func (ss *Session) appendLocked(rec Record) error {
-	e, err := rec.Entry()
-	if err != nil {
+	if _, err := ss.journal.AppendBatch(context.Background(), es); err != nil {
 		return err
 	}
-	_, err = ss.journal.Append(context.Background(), e)
-	return err
+	ss.copied = nil
+	return nil
 }
 
 // hold starts holding records (the start of a turn).
@@ -387,8 +397,9 @@ func (ss *Session) hold() {
 	ss.wmu.Unlock()
 }
 
-// release writes the held records and stops holding. Without held records
-// nothing is written (a new session's file is not created).
+// release writes the held records, in one batch, and stops holding.
+// Without held records nothing is written (a new session's file is not
+// created).
 func (ss *Session) release() error {
 	ss.wmu.Lock()
 	defer ss.wmu.Unlock()
@@ -397,12 +408,37 @@ func (ss *Session) release() error {
 	}
 	held := ss.held
 	ss.holding, ss.held = false, nil
-	for _, r := range held {
-		if err := ss.writeLocked(r); err != nil {
-			return err
-		}
+	if len(held) == 0 {
+		return nil
 	}
-	return nil
+	return ss.writeLocked(held)
+}
+
+// gather starts collecting the records of a step, written together by
+// flush (one round trip on sessions-postgres). Inside a held turn start
+// it changes nothing: the held records are written by release.
+func (ss *Session) gather() {
+	ss.wmu.Lock()
+	ss.gathering = !ss.holding
+	ss.wmu.Unlock()
+}
+
+// flush writes the gathered records in one batch and stops gathering;
+// without gathered records it writes nothing. The agent flushes before
+// anything that must find them stored runs (a tool body, the next model
+// call, the end of the turn).
+func (ss *Session) flush() error {
+	ss.wmu.Lock()
+	defer ss.wmu.Unlock()
+	if !ss.gathering {
+		return nil
+	}
+	recs := ss.held
+	ss.gathering, ss.held = false, nil
+	if len(recs) == 0 {
+		return nil
+	}
+	return ss.writeLocked(recs)
 }
 
 // drop discards the held records and stops holding.

@@ -19,10 +19,11 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // goldenTurn is one turn with every event type: a resumed session, a
 // plugin-sourced and a typed prompt, reasoning and text deltas with HTML
-// characters, a succeeded, a denied and a timed-out tool call (each with
-// its presentations), an estimated and a
+// characters, a succeeded, a denied and a timed-out tool call and one that
+// sets the plan (each with its presentations), an estimated and a
 // reported usage, a state change, a notice, a compaction and the result.
 func goldenTurn() []agent.Event {
+	const todoArgs = `{"todos":[{"content":"fix a","status":"in_progress","activeForm":"fixing a"},{"content":"test","status":"pending"}]}`
 	const sid = "20260102-030405-abcdef"
 	usage := &llm.Usage{PromptTokens: 900, CompletionTokens: 50, TotalTokens: 950, CacheHitTokens: 800, CacheMissTokens: 100}
 	return []agent.Event{
@@ -35,7 +36,7 @@ func goldenTurn() []agent.Event {
 		{Type: agent.EventUsage, SessionID: sid, Turn: 1, Step: 1, Usage: usage, Total: usage, ContextTokens: 950},
 		{Type: agent.EventAssistant, SessionID: sid, Turn: 1, Step: 1, Message: &llm.Message{Role: llm.RoleAssistant, Content: "Reading <a.go>", Reasoning: "Read it first.",
 			ToolCalls: []llm.ToolCall{{ID: "c1", Name: "read", Arguments: `{"file_path":"a.go"}`}, {ID: "c2", Name: "bash", Arguments: `{"command":"go  vet\n./..."}`},
-				{ID: "c3", Name: "bash", Arguments: `{"command":"sleep 9","timeoutMs":200}`}}}},
+				{ID: "c3", Name: "bash", Arguments: `{"command":"sleep 9","timeoutMs":200}`}, {ID: "c4", Name: "todo_write", Arguments: todoArgs}}}},
 		{Type: agent.EventToolCall, SessionID: sid, Turn: 1, Step: 1, ToolCall: &agent.ToolCallEvent{ID: "c1", Name: "read", Arguments: `{"file_path":"a.go"}`,
 			Presentation: &tools.Presentation{ToolCallID: "c1", Title: "a.go", Kind: tools.KindRead, Status: tools.StatusPending,
 				Locations: []tools.Location{{Path: "/repo/a.go"}}, RawInput: json.RawMessage(`{"file_path":"a.go"}`)}}},
@@ -53,6 +54,13 @@ func goldenTurn() []agent.Event {
 		{Type: agent.EventToolResult, SessionID: sid, Turn: 1, Step: 1, ToolResult: &agent.ToolResultEvent{CallID: "c3", Name: "bash", Content: "(no output)\n[timed out after 200ms]\n[killed by signal: SIGTERM]", DurationMs: 210,
 			Presentation: &tools.Presentation{ToolCallID: "c3", Title: "sleep 9", Kind: tools.KindExecute, Status: tools.StatusFailed,
 				Content: []tools.ToolCallContent{tools.TerminalContent("c3", "", nil, "SIGTERM")}, Meta: &tools.PresentationMeta{Reason: "timed out after 200ms"}}}},
+		{Type: agent.EventToolCall, SessionID: sid, Turn: 1, Step: 1, ToolCall: &agent.ToolCallEvent{ID: "c4", Name: "todo_write", Arguments: todoArgs,
+			Presentation: &tools.Presentation{ToolCallID: "c4", Title: "fixing a", Kind: tools.KindThink, Status: tools.StatusPending,
+				Content: []tools.ToolCallContent{tools.TextContent("[>] fix a (fixing a)\n[ ] test\n")}, RawInput: json.RawMessage(todoArgs)}}},
+		{Type: agent.EventToolResult, SessionID: sid, Turn: 1, Step: 1, ToolResult: &agent.ToolResultEvent{CallID: "c4", Name: "todo_write", Content: "Todo list updated.\n[>] fix a (fixing a)\n[ ] test\n", DurationMs: 1,
+			Presentation: &tools.Presentation{ToolCallID: "c4", Title: "fixing a", Kind: tools.KindThink, Status: tools.StatusCompleted,
+				Content: []tools.ToolCallContent{tools.TextContent("[>] fix a (fixing a)\n[ ] test\n")}, Meta: &tools.PresentationMeta{Summary: "0 of 2 done",
+					Plan: []tools.PlanEntry{{Content: "fix a", Status: tools.PlanInProgress, ActiveForm: "fixing a"}, {Content: "test", Status: tools.PlanPending}}}}}},
 		{Type: agent.EventState, SessionID: sid, Turn: 1, Key: "todos", State: json.RawMessage(`[{"content":"fix a","status":"in_progress","activeForm":"fixing a"},{"content":"test","status":"pending"}]`)},
 		{Type: agent.EventNotice, SessionID: sid, Turn: 1, Text: "the reply was cut by the model's output token limit"},
 		{Type: agent.EventStep, SessionID: sid, Turn: 1, Step: 2},

@@ -72,7 +72,7 @@ func TestPluginContributesCommandsForItsLifetime(t *testing.T) {
 	if !ok {
 		t.Fatal("no commands service")
 	}
-	want := "clear compact context cost exit help model permissions resume sessions todos tools"
+	want := "clear compact context cost exit help model permissions resume sessions tools"
 	if got := names(reg.List()); got != want {
 		t.Fatalf("standard set:\n got %s\nwant %s", got, want)
 	}

@@ -18,7 +18,6 @@ import (
 //	/cost          tokens and cost of the session
 //	/context       context-window use
 //	/tools         the tools the model sees
-//	/todos         the model's todo list
 //	/permissions   the permission mode and rules in force
 //	/exit          leave
 func Standard(r *Registry) []Command {
@@ -34,7 +33,6 @@ func Standard(r *Registry) []Command {
 		{Name: "cost", Summary: "tokens used and cost of this session"},
 		{Name: "context", Summary: "how much of the context window is used"},
 		{Name: "tools", Summary: "the tools the model sees"},
-		{Name: "todos", Summary: "the model's todo list"},
 		{Name: "permissions", Summary: "the permission mode and the rules in force"},
 		{Name: "exit", Summary: "leave (also Ctrl+C twice)"},
 	}

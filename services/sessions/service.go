@@ -301,6 +301,71 @@ func (w *Writer) Append(ctx context.Context, e Entry) (Record, error) {
 	return rec, nil
 }
 
+// AppendBatch stores es as the session's next records, in order, and
+// returns them; a reserved session is stored first. The records are
+// durable when it returns. With a provider whose handle is a
+// [BatchHandle] (sessions-postgres) the batch is one write: after a crash
+// readers see all of it or none of it. Otherwise the records are appended
+// one at a time: each is whole, and a crash may keep a prefix of the
+// batch. An entry that cannot be encoded fails the call before anything
+// is written (the writer stays usable); a failed write fails every later
+// Append, as [Writer.Append] does. An empty batch stores nothing.
+func (w *Writer) AppendBatch(ctx context.Context, es []Entry) ([]Record, error) {
+	if len(es) == 0 {
+		return nil, nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return nil, w.err
+	}
+	if w.closed {
+		return nil, fmt.Errorf("session %s: %w", w.id, ErrClosed)
+	}
+	base := w.seq
+	if w.h == nil {
+		base = 1 // the header's seq, once stored
+	}
+	recs := make([]Record, len(es))
+	for i, e := range es {
+		rec, err := encodeRecord(base+int64(i)+1, e)
+		if err != nil {
+			return nil, err // nothing was written: the writer stays usable
+		}
+		recs[i] = rec
+	}
+	if w.h == nil {
+		if err := w.storeLocked(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := w.appendAllLocked(ctx, recs); err != nil {
+		w.err = err
+		return nil, err
+	}
+	return recs, nil
+}
+
+// appendAllLocked writes recs through the handle, in one call when it is
+// a BatchHandle, and advances w.seq past each stored record. w.mu is
+// held.
+func (w *Writer) appendAllLocked(ctx context.Context, recs []Record) error {
+	if bh, ok := w.h.(BatchHandle); ok && len(recs) > 1 {
+		if err := bh.AppendBatch(ctx, recs); err != nil {
+			return err
+		}
+		w.seq = recs[len(recs)-1].Seq
+		return nil
+	}
+	for _, rec := range recs {
+		if err := w.h.Append(ctx, rec); err != nil {
+			return err
+		}
+		w.seq = rec.Seq
+	}
+	return nil
+}
+
 // Close releases the session (and this Service's claim). Idempotent.
 func (w *Writer) Close() error {
 	w.mu.Lock()

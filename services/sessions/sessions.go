@@ -368,6 +368,17 @@ type Handle interface {
 	Close() error
 }
 
+// BatchHandle is implemented by handles that store several records in
+// one write (sessions-postgres: one transaction, one round trip).
+// [Writer.AppendBatch] uses it; without it the records are appended one
+// at a time.
+type BatchHandle interface {
+	Handle
+	// AppendBatch stores recs (consecutive seqs) durably in order, all or
+	// none as seen by readers after a crash.
+	AppendBatch(ctx context.Context, recs []Record) error
+}
+
 // Follower is implemented by providers that can push new records to a
 // reader (sessions-postgres: LISTEN/NOTIFY). Without it [Service.Follow]
 // polls.

@@ -15,8 +15,9 @@ type Config struct {
 	// machine-specific text such as the working directory. A template.
 	PersonaSuffix string `yaml:"personaSuffix" json:"personaSuffix,omitempty"`
 	// IncludeHarnessIdentity registers the harness identity sentence first
-	// (section harness:identity, order -1000). Default true. The key is
-	// dsh's (reference C2).
+	// (section harness:identity, order -1000): "You are an AI agent running
+	// in harness, using the model <provider/model>." for an agent session.
+	// Default true. The key is dsh's (reference C2).
 	// Open the prompt with the one-sentence harness identity.
 	IncludeHarnessIdentity bool `yaml:"includeHarnessIdentity" json:"includeHarnessIdentity" jsonschema:"default=true"`
 	// IncludeRuntimeContext delivers runtime-context snapshots; false

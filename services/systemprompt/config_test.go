@@ -32,7 +32,7 @@ func TestConfigDecodesTheReferenceKeys(t *testing.T) {
 	if !DefaultConfig().IncludeHarnessIdentity {
 		t.Error("includeHarnessIdentity does not default to true")
 	}
-	if want := "You are an AI agent powered by DeepSeek Harness."; IdentityText != want {
+	if want := "You are an AI agent running in harness."; IdentityText != want {
 		t.Errorf("IdentityText = %q, want %q", IdentityText, want)
 	}
 }

@@ -49,7 +49,7 @@ func Example() {
 	}
 	fmt.Println(text)
 	// Output:
-	// You are an AI agent powered by DeepSeek Harness.
+	// You are an AI agent running in harness.
 	//
 	// You are a careful engineer.
 	//

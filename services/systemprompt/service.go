@@ -28,9 +28,37 @@ const (
 	PersonaSuffixSection = "deployment:persona-suffix"
 )
 
-// IdentityText is the text of IdentitySection, dsh's fixed sentence
-// (reference C2).
-const IdentityText = "You are an AI agent powered by DeepSeek Harness."
+// IdentityText is the text of IdentitySection in an assembly whose
+// AssembleContext.Agent names no model (e.g. `harness prompt`). With a
+// model, the line is IdentityLine of its route.
+const IdentityText = "You are an AI agent running in harness."
+
+// ModelRouter is what the identity section reads from
+// AssembleContext.Agent: the route ("provider/model") of the model the
+// assembly is for. The agent loop's session implements it.
+type ModelRouter interface {
+	ModelRoute() string
+}
+
+// IdentityLine returns the identity sentence for a model route:
+// "You are an AI agent running in harness, using the model <route>.", or
+// IdentityText when route is empty.
+func IdentityLine(route string) string {
+	if route == "" {
+		return IdentityText
+	}
+	return "You are an AI agent running in harness, using the model " + route + "."
+}
+
+// identityText is the identity section's TextFunc: IdentityLine of the
+// route that ac.Agent reports, if it is a ModelRouter. Its output is
+// verbatim, so a route with braces is not a template.
+func identityText(_ context.Context, ac AssembleContext) (string, error) {
+	if a, ok := ac.Agent.(ModelRouter); ok {
+		return IdentityLine(a.ModelRoute()), nil
+	}
+	return IdentityText, nil
+}
 
 // Service is the system-prompt registry (dsh ctx.systemPrompt): sections,
 // runtime contexts, context suppressors, tool providers and variables, each
@@ -60,7 +88,7 @@ func New(c *core.Context, cfg Config) (*Service, error) {
 	}
 	s := &Service{c: c, toolOrder: cfg.ToolOrder, log: c.Logger(), ls: newLayers()}
 	if cfg.IncludeHarnessIdentity {
-		if _, err := s.Section(c, Section{Name: IdentitySection, Order: SectionOrder(OrderIdentity), Text: IdentityText, Interpolate: InterpolateOff}); err != nil {
+		if _, err := s.Section(c, Section{Name: IdentitySection, Order: SectionOrder(OrderIdentity), TextFunc: identityText, Interpolate: InterpolateOff}); err != nil {
 			return nil, err
 		}
 	}

@@ -867,3 +867,26 @@ func TestSnapshotCacheFollowsEveryChange(t *testing.T) {
 		t.Fatalf("after dispose: %q", got)
 	}
 }
+
+type routedAgent string
+
+func (r routedAgent) ModelRoute() string { return string(r) }
+
+// The identity line names the route the assembly's agent reports, verbatim
+// (a route is data, not a template), and no model without one.
+func TestIdentityLineNamesTheAgentsRouteVerbatim(t *testing.T) {
+	h := mount(t, DefaultConfig())
+	for agent, want := range map[any]string{
+		routedAgent("local/my-{{model}}"): "You are an AI agent running in harness, using the model local/my-{{model}}.",
+		routedAgent(""):                   "You are an AI agent running in harness.",
+		"not a router":                    "You are an AI agent running in harness.",
+	} {
+		a, err := h.svc.Assemble(context.Background(), AssembleContext{Agent: agent})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := Render(a); err != nil || got != want {
+			t.Errorf("agent %#v: render = %q, %v; want %q", agent, got, err, want)
+		}
+	}
+}

@@ -147,6 +147,69 @@ type PresentationMeta struct {
 	// Summary says in one line what a completed call produced ("12 lines",
 	// "3 matches").
 	Summary string `json:"summary,omitempty"`
+	// Plan is the agent's whole plan after the call, when the call sets
+	// one (a todo list): front ends show it as the current plan, and an
+	// ACP server sends it as a plan update. Nil: the call sets none.
+	Plan []PlanEntry `json:"plan,omitzero"`
+}
+
+// PlanEntry is one step of the agent's plan (ACP's PlanEntry, with the
+// harness's ActiveForm).
+type PlanEntry struct {
+	// Content says what is to be done ("Run the tests").
+	Content string `json:"content"`
+	// Status is pending, in_progress or completed (ACP's statuses).
+	Status string `json:"status"`
+	// Priority is high, medium or low; "" when the plan does not rank.
+	Priority string `json:"priority,omitempty"`
+	// ActiveForm is the step in the present continuous ("Running the
+	// tests"), shown while it is in progress; optional.
+	ActiveForm string `json:"activeForm,omitempty"`
+}
+
+// Plan entry statuses (ACP).
+const (
+	PlanPending    = "pending"
+	PlanInProgress = "in_progress"
+	PlanCompleted  = "completed"
+)
+
+// FormatPlan renders a plan one entry per line: "[x] done", "[>] current
+// (activeForm)", "[ ] pending" ("" for an empty plan).
+func FormatPlan(plan []PlanEntry) string {
+	var b strings.Builder
+	for _, e := range plan {
+		switch e.Status {
+		case PlanCompleted:
+			fmt.Fprintf(&b, "[x] %s\n", e.Content)
+		case PlanInProgress:
+			if e.ActiveForm != "" {
+				fmt.Fprintf(&b, "[>] %s (%s)\n", e.Content, e.ActiveForm)
+			} else {
+				fmt.Fprintf(&b, "[>] %s\n", e.Content)
+			}
+		default:
+			fmt.Fprintf(&b, "[ ] %s\n", e.Content)
+		}
+	}
+	return b.String()
+}
+
+// Plan returns the plan p sets (nil when none).
+func (p *Presentation) Plan() []PlanEntry {
+	if p == nil || p.Meta == nil {
+		return nil
+	}
+	return p.Meta.Plan
+}
+
+// SetPlan records that the call sets the agent's plan to plan (an empty,
+// non-nil plan: the plan is now empty).
+func (p *Presentation) SetPlan(plan []PlanEntry) {
+	if plan == nil {
+		plan = []PlanEntry{}
+	}
+	p.meta().Plan = plan
 }
 
 // Reason returns p's failure reason ("" when none).

@@ -20,6 +20,7 @@ import (
 	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
 	"github.com/dshgo/harness/plugins/worker"
 	"github.com/dshgo/harness/services/agent"
+	"github.com/dshgo/harness/services/commands"
 	"github.com/dshgo/harness/services/compaction"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
@@ -37,7 +38,7 @@ func Needed() []core.Plugin {
 		llm.Plugin, llmopenai.Plugin, sessions.JSONLPlugin, sessionspg.Plugin, agent.Plugin,
 		toolbash.Plugin, toolfs.Plugin, toolsearch.Plugin,
 		approval.Plugin, permission.Plugin, hooks.Plugin, mcp.Plugin,
-		tooltodo.Plugin, instructions.Plugin, environment.Plugin, compaction.Plugin, worker.Plugin,
+		commands.Plugin, tooltodo.Plugin, instructions.Plugin, environment.Plugin, compaction.Plugin, worker.Plugin,
 	}
 }
 

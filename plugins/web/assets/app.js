@@ -306,7 +306,6 @@ function onEvent(e) {
       break;
     case "notice": showNotice(e.text); break;
     case "compaction": showNotice(`history compacted (${e.compaction.trigger}): ${e.compaction.tokensBefore} → ${e.compaction.tokensAfter} tokens`); break;
-    case "state": if (e.key === "todos") showTodos(e.state); break;
     case "result": {
       const r = e.result;
       const line = el("div", "done-note " + (r.isError ? "error" : "ok"), r.isError ? `turn ended: ${r.reason}${r.error ? ": " + r.error : ""}` : `done in ${r.steps} step(s)`);
@@ -336,15 +335,14 @@ function showQueue(q) {
   for (const p of q) box.append(el("div", "", p));
 }
 
-function showTodos(todos) {
+// showPlan shows the agent's plan: the one the last call that set a plan
+// set (a presentation's _meta.plan, ACP's plan entries).
+function showPlan(plan) {
   const box = $("todos");
-  const list = Array.isArray(todos) ? todos : (todos && todos.todos) || [];
-  box.hidden = list.length === 0;
-  box.replaceChildren(el("strong", "", "Todos"));
-  for (const t of list) box.append(el("div", "", `${t.status === "completed" ? "☑" : t.status === "in_progress" ? "◐" : "☐"} ${t.content || t.activeForm || ""}`));
+  box.hidden = plan.length === 0;
+  box.replaceChildren(el("strong", "", "Plan"));
+  for (const t of plan) box.append(el("div", "", `${t.status === "completed" ? "☑" : t.status === "in_progress" ? "◐" : "☐"} ${t.content || t.activeForm || ""}`));
 }
-
-function parseArgs(s) { try { return JSON.parse(s); } catch { return null; } }
 
 // Tool cards are drawn from the calls' presentations (the agent's
 // tools.Presentation, ACP's tool_call shape): the page decodes no tool's
@@ -353,7 +351,7 @@ function parseArgs(s) { try { return JSON.parse(s); } catch { return null; } }
 function mergePresentation(old, p) {
   if (!p) return old || {};
   const out = Object.assign({}, old || {});
-  for (const k of ["title", "kind", "status", "content", "locations", "_meta"]) if (p[k] !== undefined) out[k] = p[k];
+  for (const k of ["title", "kind", "status", "content", "locations", "rawInput", "_meta"]) if (p[k] !== undefined) out[k] = p[k];
   return out;
 }
 
@@ -409,6 +407,7 @@ function toolResult(r) {
   entry.card.querySelector(".head").textContent = toolLabel(r.name || entry.call.name, p);
   const meta = p._meta || {};
   entry.card.append(el("div", "status " + (failed ? "failed" : "ok"), failed ? `✗ failed: ${meta.reason || ""}` : `✓ ${meta.summary || "done"}`));
+  if (r.presentation && r.presentation._meta && Array.isArray(r.presentation._meta.plan)) showPlan(r.presentation._meta.plan);
   const body = (r.presentation && r.presentation.content) ? contentView(r.presentation.content, "result") : null;
   const text = r.content.length > 4000 ? r.content.slice(0, 4000) + "\n…" : r.content;
   entry.card.append(body || el("pre", "result", text));
@@ -434,13 +433,14 @@ function diffView(d, cls) {
 }
 
 // approvalView shows what a call asking for approval would do: its
-// presentation's content, else its arguments as JSON.
+// presentation's content, else its raw input laid out, else the
+// arguments' text.
 function approvalView(ap) {
   const entry = state.tools.get(ap.callId);
   const v = entry && contentView(entry.pres.content, "");
   if (v) { v.classList.add("diff"); return v; }
-  const a = parseArgs(ap.arguments);
-  return el("pre", "diff", a ? JSON.stringify(a, null, 2) : ap.arguments);
+  if (entry && entry.pres.rawInput !== undefined) return el("pre", "diff", JSON.stringify(entry.pres.rawInput, null, 2));
+  return el("pre", "diff", ap.arguments);
 }
 
 function showApproval(ap) {

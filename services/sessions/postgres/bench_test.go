@@ -124,3 +124,43 @@ func BenchmarkListFirstPage100k(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPostgresAppend: b.N records appended to one session in batches
+// of 1, 4 and 16 (AppendBatch; the agent writes the records of a step
+// together: usage, assistant message and tool calls, then the results
+// that are ready), on sessions-jsonl and sessions-postgres in the same
+// run; ms/record is the wall time per record, amortised over its batch.
+//
+//	go test -run '^$' -bench PostgresAppend -benchtime 2000x ./services/sessions/postgres/
+func BenchmarkPostgresAppend(b *testing.B) {
+	for _, size := range []int{1, 4, 16} {
+		b.Run(fmt.Sprintf("jsonl/batch=%d", size), func(b *testing.B) {
+			benchBatches(b, sessions.New(sessions.NewJSONL(b.TempDir())), size)
+		})
+		b.Run(fmt.Sprintf("postgres/batch=%d", size), func(b *testing.B) {
+			pgtest.Need(b)
+			benchBatches(b, sessions.New(openProvider(b, freshSchema(b))), size)
+		})
+	}
+}
+
+func benchBatches(b *testing.B, store *sessions.Service, size int) {
+	w, err := store.Create(bg, sessions.Header{ID: fmt.Sprintf("batch-%d-%d", size, b.N), Cwd: "/w", Model: "p/m"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	batch := make([]sessions.Entry, size)
+	for i := range batch {
+		batch[i] = benchEntry
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for n := 0; n < b.N; n += size {
+		if _, err := w.AppendBatch(bg, batch[:min(size, b.N-n)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/record")
+}

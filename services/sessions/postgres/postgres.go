@@ -25,7 +25,9 @@ const Channel = "harness_sessions"
 // holds a session-level advisory lock keyed by (schema, id): the lock is
 // released by Close, or by the server when that connection dies with its
 // process or machine. Appends are transactions that insert the record,
-// update the session's summary row and notify [Channel]. Safe for
+// update the session's summary row and notify [Channel]; the records of
+// one [handle.AppendBatch] are one transaction, sent in one round trip.
+// Safe for
 // concurrent use.
 type Provider struct {
 	pool   *pgxpool.Pool
@@ -36,8 +38,9 @@ type Provider struct {
 }
 
 var (
-	_ sessions.Provider = (*Provider)(nil)
-	_ sessions.Follower = (*Provider)(nil)
+	_ sessions.Provider    = (*Provider)(nil)
+	_ sessions.Follower    = (*Provider)(nil)
+	_ sessions.BatchHandle = (*handle)(nil)
 )
 
 // Options configure [Open].
@@ -373,20 +376,56 @@ type handle struct {
 
 // insert stores rec and updates the summary row in tx, and notifies.
 func (h *handle) insert(ctx context.Context, tx pgx.Tx, rec sessions.Record) error {
-	if _, err := tx.Exec(ctx, h.p.q.insertRecord, h.id, rec.Seq, rec.Type, rec.Time, string(rec.Data)); err != nil {
-		return err
-	}
-	c := sessions.CountsOf(rec)
-	if _, err := tx.Exec(ctx, h.p.q.updateSession, h.id, rec.Seq, rec.Time, c.Message, c.Turn, c.Title); err != nil {
-		return err
-	}
-	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, Channel, h.p.schema+"/"+h.id)
-	return err
+	b := h.batch([]sessions.Record{rec})
+	return tx.SendBatch(ctx, b).Close()
 }
 
-// Append stores rec in one transaction.
+// batch queues the statements that store recs: one multi-row insert of
+// the records, one update of the summary row, one notification.
+func (h *handle) batch(recs []sessions.Record) *pgx.Batch {
+	var (
+		seqs          = make([]int64, len(recs))
+		types, datas  = make([]string, len(recs)), make([]string, len(recs))
+		times         = make([]time.Time, len(recs))
+		last          time.Time
+		messages, tns int
+		title         string
+	)
+	for i, r := range recs {
+		seqs[i], types[i], times[i], datas[i] = r.Seq, r.Type, r.Time, string(r.Data)
+		if r.Time.After(last) {
+			last = r.Time
+		}
+		c := sessions.CountsOf(r)
+		if c.Message {
+			messages++
+		}
+		if c.Turn {
+			tns++
+			if title == "" {
+				title = c.Title
+			}
+		}
+	}
+	b := &pgx.Batch{}
+	b.Queue(h.p.q.insertRecords, h.id, seqs, types, times, datas)
+	b.Queue(h.p.q.updateSession, h.id, recs[len(recs)-1].Seq, last, messages, tns, title)
+	b.Queue(`SELECT pg_notify($1, $2)`, Channel, h.p.schema+"/"+h.id)
+	return b
+}
+
+// Append stores rec in one transaction (see AppendBatch).
 func (h *handle) Append(ctx context.Context, rec sessions.Record) error {
-	err := pgx.BeginFunc(ctx, h.c, func(tx pgx.Tx) error { return h.insert(ctx, tx, rec) })
+	return h.AppendBatch(ctx, []sessions.Record{rec})
+}
+
+// AppendBatch stores recs in one transaction sent in one round trip: the
+// statements of [handle.batch] between BEGIN and COMMIT, pipelined. The
+// server runs them in order and commits only when all succeeded; a
+// connection lost before the COMMIT leaves nothing.
+func (h *handle) AppendBatch(ctx context.Context, recs []sessions.Record) error {
+	b := h.batch(recs)
+	err := h.c.SendBatch(ctx, b).Close()
 	if err != nil {
 		return fmt.Errorf("sessions-postgres: append to %s: %w", h.id, err)
 	}

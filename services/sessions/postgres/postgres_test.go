@@ -193,3 +193,70 @@ func TestPostgresDSNNotShown(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A batch is one transaction: when one of its records cannot be stored
+// (here its seq is taken by a row written behind the writer's back)
+// nothing of the batch is, neither records nor the summary, and a
+// follower sees the records of a stored batch once, in order.
+func TestPostgresBatchIsAtomicAndOrdered(t *testing.T) {
+	t.Parallel()
+	pgtest.Need(t)
+	schema := freshSchema(t)
+	store := sessions.New(openProvider(t, schema))
+	w, err := store.Create(bg, sessions.Header{ID: "atomic", Cwd: "/a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	note := func(i int) sessions.Entry {
+		return sessions.Entry{Type: "note", Fields: []byte(fmt.Sprintf(`{"i":%d}`, i))}
+	}
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	followed := make(chan []int64, 1)
+	go func() {
+		var seqs []int64
+		_ = store.Follow(ctx, "atomic", 1, func(r sessions.Record) error {
+			if seqs = append(seqs, r.Seq); len(seqs) == 30 {
+				followed <- seqs
+			}
+			return nil
+		})
+	}()
+	var batch []sessions.Entry
+	for i := range 30 {
+		batch = append(batch, note(i))
+	}
+	if _, err := w.AppendBatch(bg, batch); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case seqs := <-followed:
+		for i, s := range seqs {
+			if s != int64(i+2) {
+				t.Fatalf("follower saw seqs %v", seqs)
+			}
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the follower did not see the batch")
+	}
+	// seq 34 is taken: the batch 32..35 must leave nothing.
+	c, err := pgx.Connect(bg, pgtest.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(bg)
+	if _, err := c.Exec(bg, "INSERT INTO "+schema+".records (session_id, seq, type, time, data) VALUES ('atomic', 34, 'intruder', now(), '{}')"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.AppendBatch(bg, []sessions.Entry{note(30), note(31), note(32), note(33)}); err == nil {
+		t.Fatal("a batch whose seq 34 was taken was stored")
+	}
+	var n, last int64
+	if err := c.QueryRow(bg, "SELECT count(*) FILTER (WHERE type = 'note'), (SELECT last_seq FROM "+schema+".sessions WHERE id = 'atomic') FROM "+schema+".records WHERE session_id = 'atomic'").Scan(&n, &last); err != nil {
+		t.Fatal(err)
+	}
+	if n != 30 || last != 31 {
+		t.Fatalf("after the failed batch: %d notes stored, last_seq %d; want 30 and 31 (nothing of the batch)", n, last)
+	}
+}

@@ -75,17 +75,20 @@ func (p *Provider) migrate(ctx context.Context) error {
 
 // queries are the statements, with the schema filled in.
 type queries struct {
-	createSession, insertRecord, updateSession, lastSeq, records, list, deleteSession string
+	createSession, insertRecords, updateSession, lastSeq, records, list, deleteSession string
 }
 
 func newQueries(s string) queries {
 	return queries{
 		createSession: `INSERT INTO ` + s + `.sessions (id, cwd, model, parent, origin, created, updated)
 			VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (id) DO NOTHING`,
-		insertRecord: `INSERT INTO ` + s + `.records (session_id, seq, type, time, data) VALUES ($1, $2, $3, $4, $5)`,
+		insertRecords: `INSERT INTO ` + s + `.records (session_id, seq, type, time, data)
+			SELECT $1, r.seq, r.type, r.time, r.data
+			FROM unnest($2::bigint[], $3::text[], $4::timestamptz[], $5::text[]) AS r (seq, type, time, data)
+			ORDER BY r.seq`,
 		updateSession: `UPDATE ` + s + `.sessions SET last_seq = $2, updated = greatest(updated, $3),
-			messages = messages + $4::boolean::integer, turns = turns + $5::boolean::integer,
-			title = CASE WHEN title = '' AND $5 THEN $6 ELSE title END
+			messages = messages + $4::integer, turns = turns + $5::integer,
+			title = CASE WHEN title = '' THEN $6 ELSE title END
 			WHERE id = $1`,
 		lastSeq:       `SELECT last_seq FROM ` + s + `.sessions WHERE id = $1`,
 		records:       `SELECT data FROM ` + s + `.records WHERE session_id = $1 AND seq > $2 ORDER BY seq`,

@@ -49,6 +49,7 @@ func Run(t *testing.T, p Provider) {
 		{"CreateAppendRead", testCreateAppendRead},
 		{"Errors", testErrors},
 		{"Ordering", testOrdering},
+		{"AppendBatch", testAppendBatch},
 		{"LargeRecords", testLargeRecords},
 		{"ConcurrentOpeners", testConcurrentOpeners},
 		{"Reserve", testReserve},
@@ -247,6 +248,50 @@ func testOrdering(t *testing.T, open func() *sessions.Service) {
 			t.Fatalf("goroutine %d: record %d after %d", f.G, f.I, prev)
 		}
 		last[f.G] = f.I
+	}
+}
+
+// AppendBatch stores its entries as the next records in the order given
+// (a reserved session gets its header first), counts them in the
+// session's summary, and an entry that cannot be encoded fails the batch
+// before anything of it is stored.
+func testAppendBatch(t *testing.T, open func() *sessions.Service) {
+	s := open()
+	w, err := s.Reserve(sessions.Header{ID: "batched", Cwd: "/b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.Close() })
+	batch := []sessions.Entry{userEntry(t, "first prompt")}
+	for i := range 40 {
+		batch = append(batch, sessions.Entry{Type: "note", Fields: fields(t, map[string]int{"i": i})})
+	}
+	got, err := w.AppendBatch(bg, batch)
+	if err != nil || len(got) != len(batch) || got[0].Seq != 2 || got[len(got)-1].Seq != int64(len(batch)+1) {
+		t.Fatalf("AppendBatch: %d records (seq %v..), %v", len(got), got, err)
+	}
+	bad := []sessions.Entry{{Type: "note"}, {Type: "note", Fields: json.RawMessage(`[1]`)}}
+	if _, err := w.AppendBatch(bg, bad); err == nil {
+		t.Fatal("a batch with an entry that is not a JSON object was stored")
+	}
+	mustAppend(t, w, sessions.Entry{Type: "after"})
+	recs := mustRead(t, s, "batched")
+	checkSeqs(t, recs, 1+len(batch)+1)
+	for i, r := range recs[2 : len(recs)-1] {
+		var f struct{ I int }
+		if err := json.Unmarshal(r.Data, &f); err != nil || r.Type != "note" || f.I != i {
+			t.Fatalf("record %d: %s, want note %d", r.Seq, r.Data, i)
+		}
+	}
+	if last := recs[len(recs)-1]; last.Type != "after" {
+		t.Fatalf("last record %s, want the append after the refused batch", last.Data)
+	}
+	page, err := s.List(bg, sessions.Query{})
+	if err != nil || len(page.Sessions) != 1 {
+		t.Fatalf("list: %+v, %v", page, err)
+	}
+	if i := page.Sessions[0]; i.Turns != 1 || i.Messages != 1 || i.Title != "first prompt" {
+		t.Fatalf("summary: turns %d, messages %d, title %q", i.Turns, i.Messages, i.Title)
 	}
 }
 
