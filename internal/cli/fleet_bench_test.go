@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,7 +15,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
 
+	"github.com/dshgo/harness/internal/pgtest"
 	"github.com/dshgo/harness/plugins/worker"
 )
 
@@ -36,13 +39,114 @@ import (
 // client of the database counts). Run (not part of the test pass):
 //
 //	go test -run '^$' -bench FleetJobs -benchtime 30x ./internal/cli/
+//
+// Each configuration runs twice, side by side in the output: river-noop
+// first (the same number of River clients in this process, each with its
+// own pool and the workers' fetchPollInterval of 200 ms, working a job
+// that does nothing: the queue's own cost), then harness (the trivial
+// agent job). Only the two ends, for the comparison in docs/fleet.md:
+//
+//	go test -run '^$' -bench 'FleetJobs/(workers=1,concurrency=1|workers=3,concurrency=4)/' -benchtime 40x ./internal/cli/
+//
+// bench/fleet.sh runs that and prints the table.
 func BenchmarkFleetJobs(b *testing.B) {
 	for _, workers := range []int{1, 3} {
 		for _, conc := range []int{1, 2, 4} {
-			b.Run(fmt.Sprintf("workers=%d/concurrency=%d", workers, conc), func(b *testing.B) {
-				benchFleet(b, workers, conc)
+			b.Run(fmt.Sprintf("workers=%d,concurrency=%d", workers, conc), func(b *testing.B) {
+				b.Run("river-noop", func(b *testing.B) { benchRiverNoop(b, workers, conc) })
+				b.Run("harness", func(b *testing.B) { benchFleet(b, workers, conc) })
 			})
 		}
+	}
+}
+
+// noopArgs is the River baseline's job: it does nothing.
+type noopArgs struct {
+	N int `json:"n"`
+}
+
+func (noopArgs) Kind() string { return "bench_noop" }
+
+type noopWorker struct {
+	river.WorkerDefaults[noopArgs]
+}
+
+func (noopWorker) Work(context.Context, *river.Job[noopArgs]) error { return nil }
+
+// benchRiverNoop is the baseline: workers River clients in this process,
+// each with its own pool and MaxWorkers conc, work b.N no-op jobs
+// inserted at once; the clock runs until the last is completed, polled
+// as benchFleet polls.
+func benchRiverNoop(b *testing.B, workers, conc int) {
+	dsn, schema := pgtest.Schema(b, "clibenchnoop")
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pool.Close()
+	if _, err := pool.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		b.Fatal(err)
+	}
+	m, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{Schema: schema})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		b.Fatal(err)
+	}
+	for range workers {
+		wp, err := pgxpool.New(ctx, dsn)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer wp.Close()
+		ws := river.NewWorkers()
+		river.AddWorker(ws, noopWorker{})
+		c, err := river.NewClient(riverpgxv5.New(wp), &river.Config{
+			Schema: schema, Workers: ws, FetchPollInterval: 200 * time.Millisecond, FetchCooldown: 100 * time.Millisecond,
+			Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: conc}},
+			Logger: slog.New(slog.DiscardHandler),
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := c.Start(ctx); err != nil {
+			b.Fatal(err)
+		}
+		defer func() { _ = c.Stop(ctx) }()
+	}
+	ins, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Schema: schema})
+	if err != nil {
+		b.Fatal(err)
+	}
+	params := make([]river.InsertManyParams, b.N)
+	for i := range params {
+		params[i] = river.InsertManyParams{Args: noopArgs{N: i}}
+	}
+	b.ResetTimer()
+	start := time.Now()
+	if _, err := ins.InsertMany(ctx, params); err != nil {
+		b.Fatal(err)
+	}
+	waitCompleted(b, pool, schema, b.N)
+	elapsed := time.Since(start)
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "jobs/s")
+	b.ReportMetric(loadAvg1(), "load1")
+}
+
+// waitCompleted polls every 100 ms until n jobs of schema are completed.
+func waitCompleted(b *testing.B, pool *pgxpool.Pool, schema string, n int) {
+	for {
+		var done int
+		if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM `+schema+`.river_job WHERE state = 'completed'`).Scan(&done); err != nil {
+			b.Fatal(err)
+		}
+		if done == n {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -78,16 +182,7 @@ func benchFleet(b *testing.B, workers, conc int) {
 	if _, err := client.InsertMany(ctx, params); err != nil {
 		b.Fatal(err)
 	}
-	for {
-		var done int
-		if err := pool.QueryRow(ctx, `SELECT count(*) FROM `+f.schema+`.river_job WHERE state = 'completed'`).Scan(&done); err != nil {
-			b.Fatal(err)
-		}
-		if done == b.N {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitCompleted(b, pool, f.schema, b.N)
 	elapsed := time.Since(start)
 	b.StopTimer()
 	after := sampleCPU(pids)
