@@ -8,12 +8,15 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/core/fxcore"
+	"github.com/dshgo/harness/core/manifest"
 	"github.com/dshgo/harness/plugins/worker"
+	"github.com/dshgo/harness/services/sessions/postgres"
 )
 
 // The fleet commands (submit, worker, jobs, job-run) are thin: the
@@ -21,7 +24,18 @@ import (
 
 // withWorker boots the configured harness, runs fn with its worker
 // service and stops the harness.
+// A database that does not accept a connection fails it at once (exit 1,
+// "PostgreSQL is unreachable at HOST:PORT: WHY").
 func withWorker(env *Env, fn func(ctx context.Context, h *fxcore.Harness, w *worker.Service) error) error {
+	dsns, err := fleetDSNs(env)
+	if err != nil {
+		return err
+	}
+	for _, d := range dsns {
+		if err := worker.Ping(env.Ctx, d); err != nil {
+			return Failure(err)
+		}
+	}
 	h, err := env.Boot(SkipAudit())
 	if err != nil {
 		return err
@@ -33,6 +47,58 @@ func withWorker(env *Env, fn func(ctx context.Context, h *fxcore.Harness, w *wor
 			"(both with dsn: !env VAR) to harness.yml (docs/fleet.md); `harness plugins` shows what it waits for"))
 	}
 	return fn(env.Ctx, h, w)
+}
+
+// fleetDSNs returns the DSNs of the manifest's enabled worker and
+// sessions-postgres rows. A row whose config does not decode is left out:
+// booting reports it.
+func fleetDSNs(env *Env) ([]string, error) {
+	m, err := env.LoadManifest()
+	if err != nil {
+		return nil, err
+	}
+	var dsns []string
+	var walk func([]manifest.Entry)
+	walk = func(rows []manifest.Entry) {
+		for _, e := range rows {
+			switch {
+			case e.Disabled:
+			case e.Group:
+				walk(e.Children)
+			case e.Name == worker.Plugin.Name():
+				if cfg, err := manifest.DecodeConfig(worker.Plugin, e, env.LookupEnv); err == nil {
+					dsns = append(dsns, cfg.(*worker.Config).DSN)
+				}
+			case e.Name == postgres.Plugin.Name():
+				if cfg, err := manifest.DecodeConfig(postgres.Plugin, e, env.LookupEnv); err == nil {
+					dsns = append(dsns, cfg.(*postgres.Config).DSN)
+				}
+			}
+		}
+	}
+	walk(m.Plugins)
+	return dsns, nil
+}
+
+// waitForDatabase waits, with worker.WaitForDatabase's backoff, until the
+// manifest's fleet databases accept a connection, printing "waiting for
+// PostgreSQL (try N, next in D): WHY" on stderr before each wait. A
+// signal (env.Ctx done) ends the wait: interrupted.
+func waitForDatabase(env *Env) error {
+	dsns, err := fleetDSNs(env)
+	if err != nil {
+		return err
+	}
+	err = worker.WaitForDatabase(env.Ctx, dsns, func(try int, next time.Duration, err error) {
+		fmt.Fprintf(env.Stderr, "harness worker: waiting for PostgreSQL (try %d, next in %s): %v\n", try, next, err)
+	})
+	if env.Ctx.Err() != nil {
+		return errInterrupted()
+	}
+	if err != nil {
+		return UsageError(err)
+	}
+	return nil
 }
 
 func init() {
@@ -56,7 +122,9 @@ func workerCommand(env *Env) *cobra.Command {
 			"--concurrency runs N jobs of each queue at once; --queues names the queues (default: default).\n\n" +
 			"SIGTERM or Ctrl-C drains: no new jobs; running ones may finish for the worker row's drainTimeout, then\n" +
 			"they are stopped and handed back to the queue (resumed by a worker from their stored session).\n" +
-			"Exit status: 0 after a drain; 2 configuration error.",
+			"A database that does not accept connections at start is waited for (backoff 1s doubling to 30s), one\n" +
+			"line per try on stderr: waiting for PostgreSQL (try N, next in D): WHY.\n" +
+			"Exit status: 0 after a drain; 2 configuration error; 130 interrupted while waiting for the database.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			argv, err := jobRunArgv(env)
@@ -72,6 +140,9 @@ func workerCommand(env *Env) *cobra.Command {
 				if v, ok := env.LookupEnv(name); ok {
 					pass[name] = v
 				}
+			}
+			if err := waitForDatabase(env); err != nil {
+				return err
 			}
 			return withWorker(env, func(ctx context.Context, _ *fxcore.Harness, w *worker.Service) error {
 				err := w.Work(ctx, worker.WorkOptions{Command: argv, Env: pass, Queues: queues, Concurrency: concurrency,
