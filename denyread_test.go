@@ -1,7 +1,9 @@
 package harness_test
 
 import (
+	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -64,5 +66,49 @@ func TestDefaultManifestDenyReadIsTheDefaultList(t *testing.T) {
 	}
 	if !strings.Contains(string(harness.DefaultManifest), `denyRead: ["@defaults"]`) {
 		t.Error(`default manifest: want denyRead: ["@defaults"], not a copy of the list`)
+	}
+}
+
+// Every test the threat-model tables of docs/sandbox.md and docs/policy.md
+// name exists, so a row cannot point at a test that was renamed away.
+func TestThreatModelTablesNameRealTests(t *testing.T) {
+	var src strings.Builder
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == "node_modules" {
+			return filepath.SkipDir
+		}
+		if strings.HasSuffix(path, "_test.go") {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			src.Write(b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range []string{"docs/sandbox.md", "docs/policy.md"} {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sec := regexp.MustCompile(`(?s)#+ Threat model[^\n]*\n(.*?)\n#`).FindSubmatch(b)
+		if sec == nil {
+			t.Fatalf("%s: no threat model section", doc)
+		}
+		names := regexp.MustCompile("`(Test[A-Za-z0-9_]+)`").FindAllSubmatch(sec[1], -1)
+		if len(names) < 5 {
+			t.Errorf("%s: the threat model names only %d tests", doc, len(names))
+		}
+		for _, n := range names {
+			if !strings.Contains(src.String(), "func "+string(n[1])+"(") {
+				t.Errorf("%s names %s, which no test file defines", doc, n[1])
+			}
+		}
 	}
 }
