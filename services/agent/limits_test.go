@@ -106,3 +106,57 @@ func TestHugeToolArgumentIsRefusedWithBoundedMemory(t *testing.T) {
 		t.Fatalf("session log: %v, %d bytes: the argument was stored", err, fi.Size())
 	}
 }
+
+// A model that names a tool call with a 1 MiB id (issue 32 item 6): the
+// call runs under a short id derived from it ([llm.CapToolCallID]); the
+// next request's assistant message and tool result carry that id, not the
+// long one, and neither the request nor the session log holds it.
+func TestHugeToolCallIDIsReplaced(t *testing.T) {
+	long := "id_" + strings.Repeat("x", 1<<20)
+	short, n := llm.CapToolCallID(long)
+	if n != len(long) || len(short) > llm.MaxToolCallIDBytes || !strings.HasPrefix(short, "call_") {
+		t.Fatalf("CapToolCallID = %q, %d", short, n)
+	}
+	if again, _ := llm.CapToolCallID(long); again != short {
+		t.Fatalf("CapToolCallID is not stable: %q then %q", short, again)
+	}
+	if other, _ := llm.CapToolCallID(long + "y"); other == short {
+		t.Fatalf("two long ids map to the same replacement %q", short)
+	}
+	if kept, n := llm.CapToolCallID("call_ok"); kept != "call_ok" || n != 0 {
+		t.Fatalf("a short id was replaced: %q, %d", kept, n)
+	}
+
+	f := newFixture(t, []llmtest.Turn{
+		llmtest.Calls(llmtest.Call{ID: long, Name: "current_time", Args: `{}`}),
+		llmtest.Reply("done"),
+	})
+	ss := f.open(agent.Options{})
+	res, err := ss.Run(context.Background(), "what time is it")
+	if err != nil || res.Text != "done" {
+		t.Fatalf("run: %v %+v", err, res)
+	}
+	w := f.wire(1)
+	var callID, resultID string
+	for _, m := range w.Messages {
+		if m.Role == "assistant" && len(m.ToolCalls) == 1 {
+			callID = m.ToolCalls[0].ID
+		}
+		if m.Role == "tool" {
+			resultID = m.ToolCallID
+		}
+	}
+	if callID != short || resultID != short {
+		t.Fatalf("next request: call id %.40q, result id %.40q; want both %q", callID, resultID, short)
+	}
+	if n := len(f.srv.Requests()[1].Body); n > 64<<10 {
+		t.Fatalf("next request is %d bytes: the long id was echoed back", n)
+	}
+	logs, _ := filepath.Glob(filepath.Join(f.state, "sessions", "*.jsonl"))
+	if len(logs) != 1 {
+		t.Fatalf("session logs: %v", logs)
+	}
+	if fi, err := os.Stat(logs[0]); err != nil || fi.Size() > 64<<10 {
+		t.Fatalf("session log: %v, %d bytes: the long id was stored", err, fi.Size())
+	}
+}
