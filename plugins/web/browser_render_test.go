@@ -41,7 +41,7 @@ func TestBrowserMarkdownSanitized(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#add-workspace button`)),
 		chromedp.WaitVisible(chromedp.CSS(`#workspaces li.selected`)),
 	)
-	if hint := get(t, ctx, "the empty pane", chromedp.Text(chromedp.ID(`empty-hint`))); strings.Contains(hint, "Add or pick a workspace") || !strings.Contains(hint, "Start a new session") {
+	if hint := get(t, ctx, "the empty pane", chromedp.Text(chromedp.ID(`view-empty`))); strings.Contains(hint, "Add or pick a workspace") || !strings.Contains(hint, "Start a new session") {
 		t.Errorf("empty pane with a workspace selected: %q", hint)
 	}
 	run(t, ctx, "run the turn",
