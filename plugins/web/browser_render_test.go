@@ -94,6 +94,7 @@ func TestBrowserMarkdownSanitized(t *testing.T) {
 	}
 	run(t, ctx, "hover everything", void(chromedp.Evaluate[bool](`[...document.querySelectorAll(".msg.assistant *")].forEach((n) => n.dispatchEvent(new MouseEvent("mouseover", {bubbles: true}))), true`)))
 	check("live")
+	run(t, ctx, "screenshot", shot(t, "web-markdown"))
 	run(t, ctx, "reload and open the session again",
 		chromedp.Reload(),
 		chromedp.WaitVisible(chromedp.CSS(`body[data-ready="1"]`)),
