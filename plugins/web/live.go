@@ -230,7 +230,11 @@ func (h *hub) start(ctx context.Context, l *live, o agent.Options) (*live, error
 	h.live[l.id] = l
 	h.mu.Unlock()
 	l.mu.Lock()
-	l.armIdleLocked()
+	// A session just opened waits for its first watcher at least
+	// openGrace: one created and not yet written has no log to reopen
+	// it from, and a page on a loaded machine may take longer than
+	// idleClose to connect.
+	l.armIdleForLocked(max(l.h.idle, openGrace))
 	l.mu.Unlock()
 	l.publishFigures()
 	return l, nil
@@ -464,13 +468,20 @@ var ErrReadOnly = errors.New("the session is read-only here")
 // session open: no watcher, no running turn (a pending approval belongs
 // to a running turn). When it fires the session is closed (its exclusive
 // hold released); opening it again resumes it from its log.
-func (l *live) armIdleLocked() {
+func (l *live) armIdleLocked() { l.armIdleForLocked(l.h.idle) }
+
+// openGrace is the least time a session just opened stays open unwatched.
+const openGrace = 10 * time.Second
+
+// armIdleForLocked is armIdleLocked with the timer set to d (idleClose
+// unset: never).
+func (l *live) armIdleForLocked(d time.Duration) {
 	if l.h.idle <= 0 || l.closed || l.running || len(l.subs) > 0 {
 		return
 	}
 	l.disarmLocked()
 	gen := l.idleGen
-	l.idleT = time.AfterFunc(l.h.idle, func() { l.h.closeIdle(l, gen) })
+	l.idleT = time.AfterFunc(d, func() { l.h.closeIdle(l, gen) })
 }
 
 // disarmLocked (l.mu held) stops the idle timer.

@@ -27,3 +27,17 @@ func TestMarkdown(t *testing.T) {
 		t.Error("a text over maxMarkdown was rendered")
 	}
 }
+
+// BenchmarkMarkdown renders a typical answer of about 2 KB (paragraphs, a
+// list, a code block, a table) to sanitised HTML.
+//
+//	go test ./plugins/web -run '^$' -bench Markdown
+func BenchmarkMarkdown(b *testing.B) {
+	src := strings.Repeat("Some **bold** text with `code` and a [link](https://example.com).\n\n- one\n- two <b>raw</b>\n\n```go\nfunc main() {}\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n", 8)
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		if _, ok := markdown()(src); !ok {
+			b.Fatal("not rendered")
+		}
+	}
+}
