@@ -33,8 +33,12 @@ const SourceSystemPrompt = "systemprompt:changed"
 // Tool schemas are compared as JSON values (key order and whitespace do
 // not count) and sent compacted, so a provider that serialises a schema
 // differently on another start does not change a byte.
+//
+// A prefix is kept per model: a session switched to another route (whose
+// cache is another one) records the live prompt and tools afresh.
 type prefixState struct {
 	pinned   bool
+	route    string
 	system   string
 	tools    []llm.ToolSchema
 	sections []systemprompt.RenderedSection // as last sent (recorded, then updates)
@@ -50,7 +54,7 @@ type livePrefix struct {
 // prefixLocked returns the system prompt and tools the next request sends:
 // the recorded ones, or live's when nothing is recorded yet. ss.mu is held.
 func (ss *Session) prefixLocked(live livePrefix) (string, []llm.ToolSchema) {
-	if !ss.prefix.pinned {
+	if !ss.prefix.pinned || ss.prefix.route != ss.route {
 		return live.system, live.tools
 	}
 	return ss.prefix.system, ss.prefix.tools
@@ -63,18 +67,19 @@ func (t *turn) reconcilePrefix(live livePrefix, req *llm.Request) error {
 	ss := t.ss
 	ss.mu.Lock()
 	st := ss.prefix
+	route := ss.route
 	ss.mu.Unlock()
-	if !st.pinned {
-		if err := ss.write(Record{Type: RecordPrefix, Turn: t.n, Step: t.step, System: live.system, Tools: live.tools, Sections: live.sections}); err != nil {
+	if !st.pinned || st.route != route {
+		if err := ss.write(Record{Type: RecordPrefix, Turn: t.n, Step: t.step, Model: route, System: live.system, Tools: live.tools, Sections: live.sections}); err != nil {
 			return err
 		}
 		ss.mu.Lock()
-		ss.prefix = prefixState{pinned: true, system: live.system, tools: live.tools, sections: live.sections}
+		ss.prefix = prefixState{pinned: true, route: route, system: live.system, tools: live.tools, sections: live.sections}
 		ss.mu.Unlock()
 		return nil
 	}
 	if tools, changed := mergeTools(st.tools, live.tools); changed {
-		if err := ss.write(Record{Type: RecordPrefix, Turn: t.n, Step: t.step, System: st.system, Tools: tools, Sections: st.sections}); err != nil {
+		if err := ss.write(Record{Type: RecordPrefix, Turn: t.n, Step: t.step, Model: route, System: st.system, Tools: tools, Sections: st.sections}); err != nil {
 			return err
 		}
 		ss.mu.Lock()
@@ -103,7 +108,7 @@ func (t *turn) reconcilePrefix(live livePrefix, req *llm.Request) error {
 func (ss *Session) replayPrefix(r Record) {
 	switch {
 	case r.Type == RecordPrefix:
-		ss.prefix = prefixState{pinned: true, system: r.System, tools: r.Tools, sections: r.Sections}
+		ss.prefix = prefixState{pinned: true, route: r.Model, system: r.System, tools: r.Tools, sections: r.Sections}
 	case r.Type == RecordUser && r.Source == SourceSystemPrompt:
 		ss.prefix.sections = r.Sections
 	}

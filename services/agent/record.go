@@ -100,8 +100,9 @@ type Record struct {
 	Key   string          `json:"key,omitempty"`
 	State json.RawMessage `json:"state,omitempty"`
 
-	// Prefix fields (RecordPrefix): the system prompt and the tool list
-	// every request of the session starts with, and the rendered sections
+	// Prefix fields (RecordPrefix, with Model the route it was sent to):
+	// the system prompt and the tool list every request of the session
+	// starts with, and the rendered sections
 	// of that prompt. A user message of source SourceSystemPrompt carries
 	// the sections it announced.
 	System   string                         `json:"system,omitempty"`
