@@ -492,10 +492,15 @@ func deniedLines(r *agent.ToolResultEvent) string {
 	return fmt.Sprintf("✗ %s: denied, %d ms\n    %s", r.Name, r.DurationMs, strings.ReplaceAll(reason, "\n", "\n    "))
 }
 
-// summary is the text output's last line of a turn: steps, tokens, wall
-// time and, when the route's prices are known, the cost in USD.
+// summary is the text output's last line of a turn: steps, tokens, the
+// prompt cache's hit share (when the provider's cache served any), wall time and,
+// when the route's prices are known, the cost in USD.
 func summary(r *agent.Result) string {
-	parts := []string{plural(r.Steps, "step"), fmt.Sprintf("%d tokens", r.Usage.TotalTokens), fmt.Sprintf("%.1fs", float64(r.DurationMs)/1000)}
+	parts := []string{plural(r.Steps, "step"), fmt.Sprintf("%d tokens", r.Usage.TotalTokens)}
+	if r.Usage.CacheHitTokens > 0 {
+		parts = append(parts, fmt.Sprintf("cache %.0f%%", 100*r.Usage.CacheHitRatio()))
+	}
+	parts = append(parts, fmt.Sprintf("%.1fs", float64(r.DurationMs)/1000))
 	if r.TotalCostUSD != nil {
 		parts = append(parts, fmt.Sprintf("$%.4f", *r.TotalCostUSD))
 	}

@@ -478,7 +478,7 @@ func printContext(w io.Writer, host *agentHost, ss *agent.Session) {
 	if meter, ok := core.Lookup(host.h.Root.Context(), tokenmeter.Key); ok {
 		st := meter.Session(ss.ID()).Stats()
 		fmt.Fprintf(w, "cumulative since this process opened the session — requests: %d (%d estimated)\n", st.Requests, st.EstimatedRequests)
-		fmt.Fprintf(w, "prompt tokens: %d  completion: %d  cache hits: %d\n", st.Totals.PromptTokens, st.Totals.CompletionTokens, st.Totals.CacheHitTokens)
+		fmt.Fprintf(w, "prompt tokens: %d  completion: %d  cache hits: %d  misses: %d\n", st.Totals.PromptTokens, st.Totals.CompletionTokens, st.Totals.CacheHitTokens, st.Totals.CacheMissTokens)
 		if st.Last != nil {
 			fmt.Fprintf(w, "context used by the last request: %d tokens", st.Last.PromptTokens)
 			if m.ContextWindow > 0 {
@@ -488,7 +488,7 @@ func printContext(w io.Writer, host *agentHost, ss *agent.Session) {
 		}
 		return
 	}
-	fmt.Fprintf(w, "prompt tokens: %d  completion: %d  cache hits: %d  (no token meter mounted)\n", u.PromptTokens, u.CompletionTokens, u.CacheHitTokens)
+	fmt.Fprintf(w, "prompt tokens: %d  completion: %d  cache hits: %d  misses: %d  (no token meter mounted)\n", u.PromptTokens, u.CompletionTokens, u.CacheHitTokens, u.CacheMissTokens)
 }
 
 // registered runs line when it names a command that a plugin registered

@@ -221,6 +221,8 @@ func writeRecord(w io.Writer, s sessions.Record) error {
 	switch {
 	case r.Type == agent.RecordToolCall || r.Type == agent.RecordUsage:
 		return nil // shown with the assistant message and in `harness tokens`
+	case r.Type == agent.RecordPrefix:
+		fmt.Fprintf(w, "\n── prefix (seq %d): system prompt %d bytes, %d tools ──\n", r.Seq, len(r.System), len(r.Tools))
 	case r.Message != nil:
 		writeMessage(w, r)
 	default:

@@ -104,7 +104,7 @@ func TestSessionStepRecordsShareOneTransaction(t *testing.T) {
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"session", "user", "usage assistant tool/call", "tool/result", "usage assistant"}
+	want := []string{"session", "user prefix", "usage assistant tool/call", "tool/result", "usage assistant"}
 	if strings.Join(groups, " | ") != strings.Join(want, " | ") {
 		t.Fatalf("transactions:\n  %s\nwant\n  %s", strings.Join(groups, " | "), strings.Join(want, " | "))
 	}

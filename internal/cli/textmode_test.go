@@ -92,3 +92,43 @@ func TestCostInSummaryLineAndJSON(t *testing.T) {
 		t.Fatalf("text without prices: %q", r.stderr)
 	}
 }
+
+// The provider's cache split reaches the user: the summary line shows the
+// hit share, the json result carries usage.cacheHitTokens and
+// usage.cacheMissTokens, and totalCostUsd prices hits and misses apart
+// (800 hits at $0.5, 100 misses at $2, 12 completion at $10 per 1M =
+// $0.00072), from DeepSeek's and from OpenAI's usage shapes.
+func TestCacheSplitInSummaryJSONAndCost(t *testing.T) {
+	t.Parallel()
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	priced := func(url string) string {
+		m := agentManifest(url, t.TempDir(), "")
+		return strings.Replace(m, "{name: m1, default: true, contextWindow: 1000000}",
+			"{name: m1, default: true, contextWindow: 1000000, prices: {cacheHit: 0.5, cacheMiss: 2, output: 10}}", 1)
+	}
+	const want = 0.00072
+	for name, u := range map[string]llmtest.Usage{
+		"deepseek": {PromptTokens: 900, CompletionTokens: 12, TotalTokens: 912, PromptCacheHitTokens: 800, PromptCacheMissTokens: 100},
+		"openai":   {PromptTokens: 900, CompletionTokens: 12, TotalTokens: 912, PromptTokensDetails: &llmtest.TokenDetails{CachedTokens: 800}},
+	} {
+		turn := func() llmtest.Turn {
+			return llmtest.Stream(llmtest.TextDelta("hi"), llmtest.FinishWithUsage("stop", u))
+		}
+		r := runAgent(t, repo, priced(llmtest.New(t, []llmtest.Turn{turn()}).URL), "", "run", "say hi")
+		if r.code != 0 || !strings.Contains(r.stderr, "[1 step · 912 tokens · cache 89% · ") {
+			t.Fatalf("%s: text: exit %d stderr %q", name, r.code, r.stderr)
+		}
+		r = runAgent(t, repo, priced(llmtest.New(t, []llmtest.Turn{turn()}).URL), "", "run", "-o", "json", "say hi")
+		var res struct {
+			Usage struct {
+				CacheHitTokens  int64 `json:"cacheHitTokens"`
+				CacheMissTokens int64 `json:"cacheMissTokens"`
+			} `json:"usage"`
+			TotalCostUSD *float64 `json:"totalCostUsd"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || res.Usage.CacheHitTokens != 800 || res.Usage.CacheMissTokens != 100 ||
+			res.TotalCostUSD == nil || math.Abs(*res.TotalCostUSD-want) > 1e-12 {
+			t.Fatalf("%s: json: %v %q", name, err, r.stdout)
+		}
+	}
+}

@@ -217,6 +217,9 @@ func (m *Model) costText() string {
 	u := m.total
 	var b strings.Builder
 	fmt.Fprintf(&b, "tokens this session: **%d** prompt (%d from cache) · **%d** completion", u.PromptTokens, u.CacheHitTokens, u.CompletionTokens)
+	if u.CacheReported() {
+		fmt.Fprintf(&b, "\n\nprompt %s", u.CacheText())
+	}
 	if m.ss != nil {
 		if p := m.ss.Model().Prices; p.Known() {
 			fmt.Fprintf(&b, "\n\ncost: **$%.4f** (at the configured prices of %s)", p.Cost(u), m.ss.Model().Route())

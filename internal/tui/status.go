@@ -11,7 +11,8 @@ import (
 	"github.com/dshgo/harness/services/subprocess"
 )
 
-// statusLine is the bar at the bottom: model, step, context use, cost,
+// statusLine is the bar at the bottom: model, step, context use, the
+// session's prompt-cache hit share (when the provider's cache served any), cost,
 // the turn's elapsed time, sandbox and permission mode, and key hints.
 func (m *Model) statusLine() string {
 	var parts []string
@@ -32,6 +33,9 @@ func (m *Model) statusLine() string {
 		} else {
 			parts = append(parts, fmt.Sprintf("ctx %dk", m.ctxTokens/1000))
 		}
+	}
+	if m.total.CacheHitTokens > 0 {
+		parts = append(parts, fmt.Sprintf("cache %.0f%%", 100*m.total.CacheHitRatio()))
 	}
 	if m.ss != nil {
 		if p := m.ss.Model().Prices; p.Known() {

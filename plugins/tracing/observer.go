@@ -253,8 +253,8 @@ func (t *turnTrace) usage(e agent.Event, now time.Time) {
 		return
 	}
 	t.chat.SetAttributes(semconv.GenAIUsageInputTokens(int(u.PromptTokens)), semconv.GenAIUsageOutputTokens(int(u.CompletionTokens)))
-	if u.CacheHitTokens > 0 {
-		t.chat.SetAttributes(semconv.GenAIUsageCacheReadInputTokens(int(u.CacheHitTokens)))
+	if u.CacheReported() {
+		t.chat.SetAttributes(semconv.GenAIUsageCacheReadInputTokens(int(u.CacheHitTokens)), telemetry.AttrUsageCacheMiss.Int64(u.CacheMissTokens))
 	}
 	if u.ReasoningTokens > 0 {
 		t.chat.SetAttributes(semconv.GenAIUsageReasoningOutputTokens(int(u.ReasoningTokens)))

@@ -167,7 +167,7 @@ func TestRunSpanTree(t *testing.T) {
 			llmtest.ToolCallStart(1, "c2", "boom", `{"text":"`+secret+`"}`),
 			llmtest.ToolCallStart(2, "c3", "forbidden", `{"text":"`+secret+`"}`),
 			llmtest.FinishWithUsage("tool_calls", u)),
-		llmtest.Stream(llmtest.TextDelta("done "+secret), llmtest.FinishWithUsage("stop", llmtest.Usage{PromptTokens: 6000, CompletionTokens: 7, TotalTokens: 6007})),
+		llmtest.Stream(llmtest.TextDelta("done "+secret), llmtest.FinishWithUsage("stop", llmtest.Usage{PromptTokens: 6000, CompletionTokens: 7, TotalTokens: 6007, PromptCacheHitTokens: 5000, PromptCacheMissTokens: 1000})),
 	}, parent)
 	res, sid, err := h.run(t, "please "+secret)
 	if err != nil || res.Steps != 2 {
@@ -198,6 +198,7 @@ func TestRunSpanTree(t *testing.T) {
 		"gen_ai.request.model": "m1", "gen_ai.usage.input_tokens": 5000, "gen_ai.usage.output_tokens": 20,
 		"gen_ai.response.finish_reasons": []string{"tool_calls"}, "harness.step": 1})
 	want(t, chat2, map[string]any{"gen_ai.usage.input_tokens": 6000, "gen_ai.usage.output_tokens": 7,
+		"gen_ai.usage.cache_read.input_tokens": 5000, "harness.usage.cache_miss.input_tokens": 1000,
 		"gen_ai.response.finish_reasons": []string{"stop"}, "harness.step": 2})
 	if !chat1.EndTime().Before(chat2.StartTime()) {
 		t.Errorf("chat 1 ends %v after chat 2 starts %v", chat1.EndTime(), chat2.StartTime())

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 
 	"github.com/dshgo/harness/services/agent"
+	"github.com/dshgo/harness/services/llm"
+	"github.com/dshgo/harness/services/tools"
 )
 
 // Event types the web app adds to the agent's (sent on the same stream).
@@ -23,7 +25,30 @@ const (
 	EventSubagent = "subagent"
 	// EventReadOnly: the session takes no input here (Reason says why).
 	EventReadOnly = "readonly"
+	// EventMarkdown: the assistant message just sent, rendered from
+	// markdown to sanitised HTML (HTML); it follows that message's event.
+	EventMarkdown = "markdown"
+	// EventFigures: the session's model, context use, tokens and cost
+	// (Figures), as the TUI's status bar shows them.
+	EventFigures = "figures"
 )
+
+// Figures are what the footer shows: the model route, the context in use
+// (the last usage event's ContextTokens, or a compaction's tokens after)
+// against the model's window, the session's total usage and its cost at
+// the model's prices.
+type Figures struct {
+	Model         string    `json:"model,omitempty"`
+	ContextTokens int64     `json:"contextTokens"`
+	ContextWindow int64     `json:"contextWindow,omitempty"`
+	Total         llm.Usage `json:"total"`
+	// Estimated: the last usage was the harness's estimate (the provider
+	// reported none).
+	Estimated bool `json:"estimated,omitempty"`
+	// Cost is the total's price in USD; nil when the model's prices are
+	// unknown.
+	Cost *float64 `json:"cost,omitempty"`
+}
 
 // Approval is an ask shown in the browser.
 type Approval struct {
@@ -49,6 +74,8 @@ type webEvent struct {
 	Queue     []string  `json:"queue,omitempty"`
 	Busy      bool      `json:"busy"`
 	Subagent  *Subagent `json:"subagent,omitempty"`
+	HTML      string    `json:"html,omitempty"`
+	Figures   *Figures  `json:"figures,omitempty"`
 }
 
 // encodeAgentEvent is the wire form of e, the stream-json line that
@@ -93,8 +120,9 @@ func eventsOfRecords(id string, recs []agent.Record) []agent.Event {
 			e.Type, e.ToolCall = agent.EventToolCall, &agent.ToolCallEvent{ID: r.CallID, Name: r.Name, Arguments: r.Arguments}
 		case agent.RecordToolResult:
 			e.Type = agent.EventToolResult
-			e.ToolResult = &agent.ToolResultEvent{CallID: r.CallID, Name: r.Name, Content: contentText(r), IsError: r.IsError, Error: r.Error, Meta: r.Meta,
-				Presentation: r.Presentation}
+			text := contentText(r)
+			e.ToolResult = &agent.ToolResultEvent{CallID: r.CallID, Name: r.Name, Content: text, IsError: r.IsError, Error: r.Error, Meta: r.Meta,
+				Presentation: loggedPresentation(r.Presentation, text)}
 		case agent.RecordUsage:
 			e.Type, e.Usage, e.Estimated = agent.EventUsage, r.Usage, r.Estimated
 		case agent.RecordState:
@@ -110,6 +138,25 @@ func eventsOfRecords(id string, recs []agent.Record) []agent.Event {
 		out = append(out, e)
 	}
 	return out
+}
+
+// loggedPresentation is the presentation a logged result is shown with:
+// the log keeps a result's presentation without its content (the diff,
+// the terminal), so a command's or a generic tool's card shows the end of
+// the text its result gave the model, as the TUI does for a resumed
+// session; a file tool's card shows its summary only (its text is the
+// model's envelope, not output).
+func loggedPresentation(p *tools.Presentation, text string) *tools.Presentation {
+	if p == nil || p.Content != nil || text == "" {
+		return p
+	}
+	switch p.Kind {
+	case tools.KindExecute, tools.KindOther, "":
+		c := *p
+		c.Content = []tools.ToolCallContent{tools.TextContent(tools.TailBytes(text, tools.MaxTerminalOutput))}
+		return &c
+	}
+	return p
 }
 
 // contentText is the text a tool result showed the model.

@@ -165,6 +165,10 @@ type event struct {
 		Content string `json:"content"`
 		IsError bool   `json:"isError"`
 	} `json:"toolResult"`
+	ToolProgress *struct {
+		CallID string `json:"callId"`
+		Tail   string `json:"tail"`
+	} `json:"toolProgress"`
 	Result *struct {
 		Reason  string `json:"reason"`
 		IsError bool   `json:"isError"`

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/agent"
+	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/tools"
 )
 
@@ -29,7 +30,8 @@ const (
 // EPOCH.SEQ, EPOCH naming the live session instance).
 type frame struct {
 	seq   int64
-	delta bool // a text or reasoning delta
+	delta bool   // a text or reasoning delta
+	call  string // a running call's progress: the call's id (superseded by its next progress and its result)
 	data  []byte
 }
 
@@ -85,6 +87,11 @@ type live struct {
 	lastUsed  time.Time
 	idleT     *time.Timer
 	idleGen   int
+
+	// The footer's figures: the model (once the agent session is open)
+	// and what the usage and compaction events said.
+	model   *llm.Model
+	figures Figures
 }
 
 // sub is one watcher (an SSE stream).
@@ -198,6 +205,10 @@ func (h *hub) start(ctx context.Context, l *live, o agent.Options) (*live, error
 		return nil, err
 	}
 	l.ss, l.id = ss, ss.ID()
+	m := ss.Model()
+	l.mu.Lock()
+	l.model = &m
+	l.mu.Unlock()
 	if r, ok := core.Lookup(h.s.c, tools.ApprovalKey); ok {
 		if router, ok := r.(interface {
 			Route(*core.ScopeID, tools.Answerer) func()
@@ -219,8 +230,13 @@ func (h *hub) start(ctx context.Context, l *live, o agent.Options) (*live, error
 	h.live[l.id] = l
 	h.mu.Unlock()
 	l.mu.Lock()
-	l.armIdleLocked()
+	// A session just opened waits for its first watcher at least
+	// openGrace: one created and not yet written has no log to reopen
+	// it from, and a page on a loaded machine may take longer than
+	// idleClose to connect.
+	l.armIdleForLocked(max(l.h.idle, openGrace))
 	l.mu.Unlock()
+	l.publishFigures()
 	return l, nil
 }
 
@@ -294,22 +310,82 @@ func (l *live) publishAgent(e agent.Event) {
 		l.h.relayChild(l, e)
 		return
 	}
-	if e.Type == agent.EventToolProgress {
-		// A running call's output so far (up to ten a second per call):
-		// the page shows a call's output when its result arrives, and
-		// these would crowd the replay backlog out.
-		return
-	}
 	if e.SessionID == "" {
 		e.SessionID = l.id
 	}
-	delta := e.Type == agent.EventText || e.Type == agent.EventReasoning
-	if e.Type == agent.EventAssistant {
+	switch e.Type {
+	case agent.EventToolProgress:
+		// A running call's output so far (up to ten a second per call):
+		// the backlog keeps the latest of each running call only.
+		if e.ToolProgress != nil {
+			l.publishProgress(e.ToolProgress.CallID, encodeAgentEvent(e))
+		}
+		return
+	case agent.EventToolResult:
+		if e.ToolResult != nil {
+			l.mu.Lock()
+			l.buf = slices.DeleteFunc(l.buf, func(f frame) bool { return f.call == e.ToolResult.CallID })
+			l.mu.Unlock()
+		}
+	case agent.EventAssistant:
 		l.mu.Lock()
 		l.buf = slices.DeleteFunc(l.buf, func(f frame) bool { return f.delta })
 		l.mu.Unlock()
 	}
+	delta := e.Type == agent.EventText || e.Type == agent.EventReasoning
 	l.publish(encodeAgentEvent(e), delta)
+	switch e.Type {
+	case agent.EventAssistant:
+		if e.Message != nil {
+			if h, ok := markdown()(e.Message.Content); ok {
+				l.publishWeb(webEvent{Type: EventMarkdown, HTML: h})
+			}
+		}
+	case agent.EventUsage:
+		l.mu.Lock()
+		if e.ContextTokens > 0 {
+			l.figures.ContextTokens = e.ContextTokens
+		}
+		if e.Total != nil {
+			l.figures.Total = *e.Total
+		}
+		l.figures.Estimated = e.Estimated
+		l.mu.Unlock()
+		l.publishFigures()
+	case agent.EventCompaction:
+		if e.Compaction != nil {
+			l.mu.Lock()
+			l.figures.ContextTokens = int64(e.Compaction.TokensAfter)
+			l.mu.Unlock()
+			l.publishFigures()
+		}
+	}
+}
+
+// publishFigures sends the footer's figures, once the model is known.
+func (l *live) publishFigures() {
+	l.mu.Lock()
+	if l.model == nil {
+		l.mu.Unlock()
+		return
+	}
+	f := l.figures
+	f.Model, f.ContextWindow = l.model.Route(), l.model.ContextWindow
+	if p := l.model.Prices; p.Known() {
+		c := p.Cost(f.Total)
+		f.Cost = &c
+	}
+	l.mu.Unlock()
+	l.publishWeb(webEvent{Type: EventFigures, Figures: &f})
+}
+
+// publishProgress is publish for the progress of call: it replaces the
+// call's earlier progress in the backlog.
+func (l *live) publishProgress(call string, data []byte) {
+	l.mu.Lock()
+	l.buf = slices.DeleteFunc(l.buf, func(f frame) bool { return f.call == call })
+	l.mu.Unlock()
+	l.publishFrame(data, false, call)
 }
 
 func (l *live) publishWeb(e webEvent) {
@@ -319,11 +395,13 @@ func (l *live) publishWeb(e webEvent) {
 
 // publish appends data to the backlog (bounded: the oldest frames go) and
 // sends it to every watcher; a watcher whose buffer is full is dropped.
-func (l *live) publish(data []byte, delta bool) {
+func (l *live) publish(data []byte, delta bool) { l.publishFrame(data, delta, "") }
+
+func (l *live) publishFrame(data []byte, delta bool, call string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.seq++
-	f := frame{seq: l.seq, delta: delta, data: data}
+	f := frame{seq: l.seq, delta: delta, call: call, data: data}
 	l.buf = append(l.buf, f)
 	if len(l.buf) > maxFrames {
 		l.buf = slices.Delete(l.buf, 0, len(l.buf)-maxFrames)
@@ -390,13 +468,20 @@ var ErrReadOnly = errors.New("the session is read-only here")
 // session open: no watcher, no running turn (a pending approval belongs
 // to a running turn). When it fires the session is closed (its exclusive
 // hold released); opening it again resumes it from its log.
-func (l *live) armIdleLocked() {
+func (l *live) armIdleLocked() { l.armIdleForLocked(l.h.idle) }
+
+// openGrace is the least time a session just opened stays open unwatched.
+const openGrace = 10 * time.Second
+
+// armIdleForLocked is armIdleLocked with the timer set to d (idleClose
+// unset: never).
+func (l *live) armIdleForLocked(d time.Duration) {
 	if l.h.idle <= 0 || l.closed || l.running || len(l.subs) > 0 {
 		return
 	}
 	l.disarmLocked()
 	gen := l.idleGen
-	l.idleT = time.AfterFunc(l.h.idle, func() { l.h.closeIdle(l, gen) })
+	l.idleT = time.AfterFunc(d, func() { l.h.closeIdle(l, gen) })
 }
 
 // disarmLocked (l.mu held) stops the idle timer.

@@ -75,7 +75,13 @@ func TestPromptStreamsApprovalWritesAndReplays(t *testing.T) {
 
 	// A reload: a new stream replays everything, deltas folded into whole messages.
 	r := e.stream(ws, id, "")
-	r.until("the replayed end", func(ev event) bool { return ev.Type == "result" && len(r.seen) > 8 })
+	results := 0
+	r.until("the replayed end (the second turn's result)", func(ev event) bool {
+		if ev.Type == "result" {
+			results++
+		}
+		return results == 2
+	})
 	var kinds []string
 	for _, ev := range r.seen {
 		if ev.Type == "text" {

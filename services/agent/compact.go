@@ -121,7 +121,7 @@ type ContextUse struct {
 // ContextInUse returns the context in use: the projection of the next request
 // (system prompt, tools and the current, possibly compacted, history).
 func (ss *Session) ContextInUse(ctx context.Context) (ContextUse, error) {
-	req, _, err := ss.build(ctx)
+	req, _, _, err := ss.build(ctx)
 	if err != nil {
 		return ContextUse{}, err
 	}
@@ -155,7 +155,7 @@ func (ss *Session) project(req llm.Request) (int, string) {
 // projectHistory projects a request with the current prompt and tools and
 // the given history.
 func (ss *Session) projectHistory(ctx context.Context, hist []llm.Message) int {
-	req, _, err := ss.build(ctx)
+	req, _, _, err := ss.build(ctx)
 	if err != nil {
 		return 0
 	}

@@ -355,8 +355,11 @@ func (t *turn) request(ctx context.Context) (llm.Request, error) {
 			return llm.Request{}, err
 		}
 	}
-	req, snapshot, err := ss.build(ctx)
+	req, snapshot, live, err := ss.build(ctx)
 	if err != nil {
+		return llm.Request{}, err
+	}
+	if err := t.reconcilePrefix(live, &req); err != nil {
 		return llm.Request{}, err
 	}
 	ss.mu.Lock()
@@ -395,24 +398,30 @@ func (t *turn) request(ctx context.Context) (llm.Request, error) {
 }
 
 // build assembles and renders the system prompt for the session scope and
-// returns the request for the current history, and the rendered
-// runtime-context snapshot (not yet added). It changes nothing.
-func (ss *Session) build(ctx context.Context) (llm.Request, string, error) {
+// returns the request for the current history, the rendered
+// runtime-context snapshot (not yet added) and the live prompt and tools.
+// The request sends the session's recorded prefix when there is one (see
+// prefixState). It changes nothing.
+func (ss *Session) build(ctx context.Context) (llm.Request, string, livePrefix, error) {
 	a, err := ss.svc.prompt.Assemble(ctx, systemprompt.AssembleContext{Scope: ss.scope.ID(), Agent: ss})
 	if err != nil {
-		return llm.Request{}, "", fmt.Errorf("assembling the system prompt: %w", err)
+		return llm.Request{}, "", livePrefix{}, fmt.Errorf("assembling the system prompt: %w", err)
 	}
 	system, err := systemprompt.Render(a)
 	if err != nil {
-		return llm.Request{}, "", fmt.Errorf("rendering the system prompt: %w", err)
+		return llm.Request{}, "", livePrefix{}, fmt.Errorf("rendering the system prompt: %w", err)
+	}
+	sections, err := systemprompt.RenderSections(a)
+	if err != nil {
+		return llm.Request{}, "", livePrefix{}, fmt.Errorf("rendering the system prompt: %w", err)
 	}
 	snapshot, err := systemprompt.RenderContextSnapshot(a)
 	if err != nil {
-		return llm.Request{}, "", fmt.Errorf("rendering the runtime context: %w", err)
+		return llm.Request{}, "", livePrefix{}, fmt.Errorf("rendering the runtime context: %w", err)
 	}
 	if len(a.Tools) == 0 {
 		if err := ss.svc.toolsOffered(ss.scope.ID()); err != nil {
-			return llm.Request{}, "", err
+			return llm.Request{}, "", livePrefix{}, err
 		}
 	}
 	seen := make(map[string]bool, len(a.Tools))
@@ -422,9 +431,11 @@ func (ss *Session) build(ctx context.Context) (llm.Request, string, error) {
 			continue // two providers projecting the same registry
 		}
 		seen[ts.Name] = true
-		toolList = append(toolList, llm.ToolSchema{Name: ts.Name, Description: ts.Description, Parameters: ts.Parameters})
+		toolList = append(toolList, llm.ToolSchema{Name: ts.Name, Description: ts.Description, Parameters: compactSchema(ts.Parameters)})
 	}
+	live := livePrefix{system: system, sections: sections, tools: toolList}
 	ss.mu.Lock()
+	system, tools := ss.prefixLocked(live)
 	msgs := make([]llm.Message, 0, len(ss.history)+2)
 	if system != "" {
 		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: system})
@@ -434,9 +445,9 @@ func (ss *Session) build(ctx context.Context) (llm.Request, string, error) {
 	return llm.Request{
 		Model:    ss.route,
 		Messages: msgs,
-		Tools:    toolList,
+		Tools:    tools,
 		Options:  llm.Options{Thinking: ss.opts.Thinking, ReasoningEffort: ss.opts.ReasoningEffort},
-	}, snapshot, nil
+	}, snapshot, live, nil
 }
 
 // usage records the step's usage: summed into the turn and the session

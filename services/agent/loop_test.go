@@ -72,7 +72,7 @@ func TestRunParallelReadsThenAnswerReplaysExactly(t *testing.T) {
 	for _, r := range recs {
 		types = append(types, r.Type)
 	}
-	want := "session,user,usage,assistant,tool/call,tool/call,tool/result,tool/result,usage,assistant"
+	want := "session,user,prefix,usage,assistant,tool/call,tool/call,tool/result,tool/result,usage,assistant"
 	if got := strings.Join(types, ","); got != want {
 		t.Fatalf("records = %s", got)
 	}

@@ -204,6 +204,7 @@ func (op *opening) abort() {
 func (ss *Session) replay(recs []Record) {
 	ss.history = Replay(recs)
 	for _, r := range recs {
+		ss.replayPrefix(r)
 		if r.Type == RecordUser && r.Source == SourceRuntimeContext && r.Message != nil {
 			ss.lastSnapshot = r.Message.Content
 		}

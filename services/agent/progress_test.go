@@ -31,7 +31,7 @@ func TestToolProgressBecomesEvents(t *testing.T) {
 		late   *tools.ProgressReporter
 	)
 	sawOne := make(chan struct{})
-	ticker := tools.Define("ticker", "Reports progress.", func(ctx context.Context, e *tools.Execution, _ struct{}) (string, error) {
+	ticker := tools.Define("ticker", "Ticks twice.", func(ctx context.Context, e *tools.Execution, _ struct{}) (string, error) {
 		r := tools.ProgressOf(ctx, e)
 		if r == nil {
 			return "", tools.Errorf("NO_SINK", "the agent gave the call no progress sink")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
+	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tools"
 )
 
@@ -29,6 +30,7 @@ const (
 	RecordCompaction = "compaction"        // the history before it was summarized: message (the summary), kept, summarized, trigger
 	RecordError      = "error"             // a model call that failed: code and failure text (no message)
 	RecordState      = "state"             // a plugin's keyed session state (key, state), e.g. the todo list; the last value of a key wins
+	RecordPrefix     = "prefix"            // the request prefix the session replays: system prompt, its sections and the tool list; the last one wins
 )
 
 // Record is one record of a session log, stored through the sessions
@@ -97,6 +99,15 @@ type Record struct {
 	// JSON value.
 	Key   string          `json:"key,omitempty"`
 	State json.RawMessage `json:"state,omitempty"`
+
+	// Prefix fields (RecordPrefix, with Model the route it was sent to):
+	// the system prompt and the tool list every request of the session
+	// starts with, and the rendered sections
+	// of that prompt. A user message of source SourceSystemPrompt carries
+	// the sections it announced.
+	System   string                         `json:"system,omitempty"`
+	Tools    []llm.ToolSchema               `json:"tools,omitempty"`
+	Sections []systemprompt.RenderedSection `json:"sections,omitempty"`
 
 	// Usage fields (RecordUsage). Estimated is true when the stream carried
 	// no usage and the figures are the harness's own estimate.

@@ -124,6 +124,7 @@ type Session struct {
 	mu           sync.Mutex
 	history      []llm.Message
 	lastSnapshot string
+	prefix       prefixState // the recorded request prefix (see prefixState)
 	turn         int
 	total        llm.Usage
 	pending      []sourced         // contexts to add before the next prompt (SessionStart)

@@ -1,5 +1,7 @@
 package llm
 
+import "fmt"
+
 // Usage is the provider-reported token accounting of one model call, in tokens.
 //
 // PromptTokens counts every input token, cache hits included (DeepSeek:
@@ -28,6 +30,19 @@ func (u Usage) CacheHitRatio() float64 {
 		return 0
 	}
 	return float64(u.CacheHitTokens) / float64(u.PromptTokens)
+}
+
+// CacheReported reports whether the provider split the prompt tokens into
+// cache hits and misses (a provider without a prompt cache reports neither).
+func (u Usage) CacheReported() bool { return u.CacheHitTokens+u.CacheMissTokens > 0 }
+
+// CacheText is the cache split as front ends show it: "cache 89% hit (800
+// hit · 100 miss)"; "" when the provider reported no split.
+func (u Usage) CacheText() string {
+	if !u.CacheReported() {
+		return ""
+	}
+	return fmt.Sprintf("cache %.0f%% hit (%d hit · %d miss)", 100*u.CacheHitRatio(), u.CacheHitTokens, u.CacheMissTokens)
 }
 
 // Add sums two usages field by field: session totals are the sum of

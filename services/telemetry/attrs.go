@@ -37,6 +37,10 @@ const (
 	// AttrUsageEstimated is true when the provider reported no usage and
 	// the token counts are the token meter's estimate (chat).
 	AttrUsageEstimated = attribute.Key("harness.usage.estimated")
+	// AttrUsageCacheMiss is the prompt tokens the provider's cache did not
+	// serve (int; chat, beside gen_ai.usage.cache_read.input_tokens, when
+	// the provider split the prompt into hits and misses).
+	AttrUsageCacheMiss = attribute.Key("harness.usage.cache_miss.input_tokens")
 	// AttrToolDuration is the tool body's wall time in milliseconds
 	// (execute_tool; the span itself runs from dispatch to the recorded
 	// result).

@@ -1,7 +1,10 @@
 // The harness web app: one hand-written ES module, no build step. It talks
 // to the JSON API of plugins/web and follows a session over SSE. Every text
 // that comes from the model, a tool or a file is put in the page with
-// textContent, never as HTML.
+// textContent, never as HTML, with one exception: a complete assistant
+// message is replaced by the server's rendering of its markdown (the
+// "markdown" event: goldmark, then sanitised by bluemonday; the model's own
+// HTML is escaped there).
 // The settings page's module is imported when the page is first opened,
 // so it is not on the way to the first screen.
 
@@ -31,7 +34,50 @@ export async function api(method, url, body) {
   return data;
 }
 
-const state = { boot: null, ws: null, session: null, source: null, events: [], modules: new Map(), streaming: null, reasoning: null, tools: new Map() };
+const state = { boot: null, ws: null, session: null, source: null, events: [], modules: new Map(), streaming: null, reasoning: null, lastAssistant: null, tools: new Map(), timer: 0 };
+
+// plural is "1 turn", "2 turns".
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+// fmtDur formats a duration as the TUI does: 850ms, 3.2s, 2m05s.
+function fmtDur(ms) {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`;
+  if (ms < 60000) return `${(ms / 1000).toFixed(1)}s`;
+  const s = Math.floor(ms / 1000);
+  return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
+}
+
+// fmtBytes formats a byte count as the TUI does: 980 B, 12.3 KB, 4.1 MB.
+function fmtBytes(n) {
+  if (n < 1000) return `${n} B`;
+  if (n < 1e6) return `${(n / 1000).toFixed(1)} KB`;
+  return `${(n / 1e6).toFixed(1)} MB`;
+}
+
+// fmtTokens: 950, 12.3k, 1.2M.
+function fmtTokens(n) {
+  if (n < 1000) return String(n);
+  if (n < 1e6) return `${(n / 1000).toFixed(1)}k`;
+  return `${(n / 1e6).toFixed(1)}M`;
+}
+
+// visible makes a tool's output printable: escape sequences are dropped,
+// other control characters shown as U+FFFD, and a carriage return (a
+// progress bar redrawing its line) keeps what follows it.
+function visible(s) {
+  return s.replace(/\x1b\[[0-9;?]*[ -\/]*[@-~]/g, "").replace(/\x1b\][^\x07]*(\x07|\x1b\\)/g, "")
+    .split("\n").map((l) => { l = l.replace(/\r$/, ""); const i = l.lastIndexOf("\r"); return i >= 0 ? l.slice(i + 1) : l; }).join("\n")
+    .replace(/[\x00-\x08\x0b-\x1f\x7f]/g, "\ufffd");
+}
+
+// lastLines is the last n lines of s (no trailing empty line), with a
+// "… N lines above" line first when some are left out.
+function lastLines(s, n) {
+  const lines = s.replace(/\n+$/, "").split("\n");
+  if (lines.length === 1 && lines[0] === "") return [];
+  if (lines.length <= n) return lines;
+  return [`… ${lines.length - n} lines above`, ...lines.slice(-n)];
+}
 
 // ---- slots ----------------------------------------------------------------
 
@@ -95,6 +141,7 @@ function renderWorkspaces() {
 async function selectWorkspace(w, sessions) {
   state.ws = w;
   renderWorkspaces();
+  emptyHint();
   $("sessions-section").hidden = false;
   $("files-section").hidden = false;
   mountSlot($("slot-sidebar"), "sidebar", { workspace: w });
@@ -143,7 +190,7 @@ function renderSessions(list) {
     if (s.parent) li.dataset.parent = s.parent;
     li.style.paddingLeft = `${7 + depth * 14}px`;
     const title = (depth ? "↳ " : "") + (s.title || "(untitled)");
-    li.append(el("span", "", title), el("small", "", `${s.turns} turns · ${new Date(s.updated).toLocaleString()}${s.running ? " · running" : ""}`));
+    li.append(el("span", "", title), el("small", "", `${plural(s.turns, "turn")} · ${new Date(s.updated).toLocaleString()}${s.running ? " · running" : ""}`));
     li.onclick = () => openSession(s.id);
     ul.append(li);
     for (const k of (kids.get(s.id) || []).slice().reverse()) if (depth < 8) item(k, depth + 1);
@@ -186,6 +233,12 @@ function sessionURL(suffix) {
 
 function showView(id) {
   for (const v of document.querySelectorAll(".view")) v.hidden = v.id !== id;
+  if (id === "view-empty") emptyHint();
+}
+
+// emptyHint says what to do next on the empty pane.
+function emptyHint() {
+  $("empty-hint").textContent = state.ws ? `Start a new session in ${state.ws.title} (New), or open one from the list.` : "Add a workspace (the absolute path of a repository) to start.";
 }
 
 function closeStream() {
@@ -260,7 +313,7 @@ function subagentCard(a) {
   open.onclick = () => openSession(a.id);
   head.append(" ", open);
   card.replaceChildren(head);
-  if (a.usage) card.append(el("div", "usage muted", `tokens: ${a.usage.promptTokens} in · ${a.usage.completionTokens} out${a.steps ? ` · ${a.steps} step(s)` : ""}`));
+  if (a.usage) card.append(el("div", "usage muted", `tokens: ${fmtTokens(a.usage.promptTokens)} in · ${fmtTokens(a.usage.completionTokens)} out${a.steps ? ` · ${plural(a.steps, "step")}` : ""}`));
   if (a.error) card.append(el("div", "error", a.error));
   if (a.text) card.append(el("pre", "answer", a.text));
 }
@@ -274,7 +327,7 @@ function onEvent(e) {
   state.events.push(e);
   switch (e.type) {
     case "reset":
-      conv().replaceChildren(); state.events.length = 0; state.tools.clear(); state.streaming = state.reasoning = null; setReadOnly(""); break;
+      conv().replaceChildren(); state.events.length = 0; state.tools.clear(); state.streaming = state.reasoning = state.lastAssistant = null; setReadOnly(""); break;
     case "session":
       $("session-title").textContent = `${e.sessionId} · ${e.model || ""}`; break;
     case "user":
@@ -296,19 +349,24 @@ function onEvent(e) {
         if (!state.streaming) { state.streaming = el("div", "msg assistant", ""); conv().append(state.streaming); }
         state.streaming.textContent = m.content;
       }
+      state.lastAssistant = m.content ? state.streaming : null;
       state.streaming = state.reasoning = null;
       break;
     }
-    case "tool_call": toolCall(e.toolCall); break;
-    case "tool_result": toolResult(e.toolResult); break;
-    case "usage":
-      if (e.total) $("usage").textContent = `tokens: ${e.total.promptTokens ?? e.total.prompt_tokens ?? "?"} in · ${e.total.completionTokens ?? e.total.completion_tokens ?? "?"} out`;
+    case "markdown":
+      // The sanitised rendering of the assistant message just completed.
+      if (state.lastAssistant) { state.lastAssistant.innerHTML = e.html; state.lastAssistant.classList.add("md"); }
+      state.lastAssistant = null;
       break;
+    case "tool_call": toolCall(e.toolCall); break;
+    case "tool_progress": toolProgress(e.toolProgress); break;
+    case "tool_result": toolResult(e.toolResult); break;
+    case "figures": showFigures(e.figures); break;
     case "notice": showNotice(e.text); break;
     case "compaction": showNotice(`history compacted (${e.compaction.trigger}): ${e.compaction.tokensBefore} → ${e.compaction.tokensAfter} tokens`); break;
     case "result": {
       const r = e.result;
-      const line = el("div", "done-note " + (r.isError ? "error" : "ok"), r.isError ? `turn ended: ${r.reason}${r.error ? ": " + r.error : ""}` : `done in ${r.steps} step(s)`);
+      const line = el("div", "done-note " + (r.isError ? "error" : "ok"), r.isError ? `turn ended: ${r.reason}${r.error ? ": " + r.error : ""}` : `done in ${plural(r.steps, "step")}`);
       line.dataset.result = r.reason;
       conv().append(line);
       break;
@@ -362,11 +420,11 @@ function toolLabel(name, p) {
 
 function toolCall(call) {
   const views = slotComponents("conversation.toolview", (c) => c.tool === call.name);
-  const card = el("div", "tool");
+  const card = el("div", "tool running");
   card.dataset.call = call.id;
   card.dataset.tool = call.name;
   conv().append(card);
-  const entry = { card, call, result: null, custom: null, pres: mergePresentation(null, call.presentation) };
+  const entry = { card, call, result: null, custom: null, pres: mergePresentation(null, call.presentation), started: Date.now(), live: null, liveBytes: 0 };
   state.tools.set(call.id, entry);
   if (views.length) {
     const comp = views[0];
@@ -379,20 +437,18 @@ function toolCall(call) {
     }).catch((e) => card.append(el("div", "error", e.message)));
     return;
   }
-  const body = contentView(entry.pres.content, "args");
-  card.append(el("div", "head", toolLabel(call.name, entry.pres)), body || el("pre", "args", ""));
+  drawTool(entry);
+  tick();
 }
 
-// contentView shows a presentation's content: its diff, else the
-// terminal's output, else its text blocks (null when it has none).
-function contentView(content, cls) {
-  const items = content || [];
-  const diff = items.find((c) => c.type === "diff" && c.newText != null);
-  if (diff) return diffView(diff, cls);
-  const term = items.find((c) => c.type === "terminal" && c._meta);
-  const text = term ? term._meta.output : items.filter((c) => c.type === "content" && c.content && c.content.type === "text").map((c) => c.content.text).join("\n");
-  if (!text) return null;
-  return el("pre", cls, text.length > 4000 ? text.slice(0, 4000) + "\n…" : text);
+// toolProgress shows a running call's output so far (each progress
+// supersedes the previous one).
+function toolProgress(p) {
+  const entry = p && state.tools.get(p.callId);
+  if (!entry || entry.result || entry.custom) return;
+  entry.live = p.tail || "";
+  entry.liveBytes = p.bytes || 0;
+  drawTool(entry);
 }
 
 function toolResult(r) {
@@ -400,17 +456,104 @@ function toolResult(r) {
   if (!entry) return;
   entry.result = r;
   if (entry.custom) { entry.custom.result = r; return; }
-  const p = entry.pres = mergePresentation(entry.pres, r.presentation || { status: r.isError ? "failed" : "completed", _meta: r.isError ? { reason: r.content } : {} });
-  const failed = p.status === "failed";
-  entry.card.classList.add(failed ? "error" : "ok");
-  entry.card.dataset.status = p.status || "";
-  entry.card.querySelector(".head").textContent = toolLabel(r.name || entry.call.name, p);
-  const meta = p._meta || {};
-  entry.card.append(el("div", "status " + (failed ? "failed" : "ok"), failed ? `✗ failed: ${meta.reason || ""}` : `✓ ${meta.summary || "done"}`));
+  // A result without a presentation (an old log) is its outcome alone.
+  entry.pres = mergePresentation(entry.pres, r.presentation || { status: r.isError ? "failed" : "completed", _meta: r.isError ? { reason: r.content } : {} });
+  entry.legacy = !r.presentation && !entry.call.presentation;
   if (r.presentation && r.presentation._meta && Array.isArray(r.presentation._meta.plan)) showPlan(r.presentation._meta.plan);
-  const body = (r.presentation && r.presentation.content) ? contentView(r.presentation.content, "result") : null;
-  const text = r.content.length > 4000 ? r.content.slice(0, 4000) + "\n…" : r.content;
-  entry.card.append(body || el("pre", "result", text));
+  drawTool(entry);
+}
+
+// toolState is "running", "done" or "failed", from the presentation's
+// status (the truth: a command that timed out or exited non-zero is failed).
+function toolState(entry) {
+  if (!entry.result) return "running";
+  return entry.pres.status === "failed" ? "failed" : "done";
+}
+
+// toolOutput is what a presentation shows of a call's output: the
+// terminal's, else its text blocks ("" when it has neither).
+function toolOutput(p) {
+  const items = p.content || [];
+  const term = items.find((c) => c.type === "terminal" && c._meta);
+  if (term) return visible(term._meta.output || "");
+  return visible(items.filter((c) => c.type === "content" && c.content && c.content.type === "text").map((c) => c.content.text).join("\n"));
+}
+
+// toolWhen is the card's time: running for how long (and how much output
+// so far), the duration, or "failed · duration".
+function toolWhen(entry) {
+  switch (toolState(entry)) {
+    case "running": return `running ${fmtDur(Date.now() - entry.started)}${entry.liveBytes ? " · " + fmtBytes(entry.liveBytes) : ""}`;
+    // A result replayed from the log has no duration.
+    case "failed": return entry.result.durationMs ? `failed · ${fmtDur(entry.result.durationMs)}` : "failed";
+    default: return entry.result.durationMs ? fmtDur(entry.result.durationMs) : "";
+  }
+}
+
+// drawTool draws a card as the TUI does, from the call's presentation
+// alone: a line with the state, the tool's name, the title and the time;
+// then the result's summary or the failure's reason; then the diff, the
+// output so far while it runs, or the output's tail (the whole output
+// behind a disclosure).
+function drawTool(entry) {
+  const { card, pres: p } = entry;
+  const st = toolState(entry);
+  card.className = "tool " + (st === "running" ? "running" : st === "failed" ? "error" : "ok");
+  card.dataset.status = p.status || "";
+  const icon = el("span", "icon", st === "running" ? "●" : st === "failed" ? "✗" : "✓");
+  const when = el("span", "when", toolWhen(entry));
+  const kids = [icon, el("span", "head", toolLabel(entry.result?.name || entry.call.name, p)), when];
+  const meta = p._meta || {};
+  if (st === "failed") kids.push(el("div", "status failed", `✗ failed: ${meta.reason || ""}`));
+  else if (st === "done") kids.push(el("div", "status ok", `✓ ${meta.summary || "done"}`));
+  const diff = (p.content || []).find((c) => c.type === "diff" && c.newText != null);
+  const out = entry.legacy ? visible(entry.result.content || "") : toolOutput(p);
+  if (st === "failed") {
+    const lines = lastLines(out, 3);
+    if (lines.length) kids.push(el("pre", "result", lines.join("\n")));
+  } else if (diff) {
+    kids.push(diffView(diff, st === "running" ? "args" : "result"));
+  } else if (st === "running") {
+    if (entry.live) kids.push(el("pre", "live", lastLines(visible(entry.live), 8).join("\n")));
+  } else {
+    const lines = lastLines(out, 8);
+    if (lines.length) kids.push(el("pre", "result", lines.join("\n")));
+    if (lines.length && lines[0].startsWith("… ")) {
+      const all = el("details", "all");
+      all.append(el("summary", "", "whole output"), el("pre", "", out));
+      kids.push(all);
+    }
+  }
+  card.replaceChildren(...kids);
+}
+
+// tick redraws the time of running cards every second while there are any.
+function tick() {
+  if (state.timer) return;
+  state.timer = setInterval(() => {
+    let running = 0;
+    for (const entry of state.tools.values()) {
+      if (entry.custom || entry.result) continue;
+      running++;
+      const w = entry.card.querySelector(":scope > .when");
+      if (w) w.textContent = toolWhen(entry);
+    }
+    if (!running) { clearInterval(state.timer); state.timer = 0; }
+  }, 1000);
+}
+
+// showFigures shows the footer's figures as the TUI's status bar does:
+// the model, the context in use, the tokens and the cost.
+function showFigures(f) {
+  const parts = [];
+  if (f.model) parts.push(f.model);
+  if (f.contextTokens > 0) parts.push(f.contextWindow > 0 ? `ctx ${(100 * f.contextTokens / f.contextWindow).toFixed(1)}%` : `ctx ${Math.floor(f.contextTokens / 1000)}k`);
+  const t = f.total || {};
+  if (t.promptTokens || t.completionTokens) parts.push(`${f.estimated ? "≈" : ""}${fmtTokens(t.promptTokens || 0)} in · ${fmtTokens(t.completionTokens || 0)} out`);
+  if (f.cost != null) parts.push(`$${f.cost.toFixed(4)}`);
+  const u = $("usage");
+  u.textContent = parts.join(" · ");
+  u.title = f.contextTokens > 0 ? `context: ${f.contextTokens} tokens${f.contextWindow ? ` of ${f.contextWindow}` : ""}` : "";
 }
 
 // diffView shows a diff content: the path, then the lines that changed
@@ -430,6 +573,17 @@ function diffView(d, cls) {
   for (const l of b.slice(i, b.length - j)) pre.append(el("span", "add", "+ " + l));
   for (const l of a.slice(a.length - j, a.length - j + 3)) pre.append(el("span", "ctx", "  " + l));
   return pre;
+}
+
+// contentView shows a presentation's content: its diff, else the
+// terminal's output, else its text blocks (null when it has none).
+function contentView(content, cls) {
+  const items = content || [];
+  const diff = items.find((c) => c.type === "diff" && c.newText != null);
+  if (diff) return diffView(diff, cls);
+  const text = toolOutput({ content: items });
+  if (!text) return null;
+  return el("pre", cls, text.length > 4000 ? text.slice(0, 4000) + "\n…" : text);
 }
 
 // approvalView shows what a call asking for approval would do: its
