@@ -493,19 +493,35 @@ func (p *Policy) ReadDenied(path string) (string, bool) {
 	return "", false
 }
 
-// applies reports whether a deny or ask rule concerns tool. Besides its own
-// tool, a rule on the read tool also governs the other read-only file tools
-// (grep, glob) by their path, as Claude Code applies Read rules to Grep and
-// Glob: `read(~/.ssh/**)` also refuses `grep` with path `~/.ssh`. A search
-// of a directory that merely contains a denied file is filtered by the
-// search tool instead (see [Policy.ReadDenied]).
+// applies reports whether a rule concerns tool, with Claude Code's reading
+// of rule names (the same for allow, ask and deny rules):
+//   - the tool's own name, and for a server-level MCP rule (`mcp__github`)
+//     every tool of the server ([Rule.matchesTool]);
+//   - a rule on the edit tool also governs every other edit tool that is a
+//     file tool (Spec.EditTools: write, and any multi-edit or notebook tool
+//     configured so) by its path, as Claude Code applies Edit rules to every
+//     built-in tool that edits files: `edit(./tsconfig.json)` in deny also
+//     refuses `write` of that file;
+//   - a rule on the read tool also governs the other read-only file tools
+//     (grep, glob) by their path, as Claude Code applies Read rules to Grep
+//     and Glob: `read(~/.ssh/**)` also refuses `grep` with path `~/.ssh`. A
+//     search of a directory that merely contains a denied file is filtered
+//     by the search tool instead (see [Policy.ReadDenied]).
 func (p *Policy) applies(r Rule, tool string) bool {
 	if r.matchesTool(tool) {
 		return true
 	}
 	t := strings.ToLower(tool)
-	_, isFile := p.file[t]
-	return isFile && p.readOnly[t] && t != "read" && r.matchesTool("read")
+	if _, isFile := p.file[t]; !isFile {
+		return false
+	}
+	switch {
+	case p.readOnly[t]:
+		return t != "read" && r.matchesTool("read")
+	case p.editing[t]:
+		return t != "edit" && r.matchesTool("edit")
+	}
+	return false
 }
 
 // subjectOf extracts the matchable forms of a call.
@@ -658,7 +674,7 @@ func (p *Policy) anyMatch(r Rule, s subject) bool {
 func (p *Policy) covered(tool string, s subject, unsandboxed bool) bool {
 	var rules []Rule
 	for _, r := range p.allow {
-		if r.matchesTool(tool) && (!unsandboxed || r.unsandboxed) {
+		if p.applies(r, tool) && (!unsandboxed || r.unsandboxed) {
 			if !r.hasArg {
 				return s.kind != "shell" || (s.unknown == "" && !s.outside)
 			}
