@@ -35,7 +35,8 @@ type Config struct {
 	// harness process is non-dumpable, so they cannot read its environment
 	// unless they run as root).
 	Sandbox bool `yaml:"sandbox" json:"sandbox,omitempty"`
-	// SessionID is the `session_id` sent when the caller supplies none.
+	// SessionID is the `session_id` sent when the caller supplies none
+	// (a call outside a session: `harness tool`); empty mints a fresh id.
 	SessionID string `yaml:"sessionId" json:"sessionId,omitempty"`
 	// ToolNames renames tools in the `tool_name` hooks read, on top of the
 	// default naming (an entry wins over both).
