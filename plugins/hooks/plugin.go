@@ -376,8 +376,9 @@ func (h *runner) removeFallback() {
 
 // claudeArgNames maps, per harness tool, the arguments Claude Code's tool
 // names otherwise to Claude's name: bash's timeoutMs is Bash's timeout
-// (milliseconds both), grep's include is Grep's glob.
-var claudeArgNames = map[string]map[string]string{"bash": {"timeoutMs": "timeout"}, "grep": {"include": "glob"}}
+// (milliseconds both), grep's include is Grep's glob, bash_output's
+// shell_id is BashOutput's bash_id.
+var claudeArgNames = map[string]map[string]string{"bash": {"timeoutMs": "timeout"}, "grep": {"include": "glob"}, "bash_output": {"shell_id": "bash_id"}}
 
 // toolInput is the tool_input hooks read: the call's arguments, with a
 // relative file_path made absolute against the working directory (Claude
