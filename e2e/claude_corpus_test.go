@@ -111,7 +111,8 @@ func TestClaudeSettingsCorpus(t *testing.T) {
 	})
 
 	// A server-level deny (mcp__fs) refuses every tool of that server; the
-	// other server's tools run under mcp__docs__*, and a bash + jq PreToolUse
+	// other server's tools run under mcp__docs__*, except a read of a path
+	// a Read rule denies; a bash + jq PreToolUse
 	// hook matched by mcp__.* sees them by Claude's mcp__server__tool names.
 	t.Run("mcp-server", func(t *testing.T) {
 		needTools(t, "node")
@@ -122,7 +123,7 @@ func TestClaudeSettingsCorpus(t *testing.T) {
 		if _, err := os.Stat(mcpServer); err != nil {
 			missing(t, "the MCP filesystem server is not installed: npm ci --prefix plugins/mcp/testdata/npm")
 		}
-		p := newProject(t, map[string]string{"notes.md": "the notes\n"})
+		p := newProject(t, map[string]string{"notes.md": "the notes\n", "private/plan.md": "the plan\n"})
 		useCorpus(t, p, "mcp-server")
 		writeFile(t, filepath.Join(p.home, ".config", "harness", "harness.yml"),
 			fmt.Sprintf("- id: mcp\n  config: {servers: {fs: {command: %[1]s, args: [%[2]s]}, docs: {command: %[1]s, args: [%[2]s]}}}\n", mcpServer, p.dir))
@@ -132,10 +133,16 @@ func TestClaudeSettingsCorpus(t *testing.T) {
 		}
 		out := p.tool(t, "mcp__docs__read_text_file", map[string]any{"path": filepath.Join(p.dir, "notes.md")})
 		mustContain(t, "mcp__docs__read_text_file", out, "the notes")
+		// A Read deny governs the read-only MCP tool by its path.
+		out = p.tool(t, "mcp__docs__read_text_file", map[string]any{"path": filepath.Join(p.dir, "private", "plan.md")})
+		mustContain(t, "mcp__docs__read_text_file private/plan.md", out, `permission denied: rule "Read(./private/**)"`)
+		if strings.Contains(out, "the plan") {
+			t.Errorf("the MCP server read private/plan.md:\n%s", out)
+		}
 		// PreToolUse hooks run before the permission rules, as in Claude
 		// Code: the audit sees the denied calls too.
 		log, _ := os.ReadFile(filepath.Join(p.dir, "mcp-audit.log"))
-		if string(log) != "fs read_text_file\nfs write_file\ndocs read_text_file\n" {
+		if string(log) != "fs read_text_file\nfs write_file\ndocs read_text_file\ndocs read_text_file\n" {
 			t.Errorf("mcp-audit.log = %q, want the three calls by server and tool", log)
 		}
 	})

@@ -103,3 +103,50 @@ func TestClaudeRuleToToolTable(t *testing.T) {
 		}
 	}
 }
+
+// Read and Edit rules in deny and ask also govern an MCP tool by the files
+// its arguments name (path, paths, source, destination): Read rules a
+// read-only tool (readOnlyHint), Edit rules any other. Allow rules do not.
+func TestClaudeFileRulesGovernMCPToolsByPath(t *testing.T) {
+	cwd := t.TempDir()
+	args := func(m map[string]any) json.RawMessage { b, _ := json.Marshal(m); return b }
+	tests := []struct {
+		row              string
+		mode             Mode
+		allow, ask, deny []string
+		call             Call
+		want             Decision
+	}{
+		{row: "Read deny, read-only MCP tool", deny: []string{"Read(./secrets/**)"},
+			call: Call{Tool: "mcp__fs__read_text_file", ReadOnly: true, Args: args(map[string]any{"path": "secrets/k"})}, want: Deny},
+		{row: "Read deny, paths list", deny: []string{"Read(./secrets/**)"},
+			call: Call{Tool: "mcp__fs__read_multiple_files", ReadOnly: true, Args: args(map[string]any{"paths": []string{"a.txt", filepath.Join(cwd, "secrets", "k")}})}, want: Deny},
+		{row: "Read deny, other path", mode: ModeBypass, deny: []string{"Read(./secrets/**)"},
+			call: Call{Tool: "mcp__fs__read_text_file", ReadOnly: true, Args: args(map[string]any{"path": "a.txt"})}, want: Allow},
+		{row: "Read deny, writing MCP tool", mode: ModeBypass, deny: []string{"Read(./secrets/**)"},
+			call: Call{Tool: "mcp__fs__write_file", Args: args(map[string]any{"path": "secrets/k"})}, want: Allow},
+		{row: "Edit deny, writing MCP tool", deny: []string{"Edit(./package.json)"},
+			call: Call{Tool: "mcp__fs__write_file", Args: args(map[string]any{"path": "package.json", "content": "{}"})}, want: Deny},
+		{row: "Edit deny, move destination", deny: []string{"Edit(./package.json)"},
+			call: Call{Tool: "mcp__fs__move_file", Args: args(map[string]any{"source": "a.json", "destination": "package.json"})}, want: Deny},
+		{row: "Edit deny, read-only MCP tool", mode: ModeBypass, deny: []string{"Edit(./package.json)"},
+			call: Call{Tool: "mcp__fs__read_text_file", ReadOnly: true, Args: args(map[string]any{"path": "package.json"})}, want: Allow},
+		{row: "Read ask", mode: ModeAcceptEdits, ask: []string{"Read(~/**)"}, allow: []string{"mcp__fs"},
+			call: Call{Tool: "mcp__fs__read_text_file", ReadOnly: true, Args: args(map[string]any{"path": "~/notes"})}, want: Ask},
+		{row: "Edit allow does not cover", allow: []string{"Edit(**)"},
+			call: Call{Tool: "mcp__fs__write_file", Args: args(map[string]any{"path": "a.txt"})}, want: Ask},
+		{row: "not an MCP tool", mode: ModeBypass, deny: []string{"Read(./secrets/**)"},
+			call: Call{Tool: "lookup", ReadOnly: true, Args: args(map[string]any{"path": "secrets/k"})}, want: Allow},
+	}
+	for _, tt := range tests {
+		spec := defaultSpec(cwd)
+		spec.Mode, spec.Allow, spec.Ask, spec.Deny = tt.mode, tt.allow, tt.ask, tt.deny
+		p, err := New(spec)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.row, err)
+		}
+		if got := p.Evaluate(tt.call); got.Decision != tt.want {
+			t.Errorf("%s: %s %s: %v (%s), want %v", tt.row, tt.call.Tool, tt.call.Args, got.Decision, got.Reason, tt.want)
+		}
+	}
+}

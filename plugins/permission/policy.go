@@ -261,7 +261,11 @@ type subject struct {
 // workspace are allowed; otherwise the mode decides.
 func (p *Policy) Evaluate(c Call) Verdict {
 	sub := p.subjectOf(c)
-	if r, ok := p.denied(c.Tool, sub); ok {
+	r, ok := p.denied(c.Tool, sub)
+	if !ok {
+		r, ok = p.mcpFileRule(p.deny, c, sub)
+	}
+	if ok {
 		return Verdict{Decision: Deny, Rule: r.source,
 			Reason: fmt.Sprintf("permission denied: rule %q in the deny list matches this call", r.source)}
 	}
@@ -285,6 +289,10 @@ func (p *Policy) Evaluate(c Call) Verdict {
 				return Verdict{Decision: Ask, Rule: r.source,
 					Reason: fmt.Sprintf("tool %q requires approval: rule %q is in the ask list", c.Tool, r.source)}
 			}
+		}
+		if r, ok := p.mcpFileRule(p.ask, c, sub); ok {
+			return Verdict{Decision: Ask, Rule: r.source,
+				Reason: fmt.Sprintf("tool %q requires approval: rule %q is in the ask list", c.Tool, r.source)}
 		}
 	}
 	if sub.kind == "shell" {
@@ -522,6 +530,67 @@ func (p *Policy) applies(r Rule, tool string) bool {
 		return t != "edit" && r.matchesTool("edit")
 	}
 	return false
+}
+
+// mcpPathArgs are the arguments of an MCP tool that name files (those of
+// the official filesystem server: path, paths, source, destination).
+var mcpPathArgs = []string{"path", "paths", "source", "destination"}
+
+// mcpFileRule returns the rule of list (deny or ask rules) with a path
+// pattern that governs an MCP tool's call by the files its arguments name,
+// as Claude Code's Read rules cover the tools that read files: a rule on
+// the read tool for a tool that declares itself read-only (readOnlyHint),
+// a rule on the edit tool for any other. Only deny and ask rules are read
+// so: an allow rule never covers an MCP tool by its path.
+func (p *Policy) mcpFileRule(list []Rule, c Call, sub subject) (Rule, bool) {
+	if sub.kind != "other" || !strings.HasPrefix(strings.ToLower(c.Tool), "mcp__") {
+		return Rule{}, false
+	}
+	var args map[string]any
+	if json.Unmarshal(c.Args, &args) != nil {
+		return Rule{}, false
+	}
+	var paths []string
+	for _, k := range mcpPathArgs {
+		switch v := args[k].(type) {
+		case string:
+			if v != "" {
+				paths = append(paths, pathForms(v, p.cwdOf(c), p.home)...)
+			}
+		case []any:
+			for _, x := range v {
+				if s, ok := x.(string); ok && s != "" {
+					paths = append(paths, pathForms(s, p.cwdOf(c), p.home)...)
+				}
+			}
+		}
+	}
+	if len(paths) == 0 {
+		return Rule{}, false
+	}
+	governing := "edit"
+	if c.ReadOnly || p.ReadOnly(c.Tool) {
+		governing = "read"
+	}
+	for _, r := range list {
+		if !r.hasArg || !r.matchesTool(governing) {
+			continue
+		}
+		for _, f := range paths {
+			if r.matchPath(f, p.cwdOf(c), p.home) {
+				return r, true
+			}
+		}
+	}
+	return Rule{}, false
+}
+
+// cwdOf is the working directory a call's relative paths resolve against.
+func (p *Policy) cwdOf(c Call) string {
+	if c.Cwd != "" {
+		return filepath.Clean(c.Cwd)
+	}
+	return p.cwd
 }
 
 // subjectOf extracts the matchable forms of a call.
