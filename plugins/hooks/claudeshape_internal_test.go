@@ -2,6 +2,8 @@ package hooks
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -44,5 +46,34 @@ func TestClaudeResponseShapes(t *testing.T) {
 		if got, ok := claudeResponse(tt.tool, nil, json.RawMessage(tt.value), "c", false, "/w"); ok {
 			t.Errorf("%s %s: a Claude shape %s from a value of another shape", tt.tool, tt.value, got)
 		}
+	}
+}
+
+// BenchmarkClaudeResponse measures building a PostToolUse tool_response in
+// Claude's shape: a bash result, and an edit of one line in a 2000-line
+// file (its structuredPatch diffs the file).
+func BenchmarkClaudeResponse(b *testing.B) {
+	var before, after strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&before, "line %d\n", i)
+		if i == 1000 {
+			after.WriteString("changed\n")
+		} else {
+			fmt.Fprintf(&after, "line %d\n", i)
+		}
+	}
+	edit, _ := json.Marshal(map[string]string{"path": "/w/big.txt", "before": before.String(), "after": after.String()})
+	for _, c := range []struct{ name, tool, value string }{
+		{"bash", "bash", `{"kind":"foreground","stdout":{"text":"ok\n"},"stderr":{"text":""}}`},
+		{"edit-2000-lines", "edit", string(edit)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, ok := claudeResponse(c.tool, json.RawMessage(`{"old_string":"line 1000","new_string":"changed"}`), json.RawMessage(c.value), "c", false, "/w"); !ok {
+					b.Fatal("no response")
+				}
+			}
+		})
 	}
 }

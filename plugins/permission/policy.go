@@ -546,6 +546,19 @@ func (p *Policy) mcpFileRule(list []Rule, c Call, sub subject) (Rule, bool) {
 	if sub.kind != "other" || !strings.HasPrefix(strings.ToLower(c.Tool), "mcp__") {
 		return Rule{}, false
 	}
+	governing := "edit"
+	if c.ReadOnly || p.ReadOnly(c.Tool) {
+		governing = "read"
+	}
+	var rules []Rule
+	for _, r := range list {
+		if r.hasArg && r.matchesTool(governing) {
+			rules = append(rules, r)
+		}
+	}
+	if len(rules) == 0 {
+		return Rule{}, false // no path to resolve
+	}
 	var args map[string]any
 	if json.Unmarshal(c.Args, &args) != nil {
 		return Rule{}, false
@@ -565,17 +578,7 @@ func (p *Policy) mcpFileRule(list []Rule, c Call, sub subject) (Rule, bool) {
 			}
 		}
 	}
-	if len(paths) == 0 {
-		return Rule{}, false
-	}
-	governing := "edit"
-	if c.ReadOnly || p.ReadOnly(c.Tool) {
-		governing = "read"
-	}
-	for _, r := range list {
-		if !r.hasArg || !r.matchesTool(governing) {
-			continue
-		}
+	for _, r := range rules {
 		for _, f := range paths {
 			if r.matchPath(f, p.cwdOf(c), p.home) {
 				return r, true
