@@ -79,7 +79,16 @@ func TestSecretLocationsAreRefusedOnEveryPath(t *testing.T) {
 	p := newProject(t, map[string]string{"main.go": "package main\n"})
 	secrets := plantSecrets(t, p)
 	writeFile(t, filepath.Join(p.dir, "paths.txt"), strings.Join(secrets, "\n")+"\n")
-	mcp := fmt.Sprintf("- id: mcp\n  config: {servers: {fs: {command: %s, args: [%s, %s]}}}\n- id: permission\n  config: {allow: !append [mcp__fs__read_multiple_files]}\n", mcpServer, p.home, p.dir)
+	// The permission rules also refuse the MCP server's reads of the files
+	// the default deny rules name (Read rules govern an MCP tool by its
+	// paths); with the deny list emptied, the loop sees the sandbox alone.
+	mcpRow := fmt.Sprintf("- id: mcp\n  config: {servers: {fs: {command: %s, args: [%s, %s]}}}\n", mcpServer, p.home, p.dir)
+	writeFile(t, filepath.Join(p.home, ".config", "harness", "harness.yml"), mcpRow)
+	files, _ := json.Marshal(secrets)
+	if out := p.tool(t, "mcp__fs__read_multiple_files", map[string]any{"paths": json.RawMessage(files)}); !strings.Contains(out, "permission denied: rule") {
+		t.Errorf("the default deny rules do not refuse the MCP server's read of the secret locations:\n%s", out)
+	}
+	mcp := mcpRow + "- id: permission\n  config: {allow: !append [mcp__fs__read_multiple_files], deny: []}\n"
 
 	for _, v := range []struct{ name, patch string }{
 		{"bwrap shared", "- {id: subprocess, config: {sandboxBackend: bwrap}}\n"},
@@ -92,7 +101,6 @@ func TestSecretLocationsAreRefusedOnEveryPath(t *testing.T) {
 			t.Fatalf("%s: bash did not walk the list:\n%s", v.name, out)
 		}
 		assertHidden(t, v.name+" bash", out, v.name == "landlock")
-		files, _ := json.Marshal(secrets)
 		out = p.tool(t, "mcp__fs__read_multiple_files", map[string]any{"paths": json.RawMessage(files)})
 		if strings.Contains(out, "requires approval") || strings.Contains(out, "permission denied: rule") || !strings.Contains(out, secrets[len(secrets)-1]) {
 			t.Fatalf("%s: the MCP server did not read the list:\n%s", v.name, out)

@@ -270,7 +270,8 @@ type jsonPos struct{ line, col int }
 const maxJSONKeys = 1 << 14
 
 // jsonKeyPositions returns where each object key of data starts (its
-// opening quote), by path: "hooks", "hooks.Stop", "hooks.Stop[0].hooks[1].type".
+// opening quote) and where each array element starts, by path: "hooks",
+// "hooks.Stop", "hooks.Stop[0]", "hooks.Stop[0].hooks[1].type".
 // A duplicated key keeps its first position. data must be valid JSON (a
 // decoding error stops the walk; what was found is returned).
 func jsonKeyPositions(data []byte) map[string]jsonPos {
@@ -288,7 +289,12 @@ func jsonKeyPositions(data []byte) map[string]jsonPos {
 		}
 		if d == '[' {
 			for i := 0; dec.More(); i++ {
-				if err := walk(fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				p := fmt.Sprintf("%s[%d]", path, i)
+				if _, seen := out[p]; !seen && len(out) < maxJSONKeys {
+					line, col := manifest.JSONPosition(data, valueStart(data, dec.InputOffset())+1)
+					out[p] = jsonPos{line, col}
+				}
+				if err := walk(p); err != nil {
 					return err
 				}
 			}
@@ -320,6 +326,16 @@ func jsonKeyPositions(data []byte) map[string]jsonPos {
 	return out
 }
 
+// valueStart returns the offset of the first byte of the array element
+// that follows offset from (after white space and a comma).
+func valueStart(data []byte, from int64) int64 {
+	i := min(max(from, 0), int64(len(data)))
+	for i < int64(len(data)) && strings.IndexByte(" \t\r\n,", data[i]) >= 0 {
+		i++
+	}
+	return i
+}
+
 // keyStart returns the offset of the opening quote of the JSON string that
 // ends just before end.
 func keyStart(data []byte, end int64) int64 {
@@ -337,6 +353,65 @@ func keyStart(data []byte, end int64) int64 {
 		}
 	}
 	return 0
+}
+
+// claudeRuleTools maps Claude Code's names of the tools that have a
+// harness counterpart under another name to the harness's (rule tool names
+// match case-insensitively, so Bash, Read, Write, Edit, Grep and Glob need
+// no entry).
+var claudeRuleTools = map[string]string{"todowrite": "todo_write", "agent": "task", "bashoutput": "bash_output", "killshell": "kill_shell"}
+
+// claudeMissingTools are Claude Code's built-in tools the harness does not
+// have: a rule naming one governs nothing, which a warning says.
+var claudeMissingTools = []string{"webfetch", "websearch", "notebookedit", "notebookread", "multiedit", "ls", "skill", "slashcommand", "exitplanmode"}
+
+// claudePathTools are the tools whose rules take a path pattern in Claude
+// Code (Read and Edit; the others are read for rules written with them).
+var claudePathTools = []string{"read", "edit", "write", "grep", "glob", "multiedit", "notebookedit", "ls"}
+
+// claudeRule rewrites one permission rule of a settings file whose project
+// root (the directory holding .claude) is root into the permission plugin's
+// syntax, with Claude Code's meaning: a path pattern `/p` is relative to
+// root (the plugin reads `/p` as absolute, so it becomes root/p), `//p` is
+// absolute, `~/p` is in the home directory, `./p` and `p` are relative to
+// the working directory; Claude's tool names are mapped to the harness's
+// (TodoWrite is todo_write). why is set when the rule names a tool the
+// harness lacks (WebFetch, …): the rule is kept, and governs nothing.
+func claudeRule(rule, root string) (out, why string) {
+	src := strings.TrimSpace(rule)
+	name, arg, hasArg := src, "", false
+	if open := strings.IndexByte(src, '('); open > 0 && strings.HasSuffix(src, ")") {
+		name, arg, hasArg = strings.TrimSpace(src[:open]), src[open+1:len(src)-1], true
+	}
+	lower := strings.ToLower(name)
+	if slices.Contains(claudeMissingTools, lower) {
+		why = fmt.Sprintf("names Claude Code's %s tool, which the harness does not have; the rule governs nothing", name)
+		if lower == "webfetch" {
+			why += " (network access of commands is the sandbox's network policy: sandbox.network allowedDomains and deniedDomains)"
+		}
+	}
+	if h, ok := claudeRuleTools[lower]; ok {
+		name = h
+	}
+	if !hasArg {
+		return name, why
+	}
+	if slices.Contains(claudePathTools, lower) && strings.HasPrefix(arg, "/") && !strings.HasPrefix(arg, "//") {
+		arg = globEscape(filepath.ToSlash(root)) + arg
+	}
+	return name + "(" + arg + ")", why
+}
+
+// globEscape quotes the doublestar metacharacters of a literal path.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]{}\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // claudeModes maps Claude Code's permissions.defaultMode to the permission
@@ -372,7 +447,20 @@ func (e *Env) claudeSettingsPatch(m *manifest.Manifest, files []string) (*manife
 			hooksByEvent[ev] = append(hooksByEvent[ev], groups...)
 		}
 		if p := s.Permissions; p != nil {
-			allow, ask, deny = append(allow, p.Allow...), append(ask, p.Ask...), append(deny, p.Deny...)
+			root := filepath.Dir(filepath.Dir(f)) // the directory holding .claude
+			for _, l := range []struct {
+				key  string
+				list []string
+				out  *[]string
+			}{{"allow", p.Allow, &allow}, {"ask", p.Ask, &ask}, {"deny", p.Deny, &deny}} {
+				for i, r := range l.list {
+					rule, why := claudeRule(r, root)
+					if why != "" {
+						e.claudeWarn(s.path, s.pos, fmt.Sprintf("permissions.%s[%d]", l.key, i), fmt.Sprintf("rule %q %s", r, why))
+					}
+					*l.out = append(*l.out, rule)
+				}
+			}
 			if p.DefaultMode != "" {
 				mode = claudeModes[p.DefaultMode] // readClaudeSettings dropped unknown modes
 			}

@@ -35,15 +35,18 @@ type Config struct {
 	// harness process is non-dumpable, so they cannot read its environment
 	// unless they run as root).
 	Sandbox bool `yaml:"sandbox" json:"sandbox,omitempty"`
-	// SessionID is the `session_id` sent when the caller supplies none.
+	// SessionID is the `session_id` sent when the caller supplies none
+	// (a call outside a session: `harness tool`); empty mints a fresh id.
 	SessionID string `yaml:"sessionId" json:"sessionId,omitempty"`
 	// ToolNames renames tools in the `tool_name` hooks read, on top of the
 	// default naming (an entry wins over both).
 	ToolNames map[string]string `yaml:"toolNames" json:"toolNames,omitempty"`
 	// HarnessToolNames sends the harness's own tool names (bash, read, …)
 	// in `tool_name` instead of Claude Code's (Bash, Read, Write, Edit, Grep,
-	// Glob), which are the default so scripts written for Claude Code work
-	// unchanged. Matchers select by either name, case-insensitively.
+	// Glob, TodoWrite, Task, BashOutput, KillShell), which are the default so
+	// scripts written for Claude Code work unchanged, and tool_input and
+	// tool_response in the harness's shape. Matchers select by either name,
+	// case-insensitively.
 	HarnessToolNames bool `yaml:"harnessToolNames" json:"harnessToolNames,omitempty"`
 	// PermissionMode is the `permission_mode` hooks are told when no
 	// permission plugin is mounted (with one, hooks are told the mode it

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/agent/lifecycle"
+	"github.com/dshgo/harness/services/sessions"
 	"github.com/dshgo/harness/services/subagent"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/tools"
@@ -140,7 +141,13 @@ func newRunner(cfg Config, run runFunc, log *slog.Logger) (*runner, error) {
 	if mode == "" {
 		mode = "default"
 	}
-	h := &runner{events: map[string][]compiledGroup{}, cwd: abs, sessionID: cfg.SessionID, toolNames: cfg.ToolNames,
+	// A call outside any session (`harness tool`) still has a session_id,
+	// as every Claude Code hook input does: one minted for this runner.
+	sessionID := cfg.SessionID
+	if sessionID == "" {
+		sessionID = sessions.NewID(time.Now())
+	}
+	h := &runner{events: map[string][]compiledGroup{}, cwd: abs, sessionID: sessionID, toolNames: cfg.ToolNames,
 		harnessNames: cfg.HarnessToolNames, permissionMode: mode, run: run, log: log,
 		transcripts: map[string]string{}, warned: map[string]bool{}}
 	for _, ev := range cfg.Hooks.all() {
@@ -367,28 +374,65 @@ func (h *runner) removeFallback() {
 	}
 }
 
+// claudeArgNames maps, per harness tool, the arguments Claude Code's tool
+// names otherwise to Claude's name: bash's timeoutMs is Bash's timeout
+// (milliseconds both), grep's include is Grep's glob, bash_output's
+// shell_id is BashOutput's bash_id.
+var claudeArgNames = map[string]map[string]string{"bash": {"timeoutMs": "timeout"}, "grep": {"include": "glob"}, "bash_output": {"shell_id": "bash_id"}}
+
 // toolInput is the tool_input hooks read: the call's arguments, with a
 // relative file_path made absolute against the working directory (Claude
-// Code sends absolute paths).
-func (h *runner) toolInput(args string) json.RawMessage {
-	if !strings.Contains(args, `"file_path"`) {
+// Code sends absolute paths) and, unless harnessToolNames is set, the
+// arguments Claude Code names otherwise by Claude's names (claudeArgNames).
+func (h *runner) toolInput(tool, args string) json.RawMessage {
+	renames := claudeArgNames[tool]
+	if h.harnessNames {
+		renames = nil
+	}
+	if !strings.Contains(args, `"file_path"`) && renames == nil {
 		return json.RawMessage(args)
 	}
 	var m map[string]json.RawMessage
-	if json.Unmarshal([]byte(args), &m) != nil {
+	if json.Unmarshal([]byte(args), &m) != nil || m == nil {
 		return json.RawMessage(args)
 	}
+	changed := false
 	var fp string
-	if json.Unmarshal(m["file_path"], &fp) != nil || fp == "" || filepath.IsAbs(fp) {
+	if json.Unmarshal(m["file_path"], &fp) == nil && fp != "" && !filepath.IsAbs(fp) {
+		m["file_path"], _ = json.Marshal(filepath.Join(h.cwd, fp))
+		changed = true
+	}
+	for from, to := range renames {
+		if v, ok := m[from]; ok {
+			if _, taken := m[to]; !taken {
+				delete(m, from)
+				m[to] = v
+				changed = true
+			}
+		}
+	}
+	if !changed {
 		return json.RawMessage(args)
 	}
-	abs, _ := json.Marshal(filepath.Join(h.cwd, fp))
-	m["file_path"] = abs
 	out, err := json.Marshal(m)
 	if err != nil {
 		return json.RawMessage(args)
 	}
 	return out
+}
+
+// harnessArgName is the harness's name of argument name of tool in a
+// hook's updatedInput: Claude's name (claudeArgNames) maps back.
+func (h *runner) harnessArgName(tool, name string) string {
+	if h.harnessNames {
+		return name
+	}
+	for from, to := range claudeArgNames[tool] {
+		if to == name {
+			return from
+		}
+	}
+	return name
 }
 
 // warnOnce logs, once per hook and field, that a hook's output had a field
@@ -438,7 +482,7 @@ func (h *runner) preToolUse(ctx context.Context, e *tools.Execution) (tools.Deci
 	}
 	outs := h.dispatch(ctx, e.Scope(), sel, Payload{
 		SessionID: sessionOf(e.Scope()), HookEventName: EventPreToolUse,
-		ToolName: h.toolName(e.Name()), ToolInput: h.toolInput(e.Arguments()), ToolUseID: e.CallID(),
+		ToolName: h.toolName(e.Name()), ToolInput: h.toolInput(e.Name(), e.Arguments()), ToolUseID: e.CallID(),
 	})
 	m := merge(outs, true)
 	h.report(EventPreToolUse, m)
@@ -488,6 +532,7 @@ func (h *runner) updatedArguments(e *tools.Execution, raw json.RawMessage) strin
 	}
 	changed := false
 	for k, v := range upd {
+		k = h.harnessArgName(e.Name(), k)
 		if old, ok := args[k]; !ok || !jsonEqual(old, v) {
 			changed = true
 		}
@@ -555,8 +600,8 @@ func (h *runner) postToolUse(ctx context.Context, e *tools.Execution, next core.
 	}
 	outs := h.dispatch(ctx, e.Scope(), sel, Payload{
 		SessionID: sessionOf(e.Scope()), HookEventName: EventPostToolUse,
-		ToolName: h.toolName(e.Name()), ToolInput: h.toolInput(e.Arguments()), ToolUseID: e.CallID(),
-		ToolResponse: responseOf(e.Outcome(), d),
+		ToolName: h.toolName(e.Name()), ToolInput: h.toolInput(e.Name(), e.Arguments()), ToolUseID: e.CallID(),
+		ToolResponse: h.responseOf(e.Name(), json.RawMessage(e.Arguments()), e.Outcome(), d),
 	})
 	m := merge(outs, false)
 	h.report(EventPostToolUse, m)
@@ -584,26 +629,45 @@ func (h *runner) postToolUse(ctx context.Context, e *tools.Execution, next core.
 	return d.WithContexts(m.contexts...), nil
 }
 
-// responseOf is the tool_response a PostToolUse hook sees: the content as
-// the rest of the chain leaves it.
-func responseOf(o *tools.Outcome, d tools.PostDecision) *ToolResponse {
-	if o == nil {
-		return &ToolResponse{}
-	}
-	content := o.Content
-	switch {
-	case d.Kind == tools.PostBlock:
-		content = d.Feedback
-	case d.Content != nil:
-		content = d.Content
-	}
-	r := &ToolResponse{Content: tools.TextOf(content), IsError: o.IsError || d.Kind == tools.PostBlock}
-	if !r.IsError && o.Value != nil && !d.ReplaceValue {
-		if b, err := json.Marshal(o.Value); err == nil {
-			r.Value = b
+// responseOf is the tool_response a PostToolUse hook sees, with the
+// content as the rest of the chain leaves it. For the tools Claude Code
+// has (bash, read, write, edit, grep, glob) it is Claude Code's shape
+// (Bash: stdout, stderr, interrupted, isImage; Write and Edit: filePath,
+// structuredPatch, …; see claudeResponse) with the harness's content and
+// isError, unless harnessToolNames is set or a listener replaced the
+// value; for any other tool, and for a call whose tool failed before it
+// had a value, {content, isError, value}.
+func (h *runner) responseOf(tool string, args json.RawMessage, o *tools.Outcome, d tools.PostDecision) json.RawMessage {
+	r := ToolResponse{}
+	var value json.RawMessage
+	if o != nil {
+		content := o.Content
+		switch {
+		case d.Kind == tools.PostBlock:
+			content = d.Feedback
+		case d.Content != nil:
+			content = d.Content
+		}
+		r = ToolResponse{Content: tools.TextOf(content), IsError: o.IsError || d.Kind == tools.PostBlock}
+		if o.Value != nil && !d.ReplaceValue {
+			if b, err := json.Marshal(o.Value); err == nil {
+				value = b
+			}
 		}
 	}
-	return r
+	if value != nil && !h.harnessNames {
+		if b, ok := claudeResponse(tool, args, value, r.Content, r.IsError, h.cwd); ok {
+			return b
+		}
+	}
+	if !r.IsError {
+		r.Value = value
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return json.RawMessage(`{}`)
+	}
+	return b
 }
 
 // lifecycleDecision runs the hooks of a lifecycle event and folds them into
@@ -709,7 +773,7 @@ func (h *runner) permissionRequest(ctx context.Context, a tools.PermissionAsk, n
 	if sel := h.toolHooks(EventPermissionRequest, req.Tool); len(sel) > 0 {
 		outs := h.dispatch(ctx, req.Scope, sel, Payload{
 			SessionID: sessionOf(req.Scope), HookEventName: EventPermissionRequest,
-			ToolName: h.toolName(req.Tool), ToolInput: h.toolInput(req.Arguments),
+			ToolName: h.toolName(req.Tool), ToolInput: h.toolInput(req.Tool, req.Arguments),
 		})
 		m := merge(outs, false)
 		h.report(EventPermissionRequest, m)

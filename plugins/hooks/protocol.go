@@ -19,8 +19,9 @@ type Payload struct {
 	ToolName  string          `json:"tool_name,omitempty"`
 	ToolInput json.RawMessage `json:"tool_input,omitempty"`
 	ToolUseID string          `json:"tool_use_id,omitempty"`
-	// ToolResponse is set for PostToolUse.
-	ToolResponse *ToolResponse `json:"tool_response,omitempty"`
+	// ToolResponse is set for PostToolUse: Claude Code's shape for its
+	// built-in tools, a [ToolResponse] for the others.
+	ToolResponse json.RawMessage `json:"tool_response,omitempty"`
 	// Prompt is set for UserPromptSubmit.
 	Prompt string `json:"prompt,omitempty"`
 	// Source is set for SessionStart: startup, resume, clear or compact.
@@ -48,7 +49,8 @@ type Payload struct {
 	AgentTranscriptPath string `json:"agent_transcript_path,omitempty"`
 }
 
-// ToolResponse is the tool result a PostToolUse hook sees.
+// ToolResponse is the tool result a PostToolUse hook sees for a tool
+// Claude Code has no built-in counterpart of (MCP tools, todo_write, …).
 type ToolResponse struct {
 	// Content is the result text as the model would see it.
 	Content string `json:"content"`

@@ -1,6 +1,7 @@
 package permission
 
 import (
+	"encoding/json"
 	"testing"
 )
 
@@ -25,6 +26,7 @@ func BenchmarkEvaluate(b *testing.B) {
 		{"bash-simple", Call{Tool: "bash", Args: bashArgs("git status")}},
 		{"bash-compound", Call{Tool: "bash", Args: bashArgs("git add . && go test ./... | tee log; echo done > out.txt")}},
 		{"file", Call{Tool: "write", Args: fileArgs("src/pkg/a.go")}},
+		{"mcp-path", Call{Tool: "mcp__fs__read_text_file", ReadOnly: true, Args: json.RawMessage(`{"path":"src/pkg/a.go"}`)}},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {

@@ -261,7 +261,11 @@ type subject struct {
 // workspace are allowed; otherwise the mode decides.
 func (p *Policy) Evaluate(c Call) Verdict {
 	sub := p.subjectOf(c)
-	if r, ok := p.denied(c.Tool, sub); ok {
+	r, ok := p.denied(c.Tool, sub)
+	if !ok {
+		r, ok = p.mcpFileRule(p.deny, c, sub)
+	}
+	if ok {
 		return Verdict{Decision: Deny, Rule: r.source,
 			Reason: fmt.Sprintf("permission denied: rule %q in the deny list matches this call", r.source)}
 	}
@@ -285,6 +289,10 @@ func (p *Policy) Evaluate(c Call) Verdict {
 				return Verdict{Decision: Ask, Rule: r.source,
 					Reason: fmt.Sprintf("tool %q requires approval: rule %q is in the ask list", c.Tool, r.source)}
 			}
+		}
+		if r, ok := p.mcpFileRule(p.ask, c, sub); ok {
+			return Verdict{Decision: Ask, Rule: r.source,
+				Reason: fmt.Sprintf("tool %q requires approval: rule %q is in the ask list", c.Tool, r.source)}
 		}
 	}
 	if sub.kind == "shell" {
@@ -493,19 +501,99 @@ func (p *Policy) ReadDenied(path string) (string, bool) {
 	return "", false
 }
 
-// applies reports whether a deny or ask rule concerns tool. Besides its own
-// tool, a rule on the read tool also governs the other read-only file tools
-// (grep, glob) by their path, as Claude Code applies Read rules to Grep and
-// Glob: `read(~/.ssh/**)` also refuses `grep` with path `~/.ssh`. A search
-// of a directory that merely contains a denied file is filtered by the
-// search tool instead (see [Policy.ReadDenied]).
+// applies reports whether a rule concerns tool, with Claude Code's reading
+// of rule names (the same for allow, ask and deny rules):
+//   - the tool's own name, and for a server-level MCP rule (`mcp__github`)
+//     every tool of the server ([Rule.matchesTool]);
+//   - a rule on the edit tool also governs every other edit tool that is a
+//     file tool (Spec.EditTools: write, and any multi-edit or notebook tool
+//     configured so) by its path, as Claude Code applies Edit rules to every
+//     built-in tool that edits files: `edit(./tsconfig.json)` in deny also
+//     refuses `write` of that file;
+//   - a rule on the read tool also governs the other read-only file tools
+//     (grep, glob) by their path, as Claude Code applies Read rules to Grep
+//     and Glob: `read(~/.ssh/**)` also refuses `grep` with path `~/.ssh`. A
+//     search of a directory that merely contains a denied file is filtered
+//     by the search tool instead (see [Policy.ReadDenied]).
 func (p *Policy) applies(r Rule, tool string) bool {
 	if r.matchesTool(tool) {
 		return true
 	}
 	t := strings.ToLower(tool)
-	_, isFile := p.file[t]
-	return isFile && p.readOnly[t] && t != "read" && r.matchesTool("read")
+	if _, isFile := p.file[t]; !isFile {
+		return false
+	}
+	switch {
+	case p.readOnly[t]:
+		return t != "read" && r.matchesTool("read")
+	case p.editing[t]:
+		return t != "edit" && r.matchesTool("edit")
+	}
+	return false
+}
+
+// mcpPathArgs are the arguments of an MCP tool that name files (those of
+// the official filesystem server: path, paths, source, destination).
+var mcpPathArgs = []string{"path", "paths", "source", "destination"}
+
+// mcpFileRule returns the rule of list (deny or ask rules) with a path
+// pattern that governs an MCP tool's call by the files its arguments name,
+// as Claude Code's Read rules cover the tools that read files: a rule on
+// the read tool for a tool that declares itself read-only (readOnlyHint),
+// a rule on the edit tool for any other. Only deny and ask rules are read
+// so: an allow rule never covers an MCP tool by its path.
+func (p *Policy) mcpFileRule(list []Rule, c Call, sub subject) (Rule, bool) {
+	if sub.kind != "other" || !strings.HasPrefix(strings.ToLower(c.Tool), "mcp__") {
+		return Rule{}, false
+	}
+	governing := "edit"
+	if c.ReadOnly || p.ReadOnly(c.Tool) {
+		governing = "read"
+	}
+	var rules []Rule
+	for _, r := range list {
+		if r.hasArg && r.matchesTool(governing) {
+			rules = append(rules, r)
+		}
+	}
+	if len(rules) == 0 {
+		return Rule{}, false // no path to resolve
+	}
+	var args map[string]any
+	if json.Unmarshal(c.Args, &args) != nil {
+		return Rule{}, false
+	}
+	var paths []string
+	for _, k := range mcpPathArgs {
+		switch v := args[k].(type) {
+		case string:
+			if v != "" {
+				paths = append(paths, pathForms(v, p.cwdOf(c), p.home)...)
+			}
+		case []any:
+			for _, x := range v {
+				if s, ok := x.(string); ok && s != "" {
+					paths = append(paths, pathForms(s, p.cwdOf(c), p.home)...)
+				}
+			}
+		}
+	}
+	for _, r := range rules {
+		for _, f := range paths {
+			if r.matchPath(f, p.cwdOf(c), p.home) {
+				return r, true
+			}
+		}
+	}
+	return Rule{}, false
+}
+
+// cwdOf is the working directory a call's relative paths resolve against.
+func (p *Policy) cwdOf(c Call) string {
+	if c.Cwd != "" {
+		return filepath.Clean(c.Cwd)
+	}
+	return p.cwd
 }
 
 // subjectOf extracts the matchable forms of a call.
@@ -658,7 +746,7 @@ func (p *Policy) anyMatch(r Rule, s subject) bool {
 func (p *Policy) covered(tool string, s subject, unsandboxed bool) bool {
 	var rules []Rule
 	for _, r := range p.allow {
-		if r.matchesTool(tool) && (!unsandboxed || r.unsandboxed) {
+		if p.applies(r, tool) && (!unsandboxed || r.unsandboxed) {
 			if !r.hasArg {
 				return s.kind != "shell" || (s.unknown == "" && !s.outside)
 			}

@@ -188,7 +188,7 @@ func TestEvaluateIssueRuleSet(t *testing.T) {
 		{"bash", bashArgs("git log 2>/dev/null | go test ./..."), Allow, ""},
 		{"bash", bashArgs("git log >&notes"), Ask, ""},
 		{"edit", fileArgs("main.go"), Ask, "edit"},
-		{"write", fileArgs("main.go"), Ask, "write"},
+		{"write", fileArgs("main.go"), Ask, "edit"}, // an edit rule governs every edit tool
 		{"read", fileArgs("main.go"), Allow, ""},
 		{"webfetch", json.RawMessage(`{"url":"https://x"}`), Ask, ""},
 	}

@@ -17,7 +17,7 @@ import (
 //   - shell tools: the command, split into its simple commands; a text glob
 //     where `*` also matches `/` and spaces;
 //   - file tools: the path argument, a doublestar glob relative to the working
-//     directory unless it starts with `/` or `~/`;
+//     directory unless it starts with `/` (or Claude Code's `//`) or `~/`;
 //   - other tools: a text glob over the arguments as compact JSON with sorted keys.
 type Rule struct {
 	source  string
@@ -109,8 +109,30 @@ func parseRuleBody(src string) (Rule, error) {
 // String returns the rule as written.
 func (r Rule) String() string { return r.source }
 
-// matchesTool reports whether the rule names tool.
-func (r Rule) matchesTool(tool string) bool { return r.tool.match(strings.ToLower(tool)) }
+// matchesTool reports whether the rule names tool: by its name (a
+// case-insensitive glob), or, for a rule that names an MCP server without a
+// tool (`mcp__github`, Claude Code's server-level rule), any tool of that
+// server (`mcp__github__create_issue`), as `mcp__github__*` does.
+func (r Rule) matchesTool(tool string) bool {
+	t := strings.ToLower(tool)
+	if r.tool.match(t) {
+		return true
+	}
+	server, ok := r.mcpServer()
+	return ok && strings.HasPrefix(t, server+"__") && len(t) > len(server)+2
+}
+
+// mcpServer returns the rule's tool part when it names a whole MCP server:
+// `mcp__NAME` with no argument pattern, no glob metacharacter and no `__`
+// after the server name.
+func (r Rule) mcpServer() (string, bool) {
+	name := r.tool.source
+	rest, ok := strings.CutPrefix(name, "mcp__")
+	if !ok || r.hasArg || rest == "" || strings.Contains(rest, "__") || strings.ContainsAny(rest, `*?\`) {
+		return "", false
+	}
+	return name, true
+}
 
 // matchText matches the argument pattern against free text (shell command
 // forms, argument JSON). A rule without an argument pattern matches anything.
@@ -137,10 +159,13 @@ func (r Rule) matchPath(abs, cwd, home string) bool {
 	return ok
 }
 
-// filePattern normalizes a path pattern: `~/` expands against home (when
-// known), and a leading `./` is dropped.
+// filePattern normalizes a path pattern: `//` starts an absolute path (as
+// in Claude Code's rules: `//etc/**` is `/etc/**`), `~/` expands against
+// home (when known), and a leading `./` is dropped.
 func filePattern(arg, home string) string {
 	switch {
+	case strings.HasPrefix(arg, "//"):
+		return "/" + strings.TrimLeft(arg, "/")
 	case strings.HasPrefix(arg, "~/") && home != "":
 		return filepath.Join(home, arg[2:])
 	case strings.HasPrefix(arg, "./"):

@@ -168,10 +168,12 @@ var (
 // claudeToolNames maps the harness's built-in tool names to Claude Code's.
 var claudeToolNames = map[string]string{
 	"bash": "Bash", "read": "Read", "write": "Write", "edit": "Edit", "grep": "Grep", "glob": "Glob",
+	"todo_write": "TodoWrite", "task": "Task", "bash_output": "BashOutput", "kill_shell": "KillShell",
 }
 
 // ClaudeToolName returns the name Claude Code gives the harness tool name:
-// Bash, Read, Write, Edit, Grep and Glob for the built-in tools; any other
+// Bash, Read, Write, Edit, Grep, Glob, TodoWrite, Task, BashOutput and
+// KillShell for the built-in tools; any other
 // name (MCP tools are already mcp__<server>__<tool>) unchanged. Hook payloads
 // and the Claude-format transcript use it.
 func ClaudeToolName(name string) string {
