@@ -38,9 +38,13 @@ type Config struct {
 	// Empty: $XDG_STATE_HOME/harness/jobs. Put it on a shared volume to let
 	// a retry on another machine see the work dir its last attempt left.
 	WorkRoot string `yaml:"workRoot" json:"workRoot,omitempty"`
-	// KeepWorkDirs keeps a completed job's work dir (default: removed;
-	// a Dir job's directory is never removed).
+	// KeepWorkDirs keeps every job's work dir (default: a job's work dir is
+	// removed when the job is completed, cancelled or discarded, and kept
+	// while it is to be retried; a Dir job's directory is never removed).
 	KeepWorkDirs bool `yaml:"keepWorkDirs" json:"keepWorkDirs,omitempty"`
+	// KeepFailed keeps the work dirs of jobs that end cancelled or
+	// discarded (removed by default), to look at what they left.
+	KeepFailed bool `yaml:"keepFailed" json:"keepFailed,omitempty"`
 	// MaxAttempts is the attempts of a job before it is discarded
 	// (default 5).
 	MaxAttempts int `yaml:"maxAttempts" json:"maxAttempts,omitempty" jsonschema:"minimum=1,default=5"`
