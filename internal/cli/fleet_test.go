@@ -485,6 +485,7 @@ type jobShown struct {
 	Attempt     int      `json:"attempt"`
 	AttemptedBy []string `json:"attemptedBy"`
 	SessionID   string   `json:"sessionId"`
+	WorkerGone  bool     `json:"workerGone"`
 	Errors      []struct {
 		Attempt int    `json:"attempt"`
 		Error   string `json:"error"`

@@ -36,6 +36,10 @@ type jobJSON struct {
 	Args        worker.RunArgs `json:"args"`
 	Output      *worker.Output `json:"output,omitempty"`
 	Errors      []jobErrorJSON `json:"errors,omitempty"`
+	// WorkerGone: the job is running on a worker that sent no heartbeat
+	// for the worker row's heartbeatTimeout; the next worker that looks
+	// hands it back to the queue.
+	WorkerGone bool `json:"workerGone,omitempty"`
 	// Trace is the trace context the job was submitted under (see
 	// worker.SubmitterTrace); absent when there was none.
 	Trace *jobTraceJSON `json:"trace,omitempty"`
@@ -89,7 +93,8 @@ func jobsCommand(env *Env) *cobra.Command {
 		Long: "jobs lists the harness_run jobs of the manifest's worker row: id, state, attempt, queue, tags, age and\n" +
 			"prompt. --state (repeatable) and --tag (repeatable, all must match) filter; --limit N (default 50).\n" +
 			"--json prints an array of {id, state, queue, priority, tags, attempt, maxAttempts, attemptedBy, created,\n" +
-			"attempted, finalized, sessionId, args, output, errors}.",
+			"attempted, finalized, sessionId, args, output, errors, workerGone}. A running job whose worker sent no\n" +
+			"heartbeat for the worker row's heartbeatTimeout shows as: running (worker gone, retrying).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, err := stateList(states)
@@ -104,9 +109,15 @@ func jobsCommand(env *Env) *cobra.Command {
 				if err != nil {
 					return Failure(err)
 				}
+				gone, err := goneWorkers(ctx, w, jobs...)
+				if err != nil {
+					return Failure(err)
+				}
 				views := []jobJSON{}
 				for _, j := range jobs {
-					views = append(views, jobView(j))
+					v := jobView(j)
+					v.WorkerGone = worker.WorkerGone(j, gone)
+					views = append(views, v)
 				}
 				if asJSON {
 					return writeJSON(env.Stdout, views)
@@ -114,7 +125,7 @@ func jobsCommand(env *Env) *cobra.Command {
 				tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "ID\tSTATE\tATTEMPT\tQUEUE\tTAGS\tCREATED\tPROMPT")
 				for _, v := range views {
-					fmt.Fprintf(tw, "%d\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", v.ID, v.State, v.Attempt, v.MaxAttempts, v.Queue,
+					fmt.Fprintf(tw, "%d\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", v.ID, stateText(v), v.Attempt, v.MaxAttempts, v.Queue,
 						strings.Join(v.Tags, ","), v.Created.Local().Format("2006-01-02 15:04:05"), clip(oneLine(v.Args.Prompt), 60))
 				}
 				return tw.Flush()
@@ -169,11 +180,17 @@ func jobsShow(env *Env) *cobra.Command {
 		Short: "Print a job: state, attempts, arguments, errors and output",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withJob(env, args[0], func(_ context.Context, _ *worker.Service, j *rivertype.JobRow) error {
-				if asJSON {
-					return writeJSON(env.Stdout, jobView(j))
+			return withJob(env, args[0], func(ctx context.Context, w *worker.Service, j *rivertype.JobRow) error {
+				gone, err := goneWorkers(ctx, w, j)
+				if err != nil {
+					return Failure(err)
 				}
-				printJob(env.Stdout, jobView(j))
+				v := jobView(j)
+				v.WorkerGone = worker.WorkerGone(j, gone)
+				if asJSON {
+					return writeJSON(env.Stdout, v)
+				}
+				printJob(env.Stdout, v)
 				return nil
 			})
 		},
@@ -182,9 +199,28 @@ func jobsShow(env *Env) *cobra.Command {
 	return cmd
 }
 
+// goneWorkers asks which of the workers running jobs are taken for gone.
+func goneWorkers(ctx context.Context, w *worker.Service, jobs ...*rivertype.JobRow) (map[string]bool, error) {
+	var ids []string
+	for _, j := range jobs {
+		if j.State == rivertype.JobStateRunning && len(j.AttemptedBy) > 0 {
+			ids = append(ids, j.AttemptedBy[len(j.AttemptedBy)-1])
+		}
+	}
+	return w.GoneWorkers(ctx, ids)
+}
+
+// stateText is v's state as the tables print it.
+func stateText(v jobJSON) string {
+	if v.WorkerGone {
+		return v.State + " (worker gone, retrying)"
+	}
+	return v.State
+}
+
 // printJob writes v as `jobs show` prints it.
 func printJob(out io.Writer, v jobJSON) {
-	fmt.Fprintf(out, "job %d  %s  attempt %d/%d  queue %s  priority %d  tags %s\n", v.ID, v.State, v.Attempt, v.MaxAttempts, v.Queue, v.Priority, strings.Join(v.Tags, ","))
+	fmt.Fprintf(out, "job %d  %s  attempt %d/%d  queue %s  priority %d  tags %s\n", v.ID, stateText(v), v.Attempt, v.MaxAttempts, v.Queue, v.Priority, strings.Join(v.Tags, ","))
 	fmt.Fprintf(out, "session %s (harness jobs logs %d)\n", v.SessionID, v.ID)
 	fmt.Fprintf(out, "created %s", v.Created.Local().Format(time.RFC3339))
 	if v.Finalized != nil {

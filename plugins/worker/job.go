@@ -136,6 +136,7 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) (err erro
 	s, sid := w.s, SessionID(job.JobRow)
 	ctx, span := s.jobSpan(ctx, job.JobRow, sid)
 	defer func() { endJobSpan(span, err) }()
+	defer func() { s.cleanWorkDir(ctx, job, err) }()
 	resume, done, err := s.sessionState(ctx, sid)
 	if err != nil {
 		return err
@@ -155,12 +156,30 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) (err erro
 		return err
 	}
 	out.Resumed = resume
-	if !s.cfg.KeepWorkDirs && job.Args.Dir == "" {
-		if err := os.RemoveAll(dir); err != nil {
-			s.log.Warn("worker: removing work dir", "job", job.ID, "err", err)
-		}
-	}
 	return river.RecordOutput(ctx, out)
+}
+
+// cleanWorkDir removes the job's work dir (never a Dir job's directory)
+// when the attempt that ended with err leaves the job in a terminal state:
+// completed (kept with KeepWorkDirs), cancelled (by the outcome, or by
+// `jobs cancel` while it ran) or discarded (an error on its last attempt)
+// (both kept with KeepFailed or KeepWorkDirs). A retried or snoozed job
+// keeps its dir for the next attempt.
+func (s *Service) cleanWorkDir(ctx context.Context, job *river.Job[RunArgs], err error) {
+	if job.Args.Dir != "" {
+		return
+	}
+	var cancel *river.JobCancelError
+	var snooze *river.JobSnoozeError
+	failed := errors.As(err, &cancel) || errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely) ||
+		err != nil && !errors.As(err, &snooze) && job.Attempt >= job.MaxAttempts
+	switch {
+	case err == nil && s.cfg.KeepWorkDirs, failed && (s.cfg.KeepFailed || s.cfg.KeepWorkDirs), err != nil && !failed:
+		return
+	}
+	if rerr := os.RemoveAll(filepath.Join(s.cfg.WorkRoot, SessionID(job.JobRow))); rerr != nil {
+		s.log.Warn("worker: removing work dir", "job", job.ID, "err", rerr)
+	}
 }
 
 // sessionState reads the job's session: none (a new run), cut short or

@@ -38,9 +38,13 @@ type Config struct {
 	// Empty: $XDG_STATE_HOME/harness/jobs. Put it on a shared volume to let
 	// a retry on another machine see the work dir its last attempt left.
 	WorkRoot string `yaml:"workRoot" json:"workRoot,omitempty"`
-	// KeepWorkDirs keeps a completed job's work dir (default: removed;
-	// a Dir job's directory is never removed).
+	// KeepWorkDirs keeps every job's work dir (default: a job's work dir is
+	// removed when the job is completed, cancelled or discarded, and kept
+	// while it is to be retried; a Dir job's directory is never removed).
 	KeepWorkDirs bool `yaml:"keepWorkDirs" json:"keepWorkDirs,omitempty"`
+	// KeepFailed keeps the work dirs of jobs that end cancelled or
+	// discarded (removed by default), to look at what they left.
+	KeepFailed bool `yaml:"keepFailed" json:"keepFailed,omitempty"`
 	// MaxAttempts is the attempts of a job before it is discarded
 	// (default 5).
 	MaxAttempts int `yaml:"maxAttempts" json:"maxAttempts,omitempty" jsonschema:"minimum=1,default=5"`
@@ -52,8 +56,12 @@ type Config struct {
 	// its worker for dead and retries it (default 1h; River's rescuer, on
 	// the elected leader worker, looks every 30 s). A live run is stopped
 	// by JobTimeout before that.
-	// Running time after which a job is taken for dead and retried (default 1h).
 	RescueAfter time.Duration `yaml:"rescueAfter" json:"rescueAfter,omitempty"`
+	// HeartbeatTimeout is how long a worker may go without a heartbeat
+	// (each worker beats every HeartbeatTimeout/4) before the other workers
+	// take it for gone and hand its running jobs back to the queue
+	// (default 30s; at least 1s). Independent of RescueAfter.
+	HeartbeatTimeout time.Duration `yaml:"heartbeatTimeout" json:"heartbeatTimeout,omitempty"`
 	// DrainTimeout is how long SIGTERM waits for running jobs to finish
 	// before it stops them and hands them back to the queue (default 5m).
 	DrainTimeout time.Duration `yaml:"drainTimeout" json:"drainTimeout,omitempty" jsonschema:" wait this long for running jobs before handing them back (default 5m)"`
@@ -72,6 +80,7 @@ type Config struct {
 func (c *Config) SetDefaults() {
 	c.Schema, c.PoolSize, c.MaxAttempts = "harness", 8, 5
 	c.JobTimeout, c.RescueAfter, c.DrainTimeout, c.Grace, c.FetchPollInterval = 55*time.Minute, time.Hour, 5*time.Minute, 10*time.Second, time.Second
+	c.HeartbeatTimeout = 30 * time.Second
 }
 
 // Compiled on first use: package init runs at every harness start.
@@ -98,6 +107,9 @@ func (c *Config) Validate() error {
 	}
 	if c.RescueAfter <= c.JobTimeout {
 		add("rescueAfter", "must be above jobTimeout")
+	}
+	if c.HeartbeatTimeout < time.Second {
+		add("heartbeatTimeout", "must be at least 1s")
 	}
 	if c.DrainTimeout <= 0 {
 		add("drainTimeout", "must be positive")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"sync"
 	"time"
@@ -41,6 +42,9 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 	}
 	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return fmt.Errorf("worker: migrating schema %s: %w", schema, err)
+	}
+	if _, err := conn.Exec(ctx, fmt.Sprintf(workerTable, pgx.Identifier{schema}.Sanitize())); err != nil {
+		return fmt.Errorf("worker: liveness table in schema %s: %w", schema, err)
 	}
 	return nil
 }
@@ -346,19 +350,34 @@ func (s *Service) Work(ctx context.Context, o WorkOptions) error {
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
+	// The liveness row exists before the first fetch, so that a job this
+	// worker takes is never without one.
+	host, _ := os.Hostname()
+	if err := s.beat(ctx, c.ID(), host, os.Getpid()); err != nil {
+		return err
+	}
 	if err := c.Start(context.WithoutCancel(ctx)); err != nil {
+		s.leave(context.WithoutCancel(ctx), c.ID())
 		return fmt.Errorf("worker: start: %w", err)
 	}
+	lctx, stopLiveness := context.WithCancel(context.WithoutCancel(ctx))
+	var lwg sync.WaitGroup
+	lwg.Go(func() { s.liveness(lctx, c.ID(), host, os.Getpid()) })
 	if o.Started != nil {
 		o.Started(c.ID())
 	}
 	<-ctx.Done()
 	// Stop escalates by itself after SoftStopTimeout (DrainTimeout); the
-	// bound here only guards against a stop that never ends.
+	// bound here only guards against a stop that never ends. The worker
+	// beats while it drains.
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.DrainTimeout+2*s.cfg.Grace+30*time.Second)
 	defer cancel()
-	if err := c.Stop(sctx); err != nil {
+	err = c.Stop(sctx)
+	stopLiveness()
+	lwg.Wait()
+	if err != nil {
 		return fmt.Errorf("worker: stop: %w", err)
 	}
+	s.leave(sctx, c.ID())
 	return nil
 }

@@ -37,6 +37,7 @@ func TestConfigErrorsNameTheFields(t *testing.T) {
 	var c worker.Config
 	c.SetDefaults()
 	c.Schema, c.JobTimeout, c.RescueAfter, c.WorkRoot = "Bad-Name", 2*time.Hour, time.Hour, "rel/dir"
+	c.HeartbeatTimeout = 500 * time.Millisecond
 	err := c.Validate()
 	var ce *core.ConfigError
 	if !errors.As(err, &ce) {
@@ -46,7 +47,7 @@ func TestConfigErrorsNameTheFields(t *testing.T) {
 	for _, i := range ce.Issues {
 		paths = append(paths, i.Path)
 	}
-	if got := strings.Join(paths, ","); got != "dsn,schema,rescueAfter,workRoot" {
+	if got := strings.Join(paths, ","); got != "dsn,schema,rescueAfter,heartbeatTimeout,workRoot" {
 		t.Fatalf("issues at %s: %v", got, err)
 	}
 }

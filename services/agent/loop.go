@@ -69,7 +69,7 @@ func (ss *Session) runTurn(ctx context.Context, prompt string, resume bool) (*Re
 		ss.turn++
 	}
 	t.n = ss.turn
-	before := savedState{history: len(ss.history), pending: ss.pending, snapshot: ss.lastSnapshot}
+	before := savedState{history: len(ss.history), pending: ss.pending, snapshot: ss.lastSnapshot, interrupted: ss.interrupted}
 	ss.mu.Unlock()
 	ss.hold()
 	err := t.run(ctx, prompt)
@@ -78,6 +78,7 @@ func (ss *Session) runTurn(ctx context.Context, prompt string, resume bool) (*Re
 		ss.mu.Lock()
 		ss.history = ss.history[:before.history]
 		ss.pending, ss.lastSnapshot, ss.turn = before.pending, before.snapshot, t.n-1
+		ss.interrupted = before.interrupted
 		ss.mu.Unlock()
 	} else if werr := ss.release(); werr != nil && err == nil {
 		err = werr
@@ -87,9 +88,10 @@ func (ss *Session) runTurn(ctx context.Context, prompt string, resume bool) (*Re
 
 // savedState is what a dropped turn restores.
 type savedState struct {
-	history  int
-	pending  []sourced
-	snapshot string
+	history     int
+	pending     []sourced
+	snapshot    string
+	interrupted []llm.Message
 }
 
 // IsConfigError reports whether err is a configuration error that a model
@@ -138,6 +140,21 @@ func (t *turn) run(ctx context.Context, prompt string) error {
 // SessionStart contexts; a resumed turn records only the contexts.
 func (t *turn) begin(ctx context.Context, prompt string) error {
 	ss := t.ss
+	ss.mu.Lock()
+	interrupted := ss.interrupted
+	ss.interrupted = nil
+	ss.mu.Unlock()
+	// The results the model is given for calls a dead process left
+	// running are stored first (they are in the history already).
+	for i := range interrupted {
+		m := &interrupted[i]
+		rec := Record{Type: RecordToolResult, Turn: t.n, Message: m, CallID: m.ToolCallID, Name: m.Name, IsError: true,
+			Content: []tools.Content{tools.Text(m.Content)},
+			Error:   &tools.ErrorInfo{Name: "ToolError", Code: "INTERRUPTED", Reason: "the process running the call ended before its result"}}
+		if err := ss.write(rec); err != nil {
+			return err
+		}
+	}
 	if t.resume {
 		ss.mu.Lock()
 		pending := ss.pending

@@ -203,6 +203,7 @@ func (op *opening) abort() {
 // last runtime-context snapshot, turn count, usage total and states.
 func (ss *Session) replay(recs []Record) {
 	ss.history = Replay(recs)
+	ss.interrupted = interruptedResults(recs)
 	for _, r := range recs {
 		ss.replayPrefix(r)
 		if r.Type == RecordUser && r.Source == SourceRuntimeContext && r.Message != nil {

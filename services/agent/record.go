@@ -246,4 +246,37 @@ func Replay(recs []Record) []llm.Message {
 	return out
 }
 
+// interruptedResults are the results Replay makes up (abortedResultText)
+// for the tool calls of the log's last assistant message that have no
+// result at the end of recs: the calls a dead process left running.
+func interruptedResults(recs []Record) []llm.Message {
+	var open []llm.ToolCall
+	pending := map[string]bool{}
+	for _, r := range recs {
+		if r.Message == nil {
+			continue
+		}
+		switch m := r.Message; {
+		case r.Type == RecordCompaction:
+			open, pending = nil, map[string]bool{}
+		case m.Role == llm.RoleTool:
+			delete(pending, m.ToolCallID)
+		case m.Role == llm.RoleAssistant:
+			open, pending = slices.Clone(m.ToolCalls), map[string]bool{}
+			for _, tc := range m.ToolCalls {
+				pending[tc.ID] = true
+			}
+		default:
+			open, pending = nil, map[string]bool{}
+		}
+	}
+	var out []llm.Message
+	for _, tc := range open {
+		if pending[tc.ID] {
+			out = append(out, llm.Message{Role: llm.RoleTool, ToolCallID: tc.ID, Name: tc.Name, Content: abortedResultText})
+		}
+	}
+	return out
+}
+
 const abortedResultText = "Error: the tool call was interrupted before it finished"

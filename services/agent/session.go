@@ -121,8 +121,12 @@ type Session struct {
 	obsMu sync.Mutex // serializes observer calls (own and relayed events)
 	inbox []sourced  // notices added before the next model request
 
-	mu           sync.Mutex
-	history      []llm.Message
+	mu      sync.Mutex
+	history []llm.Message
+	// interrupted are the made-up results (see Replay) of the tool calls
+	// the stored log left without one; in history already, stored by the
+	// next turn (Continue) so that the log says what the model was given.
+	interrupted  []llm.Message
 	lastSnapshot string
 	prefix       prefixState // the recorded request prefix (see prefixState)
 	turn         int
