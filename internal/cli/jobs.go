@@ -116,7 +116,7 @@ func jobsCommand(env *Env) *cobra.Command {
 				views := []jobJSON{}
 				for _, j := range jobs {
 					v := jobView(j)
-					v.WorkerGone = worker.WorkerGone(j, gone)
+					v.WorkerGone = worker.HeldByGoneWorker(j, gone)
 					views = append(views, v)
 				}
 				if asJSON {
@@ -186,7 +186,7 @@ func jobsShow(env *Env) *cobra.Command {
 					return Failure(err)
 				}
 				v := jobView(j)
-				v.WorkerGone = worker.WorkerGone(j, gone)
+				v.WorkerGone = worker.HeldByGoneWorker(j, gone)
 				if asJSON {
 					return writeJSON(env.Stdout, v)
 				}

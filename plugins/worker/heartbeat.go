@@ -147,8 +147,8 @@ func (s *Service) GoneWorkers(ctx context.Context, ids []string) (map[string]boo
 	return out, nil
 }
 
-// WorkerGone reports whether job is running on a worker taken for gone
+// HeldByGoneWorker reports whether job is running on a worker taken for gone
 // (see [Service.GoneWorkers], whose answer is gone).
-func WorkerGone(job *rivertype.JobRow, gone map[string]bool) bool {
+func HeldByGoneWorker(job *rivertype.JobRow, gone map[string]bool) bool {
 	return job.State == rivertype.JobStateRunning && len(job.AttemptedBy) > 0 && gone[job.AttemptedBy[len(job.AttemptedBy)-1]]
 }
