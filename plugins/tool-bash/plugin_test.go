@@ -139,7 +139,7 @@ func TestPluginDisposeKillsRunningCommand(t *testing.T) {
 	}
 	reg, _ := core.Lookup(root.Context(), tools.Key)
 	tag := strconv.Itoa(os.Getpid())
-	cmd := ": B02-dispose-" + tag + "; sleep 3603." + tag + " & yes " + tag + "-dispose > /dev/null & sleep 3603." + tag
+	cmd := ": B02-dispose-" + tag + "; sleep 3603." + tag + " & yes dispose-" + tag + " > /dev/null & sleep 3603." + tag
 	done := make(chan *tools.Outcome, 1)
 	go func() {
 		done <- reg.Execute(ctx, tools.Call{ID: "1", Name: "bash", Arguments: `{"command":"` + cmd + `","description":"spawn jobs"}`})
@@ -154,7 +154,7 @@ func TestPluginDisposeKillsRunningCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-done
-	if left := append(append(alive(t, "B02-dispose-"+tag), alive(t, "sleep 3603."+tag)...), alive(t, tag+"-dispose")...); len(left) > 0 {
+	if left := append(append(alive(t, "B02-dispose-"+tag), alive(t, "sleep 3603."+tag)...), alive(t, "yes dispose-"+tag)...); len(left) > 0 {
 		t.Fatalf("still running after dispose: %v", left)
 	}
 }
