@@ -105,12 +105,16 @@ func (s *Service) reap(ctx context.Context, self string) ([]int64, error) {
 // database was away, not because they are; by then each live one has
 // beaten again. A worker cut off from the database alone is taken for
 // gone by the others after HeartbeatTimeout, as a dead one is.
+// It also sweeps the work root ([Service.sweepWorkDirs]) at start and
+// every sweepEvery.
 func (s *Service) liveness(ctx context.Context, id, host string, pid int) {
 	every := max(s.cfg.HeartbeatTimeout/4, 10*time.Millisecond)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	connected := time.Now() // the first beat, before Work started River
 	down := false
+	s.sweepWorkDirs(ctx)
+	swept := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -132,6 +136,10 @@ func (s *Service) liveness(ctx context.Context, id, host string, pid int) {
 		case down:
 			s.log.Info("worker: heartbeat sent again; looking for gone workers after heartbeatTimeout", "heartbeatTimeout", s.cfg.HeartbeatTimeout)
 			down, connected = false, time.Now()
+		}
+		if time.Since(swept) >= sweepEvery {
+			s.sweepWorkDirs(ctx)
+			swept = time.Now()
 		}
 		if time.Since(connected) < s.cfg.HeartbeatTimeout {
 			continue
