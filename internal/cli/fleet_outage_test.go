@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -86,4 +87,33 @@ func TestFleetRidesOutADatabaseOutage(t *testing.T) {
 		}
 	}
 	t.Logf("worker a:\n%s", a.stderr.String())
+}
+
+// A job's run that starts while PostgreSQL is away (the worker fetched the
+// job just before) waits for it, up to dbOutageGrace, and then runs,
+// instead of failing its boot (which reads as a configuration error: the
+// job cancelled).
+func TestJobRunWaitsForTheDatabaseBeforeItBoots(t *testing.T) {
+	t.Parallel()
+	f := newFleet(t, "clijobrunwait", "", nil)
+	px := pgtest.NewProxy(t)
+	m := strings.ReplaceAll(f.m, fmt.Sprintf("%q", f.dsn), fmt.Sprintf("%q", px.DSN))
+	px.Cut()
+	restored := make(chan struct{})
+	go func() {
+		defer close(restored)
+		time.Sleep(3 * time.Second)
+		px.Restore()
+	}()
+	spec := `{"jobId": 1, "attempt": 1, "sessionId": "job-1-20261206T000000", "prompt": "job 1 quick", "dbOutageGrace": 30000000000}`
+	r := runAgent(t, f.dir, m, spec, "job-run")
+	<-restored
+	var v struct {
+		Result string `json:"result"`
+		Reason string `json:"reason"`
+	}
+	_ = json.Unmarshal([]byte(r.stdout), &v)
+	if r.code != 0 || v.Result != "done 1" || v.Reason != "stop" || !strings.Contains(r.stderr, "harness job-run: waiting for PostgreSQL (try 1, next in 1s): PostgreSQL is unreachable at "+px.Addr) {
+		t.Fatalf("job-run started during an outage: %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
 }
