@@ -12,7 +12,7 @@ import (
 	"github.com/dshgo/harness/internal/pgtest"
 )
 
-// Two workers (concurrency 2) run four jobs, each in a 3 s bash call,
+// Two workers (concurrency 3) run six jobs, each in a 3 s bash call,
 // when PostgreSQL goes away for 6 s: every connection of the workers and
 // of their runs (all through a proxy the test cuts and restores) is closed
 // and new ones refused, as in a restart. The runs' tool results are
@@ -26,17 +26,17 @@ func TestFleetRidesOutADatabaseOutage(t *testing.T) {
 	px := pgtest.NewProxy(t)
 	f.m = strings.ReplaceAll(f.m, fmt.Sprintf("%q", f.dsn), fmt.Sprintf("%q", px.DSN))
 	f.cfgWrite(t)
-	a := f.worker(t, "--log-level", "info", "worker", "--concurrency", "2")
-	b := f.worker(t, "--log-level", "info", "worker", "--concurrency", "2")
+	a := f.worker(t, "--log-level", "info", "worker", "--concurrency", "3")
+	b := f.worker(t, "--log-level", "info", "worker", "--concurrency", "3")
 	mark := uniqueMark()
 	ids := map[int64]int{}
 	prompts := map[int]string{}
-	for n := 1; n <= 4; n++ {
+	for n := 1; n <= 6; n++ {
 		prompts[n] = fmt.Sprintf("job %d sh export HMARK=%s-%d; sleep 3; echo %d >> out.txt", n, mark, n, n)
 		ids[submit(t, f.dir, f.m, prompts[n])] = n
 	}
-	waitFor(t, 60*time.Second, "the four tool calls", func() bool {
-		for n := 1; n <= 4; n++ {
+	waitFor(t, 60*time.Second, "the six tool calls", func() bool {
+		for n := 1; n <= 6; n++ {
 			if len(markedProcesses(fmt.Sprintf("%s-%d;", mark, n))) == 0 {
 				return false
 			}
@@ -48,7 +48,7 @@ func TestFleetRidesOutADatabaseOutage(t *testing.T) {
 	time.Sleep(6 * time.Second)
 	px.Restore()
 	t.Logf("database cut off for %s", time.Since(cut).Round(time.Millisecond))
-	waitFor(t, 90*time.Second, "the four jobs to end", func() bool {
+	waitFor(t, 90*time.Second, "the six jobs to end", func() bool {
 		rows := jobRows(t, f.dsn, f.schema)
 		for id := range ids {
 			if s := rows[id].State; s != "completed" && s != "discarded" && s != "cancelled" {
@@ -78,8 +78,8 @@ func TestFleetRidesOutADatabaseOutage(t *testing.T) {
 			t.Errorf("job %d: session:\n%s", id, show.stdout)
 		}
 	}
-	if by[a.id] != 2 || by[b.id] != 2 {
-		t.Errorf("jobs per worker: %v, want 2 on each (%s, %s)", by, a.id, b.id)
+	if by[a.id] != 3 || by[b.id] != 3 {
+		t.Errorf("jobs per worker: %v, want 3 on each (%s, %s)", by, a.id, b.id)
 	}
 	for _, w := range []*fleetWorker{a, b} {
 		if out := w.stderr.String(); strings.Contains(out, "jobs of gone workers handed back") {
