@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/riverqueue/river"
 	"github.com/spf13/cobra"
 
 	"github.com/dshgo/harness/core"
@@ -140,6 +141,14 @@ func workerCommand(env *Env) *cobra.Command {
 				if v, ok := env.LookupEnv(name); ok {
 					pass[name] = v
 				}
+			}
+			for _, q := range queues {
+				if err := worker.ValidQueue(q); err != nil {
+					return UsageError(fmt.Errorf("--queues: %w", err))
+				}
+			}
+			if concurrency < 0 || concurrency > river.QueueNumWorkersMax {
+				return UsageError(fmt.Errorf("--concurrency %d: want 1 to %d", concurrency, river.QueueNumWorkersMax)) // 0 is 1
 			}
 			if err := waitForDatabase(env); err != nil {
 				return err

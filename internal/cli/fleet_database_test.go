@@ -1,12 +1,15 @@
 package cli_test
 
 import (
+	"errors"
 	"io"
 	"net"
 	"net/url"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -139,4 +142,37 @@ func forwarder(t *testing.T, target string, closedFor time.Duration) string {
 		}
 	}()
 	return l.Addr().String()
+}
+
+// SIGTERM ends a worker's wait for the database: exit 130, no banner.
+func TestFleetWorkerWaitEndsOnSIGTERM(t *testing.T) {
+	t.Parallel()
+	f := newFleet(t, "cliwaitterm", "", nil)
+	u, err := url.Parse(f.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Host = l.Addr().String()
+	l.Close() // nothing listens there now
+	f.m = strings.ReplaceAll(f.m, f.dsn, u.String())
+	f.cfgWrite(t)
+	var stderr syncBuffer
+	cmd := exec.Command(harnessBinary(t), "--config", f.cfg, "worker")
+	cmd.Dir, cmd.Env, cmd.Stderr = f.dir, baseEnv(), &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the first waiting line", func() bool {
+		return strings.Contains(stderr.String(), "harness worker: waiting for PostgreSQL (try 1, next in 1s): PostgreSQL is unreachable at "+u.Host)
+	})
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 || strings.Contains(stderr.String(), ": working") {
+		t.Fatalf("worker after SIGTERM while waiting: %v\n%s", err, stderr.String())
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -82,4 +83,44 @@ func names(ents []os.DirEntry) []string {
 		out = append(out, e.Name())
 	}
 	return out
+}
+
+// A job handed back by a draining worker (SIGTERM, drainTimeout 1 s) and
+// completed on another worker with its own work root leaves its work dir
+// on the first worker's root, which the other worker cannot remove: the
+// first worker removes it when it starts again (it sweeps its work root
+// for the dirs of jobs that ended elsewhere).
+func TestFleetWorkDirOfAHandedBackJobRemoved(t *testing.T) {
+	t.Parallel()
+	f := newFleet(t, "cliswept", "      drainTimeout: 1s\n", func(m string) string {
+		return strings.Replace(m, "keepWorkDirs: true", "keepWorkDirs: false", 1)
+	})
+	otherRoot := t.TempDir()
+	otherCfg := filepath.Join(t.TempDir(), "harness.yml")
+	if err := os.WriteFile(otherCfg, []byte(strings.Replace(f.m, "workRoot: "+f.workRoot, "workRoot: "+otherRoot, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := f.worker(t, "worker")
+	mark := uniqueMark()
+	id := submit(t, f.dir, f.m, "job 1 hang "+mark)
+	waitFor(t, 60*time.Second, "the hanging tool", func() bool { return len(markedProcesses(mark)) > 0 })
+	sid := sessionOf(t, f.dir, f.m, id)
+	_ = a.cmd.Process.Signal(syscall.SIGTERM)
+	if err := <-a.exited; err != nil {
+		t.Fatalf("drained worker: %v\n%s", err, a.stderr.String())
+	}
+	a.exited <- nil
+	if _, err := os.Stat(filepath.Join(f.workRoot, sid)); err != nil {
+		t.Fatalf("the handed-back job's work dir: %v, want kept for its retry", err)
+	}
+	startWorker(t, f.dir, otherCfg, baseEnv(), "worker")
+	waitFor(t, 90*time.Second, "the job to complete on the other worker", func() bool { return jobRows(t, f.dsn, f.schema)[id].State == "completed" })
+	if _, err := os.Stat(filepath.Join(f.workRoot, sid)); err != nil {
+		t.Fatalf("the first worker's copy of the work dir: %v, want still there before it restarts", err)
+	}
+	f.worker(t, "--log-level", "info", "worker")
+	waitFor(t, 20*time.Second, "the restarted worker to remove the work dir", func() bool {
+		_, err := os.Stat(filepath.Join(f.workRoot, sid))
+		return os.IsNotExist(err)
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
@@ -51,7 +52,10 @@ func jobRunCommand(env *Env) *cobra.Command {
 			if err != nil {
 				return Failure(err)
 			}
-			host, err := bootAgent(env, &agentFlags{boot: []BootOption{withConfinement(spec.Hide, wd)}})
+			if err := awaitJobDatabase(ctx, env, spec.DBOutageGrace); err != nil {
+				return err
+			}
+			host, err := bootAgent(env, &agentFlags{boot: []BootOption{withConfinement(spec.Hide, wd), withOutageGrace(spec.DBOutageGrace)}})
 			if err != nil {
 				return err
 			}
@@ -162,6 +166,59 @@ func withConfinement(hide []string, workDir string) BootOption {
 				}
 				appendTo(sb, "denyRead", hide...)
 				appendTo(sb, "visible", workDir)
+			}
+		}
+		patch(m.Plugins)
+		o.Manifest = m
+	})
+}
+
+// awaitJobDatabase waits up to grace for the manifest's fleet databases
+// to accept a connection before the run boots (a run started during an
+// outage would fail its boot, which reads as a configuration error: the
+// job cancelled). Still away after grace: a failure, so the job is
+// retried. grace 0: no wait.
+func awaitJobDatabase(ctx context.Context, env *Env, grace time.Duration) error {
+	if grace <= 0 {
+		return nil
+	}
+	dsns, err := fleetDSNs(env)
+	if err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, grace)
+	defer cancel()
+	err = worker.WaitForDatabase(wctx, dsns, func(try int, next time.Duration, err error) {
+		fmt.Fprintf(env.Stderr, "harness job-run: waiting for PostgreSQL (try %d, next in %s): %v\n", try, next, err)
+	})
+	switch {
+	case ctx.Err() != nil:
+		return errInterrupted()
+	case errors.Is(err, context.DeadlineExceeded):
+		return Failure(fmt.Errorf("job-run: PostgreSQL still unreachable after dbOutageGrace (%s)", grace))
+	case err != nil:
+		return UsageError(err)
+	}
+	return nil
+}
+
+// withOutageGrace sets outageGrace to grace in every enabled
+// sessions-postgres row (the worker's dbOutageGrace: the run's appends
+// wait that long for the database); grace 0 leaves the rows alone.
+func withOutageGrace(grace time.Duration) BootOption {
+	return bootOptionFunc(func(o *fxcore.Options) {
+		if grace <= 0 {
+			return
+		}
+		m := o.Manifest.Clone()
+		var patch func(rows []manifest.Entry)
+		patch = func(rows []manifest.Entry) {
+			for i := range rows {
+				e := &rows[i]
+				patch(e.Children)
+				if !e.Disabled && e.Name == "sessions-postgres" && e.Config != nil && e.Config.Kind == yaml.MappingNode {
+					setKey(e.Config, "outageGrace", str(grace.String()))
+				}
 			}
 		}
 		patch(m.Plugins)

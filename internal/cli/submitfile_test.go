@@ -128,3 +128,21 @@ func TestSubmitFileThousandPrompts(t *testing.T) {
 	}
 	t.Logf("harness submit --file of 1,000 prompts: %v", took)
 }
+
+// Queue names River would refuse are refused in words naming the flag,
+// before anything connects: `submit --queue` with 65 characters (River's
+// limit is 64) and `worker --queues` with an upper-case name.
+func TestQueueNamesInWords(t *testing.T) {
+	t.Parallel()
+	f := newFleet(t, "cliqueue", "", nil)
+	long := strings.Repeat("q", 65)
+	r := runAgent(t, f.dir, f.m, "", "submit", "--queue", long, "a prompt")
+	if r.code != 2 || !strings.Contains(r.stderr, `queue "qqqqqqqqqqqqqqqqqqqq"…: too long (65 characters): a queue name is 1 to 64 lower-case letters and digits`) {
+		t.Errorf("submit --queue (65 characters): %d %s", r.code, r.stderr)
+	}
+	r = runAgent(t, f.dir, f.m, "", "worker", "--queues", "default,Bad_Q")
+	if r.code != 2 || !strings.Contains(r.stderr, `--queues: queue "Bad_Q": a queue name is 1 to 64 lower-case letters and digits, with single '-' or '_' between them`) ||
+		strings.Contains(r.stderr, "expected letters and numbers") {
+		t.Errorf("worker --queues Bad_Q: %d %s", r.code, r.stderr)
+	}
+}

@@ -21,17 +21,36 @@
 //
 // # Failures
 //
-// River owns retries (backoff, MaxAttempts), cancellation and rescue: a job
-// whose worker died stays "running" until the leader's rescuer finds it
-// older than Config.RescueAfter and makes it retryable (River checks every
-// 30 s, so a rescue lands between RescueAfter and RescueAfter + 30 s). A
+// docs/fleet.md has the table (event, what happens, the test). In short:
+// River owns retries (backoff, MaxAttempts) and cancellation. A worker
+// that dies is noticed by its heartbeat (liveness table harness_worker,
+// beat every HeartbeatTimeout/4): the other workers hand its running
+// jobs back to the queue once it is silent for HeartbeatTimeout, and
+// `jobs` shows them "running (worker gone, retrying)"; River's rescuer
+// (RescueAfter) remains for a job whose worker has no liveness row. A
 // retried job resumes its stored session with [agent.Session.Continue]:
-// tool calls that have a stored result are not run again. What a retry can
-// repeat: a tool call that was running when the worker died (its result is
-// recorded as interrupted and the model may make it again), and the model
-// call in flight. Work dirs are not in PostgreSQL: a retry on the same
-// machine (or with WorkRoot on a shared volume) reuses the work dir as the
-// last attempt left it; on another machine it starts from a fresh one.
+// tool calls that have a stored result are not run again. What a retry
+// can repeat: a tool call that was running when the attempt died (its
+// result is stored as interrupted and the model may make it again), and
+// the model call in flight.
+//
+// A PostgreSQL outage shorter than Config.DBOutageGrace costs no attempt:
+// the run's session appends wait for the database (sessions-postgres
+// outageGrace, which the run sets from RunSpec.DBOutageGrace) and are
+// stored in order when it is back; the worker waits for it before it
+// reads a job's session and before it hands a result to River; and a
+// worker that lost the database looks for gone workers only once it has
+// been connected again for HeartbeatTimeout, so the heartbeats every
+// worker missed do not count. A worker cut off from the database alone is
+// taken for gone, as a dead one is.
+//
+// Work dirs are not in PostgreSQL: a retry on the same machine (or with
+// WorkRoot on a shared volume) reuses the work dir as the last attempt
+// left it; on another machine it starts from a fresh one. A job's work dir
+// is removed when the job ends (KeepFailed, KeepWorkDirs keep some or
+// all); the dirs a worker holds of jobs that ended on other workers (a
+// job it handed back) are removed by its sweep of WorkRoot, at start and
+// every 10 minutes.
 //
 // The session's exclusive lock guards against two live attempts of one job
 // (a rescue of a run that was only slow): the second child finds the

@@ -98,18 +98,51 @@ func (s *Service) reap(ctx context.Context, self string) ([]int64, error) {
 }
 
 // liveness beats and reaps every HeartbeatTimeout/4 until ctx ends.
-// Failures (the database away) are logged and tried again next time.
+// Failures (the database away) are logged and tried again next time. It
+// looks for gone workers only once it has been connected (every beat
+// succeeding) for HeartbeatTimeout: after a database outage that every
+// worker saw, the other workers' last heartbeats are old because the
+// database was away, not because they are; by then each live one has
+// beaten again. A worker cut off from the database alone is taken for
+// gone by the others after HeartbeatTimeout, as a dead one is.
+// It also sweeps the work root ([Service.sweepWorkDirs]) at start and
+// every sweepEvery.
 func (s *Service) liveness(ctx context.Context, id, host string, pid int) {
-	t := time.NewTicker(max(s.cfg.HeartbeatTimeout/4, 10*time.Millisecond))
+	every := max(s.cfg.HeartbeatTimeout/4, 10*time.Millisecond)
+	t := time.NewTicker(every)
 	defer t.Stop()
+	connected := time.Now() // the first beat, before Work started River
+	down := false
+	s.sweepWorkDirs(ctx)
+	swept := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		if err := s.beat(ctx, id, host, pid); err != nil && ctx.Err() == nil {
-			s.log.Warn("worker: heartbeat failed; other workers take this worker's jobs for gone after heartbeatTimeout", "err", err)
+		bctx, cancel := context.WithTimeout(ctx, max(every, time.Second))
+		err := s.beat(bctx, id, host, pid)
+		cancel()
+		switch {
+		case err != nil && ctx.Err() == nil:
+			if !down {
+				s.log.Warn("worker: heartbeat failed; running jobs wait for the database up to dbOutageGrace", "err", err)
+			}
+			down = true
+			continue
+		case err != nil:
+			return
+		case down:
+			s.log.Info("worker: heartbeat sent again; looking for gone workers after heartbeatTimeout", "heartbeatTimeout", s.cfg.HeartbeatTimeout)
+			down, connected = false, time.Now()
+		}
+		if time.Since(swept) >= sweepEvery {
+			s.sweepWorkDirs(ctx)
+			swept = time.Now()
+		}
+		if time.Since(connected) < s.cfg.HeartbeatTimeout {
+			continue
 		}
 		ids, err := s.reap(ctx, id)
 		if err != nil && ctx.Err() == nil {

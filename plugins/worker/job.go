@@ -105,6 +105,9 @@ type RunSpec struct {
 	// job's own work dir inside it stays visible), and the database's
 	// socket directories.
 	Hide []string `json:"hide,omitempty"`
+	// DBOutageGrace is the worker's dbOutageGrace: the run sets its
+	// sessions-postgres rows' outageGrace to it (0: leaves them alone).
+	DBOutageGrace time.Duration `json:"dbOutageGrace,omitempty"`
 }
 
 // Output is what a completed job records (River's job output).
@@ -138,9 +141,16 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) (err erro
 	defer func() { endJobSpan(span, err) }()
 	defer func() { s.cleanWorkDir(ctx, job, err) }()
 	resume, done, err := s.sessionState(ctx, sid)
+	if err != nil && s.awaitDB(ctx, job.ID) {
+		resume, done, err = s.sessionState(ctx, sid) // the database was away
+	}
 	if err != nil {
 		return err
 	}
+	// River's completer gives up after about 7 s of database errors
+	// (leaving the job running until a rescue): the result waits for the
+	// database first.
+	defer s.awaitDB(ctx, job.ID)
 	if done != nil {
 		done.Resumed = true
 		return river.RecordOutput(ctx, done)
@@ -150,7 +160,7 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) (err erro
 		return err
 	}
 	spec := RunSpec{JobID: job.ID, Attempt: job.Attempt, SessionID: sid, Prompt: job.Args.Prompt,
-		Model: job.Args.Model, MaxSteps: job.Args.MaxSteps, Resume: resume, Hide: s.hidden()}
+		Model: job.Args.Model, MaxSteps: job.Args.MaxSteps, Resume: resume, Hide: s.hidden(), DBOutageGrace: s.cfg.DBOutageGrace}
 	out, err := w.run(ctx, job, dir, spec)
 	if err != nil {
 		return err

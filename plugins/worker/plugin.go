@@ -62,6 +62,18 @@ type Config struct {
 	// take it for gone and hand its running jobs back to the queue
 	// (default 30s; at least 1s). Independent of RescueAfter.
 	HeartbeatTimeout time.Duration `yaml:"heartbeatTimeout" json:"heartbeatTimeout,omitempty"`
+	// DBOutageGrace is how long running jobs ride out a PostgreSQL outage
+	// (a restart, a cut connection) without losing their attempt (default
+	// 60s; 0: an outage fails them). A run's session appends wait for the
+	// database for that long (its run pauses at the record, and the
+	// records are stored in order once the database is back: the run sets
+	// its sessions-postgres row's outageGrace to this), and a finished
+	// job's result waits for the database as long before the worker hands
+	// it to River. Heartbeats missed during an outage do not make the
+	// other workers take a worker for gone: a worker that lost the
+	// database itself looks for gone workers only after heartbeatTimeout
+	// connected again.
+	DBOutageGrace time.Duration `yaml:"dbOutageGrace" json:"dbOutageGrace,omitempty"`
 	// DrainTimeout is how long SIGTERM waits for running jobs to finish
 	// before it stops them and hands them back to the queue (default 5m).
 	DrainTimeout time.Duration `yaml:"drainTimeout" json:"drainTimeout,omitempty" jsonschema:" wait this long for running jobs before handing them back (default 5m)"`
@@ -80,7 +92,7 @@ type Config struct {
 func (c *Config) SetDefaults() {
 	c.Schema, c.PoolSize, c.MaxAttempts = "harness", 8, 5
 	c.JobTimeout, c.RescueAfter, c.DrainTimeout, c.Grace, c.FetchPollInterval = 55*time.Minute, time.Hour, 5*time.Minute, 10*time.Second, time.Second
-	c.HeartbeatTimeout = 30 * time.Second
+	c.HeartbeatTimeout, c.DBOutageGrace = 30*time.Second, time.Minute
 }
 
 // Compiled on first use: package init runs at every harness start.
@@ -110,6 +122,9 @@ func (c *Config) Validate() error {
 	}
 	if c.HeartbeatTimeout < time.Second {
 		add("heartbeatTimeout", "must be at least 1s")
+	}
+	if c.DBOutageGrace < 0 {
+		add("dbOutageGrace", "must not be negative")
 	}
 	if c.DrainTimeout <= 0 {
 		add("drainTimeout", "must be positive")

@@ -187,8 +187,24 @@ func (sub *Submission) Validate() error {
 			return err
 		}
 	}
-	if sub.Queue != "" && (!queueRE().MatchString(sub.Queue) || len(sub.Queue) > 128) {
-		return fmt.Errorf("queue %q: want lower-case letters and digits, single '-' or '_' between them, at most 128 characters", sub.Queue)
+	if sub.Queue != "" {
+		return ValidQueue(sub.Queue)
+	}
+	return nil
+}
+
+// ValidQueue checks a queue name against River's rule and says what is
+// wrong in words: 1 to 64 lower-case letters and digits, with single '-'
+// or '_' between them.
+func ValidQueue(name string) error {
+	const rule = "a queue name is 1 to 64 lower-case letters and digits, with single '-' or '_' between them"
+	switch {
+	case name == "":
+		return fmt.Errorf("queue: empty: %s", rule)
+	case len(name) > 64:
+		return fmt.Errorf("queue %q…: too long (%d characters): %s", name[:20], len(name), rule)
+	case !queueRE().MatchString(name):
+		return fmt.Errorf("queue %q: %s", name, rule)
 	}
 	return nil
 }

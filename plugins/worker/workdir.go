@@ -6,8 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
+	"sync"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
@@ -88,4 +93,92 @@ func (s *Service) writePatch(job *rivertype.JobRow, patch string) (string, error
 		return "", errors.Join(errors.New("job patch"), err)
 	}
 	return f.Name(), nil
+}
+
+// sweepEvery is how often a working worker sweeps its work root.
+const sweepEvery = 10 * time.Minute
+
+var workDirRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^job-(\d{1,19})-\d{8}T\d{6}$`) })
+
+// sweepWorkDirs removes the work dirs in WorkRoot of jobs that have ended
+// elsewhere: a job handed back by this worker (a drain, or its heartbeats
+// missed) and completed, cancelled or discarded on another worker leaves
+// its dir here, which that worker cannot remove. The job's state decides,
+// as in [Service.cleanWorkDir]: completed (or no longer in the queue:
+// River deleted it) is removed, cancelled and discarded too unless
+// KeepFailed; a job still to run (or running, here or elsewhere) keeps its
+// dir. Nothing is removed with KeepWorkDirs. Other entries (partial clones
+// being made, patch files) are left alone: a shared work root holds the
+// live ones of other workers.
+func (s *Service) sweepWorkDirs(ctx context.Context) {
+	if s.cfg.KeepWorkDirs {
+		return
+	}
+	ents, err := os.ReadDir(s.cfg.WorkRoot)
+	if err != nil {
+		return // no work root yet
+	}
+	dirs := map[int64][]string{}
+	var ids []int64
+	for _, e := range ents {
+		g := workDirRE().FindStringSubmatch(e.Name())
+		if g == nil || !e.IsDir() {
+			continue
+		}
+		id, err := strconv.ParseInt(g[1], 10, 64)
+		if err != nil {
+			continue
+		}
+		if dirs[id] == nil {
+			ids = append(ids, id)
+		}
+		dirs[id] = append(dirs[id], e.Name())
+	}
+	if len(ids) == 0 {
+		return
+	}
+	rows, err := s.pool.Query(ctx, `SELECT id, state::text, created_at FROM `+s.q("river_job")+` WHERE id = ANY($1)`, ids)
+	if err != nil {
+		s.log.Warn("worker: sweeping the work root", "err", err)
+		return
+	}
+	type row struct {
+		ID      int64
+		State   string
+		Created time.Time
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowToStructByPos[row])
+	if err != nil {
+		s.log.Warn("worker: sweeping the work root", "err", err)
+		return
+	}
+	state := map[string]string{} // session id → state
+	for _, r := range found {
+		state[SessionID(&rivertype.JobRow{ID: r.ID, CreatedAt: r.Created})] = r.State
+	}
+	var removed []string
+	for _, id := range ids {
+		for _, name := range dirs[id] {
+			st, ok := state[name]
+			switch {
+			case !ok && s.cfg.KeepFailed: // gone from the queue: its end is not known
+				continue
+			case !ok, st == string(rivertype.JobStateCompleted):
+			case st == string(rivertype.JobStateCancelled) || st == string(rivertype.JobStateDiscarded):
+				if s.cfg.KeepFailed {
+					continue
+				}
+			default:
+				continue // still to run
+			}
+			if err := os.RemoveAll(filepath.Join(s.cfg.WorkRoot, name)); err != nil {
+				s.log.Warn("worker: removing work dir", "dir", name, "err", err)
+				continue
+			}
+			removed = append(removed, name)
+		}
+	}
+	if len(removed) > 0 {
+		s.log.Info("worker: removed the work dirs of jobs that ended on other workers", "dirs", removed)
+	}
 }

@@ -25,6 +25,13 @@ type Config struct {
 	Schema string `yaml:"schema" json:"schema,omitempty" jsonschema:"default=harness"`
 	// ConnectTimeout bounds connecting and migrating at start (default 10s).
 	ConnectTimeout time.Duration `yaml:"connectTimeout" json:"connectTimeout,omitempty"`
+	// OutageGrace is how long a session's append waits for a lost
+	// database connection to come back (a server restart, a network cut)
+	// before the append fails (default 0: at once). While it waits, the
+	// run is paused at that record; the records are stored in order once
+	// the database is back. A job's run (`harness worker`) sets it to the
+	// worker row's dbOutageGrace.
+	OutageGrace time.Duration `yaml:"outageGrace" json:"outageGrace,omitempty"`
 }
 
 // SetDefaults sets PoolSize 4, Schema harness and ConnectTimeout 10s.
@@ -50,6 +57,9 @@ func (c *Config) Validate() error {
 	if c.ConnectTimeout <= 0 {
 		issues = append(issues, core.Issue{Path: "connectTimeout", Message: "must be positive"})
 	}
+	if c.OutageGrace < 0 {
+		issues = append(issues, core.Issue{Path: "outageGrace", Message: "must not be negative"})
+	}
 	if len(issues) > 0 {
 		return &core.ConfigError{Plugin: "sessions-postgres", Issues: issues}
 	}
@@ -65,7 +75,7 @@ var Plugin = core.Define("sessions-postgres", apply,
 func apply(c *core.Context, cfg Config) error {
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.ConnectTimeout)
 	defer cancel()
-	p, err := Open(ctx, Options{DSN: cfg.DSN, PoolSize: cfg.PoolSize, Schema: cfg.Schema})
+	p, err := Open(ctx, Options{DSN: cfg.DSN, PoolSize: cfg.PoolSize, Schema: cfg.Schema, OutageGrace: cfg.OutageGrace, Log: c.Logger()})
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -35,6 +36,8 @@ type Provider struct {
 	schema string
 	where  string // "postgres://host:port/db (schema S)", no credentials
 	q      queries
+	grace  time.Duration // Options.OutageGrace
+	log    *slog.Logger  // nil: silent
 }
 
 var (
@@ -48,6 +51,13 @@ type Options struct {
 	DSN      string // a libpq URL or key=value string
 	PoolSize int32  // pool connections (0: 4)
 	Schema   string // the schema of the tables (created if missing; "": "harness")
+	// OutageGrace is how long an append whose connection was lost waits
+	// for the database to come back (reconnecting, taking the session's
+	// lock again) before it fails; 0 fails it at once. See [ErrSessionTaken].
+	OutageGrace time.Duration
+	// Log receives a warning when an append starts waiting for the
+	// database and a line when it is stored (nil: nothing).
+	Log *slog.Logger
 }
 
 // Open connects, migrates the schema to the current version and returns
@@ -73,6 +83,8 @@ func Open(ctx context.Context, o Options) (*Provider, error) {
 		schema: o.Schema,
 		where:  fmt.Sprintf("postgres://%s:%d/%s (schema %s)", pcfg.ConnConfig.Host, pcfg.ConnConfig.Port, pcfg.ConnConfig.Database, o.Schema),
 		q:      newQueries(pgx.Identifier{o.Schema}.Sanitize()),
+		grace:  o.OutageGrace,
+		log:    o.Log,
 	}
 	if p.pool, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
 		return nil, fmt.Errorf("sessions-postgres: %s: %w", p.where, err)
@@ -422,10 +434,17 @@ func (h *handle) Append(ctx context.Context, rec sessions.Record) error {
 // AppendBatch stores recs in one transaction sent in one round trip: the
 // statements of [handle.batch] between BEGIN and COMMIT, pipelined. The
 // server runs them in order and commits only when all succeeded; a
-// connection lost before the COMMIT leaves nothing.
+// connection lost before the COMMIT leaves nothing. With an outage grace,
+// a lost connection is waited out (see [handle.ride]).
 func (h *handle) AppendBatch(ctx context.Context, recs []sessions.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
 	b := h.batch(recs)
 	err := h.c.SendBatch(ctx, b).Close()
+	if err != nil && h.p.grace > 0 && ctx.Err() == nil && lostConnection(h.c, err) {
+		return h.ride(ctx, recs, err)
+	}
 	if err != nil {
 		return fmt.Errorf("sessions-postgres: append to %s: %w", h.id, err)
 	}

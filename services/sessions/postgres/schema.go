@@ -75,7 +75,7 @@ func (p *Provider) migrate(ctx context.Context) error {
 
 // queries are the statements, with the schema filled in.
 type queries struct {
-	createSession, insertRecords, updateSession, lastSeq, records, list, deleteSession string
+	createSession, insertRecords, updateSession, lastSeq, records, recordData, list, deleteSession string
 }
 
 func newQueries(s string) queries {
@@ -92,6 +92,7 @@ func newQueries(s string) queries {
 			WHERE id = $1`,
 		lastSeq:       `SELECT last_seq FROM ` + s + `.sessions WHERE id = $1`,
 		records:       `SELECT data FROM ` + s + `.records WHERE session_id = $1 AND seq > $2 ORDER BY seq`,
+		recordData:    `SELECT data FROM ` + s + `.records WHERE session_id = $1 AND seq = $2`,
 		list:          `SELECT id, cwd, model, parent, origin, created, updated, turns, title, messages FROM ` + s + `.sessions`,
 		deleteSession: `DELETE FROM ` + s + `.sessions WHERE id = $1`,
 	}
