@@ -12,14 +12,17 @@ import (
 	"github.com/dshgo/harness/internal/pgtest"
 )
 
-// Two workers (concurrency 3) run six jobs, each in a 3 s bash call,
-// when PostgreSQL goes away for 6 s: every connection of the workers and
-// of their runs (all through a proxy the test cuts and restores) is closed
-// and new ones refused, as in a restart. The runs' tool results are
-// appended during the outage: they wait and are stored once the database
-// is back; the heartbeats missed meanwhile (6 s, heartbeatTimeout 2 s) do
-// not make either worker hand the other's jobs back. Every job completes
-// on its first attempt, with one tool run and two model calls.
+// Two workers (concurrency 3) run six jobs, each in a bash call that waits
+// for a gate file in its work dir, when PostgreSQL goes away for 6 s: every
+// connection of the workers and of their runs (all through a proxy the test
+// cuts and restores) is closed and new ones refused, as in a restart. The
+// gates open just after the cut, so the runs' tool results are appended
+// during the outage: they wait and are stored once the database is back;
+// the heartbeats missed meanwhile (6 s, heartbeatTimeout 2 s) do not make
+// either worker hand the other's jobs back. Every job completes on its
+// first attempt, with one tool run and two model calls. (The gate, not a
+// fixed sleep, holds the six calls open: on a loaded machine the last run
+// may boot after the first one's sleep has ended.)
 func TestFleetRidesOutADatabaseOutage(t *testing.T) {
 	t.Parallel()
 	f := newFleet(t, "clioutage", "      heartbeatTimeout: 2s\n", nil)
@@ -32,10 +35,10 @@ func TestFleetRidesOutADatabaseOutage(t *testing.T) {
 	ids := map[int64]int{}
 	prompts := map[int]string{}
 	for n := 1; n <= 6; n++ {
-		prompts[n] = fmt.Sprintf("job %d sh export HMARK=%s-%d; sleep 3; echo %d >> out.txt", n, mark, n, n)
+		prompts[n] = fmt.Sprintf("job %d sh export HMARK=%s-%d; while [ ! -e gate ]; do sleep 0.1; done; echo %d >> out.txt", n, mark, n, n)
 		ids[submit(t, f.dir, f.m, prompts[n])] = n
 	}
-	waitFor(t, 60*time.Second, "the six tool calls", func() bool {
+	waitFor(t, 180*time.Second, "the six tool calls", func() bool {
 		for n := 1; n <= 6; n++ {
 			if len(markedProcesses(fmt.Sprintf("%s-%d;", mark, n))) == 0 {
 				return false
@@ -45,6 +48,15 @@ func TestFleetRidesOutADatabaseOutage(t *testing.T) {
 	})
 	px.Cut()
 	cut := time.Now()
+	dirs, err := filepath.Glob(filepath.Join(f.workRoot, "*"))
+	if err != nil || len(dirs) < 6 {
+		t.Fatalf("work dirs %v %v, want six", dirs, err)
+	}
+	for _, d := range dirs {
+		if err := os.WriteFile(filepath.Join(d, "gate"), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	time.Sleep(6 * time.Second)
 	px.Restore()
 	t.Logf("database cut off for %s", time.Since(cut).Round(time.Millisecond))
