@@ -26,7 +26,7 @@ func TestStatusBarContextAgreesWithSlashContext(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			u := start(t, "bypass", turns, 140, 40)
-			scr := u.submit("hello there, how much context is this", "ok")
+			scr := u.submit("hello there, how much context is this", "ok", "last turn")
 			bar := regexp.MustCompile(`ctx ([0-9.]+)%`).FindStringSubmatch(scr)
 			if bar == nil {
 				t.Fatalf("no ctx figure in the status bar:\n%s", scr)
