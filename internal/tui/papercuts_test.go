@@ -28,7 +28,7 @@ func TestTabsKeepTheirIndentation(t *testing.T) {
 	scr := u.submit("fix f", "Done", "last turn")
 	for _, re := range []string{
 		`(?m)^.*[-−] {3,}return 1`,  // the diff's old line, its tab as 4+ columns
-		`(?m)^.*\+ {3,}return 2`,   // the new line
+		`(?m)^.*\+ {3,}return 2`,    // the new line
 		`(?m)^ *if true \{\s*$`,     // the code block ...
 		`(?m)^ *  {4,}return 2\s*$`, // ... with the nested line deeper than "if"
 	} {
