@@ -139,3 +139,62 @@ func TestTUIInTmuxApprovesAnEditAndShowsIt(t *testing.T) {
 		t.Fatalf("log file %s: %v %v %v %v", logs[0], st, err, dst, derr)
 	}
 }
+
+// TestTUIInTmuxKeepsTabsAndClearsWithCtrlU drives the real binary in a
+// real terminal: a Go file's tab indentation shows in the edit card's diff
+// and in a Markdown code block (issue 36 item 4: tabs vanished), and Ctrl+U
+// clears a typed two-line input.
+func TestTUIInTmuxKeepsTabsAndClearsWithCtrlU(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	repo := gitRepo(t, map[string]string{"main.go": "package main\n\nfunc f() int {\n\treturn 1\n}\n"})
+	srv := llmtest.New(t, []llmtest.Turn{
+		toolCall("c0", "read", `{"file_path":"main.go"}`),
+		toolCall("c1", "edit", `{"file_path":"main.go","old_string":"\treturn 1","new_string":"\treturn 2"}`),
+		text("Now:\n\n```go\nfunc f() int {\n\tif ok {\n\t\treturn 2\n\t}\n}\n```\n"),
+	})
+	state := t.TempDir()
+	cfg := filepath.Join(t.TempDir(), "harness.yml")
+	if err := os.WriteFile(cfg, []byte(agentManifest(srv.URL, state, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := fmt.Sprintf("cd %s && env -i PATH=%q HOME=%q XDG_STATE_HOME=%q LANG=C.UTF-8 TERM=xterm-256color %s --config %s -y; echo harness-exited-$?; sleep 60",
+		repo, os.Getenv("PATH"), t.TempDir(), state, harnessBinary(t), cfg)
+	s := startTmux(t, 100, 40, script)
+	s.waitFor("Ask anything", "test/m1")
+	s.keys(true, "fix f")
+	s.keys(false, "Enter")
+	scr := s.waitFor("Now:", "last turn")
+	lines := strings.Split(scr, "\n")
+	// at is the column of sub on the first line at or after from that has it.
+	at := func(sub string, from int) (row, col int) {
+		for i := from; i < len(lines); i++ {
+			if c := strings.Index(lines[i], sub); c >= 0 {
+				return i, c
+			}
+		}
+		return -1, -1
+	}
+	if r, _ := at("-   return 1", 0); r < 0 {
+		t.Errorf("the diff lost the tab of \"\\treturn 1\":\n%s", scr)
+	}
+	ifRow, ifCol := at("if ok {", 0)
+	retRow, retCol := at("return 2", ifRow+1)
+	if ifRow < 0 || retRow != ifRow+1 || retCol < ifCol+4 {
+		t.Errorf("the code block lost its indentation (\"if\" at %d:%d, \"return 2\" at %d:%d):\n%s", ifRow, ifCol, retRow, retCol, scr)
+	}
+	s.keys(true, "first line to drop")
+	s.keys(false, "C-j")
+	s.keys(true, "second line to drop")
+	s.waitFor("first line to drop", "second line to drop")
+	s.keys(false, "C-u")
+	deadline := time.Now().Add(10 * time.Second)
+	for scr = s.screen(); strings.Contains(scr, "line to drop") && time.Now().Before(deadline); scr = s.screen() {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if strings.Contains(scr, "line to drop") {
+		t.Errorf("Ctrl+U left the input:\n%s", scr)
+	}
+}

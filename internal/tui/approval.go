@@ -189,6 +189,9 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
+// maxReasonLines bounds the approval modal's wrapped reason.
+const maxReasonLines = 4
+
 // view renders the modal: what asks, the diff or the command, the choices.
 func (a *approvalModal) view(m *Model) []string {
 	r := a.cur.req
@@ -203,8 +206,14 @@ func (a *approvalModal) view(m *Model) []string {
 	if why == "" {
 		why = r.Reason
 	}
-	if why != "" {
-		body = append(body, m.th.dim.Render(ansi.Truncate(visible(why), w, "…")))
+	if why != "" { // wrapped, not cut: the rule it names is often at the end
+		lines := wrapLines(visible(why), w)
+		if len(lines) > maxReasonLines {
+			lines = append(lines[:maxReasonLines-1:maxReasonLines-1], ansi.Truncate(strings.Join(lines[maxReasonLines-1:], " "), w, "…"))
+		}
+		for _, l := range lines {
+			body = append(body, m.th.dim.Render(l))
+		}
 	}
 	maxBody := max(3, m.h-14)
 	// What the call would do, from its presentation: the diff, else its

@@ -374,11 +374,28 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 	case "ctrl+r":
 		m.search = &searchState{match: -1}
 		return nil
+	case "ctrl+u":
+		m.killBeforeCursor()
+		m.updateCompletion()
+		return nil
 	}
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(k)
 	m.updateCompletion()
 	return cmd
+}
+
+// killBeforeCursor is Ctrl+U: it deletes the whole input before the cursor,
+// every line of it, as a shell's Ctrl+U clears a one-line command (with the
+// cursor at the end, the input is cleared).
+func (m *Model) killBeforeCursor() {
+	lines := strings.Split(m.input.Value(), "\n")
+	row := min(max(m.input.Line(), 0), len(lines)-1)
+	cur := []rune(lines[row])
+	col := min(max(m.input.Column(), 0), len(cur))
+	rest := append([]string{string(cur[col:])}, lines[row+1:]...)
+	m.input.SetValue(strings.Join(rest, "\n"))
+	m.input.MoveToBegin()
 }
 
 // ctrlC: the first press clears the input, closes a modal (no) or

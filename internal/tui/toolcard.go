@@ -250,17 +250,45 @@ func fmtBytes(n int64) string {
 }
 
 // visible replaces control characters (escape sequences from a model or a
-// command's output) so they cannot redraw the screen; tabs become spaces.
+// command's output) so they cannot redraw the screen; tabs are expanded to
+// the next tab stop.
 func visible(s string) string {
 	return strings.Map(func(r rune) rune {
 		switch {
-		case r == '\t':
-			return ' '
 		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
 			return '�'
 		}
 		return r
-	}, s)
+	}, expandTabs(s))
+}
+
+// tabWidth is the distance between tab stops where the TUI expands tabs.
+const tabWidth = 4
+
+// expandTabs replaces each tab in s with spaces up to the next tab stop of
+// its line (columns counted in cells), so indentation survives a renderer
+// that would drop or squash a raw tab.
+func expandTabs(s string) string {
+	if !strings.Contains(s, "\t") {
+		return s
+	}
+	var b strings.Builder
+	col := 0
+	for _, r := range s {
+		switch r {
+		case '\t':
+			n := tabWidth - col%tabWidth
+			b.WriteString(strings.Repeat(" ", n))
+			col += n
+		case '\n':
+			b.WriteRune(r)
+			col = 0
+		default:
+			b.WriteRune(r)
+			col += ansi.StringWidth(string(r))
+		}
+	}
+	return b.String()
 }
 
 // fmtDur formats a duration for cards and the status bar: 850ms, 3.2s, 2m05s.

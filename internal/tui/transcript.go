@@ -79,6 +79,7 @@ func (t *transcript) markdown(s string, w int) []string {
 		}
 		t.md[w] = r
 	}
+	s = expandTabs(s) // CommonMark's tab stops are 4 columns too
 	out, err := r.Render(s)
 	if err != nil {
 		return wrapLines(s, w)

@@ -218,7 +218,7 @@ func TestFullTurnStreamsMarkdownReasoningAndAToolCard(t *testing.T) {
 	t.Parallel()
 	u := start(t, "bypass", thinkBashAnswer("look at\nthe files", "The files are **fine**:\n\n- `a.txt`\n"), 100, 30)
 	scr := u.submit("check the files", "The files are fine:", "•", "a.txt", "$0.0052", "last turn")
-	for _, want := range []string{"> check the files", "▸ thinking · 2 lines", "✓ bash printf", "│ one", "│ two", "ctx 5.1%", "$0.0052", "perm bypass"} {
+	for _, want := range []string{"> check the files", "▸ thinking · 2 lines", "✓ bash printf", "│ one", "│ two", "ctx 5.0%", "$0.0052", "perm bypass"} {
 		if !strings.Contains(scr, want) {
 			t.Errorf("screen lacks %q:\n%s", want, scr)
 		}

@@ -79,9 +79,11 @@ type Event struct {
 
 	Result *Result `json:"result,omitempty"`
 
-	// ContextTokens (EventUsage) is the context in use after the step: the
-	// request's prompt tokens plus the reply's completion tokens (provider
-	// figures, or the meter's estimate). Never a cumulative sum: Total is.
+	// ContextTokens (EventUsage) is the context in use after the step: with
+	// a token meter, its projection of the request plus the reply (the figure
+	// Session.ContextInUse and /context give, so every view agrees); without
+	// one, the request's prompt tokens plus the reply's completion tokens.
+	// Never a cumulative sum: Total is.
 	ContextTokens int64 `json:"contextTokens,omitempty"`
 
 	// Compaction describes a compaction (EventCompaction).

@@ -12,6 +12,7 @@ import (
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions/sessionstate"
 	"github.com/dshgo/harness/services/systemprompt"
+	"github.com/dshgo/harness/services/tokenmeter"
 	"github.com/dshgo/harness/services/tools"
 	"github.com/dshgo/harness/services/tools/workdir"
 )
@@ -489,6 +490,7 @@ func (t *turn) usage(req llm.Request, resp llm.Response) {
 		if est != nil {
 			inUse = est.PromptTokens + est.CompletionTokens
 		}
+		inUse = t.contextAfter(req, resp, inUse)
 		ss.observe(Event{Type: EventUsage, Turn: t.n, Step: t.step, Usage: est, Estimated: true, Total: ptr(ss.Usage()), ContextTokens: inUse, ResponseModel: resp.Model, ResponseID: resp.ID})
 		return
 	}
@@ -499,7 +501,20 @@ func (t *turn) usage(req llm.Request, resp llm.Response) {
 	total := ss.total
 	ss.mu.Unlock()
 	_ = ss.write(Record{Type: RecordUsage, Turn: t.n, Step: t.step, Usage: &u})
-	ss.observe(Event{Type: EventUsage, Turn: t.n, Step: t.step, Usage: &u, Total: &total, ContextTokens: u.PromptTokens + u.CompletionTokens, ResponseModel: resp.Model, ResponseID: resp.ID})
+	ss.observe(Event{Type: EventUsage, Turn: t.n, Step: t.step, Usage: &u, Total: &total, ContextTokens: t.contextAfter(req, resp, u.PromptTokens+u.CompletionTokens), ResponseModel: resp.Model, ResponseID: resp.ID})
+}
+
+// contextAfter is the context in use once resp's message joins req: the
+// token meter's projection (the figure /context shows, guarded by the
+// meter's "usage ≥ estimate" anchor rule), or fallback without a meter.
+func (t *turn) contextAfter(req llm.Request, resp llm.Response, fallback int64) int64 {
+	if _, ok := core.Lookup(t.ss.svc.c, tokenmeter.Key); !ok {
+		return fallback
+	}
+	next := req
+	next.Messages = append(req.Messages[:len(req.Messages):len(req.Messages)], resp.Message)
+	n, _ := t.ss.project(next)
+	return int64(n)
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -93,10 +93,10 @@ type Outcome struct {
 	AdditionalContexts []string        `json:"additionalContexts,omitempty"`
 	ConcludesTurn      bool            `json:"concludesTurn,omitempty"`
 	// Elapsed is the call's own wall time, set by Scheduler.Run: from the
-	// start of its preparation (argument checks, pre-execute hooks and
-	// approval) to the end of its body, excluding time spent waiting for
-	// earlier calls' results. Zero when the outcome did not come from a
-	// Scheduler.
+	// start of its preparation (argument checks, pre-execute hooks) to the
+	// end of its body, excluding time spent waiting for an approval answer
+	// (a person's wait) and for earlier calls' results. Zero when the
+	// outcome did not come from a Scheduler.
 	Elapsed time.Duration `json:"-"`
 	// Denied marks the failure of a call a permission decision (a deny
 	// rule, a hook, a refused approval or a guard) stopped before it ran.

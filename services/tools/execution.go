@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/dshgo/harness/core"
 )
@@ -61,6 +62,8 @@ type Execution struct {
 	recheck  bool       // the pre-execute stage runs again after a rewrite
 	softAsk  bool       // the pre-execute ask came from soft votes only
 	deferred *[]string  // DeferContext messages, FIFO (nil: none)
+
+	waited time.Duration // time spent waiting for an approval answer
 
 	tok     Token
 	route   route

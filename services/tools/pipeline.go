@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/dshgo/harness/core"
 )
@@ -303,11 +304,13 @@ func (r *Registry) ask(ctx context.Context, e *Execution, d Decision) (out Decis
 		}
 	}
 	var answer ApprovalAnswer
+	asked := time.Now()
 	if da, ok := approver.(DetailedApprover); ok {
 		answer, err = da.AskDetailed(ctx, req)
 	} else {
 		answer.Outcome, err = approver.Ask(ctx, req)
 	}
+	e.waited += time.Since(asked) // a person's wait is not the call's time
 	if err != nil {
 		return Decision{}, fmt.Errorf("approval for tool %q failed: %w", name, err)
 	}

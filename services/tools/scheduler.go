@@ -96,6 +96,9 @@ func (s Scheduler) Run(ctx context.Context, calls []Call) []*Outcome {
 				ends[next] = time.Now()
 			}
 			out[next].Elapsed = ends[next].Sub(starts[next])
+			if sl.e != nil {
+				out[next].Elapsed = max(0, out[next].Elapsed-sl.e.waited)
+			}
 			if s.OnResult != nil {
 				s.OnResult(next, out[next])
 			}
