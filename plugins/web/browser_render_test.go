@@ -123,14 +123,14 @@ func TestBrowserToolCardsLiveAndFooter(t *testing.T) {
 	target := filepath.Join(repo, "notes.txt")
 	write, _ := json.Marshal(map[string]string{"file_path": target, "content": "alpha\nbeta\n"})
 	read, _ := json.Marshal(map[string]string{"file_path": filepath.Join(repo, "missing.txt")})
-	u := llmtest.Usage{PromptTokens: 100, CompletionTokens: 10, TotalTokens: 110}
+	u := llmtest.Usage{PromptTokens: 5000, CompletionTokens: 10, TotalTokens: 5010}
 	e := startWith(t, []llmtest.Turn{
 		llmtest.Calls(llmtest.Call{ID: "w", Name: "write", Args: string(write)}, llmtest.Call{ID: "r", Name: "read", Args: string(read)}).WithUsage(u),
 		llmtest.Calls(llmtest.Call{ID: "live", Name: "bash", Args: `{"command":"for i in 1 2 3 4 5 6 7 8 9 10; do echo line$i; sleep 0.5; done"}`}).WithUsage(u),
 		llmtest.Reply("done").WithUsage(u),
 	}, func(modelURL, state string) string {
 		m := testManifest(modelURL, state, "bypass", "")
-		return strings.Replace(m, "contextWindow: 1048576}", "contextWindow: 1000, prices: {cacheMiss: 2, output: 8}}", 1)
+		return strings.Replace(m, "contextWindow: 1048576}", "contextWindow: 20000, prices: {cacheMiss: 2, output: 8}}", 1)
 	})
 	run(t, ctx, "open the page, add the workspace, start a session, send",
 		chromedp.Navigate(e.srv.URL()),
@@ -183,9 +183,10 @@ func TestBrowserToolCardsLiveAndFooter(t *testing.T) {
 		t.Fatalf("file %q %v", b, err)
 	}
 	footer := get(t, ctx, "the footer", chromedp.Text(chromedp.ID(`usage`)))
-	// 3 steps of 100 in and 10 out: 300 in, 30 out; the context is the
-	// last step's 110 tokens of 1000; $ (300×2 + 30×8)/1M.
-	for _, want := range []string{"test/m1", "ctx 11.0%", "300 in · 30 out", "$0.0008"} {
+	// 3 steps of 5000 in and 10 out: 15000 in, 30 out; the context is the
+	// token meter's projection (as /context): the last request's 5000
+	// tokens and the reply's few, of 20000; $ (15000×2 + 30×8)/1M.
+	for _, want := range []string{"test/m1", "ctx 25.0%", "15.0k in · 30 out", "$0.0302"} {
 		if !strings.Contains(footer, want) {
 			t.Errorf("footer %q lacks %q", footer, want)
 		}
