@@ -46,9 +46,8 @@ type Config struct {
 	// MaxStatusLines bounds the status summary (default 20 entries; the
 	// rest are counted).
 	MaxStatusLines int `yaml:"maxStatusLines" jsonschema:"minimum=0,default=20"`
-	// Date includes today's date in the runtime context (default true).
-	// Tell the model today's date (runtime context; re-sent only when it
-	// changes).
+	// Date tells the model today's date in the runtime context, re-sent only
+	// when it changes (default true).
 	Date bool `yaml:"date" jsonschema:"default=true"`
 }
 

@@ -22,9 +22,8 @@ const DefaultTimeout = 60 * time.Second
 //	          command: "$CLAUDE_PROJECT_DIR/.claude/hooks/check.sh"
 //	          timeout: 30
 type Config struct {
-	// Hooks lists the matcher groups per event.
-	// Claude Code command hooks: matcher groups per event (the hooks block of a
-	// Claude Code settings file).
+	// Hooks lists the command hooks' matcher groups per event, in the shape of
+	// the hooks block of a Claude Code settings file.
 	Hooks Events `yaml:"hooks" json:"hooks"`
 	// Cwd is the directory hook commands run in and the `cwd` they are told;
 	// empty means the process's working directory.

@@ -47,13 +47,11 @@ const (
 // With ProjectFile (the default) the `mcpServers` of ./.mcp.json (relative
 // to Cwd) are added too, once a person trusted the file.
 type Config struct {
-	// Servers are the MCP servers by name.
-	// MCP servers by name (stdio: command/args/env/cwd; http or sse:
-	// url/headers).
+	// Servers are the MCP servers by name (stdio: command/args/env/cwd; http
+	// or sse: url/headers).
 	Servers map[string]ServerConfig `yaml:"servers" json:"servers,omitempty"`
-	// MCPServers is the same map in Claude Code's .mcp.json key, for pasting.
-	// MCP servers by name in the shape of Claude Code's .mcp.json mcpServers
-	// block (pasted as-is).
+	// MCPServers is the same map under Claude Code's .mcp.json key
+	// (mcpServers), so a block can be pasted as-is.
 	MCPServers map[string]ServerConfig `yaml:"mcpServers" json:"mcpServers,omitempty"`
 	// ProjectFile reads the mcpServers of the Claude Code project file
 	// .mcp.json in Cwd once a person trusted it (harness mcp trust, or the

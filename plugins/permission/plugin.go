@@ -26,8 +26,7 @@ type Config struct {
 	// asked is denied); deny rules hold in every mode. Claude Code's
 	// bypassPermissions is accepted for bypass.
 	Mode Mode `yaml:"mode" json:"mode,omitempty" jsonschema:"enum=default,enum=acceptEdits,enum=plan,enum=bypass,enum=bypassPermissions,enum=dontAsk,default=default"`
-	// Allow rules let calls run without asking.
-	// Rules whose calls run without asking (e.g. bash(go test *) or
+	// Allow rules let calls run without asking (e.g. bash(go test *) or
 	// read(src/**)).
 	Allow []string `yaml:"allow" json:"allow,omitempty"`
 	// Ask rules require approval, even when an allow rule matches.
@@ -44,18 +43,15 @@ type Config struct {
 	// FileToolDefaultPath is the path a file tool works on when its path
 	// argument is absent (grep and glob: the working directory).
 	FileToolDefaultPath map[string]string `yaml:"fileToolDefaultPath" json:"fileToolDefaultPath,omitempty"`
-	// ReadOnlyTools change nothing: the default mode allows them, plan mode
-	// allows only them.
-	// Tools that change nothing: the default mode runs them without asking and
-	// plan mode runs only them.
+	// ReadOnlyTools are the tools that change nothing: the default mode runs
+	// them without asking and plan mode runs only them.
 	ReadOnlyTools []string `yaml:"readOnlyTools" json:"readOnlyTools,omitempty"`
 	// EditTools are the tools acceptEdits allows without asking, for paths
 	// inside the working directory and the sandbox's writable roots.
 	EditTools []string `yaml:"editTools" json:"editTools,omitempty"`
-	// ShellWorkdir maps each shell tool to its working-directory argument.
-	// Shell tools and their working-directory argument (tool: argument); relative
-	// paths in the command resolve against it and a workdir outside the workspace
-	// is asked.
+	// ShellWorkdir maps each shell tool to its working-directory argument
+	// (tool: argument); relative paths in the command resolve against it and a
+	// workdir outside the workspace is asked.
 	ShellWorkdir map[string]string `yaml:"shellWorkdir" json:"shellWorkdir,omitempty"`
 	// AutoAllowSandboxed allows a shell call that runs in an enforced
 	// workspace-write sandbox without asking, unless a deny or ask rule

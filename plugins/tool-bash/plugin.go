@@ -36,9 +36,8 @@ type Config struct {
 	MaxOutputBytes int64 `yaml:"maxOutputBytes" json:"maxOutputBytes,omitempty" jsonschema:"minimum=1,default=64000"`
 	// MaxSpillBytes caps each stream's spill file, in bytes (64 MiB).
 	MaxSpillBytes int64 `yaml:"maxSpillBytes" json:"maxSpillBytes,omitempty" jsonschema:"minimum=1,default=67108864"`
-	// Grace is the SIGTERM→SIGKILL grace when a command is stopped (3s).
-	// Wait between SIGTERM and SIGKILL when a command is stopped (a duration such
-	// as 3s).
+	// Grace is the wait between SIGTERM and SIGKILL when a command is stopped
+	// (a duration; default 3s).
 	Grace Duration `yaml:"grace" json:"grace,omitempty"`
 }
 

@@ -25,9 +25,8 @@ var Key = core.NewKey[*Server]("web")
 // Config is the web plugin's configuration (`harness serve` sets addr,
 // allowRemote and the TLS files from its flags).
 type Config struct {
-	// Addr is the listen address host:port (port 0: any free port).
-	// Listen address host:port; port 0 picks a free port. A non-loopback host
-	// needs allowRemote and TLS.
+	// Addr is the listen address host:port (port 0 picks a free port). A
+	// non-loopback host needs allowRemote and TLS.
 	Addr string `yaml:"addr" json:"addr,omitempty" jsonschema:"default=127.0.0.1:0"`
 	// AllowRemote permits a non-loopback Addr (then TLSCert and TLSKey are
 	// required too).

@@ -46,16 +46,15 @@ type Options struct {
 	// fails otherwise, naming the directory and the mode expected.
 	SpillDir string `yaml:"spillDir" json:"spillDir,omitempty"`
 	// Env adds deny and allow patterns to the fixed credential scrub.
-	// Extra environment scrub patterns.
 	Env EnvPolicy `yaml:"env" json:"env,omitempty"`
-	// Isolation: auto (default), cgroup or pgid.
-	// How the processes of one spawn are bounded: cgroup v2 leaf when writable
-	// (auto), required (cgroup), or the process group only (pgid).
+	// Isolation is how the processes of one spawn are bounded: a cgroup v2
+	// leaf when one can be made (auto, the default), a cgroup required
+	// (cgroup), or the process group only (pgid).
 	Isolation Isolation `yaml:"isolation" json:"isolation,omitempty" jsonschema:"enum=auto,enum=cgroup,enum=pgid"`
 	// Sandbox is the deployment's default policy for agent commands: the
 	// bash tool, its terminals and the search tools spawn under it (see
-	// Runtime.Sandbox). Mode off (the plugin default): no sandbox. The
-	// default harness.yml sets workspace-write. A sandbox block must give
+	// Runtime.Sandbox). Without it (the plugin default) commands run
+	// unsandboxed; the default harness.yml sets workspace-write. A sandbox block must give
 	// its mode: one without (a patch that sets only denyRead replaces the
 	// whole block) is a config error rather than a sandbox silently off.
 	Sandbox SandboxPolicy `yaml:"sandbox" json:"sandbox,omitempty"`
@@ -68,12 +67,11 @@ type Options struct {
 	// runtime bounds each command by a cgroup leaf; see docs/sandbox.md
 	// for what they then share.
 	SandboxPerCommand bool `yaml:"sandboxPerCommand" json:"sandboxPerCommand,omitempty"`
-	// Dumpable keeps the harness process dumpable. By default New calls
-	// prctl(PR_SET_DUMPABLE, 0): processes of the same user (children
-	// outside the sandbox, hooks) can then neither read
-	// /proc/<harness>/environ or mem nor ptrace it; root still can.
-	// Keep the harness process dumpable (debuggers of the same user can attach,
-	// and so can every command it runs outside the sandbox). Default false.
+	// Dumpable keeps the harness process dumpable, so debuggers of the same
+	// user can attach, and so can every command it runs outside the sandbox.
+	// By default (false) New calls prctl(PR_SET_DUMPABLE, 0): processes of
+	// the same user (children outside the sandbox, hooks) can then neither
+	// read /proc/<harness>/environ or mem nor ptrace it; root still can.
 	Dumpable bool `yaml:"dumpable" json:"dumpable,omitempty"`
 
 	// NetworkHosts maps host names to IP addresses for the sandbox's

@@ -47,9 +47,9 @@ const (
 // Policy is what a sandboxed command may do. The zero value (mode "") is
 // not a valid policy; a nil *Policy on a spawn means "not sandboxed".
 type Policy struct {
-	// Mode is off, read-only or workspace-write.
-	// Off: no sandbox; read-only: read everything but denyRead and write nowhere;
-	// workspace-write: also write the working directory and writableRoots.
+	// Mode is off (no sandbox), read-only (read everything but denyRead and
+	// write nowhere) or workspace-write (also write the working directory and
+	// writableRoots).
 	Mode Mode `yaml:"mode" json:"mode" jsonschema:"enum=off,enum=read-only,enum=workspace-write"`
 	// WritableRoots are absolute directories writable in workspace-write
 	// mode in addition to the workspace ("~/" expands to the home
