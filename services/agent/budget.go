@@ -207,3 +207,29 @@ func checkPriced(b Budget, m llm.Model, field string) error {
 	}
 	return nil
 }
+
+// Text is the event as front ends show it: "budget 83% used: 830 of 1000
+// tokens (maxTokens)", "budget 81% used: $0.0810 of $0.1000 (maxCostUsd)";
+// a stop says "budget exceeded: the next model call would bring the
+// session to 1257 of 1000 tokens (maxTokens); it was not sent".
+func (b BudgetInfo) Text() string {
+	amount := func(v float64) string {
+		if b.Kind == BudgetCost {
+			return fmt.Sprintf("$%.4f", v)
+		}
+		return fmt.Sprintf("%d", int64(v))
+	}
+	unit, field := " tokens", "maxTokens"
+	if b.Kind == BudgetCost {
+		unit, field = "", "maxCostUsd"
+	}
+	if b.Exceeded {
+		return fmt.Sprintf("budget exceeded: the next model call would bring the session to %s of %s%s (%s); it was not sent",
+			amount(b.Projected), amount(b.Limit), unit, field)
+	}
+	pct := 0
+	if b.Limit > 0 {
+		pct = int(b.Projected / b.Limit * 100)
+	}
+	return fmt.Sprintf("budget %d%% used: %s of %s%s (%s)", pct, amount(b.Projected), amount(b.Limit), unit, field)
+}
