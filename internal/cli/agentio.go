@@ -478,7 +478,7 @@ func (p *printer) observe(e agent.Event) {
 	case agent.EventBudget:
 		p.endText()
 		p.clearStatus()
-		fmt.Fprintf(p.errw, "harness: %s\n", e.Budget.Text())
+		fmt.Fprintf(p.errw, "harness: %s\n", e.Budget.Text)
 	case agent.EventResult:
 		p.clearStatus()
 		p.endText()

@@ -581,7 +581,7 @@ func (m *Model) onEvent(e agent.Event) {
 	case agent.EventBudget:
 		if b := e.Budget; b != nil {
 			m.budget = b
-			m.tr.add(&item{kind: kindNotice, text: "note: " + b.Text(), done: true})
+			m.tr.add(&item{kind: kindNotice, text: "note: " + b.Text, done: true})
 		}
 	case agent.EventCompaction:
 		if c := e.Compaction; c != nil {

@@ -89,6 +89,12 @@ type BudgetInfo struct {
 	// Exceeded: the projection passed the cap and the call was not sent;
 	// false for the warning at [BudgetWarnFraction] of the cap.
 	Exceeded bool `json:"exceeded,omitempty"`
+	// Text is the event in words, as every front end shows it: "budget
+	// 83% used: 5010 of 6000 tokens (maxTokens)", "budget 81% used:
+	// $0.0810 of $0.1000 (maxCostUsd)"; a stop: "budget exceeded: the next
+	// model call would bring the session to 12555 of 10000 tokens
+	// (maxTokens); it was not sent".
+	Text string `json:"text"`
 }
 
 // budgetState is a session's spend and the warnings it gave (guarded by
@@ -162,6 +168,7 @@ func (t *turn) checkBudget(promptTokens int) error {
 
 // budgetEvent observes an EventBudget of the turn.
 func (t *turn) budgetEvent(in BudgetInfo) {
+	in.Text = in.describe()
 	t.ss.observe(Event{Type: EventBudget, Turn: t.n, Step: t.step, Budget: &in})
 }
 
@@ -208,11 +215,8 @@ func checkPriced(b Budget, m llm.Model, field string) error {
 	return nil
 }
 
-// Text is the event as front ends show it: "budget 83% used: 830 of 1000
-// tokens (maxTokens)", "budget 81% used: $0.0810 of $0.1000 (maxCostUsd)";
-// a stop says "budget exceeded: the next model call would bring the
-// session to 1257 of 1000 tokens (maxTokens); it was not sent".
-func (b BudgetInfo) Text() string {
+// describe is b's Text.
+func (b BudgetInfo) describe() string {
 	amount := func(v float64) string {
 		if b.Kind == BudgetCost {
 			return fmt.Sprintf("$%.4f", v)
