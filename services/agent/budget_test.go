@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"github.com/dshgo/harness/services/agent"
+	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/llm/llmtest"
+	"github.com/dshgo/harness/services/tools"
 )
 
 // budgetEvents collects a session's budget events.
@@ -93,5 +95,31 @@ func TestCostBudgetNeedsPrices(t *testing.T) {
 	_, err := f.svc.Open(context.Background(), agent.Options{Budget: agent.Budget{MaxCostUSD: 1}})
 	if !errors.Is(err, agent.ErrBudgetUnpriced) || !strings.Contains(err.Error(), "test/m1") {
 		t.Fatalf("open: %v, want ErrBudgetUnpriced naming test/m1", err)
+	}
+}
+
+// A subagent's usage, rolled up by its tool (agent.AddChildUsage, as the
+// subagent tools do when a child returns), counts toward the parent's
+// budget: the call after it is not sent.
+func TestBudgetCountsSubagentUsage(t *testing.T) {
+	u := llmtest.Usage{PromptTokens: 300, CompletionTokens: 10, TotalTokens: 310}
+	f := newFixture(t, []llmtest.Turn{llmtest.Calls(llmtest.Call{ID: "c1", Name: "child", Args: `{}`}).WithUsage(u), llmtest.Reply("never sent")})
+	ss := f.open(agent.Options{Budget: agent.Budget{MaxTokens: 6000}})
+	child := tools.Define("child", "Run a child.", func(ctx context.Context, e *tools.Execution, _ struct{}) (string, error) {
+		agent.AddChildUsage(ctx, llm.Usage{PromptTokens: 5800, CompletionTokens: 100, TotalTokens: 5900})
+		return "the child's answer", nil
+	})
+	if err := tools.Register(ss.Context(), child); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ss.Run(context.Background(), "delegate")
+	if !errors.Is(err, agent.ErrBudget) || res.Reason != "budget" {
+		t.Fatalf("turn: %v %+v", err, res)
+	}
+	if n := len(f.srv.Requests()); n != 1 {
+		t.Fatalf("the model saw %d requests, want 1", n)
+	}
+	if res.SubagentUsage == nil || res.SubagentUsage.PromptTokens != 5800 {
+		t.Fatalf("subagent usage %+v", res.SubagentUsage)
 	}
 }
