@@ -44,6 +44,15 @@ func TestRunBudgetExitCodeAndJSON(t *testing.T) {
 		}
 	})
 
+	t.Run("text output", func(t *testing.T) {
+		srv := llmtest.New(t, []llmtest.Turn{usageCall("c1", small), usageCall("c2", small), usageCall("c3", small), text("never")})
+		r := runAgent(t, repo, agentManifest(srv.URL, t.TempDir(), ""), "", "run", "--max-tokens", "10000", "read a.txt")
+		if r.code != cli.ExitBudget || !strings.Contains(r.stderr, "harness: budget 9") || !strings.Contains(r.stderr, "% used: ") ||
+			!strings.Contains(r.stderr, "harness: budget exceeded: the next model call would bring the session to ") {
+			t.Fatalf("exit %d, stderr lacks the warning or the stop:\n%s", r.code, r.stderr)
+		}
+	})
+
 	t.Run("max-cost", func(t *testing.T) {
 		srv := llmtest.New(t, []llmtest.Turn{usageCall("c1", big), usageCall("c2", big), text("never")})
 		priced := strings.Replace(agentManifest(srv.URL, t.TempDir(), ""), "contextWindow: 1000000}",
