@@ -101,6 +101,14 @@ func TestRunBudgetExitCodeAndJSON(t *testing.T) {
 		}
 	})
 
+	t.Run("bad agent row", func(t *testing.T) {
+		m := strings.Replace(agentManifest("http://127.0.0.1:1", t.TempDir(), ""), "  - name: agent\n", "  - name: agent\n    config: {budget: {maxTokens: -5}}\n", 1)
+		r := runAgent(t, repo, m, "", "run", "hi")
+		if r.code != cli.ExitUsage || !strings.Contains(r.stderr, "budget.maxTokens: must not be negative, got -5") {
+			t.Fatalf("exit %d\nstderr: %s", r.code, r.stderr)
+		}
+	})
+
 	t.Run("bad flag", func(t *testing.T) {
 		r := runAgent(t, repo, agentManifest("http://127.0.0.1:1", t.TempDir(), ""), "", "run", "--max-tokens", "-1", "hi")
 		if r.code != cli.ExitUsage || !strings.Contains(r.stderr, "--max-tokens -1: must not be negative") {
