@@ -225,7 +225,7 @@ func (a *agentHost) open(ctx context.Context, f *agentFlags, o agent.Options) (*
 }
 
 // classify maps agent and model errors to exit codes: configuration and
-// usage problems exit 2, everything else 1.
+// usage problems exit 2, a budget stop 4, everything else 1.
 func classify(err error) error {
 	if err == nil {
 		return nil
@@ -241,7 +241,11 @@ func classify(err error) error {
 	if errors.Is(err, llm.ErrNoAdapter) {
 		return UsageError(fmt.Errorf("%w%s", err, routeHint))
 	}
-	if errors.Is(err, agent.ErrSessionNotFound) || errors.Is(err, agent.ErrSessionInUse) || errors.Is(err, agent.ErrToolsNotOffered) {
+	if errors.Is(err, agent.ErrBudget) {
+		return &ExitError{Code: ExitBudget, Err: err}
+	}
+	if errors.Is(err, agent.ErrSessionNotFound) || errors.Is(err, agent.ErrSessionInUse) || errors.Is(err, agent.ErrToolsNotOffered) ||
+		errors.Is(err, agent.ErrBudgetUnpriced) {
 		return UsageError(err)
 	}
 	if le, ok := llm.AsError(err); ok {
@@ -471,6 +475,10 @@ func (p *printer) observe(e agent.Event) {
 		p.endText() // the notice starts on its own line when both streams are one
 		p.clearStatus()
 		fmt.Fprintf(p.errw, "harness: %s\n", e.Text)
+	case agent.EventBudget:
+		p.endText()
+		p.clearStatus()
+		fmt.Fprintf(p.errw, "harness: %s\n", e.Budget.Text)
 	case agent.EventResult:
 		p.clearStatus()
 		p.endText()

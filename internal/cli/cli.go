@@ -7,7 +7,7 @@
 // ./harness.yml, else the embedded default; then every --patch), builds the
 // fx app and starts it. Errors carry exit codes (see [ExitError]): 0 ok, 1
 // runtime failure, 2 usage or configuration error, 3 a refused tool call
-// under run --strict, 130 interrupted.
+// under run --strict, 4 a turn the budget stopped, 130 interrupted.
 package cli
 
 import (
@@ -38,6 +38,7 @@ const (
 	ExitFailure     = 1
 	ExitUsage       = 2
 	ExitDenied      = 3 // run --strict: a permission decision refused a tool call
+	ExitBudget      = 4 // run: the budget (--max-cost, --max-tokens, agent.budget) stopped the turn
 	ExitInterrupted = 130
 )
 

@@ -219,7 +219,7 @@ func submitCommand(env *Env) *cobra.Command {
 			"--repo (a git URL or path; --ref a branch, tag or commit), or in place in --dir (an absolute path that\n" +
 			"exists on the workers). --job-patch FILE is a manifest patch layer for this run. --unique (with --key K,\n" +
 			"only K counts) enqueues nothing while an equal job exists and prints that job's id instead.\n" +
-			"--file FILE (JSON Lines: one object per line with \"prompt\" and optionally repo, ref, dir, model, maxSteps,\n" +
+			"--file FILE (JSON Lines: one object per line with \"prompt\" and optionally repo, ref, dir, model, maxSteps, maxCostUsd, maxTokens,\n" +
 			"key, tag, tags, priority, queue) enqueues every line in one transaction and prints one id per line; the\n" +
 			"flags are the defaults of every line; a bad line is reported as FILE:LINE and nothing is enqueued.\n" +
 			"Follow it with `harness jobs logs ID`. Under TRACEPARENT (a CI step's trace) the job stores that trace\n" +
@@ -282,6 +282,8 @@ func submitCommand(env *Env) *cobra.Command {
 	fl.StringVar(&patchFile, "job-patch", "", "manifest patch `FILE` applied for this run")
 	fl.StringVarP(&sub.Args.Model, "model", "m", "", "model route provider/model (default: the agent row's)")
 	fl.IntVar(&sub.Args.MaxSteps, "max-steps", 0, "maximum model calls (default: the agent row's maxSteps)")
+	fl.Float64Var(&sub.Args.MaxCostUSD, "max-cost", 0, "the job session's cost cap in `USD` (default: the agent row's budget; needs the route's prices)")
+	fl.Int64Var(&sub.Args.MaxTokens, "max-tokens", 0, "the job session's token cap `N` (default: the agent row's budget)")
 	fl.IntVar(&sub.Priority, "priority", 1, "1 (first) to 4")
 	fl.StringArrayVar(&sub.Tags, "tag", nil, "label for `harness jobs --tag` (repeatable)")
 	fl.StringVar(&sub.Queue, "queue", "", "queue (default: default)")

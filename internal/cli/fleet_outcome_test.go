@@ -177,3 +177,29 @@ func TestFleetOutcomesFromTheAgentsVerdict(t *testing.T) {
 		}
 	}
 }
+
+// A job submitted with a budget its run cannot keep (`submit
+// --max-tokens 10`: the first request's prompt alone is larger) ends
+// cancelled on its first attempt, not completed and not retried, with no
+// model request made; `jobs show` says budget and why.
+func TestFleetBudgetStopIsCancelledNotRetried(t *testing.T) {
+	t.Parallel()
+	model := newOutcomeModel(t)
+	f := newOutcomeFleet(t, model, "budg", "      maxAttempts: 3\n")
+	f.worker(t, "worker")
+	id := submit(t, f.dir, f.m, "--max-tokens", "10", "job 11")
+	waitFor(t, 2*time.Minute, "the job final", func() bool {
+		s := jobRows(t, f.dsn, f.schema)[id].State
+		return s == "completed" || s == "cancelled" || s == "discarded"
+	})
+	j, shown := showJob(t, f, id)
+	if j.State != "cancelled" || j.Attempt != 1 || j.Output != nil {
+		t.Fatalf("job: %s attempt %d output %+v, want cancelled at attempt 1\n%s", j.State, j.Attempt, j.Output, shown)
+	}
+	if !strings.Contains(shown, "budget after 0 steps, not retried: budget exceeded: maxTokens 10") {
+		t.Fatalf("jobs show lacks the budget stop:\n%s", shown)
+	}
+	if n := model.requests("job 11"); n != 0 {
+		t.Fatalf("%d model requests, want 0", n)
+	}
+}

@@ -83,7 +83,7 @@ func jobRunCommand(env *Env) *cobra.Command {
 // runs or continues its turn, and stores the agent's verdict in it
 // (worker.VerdictKey).
 func runJob(ctx context.Context, host *agentHost, spec worker.RunSpec) (*worker.Verdict, error) {
-	o := agent.Options{Model: spec.Model, MaxSteps: spec.MaxSteps, Origin: "job"}
+	o := agent.Options{Model: spec.Model, MaxSteps: spec.MaxSteps, Budget: spec.Budget, Origin: "job"}
 	if spec.Resume {
 		o.ID, o.Model = spec.SessionID, spec.Model
 	} else {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 
@@ -19,6 +20,7 @@ func init() {
 			f      agentFlags
 			output string
 			strict bool
+			budget agent.Budget
 		)
 		cmd := &cobra.Command{
 			Use:   "run [flags] PROMPT",
@@ -31,8 +33,9 @@ func init() {
 				"stderr; stream-json writes one JSON event per line ({\"v\":1,\"type\":...}); json writes one object\n" +
 				"at the end: {result, sessionId, isError, steps, usage, ...}.\n\n" +
 				"Exit status: 0 the model finished; 1 runtime failure (model error, max steps); 2 usage or\n" +
-				"configuration error (e.g. no API key); 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (after running\n" +
-				"tools were stopped).",
+				"configuration error (e.g. no API key, --max-cost on a route without prices); 3 --strict and a tool\n" +
+				"call was refused; 4 the budget (--max-cost, --max-tokens, agent.budget) stopped the turn before a\n" +
+				"model call; 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (after running tools were stopped).",
 			Args: cobra.ArbitraryArgs,
 			RunE: func(cmd *cobra.Command, args []string) error {
 				prompt, err := readPrompt(env.Stdin, args)
@@ -47,6 +50,9 @@ func init() {
 				f.maxStepsSet = cmd.Flags().Changed("max-steps")
 				opts, err := f.options()
 				if err != nil {
+					return UsageError(err)
+				}
+				if opts.Budget, err = budgetFlags(budget); err != nil {
 					return UsageError(err)
 				}
 				p := newPrinter(output, env.Stdout, env.Stderr)
@@ -67,6 +73,9 @@ func init() {
 					runErr = Failure(fmt.Errorf("stopping: %w", serr))
 				}
 				p.final(res)
+				if budget.MaxCostUSD != 0 && errors.Is(runErr, agent.ErrBudgetUnpriced) {
+					return UsageError(fmt.Errorf("--max-cost %v: %w", budget.MaxCostUSD, runErr))
+				}
 				if runErr != nil && env.Ctx.Err() != nil && errors.Is(runErr, context.Canceled) {
 					return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted")}
 				}
@@ -82,9 +91,22 @@ func init() {
 		fl.StringVarP(&output, "output", "o", OutputText, "output format: text, json or stream-json")
 		registerCompletions(env, cmd)
 		_ = cmd.RegisterFlagCompletionFunc("output", outputCompletion)
+		fl.Float64Var(&budget.MaxCostUSD, "max-cost", 0, "stop before a model call that would bring the session's cost over `USD` (needs the route's prices; exit 4)")
+		fl.Int64Var(&budget.MaxTokens, "max-tokens", 0, "stop before a model call that would bring the session's prompt+completion tokens over `N` (exit 4)")
 		fl.BoolVar(&strict, "strict", false, "exit 3 when a permission decision refused any tool call (the json result lists them in permissionDenials)")
 		return cmd
 	})
+}
+
+// budgetFlags checks --max-cost and --max-tokens (0: the agent row's cap).
+func budgetFlags(b agent.Budget) (agent.Budget, error) {
+	if b.MaxCostUSD < 0 || math.IsNaN(b.MaxCostUSD) || math.IsInf(b.MaxCostUSD, 0) {
+		return b, fmt.Errorf("--max-cost %v: want a positive number of US dollars", b.MaxCostUSD)
+	}
+	if b.MaxTokens < 0 {
+		return b, fmt.Errorf("--max-tokens %d: must not be negative", b.MaxTokens)
+	}
+	return b, nil
 }
 
 // runOnce opens the session and runs one turn.

@@ -25,6 +25,8 @@ type submitLine struct {
 	Dir      string   `json:"dir"`
 	Model    string   `json:"model"`
 	MaxSteps int      `json:"maxSteps"`
+	MaxCost  float64  `json:"maxCostUsd"`
+	MaxTok   int64    `json:"maxTokens"`
 	Key      string   `json:"key"`
 	Tag      string   `json:"tag"`
 	Tags     []string `json:"tags"`
@@ -136,6 +138,12 @@ func submissionOf(line []byte, defaults worker.Submission) (worker.Submission, e
 	set(&sub.Queue, l.Queue)
 	if l.MaxSteps != 0 {
 		sub.Args.MaxSteps = l.MaxSteps
+	}
+	if l.MaxCost != 0 {
+		sub.Args.MaxCostUSD = l.MaxCost
+	}
+	if l.MaxTok != 0 {
+		sub.Args.MaxTokens = l.MaxTok
 	}
 	if l.Priority != 0 {
 		sub.Priority = l.Priority

@@ -99,6 +99,7 @@ type Model struct {
 	step      int
 	ctxTokens int64
 	total     llm.Usage
+	budget    *agent.BudgetInfo // the last budget event: the status bar's warning
 	cards     map[string]*toolCard
 	reasoning *item
 	assistant *item
@@ -594,6 +595,11 @@ func (m *Model) onEvent(e agent.Event) {
 		}
 	case agent.EventNotice:
 		m.tr.add(&item{kind: kindNotice, text: "note: " + clean(e.Text), done: true})
+	case agent.EventBudget:
+		if b := e.Budget; b != nil {
+			m.budget = b
+			m.tr.add(&item{kind: kindNotice, text: "note: " + b.Text, done: true})
+		}
 	case agent.EventCompaction:
 		if c := e.Compaction; c != nil {
 			m.tr.add(&item{kind: kindNotice, text: fmt.Sprintf("compacted (%s): %d messages summarized, %d kept; context %d → %d tokens", c.Trigger, c.Summarized, c.Kept, c.TokensBefore, c.TokensAfter), done: true})

@@ -8,11 +8,13 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/subprocess"
 )
 
 // statusLine is the bar at the bottom: model, step, context use, the
 // session's prompt-cache hit share (when the provider's cache served any), cost,
+// the budget warning (from the last budget event),
 // the turn's elapsed time, sandbox and permission mode, and key hints.
 func (m *Model) statusLine() string {
 	var parts []string
@@ -42,6 +44,9 @@ func (m *Model) statusLine() string {
 			parts = append(parts, fmt.Sprintf("$%.4f", p.Cost(m.total)))
 		}
 	}
+	if b := m.budget; b != nil {
+		parts = append(parts, budgetShort(b))
+	}
 	if m.permStr != "" {
 		parts = append(parts, m.permStr)
 	}
@@ -60,6 +65,19 @@ func (m *Model) statusLine() string {
 		line += strings.Repeat(" ", pad)
 	}
 	return m.th.status.Render(line)
+}
+
+// budgetShort is the status bar's budget warning: "⚠ budget 83% tokens",
+// "⚠ budget exceeded (cost)".
+func budgetShort(b *agent.BudgetInfo) string {
+	if b.Exceeded {
+		return "⚠ budget exceeded (" + b.Kind + ")"
+	}
+	pct := 0
+	if b.Limit > 0 {
+		pct = int(b.Projected / b.Limit * 100)
+	}
+	return fmt.Sprintf("⚠ budget %d%% %s", pct, b.Kind)
 }
 
 // permissionMode is "perm MODE" from the permission plugin, or "".

@@ -90,6 +90,7 @@ type setup struct {
 	extra   []string // manifest rows added at the end
 	noColor bool
 	program []tea.ProgramOption // e.g. the environment the colour profile is detected from
+	budget  agent.Budget        // the sessions' budget
 }
 
 func startWith(t *testing.T, s setup) *ui {
@@ -98,6 +99,7 @@ func startWith(t *testing.T, s setup) *ui {
 	state, dir := t.TempDir(), repo(t)
 	hs := harnesstest.Start(t, manifest(srv.URL, state, s.mode, s.extra...))
 	o := tui.Options{Agent: harnesstest.Service(t, hs, agent.Key), Root: hs.Root.Context(), Cwd: dir, StateDir: state, NoColor: s.noColor}
+	o.Session.Budget = s.budget
 	return open(t, o, srv, s.w, s.h, s.program...)
 }
 

@@ -203,3 +203,49 @@ func void[T any](a chromedp.Action[T]) chromedp.Action[chromedp.Void] {
 		return err
 	})
 }
+
+// TestBrowserBudgetWarning: under the agent row's budget of 6000 tokens a
+// reply that reports 5010 shows the 80% warning beside the footer and as
+// a notice; the next prompt's call would pass the cap: it is not sent, the
+// footer says exceeded and the turn ends with reason budget.
+func TestBrowserBudgetWarning(t *testing.T) {
+	t.Parallel()
+	ctx := browser(t)
+	repo := t.TempDir()
+	u := llmtest.Usage{PromptTokens: 5000, CompletionTokens: 10, TotalTokens: 5010}
+	e := startWith(t, []llmtest.Turn{llmtest.Reply("first answer").WithUsage(u), llmtest.Reply("never sent")}, func(modelURL, state string) string {
+		return strings.Replace(testManifest(modelURL, state, "bypass", ""), "config: {model: test}", "config: {model: test, budget: {maxTokens: 6000}}", 1)
+	})
+	run(t, ctx, "open the page, add the workspace, start a session, send",
+		chromedp.Navigate(e.srv.URL()),
+		chromedp.WaitVisible(chromedp.CSS(`body[data-ready="1"]`), chromedp.RetryInterval(2*time.Millisecond)),
+		chromedp.SendKeys(chromedp.ID(`workspace-path`), repo),
+		chromedp.Click(chromedp.CSS(`#add-workspace button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#workspaces li.selected`)),
+		chromedp.Click(chromedp.ID(`new-session`)),
+		chromedp.WaitVisible(chromedp.CSS(`#sessions li.selected`)),
+		chromedp.SendKeys(chromedp.ID(`prompt`), "first"),
+		chromedp.Click(chromedp.ID(`send`)),
+		chromedp.WaitVisible(chromedp.CSS(`.done-note[data-result="stop"]`)),
+		chromedp.WaitVisible(chromedp.ID(`budget`)),
+	)
+	if w := get(t, ctx, "the warning", chromedp.Text(chromedp.ID(`budget`))); w != "⚠ budget 83% tokens" {
+		t.Errorf("budget warning %q", w)
+	}
+	notes := get(t, ctx, "the notices", chromedp.Evaluate[string](`[...document.querySelectorAll('.notice')].map(n => n.textContent).join("\n")`))
+	if !strings.Contains(notes, "budget 83% used: 5010 of 6000 tokens (maxTokens)") {
+		t.Errorf("notices %q", notes)
+	}
+	run(t, ctx, "the next prompt",
+		chromedp.SendKeys(chromedp.ID(`prompt`), "second"),
+		chromedp.Click(chromedp.ID(`send`)),
+		chromedp.WaitVisible(chromedp.CSS(`.done-note[data-result="budget"]`)),
+		shot(t, "web-budget-exceeded"),
+	)
+	if w := get(t, ctx, "the stop", chromedp.Text(chromedp.ID(`budget`))); w != "⚠ budget exceeded (tokens)" {
+		t.Errorf("budget stop %q", w)
+	}
+	if n := len(e.model.Requests()); n != 1 {
+		t.Fatalf("%d model requests, want 1", n)
+	}
+}

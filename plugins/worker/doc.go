@@ -16,7 +16,7 @@
 //	                            session stored through sessions-postgres
 //	                                       │ the agent's verdict (stdout, and state job/verdict in the session):
 //	                                       │ final answer → completed · model failure → retry by class (Retried)
-//	                                       │ max steps, exit 2 → cancelled · 75 → session busy: snooze
+//	                                       │ max steps, budget, exit 2 → cancelled · 75 → session busy: snooze
 //	harness jobs [show|cancel|logs] ──► River job rows; logs = sessions.Follow of the job's session
 //
 // # Failures

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,6 +42,11 @@ type RunArgs struct {
 	// MaxSteps bounds the model calls of the turn (default: the agent
 	// row's maxSteps).
 	MaxSteps int `json:"maxSteps,omitempty"`
+	// MaxCostUSD and MaxTokens cap the job's session (over the agent
+	// row's budget; see agent.Budget): a run the budget stops is
+	// cancelled, not retried, with reason "budget".
+	MaxCostUSD float64 `json:"maxCostUsd,omitempty"`
+	MaxTokens  int64   `json:"maxTokens,omitempty"`
 	// Key identifies the run for unique submissions: when set, only Key
 	// (not the other fields) decides what a duplicate is.
 	Key string `json:"key,omitempty" river:"unique"`
@@ -66,6 +72,10 @@ func (a RunArgs) validate() error {
 		return errors.New("repo and ref must not start with '-'")
 	case a.MaxSteps < 0:
 		return fmt.Errorf("maxSteps %d: must not be negative", a.MaxSteps)
+	case a.MaxCostUSD < 0 || math.IsNaN(a.MaxCostUSD) || math.IsInf(a.MaxCostUSD, 0):
+		return fmt.Errorf("maxCostUsd %v: want a positive number of US dollars", a.MaxCostUSD)
+	case a.MaxTokens < 0:
+		return fmt.Errorf("maxTokens %d: must not be negative", a.MaxTokens)
 	case len(a.Patch) > MaxPatchBytes:
 		return fmt.Errorf("patch: %d bytes, more than %d", len(a.Patch), MaxPatchBytes)
 	}
@@ -96,6 +106,8 @@ type RunSpec struct {
 	Prompt    string `json:"prompt"`
 	Model     string `json:"model,omitempty"`
 	MaxSteps  int    `json:"maxSteps,omitempty"`
+	// Budget caps the session (the job's MaxCostUSD and MaxTokens).
+	Budget agent.Budget `json:"budget,omitzero"`
 	// Resume: the session exists and its turn was cut short; continue it
 	// (no new prompt).
 	Resume bool `json:"resume,omitempty"`
@@ -160,7 +172,8 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) (err erro
 		return err
 	}
 	spec := RunSpec{JobID: job.ID, Attempt: job.Attempt, SessionID: sid, Prompt: job.Args.Prompt,
-		Model: job.Args.Model, MaxSteps: job.Args.MaxSteps, Resume: resume, Hide: s.hidden(), DBOutageGrace: s.cfg.DBOutageGrace}
+		Model: job.Args.Model, MaxSteps: job.Args.MaxSteps, Resume: resume,
+		Budget: agent.Budget{MaxCostUSD: job.Args.MaxCostUSD, MaxTokens: job.Args.MaxTokens}, Hide: s.hidden(), DBOutageGrace: s.cfg.DBOutageGrace}
 	out, err := w.run(ctx, job, dir, spec)
 	if err != nil {
 		return err
@@ -319,7 +332,7 @@ func (w *runWorker) run(ctx context.Context, job *river.Job[RunArgs], dir string
 // outcome maps a run process's end to the job's result, from the agent's
 // verdict the run printed (its exit status only says "busy", "usage
 // error" or, without a verdict, that it died): a final answer completes
-// the job; max steps cancels it; a failed model call is an errored
+// the job; max steps and a budget stop cancel it; a failed model call is an errored
 // attempt, retried or not by its class ([Retried]); an aborted turn, a
 // run that died and an attempt stopped by jobTimeout are retried.
 func outcome(ctx context.Context, id int64, res subprocess.Result) (*Output, error) {
@@ -340,6 +353,8 @@ func outcome(ctx context.Context, id int64, res subprocess.Result) (*Output, err
 		return &Output{SessionID: v.SessionID, Reason: v.Reason, Steps: v.Steps, Text: clipText(v.Text)}, nil
 	case v.Reason == "max_steps":
 		return nil, river.JobCancel(fmt.Errorf("job %d: max_steps after %d steps, not retried: %s", id, v.Steps, v.Error))
+	case v.Reason == "budget":
+		return nil, river.JobCancel(fmt.Errorf("job %d: budget after %d steps, not retried: %s", id, v.Steps, v.Error))
 	case v.Reason == "error" && v.Code != "":
 		if !Retried(llm.Code(v.Code), v.Status) {
 			return nil, river.JobCancel(fmt.Errorf("job %d: error %s: the model call failed, not retried: %s", id, v.Code, v.Error))

@@ -28,7 +28,7 @@ func FromContext(ctx context.Context) (*Session, bool) {
 // turn whose tool call ctx belongs to: [Result.Usage] includes it and
 // [Result.SubagentUsage] sums it. It reports false outside a turn. Safe for
 // concurrent tool bodies. The session's own total ([Session.Usage]) counts
-// only its own model calls.
+// only its own model calls; its budget's spend ([Budget]) counts u too.
 func AddChildUsage(ctx context.Context, u llm.Usage) bool {
 	t, ok := ctx.Value(turnKey{}).(*turn)
 	if !ok {
@@ -40,6 +40,7 @@ func AddChildUsage(ctx context.Context, u llm.Usage) bool {
 		t.children = &llm.Usage{}
 	}
 	*t.children = t.children.Add(u)
+	t.ss.spend(u)
 	return true
 }
 

@@ -41,6 +41,10 @@ type Config struct {
 	// first MaxReplyBytes, ended by a note saying how much was dropped, so
 	// an endpoint that streams without end cannot make the harness hold it.
 	MaxReplyBytes int64 `yaml:"maxReplyBytes" jsonschema:"minimum=0,default=4194304"`
+	// Budget caps what each session may spend (cost in US dollars, tokens);
+	// unset: no cap. Options.Budget (`harness run --max-cost`,
+	// `--max-tokens`) overrides it cap by cap. See [Budget].
+	Budget Budget `yaml:"budget"`
 }
 
 // DefaultMaxSteps is the default bound on model calls per user turn.
@@ -80,6 +84,7 @@ func (c Config) Validate() error {
 	if c.StateDir != "" {
 		issues = append(issues, core.Issue{Path: "stateDir", Message: "moved to the session store: set it on the sessions-jsonl row (`- name: sessions-jsonl` with `config: {stateDir: ...}`)"})
 	}
+	issues = append(issues, c.Budget.issues("budget.")...)
 	if c.MaxParallelToolCalls < 0 {
 		issues = append(issues, core.Issue{Path: "maxParallelToolCalls", Message: "must not be negative"})
 	}

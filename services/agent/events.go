@@ -35,7 +35,13 @@ const (
 	EventNotice       EventType = "notice"     // Text: a warning worth showing (e.g. output cut by the length limit)
 	EventCompaction   EventType = "compaction" // Compaction: the history was compacted (trigger, counts, tokens before and after)
 	EventState        EventType = "state"      // Key, State: a plugin's session state changed (key "todos": the todo list)
-	EventResult       EventType = "result"     // Result: the end of the turn
+	// EventBudget (Budget) reports a session's spend against a cap of its
+	// budget: once per kind when the spend (or the projection of the next
+	// call) reaches 80% of the cap, and when a model call was not sent
+	// because it would have passed the cap (Exceeded; the turn then ends
+	// with reason "budget").
+	EventBudget EventType = "budget"
+	EventResult EventType = "result" // Result: the end of the turn
 )
 
 // Event is one observable moment of a session, delivered in order to the
@@ -88,6 +94,9 @@ type Event struct {
 
 	// Compaction describes a compaction (EventCompaction).
 	Compaction *CompactionInfo `json:"compaction,omitempty"`
+
+	// Budget is the spend against a cap (EventBudget).
+	Budget *BudgetInfo `json:"budget,omitempty"`
 
 	// Key and State: a session state's name and new JSON value (EventState).
 	Key   string          `json:"key,omitempty"`
@@ -147,8 +156,8 @@ type Result struct {
 	Text string `json:"result"`
 	// SessionID names the session (resume with it).
 	SessionID string `json:"sessionId"`
-	// IsError is true when the turn ended by a failure, max steps or
-	// cancellation; Error then says why.
+	// IsError is true when the turn ended by a failure, max steps, the
+	// budget or cancellation; Error then says why.
 	IsError bool   `json:"isError"`
 	Error   string `json:"error,omitempty"`
 	// Code is the class of the failure that ended a turn with Reason
@@ -159,7 +168,8 @@ type Result struct {
 	// Status is the HTTP status of that failed model call, when it had one.
 	Status int `json:"status,omitempty"`
 	// Reason is why the turn ended: "stop", "max_steps", "aborted",
-	// "error", "length" or "concluded".
+	// "error", "length", "concluded" or "budget" (the next model call
+	// would have passed a cap of the session's [Budget]).
 	Reason string `json:"reason"`
 	// Steps counts the model calls of the turn.
 	Steps int `json:"steps"`

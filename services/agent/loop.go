@@ -34,7 +34,9 @@ import (
 // so the prompt can be resumed.
 //
 // The returned Result is never nil. The error is nil when the model
-// finished; otherwise it is ErrMaxSteps, ErrPromptBlocked, the model's
+// finished; otherwise it is ErrMaxSteps, ErrBudget (the next model call
+// would have passed a cap of the session's [Budget]; it was not sent),
+// ErrPromptBlocked, the model's
 // *llm.Error, a prompt assembly or rendering error, a log write error, or
 // ctx's error (the stream was stopped, running tools were cancelled and
 // aborted results were recorded).
@@ -124,6 +126,8 @@ type turn struct {
 	lengthRetried bool
 	// resume: Continue, no prompt of its own.
 	resume bool
+	// unsent: the budget stopped the last step before its model call.
+	unsent bool
 	// children sums the usage of subagents started by the turn's tools
 	// (added concurrently by their tool bodies; see AddChildUsage).
 	childMu  sync.Mutex
@@ -255,6 +259,13 @@ func (t *turn) doStep(ctx context.Context) (msg llm.Message, done bool, err erro
 	req, err := t.request(ctx)
 	if err != nil {
 		return msg, false, err
+	}
+	if !ss.budget.caps.IsZero() {
+		tokens, _ := ss.project(req)
+		if err := t.checkBudget(max(tokens, 1)); err != nil {
+			t.unsent = true
+			return msg, false, t.budgetStop(err)
+		}
 	}
 	var werr error
 	asm := llm.Assembler{MaxArgumentBytes: ss.svc.cfg.maxToolArgBytes(), MaxTextBytes: ss.svc.cfg.maxReplyBytes()}
@@ -484,6 +495,7 @@ func (t *turn) usage(req llm.Request, resp llm.Response) {
 			est = &llm.Usage{PromptTokens: int64(rec.PromptTokens), CompletionTokens: int64(rec.CompletionTokens),
 				TotalTokens: int64(rec.PromptTokens + rec.CompletionTokens), CacheMissTokens: int64(rec.CacheMissTokens), ReasoningTokens: int64(rec.ReasoningTokens)}
 			t.res.Usage, t.res.Estimated = t.res.Usage.Add(*est), true
+			ss.spend(*est)
 		}
 		_ = ss.write(Record{Type: RecordUsage, Turn: t.n, Step: t.step, Usage: est, Estimated: true})
 		var inUse int64
@@ -492,6 +504,7 @@ func (t *turn) usage(req llm.Request, resp llm.Response) {
 		}
 		inUse = t.contextAfter(req, resp, inUse)
 		ss.observe(Event{Type: EventUsage, Turn: t.n, Step: t.step, Usage: est, Estimated: true, Total: ptr(ss.Usage()), ContextTokens: inUse, ResponseModel: resp.Model, ResponseID: resp.ID})
+		_ = t.checkBudget(0) // the warning, if the call reached it
 		return
 	}
 	u := resp.Usage
@@ -499,9 +512,11 @@ func (t *turn) usage(req llm.Request, resp llm.Response) {
 	ss.mu.Lock()
 	ss.total = ss.total.Add(u)
 	total := ss.total
+	ss.budget.spendLocked(u, ss.model.Prices)
 	ss.mu.Unlock()
 	_ = ss.write(Record{Type: RecordUsage, Turn: t.n, Step: t.step, Usage: &u})
 	ss.observe(Event{Type: EventUsage, Turn: t.n, Step: t.step, Usage: &u, Total: &total, ContextTokens: t.contextAfter(req, resp, u.PromptTokens+u.CompletionTokens), ResponseModel: resp.Model, ResponseID: resp.ID})
+	_ = t.checkBudget(0) // the warning, if the call reached it
 }
 
 // contextAfter is the context in use once resp's message joins req: the
@@ -648,6 +663,9 @@ func (t *turn) present(tc llm.ToolCall, o *tools.Outcome) *tools.Presentation {
 func (t *turn) finish(err error) (*Result, error) {
 	r := t.res
 	r.Steps = t.step
+	if t.unsent {
+		r.Steps-- // the step the budget stopped made no model call
+	}
 	t.childMu.Lock()
 	if t.children != nil {
 		r.SubagentUsage = t.children
@@ -668,6 +686,8 @@ func (t *turn) finish(err error) (*Result, error) {
 		r.IsError, r.Reason = true, "aborted"
 	case errors.Is(err, ErrMaxSteps):
 		r.IsError, r.Reason = true, "max_steps"
+	case errors.Is(err, ErrBudget):
+		r.IsError, r.Reason = true, "budget"
 	default:
 		r.IsError, r.Reason = true, "error"
 		if le, ok := llm.AsError(err); ok {

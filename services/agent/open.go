@@ -137,6 +137,19 @@ func (op *opening) resolveModel(context.Context) error {
 	return nil
 }
 
+// checkBudget checks the session's budget (Options.Budget over the agent
+// row's): valid caps, and prices for a cost cap.
+func (op *opening) checkBudget(context.Context) error {
+	if is := op.o.Budget.issues("Options.Budget."); len(is) > 0 {
+		return &core.ConfigError{Issues: is}
+	}
+	field := "the agent row's budget.maxCostUsd"
+	if op.o.Budget.MaxCostUSD != 0 {
+		field = "the session's budget maxCostUsd"
+	}
+	return checkPriced(op.svc.cfg.Budget.over(op.o.Budget), op.model, field)
+}
+
 // reserve gives a new session its id and reserves its log (created by the
 // first kept record).
 func (op *opening) reserve(context.Context) error {
@@ -170,6 +183,7 @@ func (op *opening) newSession(context.Context) error {
 		return err
 	}
 	ss := &Session{svc: s, id: o.ID, scope: sc, journal: op.journal, copied: op.copied, opts: o, model: op.model, route: op.model.Route()}
+	ss.budget.caps = s.cfg.Budget.over(o.Budget)
 	op.ss = ss
 	ss.claude = &claudeTranscript{path: claudeTranscriptFor(s.sessions.Location(o.ID), o.ID), sessionID: o.ID, cwd: o.Cwd}
 	ss.replay(op.recs)
@@ -200,7 +214,8 @@ func (op *opening) abort() {
 }
 
 // replay restores the session's state from its stored records: history,
-// last runtime-context snapshot, turn count, usage total and states.
+// last runtime-context snapshot, turn count, usage total, the budget's
+// spend (every usage record, estimated ones included) and states.
 func (ss *Session) replay(recs []Record) {
 	ss.history = Replay(recs)
 	ss.interrupted = interruptedResults(recs)
@@ -217,6 +232,9 @@ func (ss *Session) replay(recs []Record) {
 		}
 		if r.Type == RecordUsage && r.Usage != nil && !r.Estimated {
 			ss.total = ss.total.Add(*r.Usage)
+		}
+		if r.Type == RecordUsage && r.Usage != nil {
+			ss.budget.spendLocked(*r.Usage, ss.model.Prices)
 		}
 		if r.Type == RecordState && r.Key != "" {
 			if ss.states == nil {

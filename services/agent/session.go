@@ -88,6 +88,9 @@ type Options struct {
 	// Depth is the session's nesting depth: 0 for a top-level session, 1
 	// for its children. Events carry it (with the parent's id) when > 0.
 	Depth int
+	// Budget caps the session's spend; each cap set here replaces the
+	// agent row's (Config.Budget). See [Budget].
+	Budget Budget
 }
 
 // Session is one conversation: a core scope (tools, prompt sections and
@@ -131,6 +134,7 @@ type Session struct {
 	prefix       prefixState // the recorded request prefix (see prefixState)
 	turn         int
 	total        llm.Usage
+	budget       budgetState
 	pending      []sourced         // contexts to add before the next prompt (SessionStart)
 	env          map[string]string // variables for the session's shell commands (SessionStart); set before the session is returned, then read only
 	states       map[string]json.RawMessage
@@ -165,7 +169,7 @@ type sourced struct{ source, text string }
 // a killed process's hold goes with it.
 func (s *Service) Open(ctx context.Context, o Options) (*Session, error) {
 	op := &opening{svc: s, o: o, resumed: o.ID != ""}
-	for _, step := range []func(context.Context) error{op.defaults, op.resume, op.fork, op.resolveModel, op.reserve, op.newSession} {
+	for _, step := range []func(context.Context) error{op.defaults, op.resume, op.fork, op.resolveModel, op.checkBudget, op.reserve, op.newSession} {
 		if err := step(ctx); err != nil {
 			op.abort()
 			return nil, err

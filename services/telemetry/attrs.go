@@ -22,7 +22,7 @@ const (
 	// AttrTurn is the turn's number in its session, from 1 (invoke_agent).
 	AttrTurn = attribute.Key("harness.turn")
 	// AttrTurnReason is why the turn ended: stop, max_steps, aborted,
-	// error, length or concluded (invoke_agent).
+	// error, length, concluded or budget (invoke_agent).
 	AttrTurnReason = attribute.Key("harness.turn.reason")
 	// AttrTurnSteps counts the turn's model calls (invoke_agent).
 	AttrTurnSteps = attribute.Key("harness.turn.steps")

@@ -327,7 +327,7 @@ function onEvent(e) {
   state.events.push(e);
   switch (e.type) {
     case "reset":
-      conv().replaceChildren(); state.events.length = 0; state.tools.clear(); state.streaming = state.reasoning = state.lastAssistant = null; setReadOnly(""); break;
+      conv().replaceChildren(); state.events.length = 0; state.tools.clear(); state.streaming = state.reasoning = state.lastAssistant = null; setReadOnly(""); $("budget").hidden = true; break;
     case "session":
       $("session-title").textContent = `${e.sessionId} · ${e.model || ""}`; break;
     case "user":
@@ -363,6 +363,7 @@ function onEvent(e) {
     case "tool_result": toolResult(e.toolResult); break;
     case "figures": showFigures(e.figures); break;
     case "notice": showNotice(e.text); break;
+    case "budget": showBudget(e.budget); break;
     case "compaction": showNotice(`history compacted (${e.compaction.trigger}): ${e.compaction.tokensBefore} → ${e.compaction.tokensAfter} tokens`); break;
     case "result": {
       const r = e.result;
@@ -540,6 +541,17 @@ function tick() {
     }
     if (!running) { clearInterval(state.timer); state.timer = 0; }
   }, 1000);
+}
+
+// showBudget shows a budget event: its text as a notice, and a warning
+// beside the footer's figures ("⚠ budget 83% tokens", "⚠ budget exceeded
+// (tokens)"), as the TUI's status bar does.
+function showBudget(b) {
+  showNotice(b.text);
+  const w = $("budget");
+  w.hidden = false;
+  w.dataset.exceeded = b.exceeded ? "1" : "";
+  w.textContent = b.exceeded ? `⚠ budget exceeded (${b.kind})` : `⚠ budget ${Math.floor(100 * b.projected / b.limit)}% ${b.kind}`;
 }
 
 // showFigures shows the footer's figures as the TUI's status bar does:
