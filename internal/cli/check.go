@@ -40,7 +40,9 @@ func init() {
 				"subprocess service mounted, a second line shows the default sandbox policy and the\n" +
 				"backend the probe chose (`sandbox: workspace-write, network off, via bwrap: full`); with the sandbox\n" +
 				"off (`sandbox: off: commands run unsandboxed`) or without a working backend, a warning on stderr\n" +
-				"says so. MCP servers of\n" +
+				"says so. A third line says how each command's processes are contained (`containment: cgroup v2: ...`,\n" +
+				"or `containment: process groups (why): ...` with what that costs and how to get a delegated cgroup).\n" +
+				"MCP servers of\n" +
 				"the mcp row must connect too: each one that failed or exited is listed with its stderr tail (exit 2).\n" +
 				"Tools registered while nothing offers their schemas to the model (no prompt-tools row) are an\n" +
 				"error when an agent row is mounted (the agent would refuse to run; exit 2), else a warning on stderr.\n" +
@@ -75,7 +77,7 @@ func init() {
 					// run it here, interruptibly, for the sandbox line.
 					if probeErr = rt.ProbeSandbox(env.Ctx); probeErr == nil {
 						sandbox, sandboxWarning = sandboxSummary(rt)
-						sandbox += "\n"
+						sandbox += "\n" + containmentLine(rt) + "\n"
 					}
 				}
 				if err := h.Stop(context.Background()); err != nil {

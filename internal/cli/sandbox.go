@@ -33,7 +33,8 @@ func init() {
 				"stderr first (`harness sandbox: bwrap: full`); stdin, stdout and stderr are the\n" +
 				"command's. The exit code is the command's (128+N for signal N); 2 for usage errors,\n" +
 				"1 when the sandbox cannot start (the error says how to install bubblewrap or opt out).\n" +
-				"--report prints the policy, what the backend enforces and the toolchain caches\n" +
+				"--report prints the policy, what the backend enforces, how each command's processes are\n" +
+				"contained (cgroup v2 or process groups, and why) and the toolchain caches\n" +
 				"(sandbox.caches: each variable and the directory of the harness's cache root it\n" +
 				"points to) instead of running a command.",
 			Args: func(cmd *cobra.Command, args []string) error {
@@ -149,6 +150,7 @@ func printSandboxReport(w io.Writer, rt *subprocess.Runtime, policy subprocess.S
 	}
 	line, _ := describeSandbox(policy, rep, backend, len(errs) > 0)
 	fmt.Fprintln(w, line)
+	fmt.Fprintln(w, containmentLine(rt))
 	printPolicyParts(w, policy, rep.Backend)
 	dirs, err := policy.CacheDirs()
 	switch {
@@ -186,6 +188,13 @@ func printPolicyParts(w io.Writer, policy subprocess.SandboxPolicy, backend stri
 			fmt.Fprintf(w, "  - %s\n", b)
 		}
 	}
+}
+
+// containmentLine is the account of how the runtime bounds each command's
+// processes (`harness check`, `harness sandbox --report`): the one place a
+// user reads that commands fall back to process groups, and the fix.
+func containmentLine(rt *subprocess.Runtime) string {
+	return "containment: " + rt.Containment().String()
 }
 
 // errSilent is an exit status whose cause the command already printed.

@@ -103,7 +103,7 @@ func TestCheckSandboxOffSaysSoAndWarns(t *testing.T) {
 		"plugins:\n  - name: subprocess-local\n",
 	} {
 		out, errOut, code := runSandboxCLI(t, t.TempDir(), m, "check")
-		wantOut := "ok: 1 plugin active\nsandbox: off: commands run unsandboxed (backend bwrap available)\nmanifest: "
+		wantOut := "ok: 1 plugin active\nsandbox: off: commands run unsandboxed (backend bwrap available)\ncontainment: "
 		wantErr := "harness: warning: the sandbox is off (sandbox mode off in the subprocess row): commands the agent runs are not confined " +
 			"and have your full access to files and network; set sandbox: {mode: workspace-write} there to confine them\n"
 		if code != 0 || !strings.HasPrefix(out, wantOut) || strings.Contains(out, "network") || errOut != wantErr {
@@ -234,6 +234,40 @@ func TestSandboxReportSaysWhoEnforcesEachPart(t *testing.T) {
 			if !strings.Contains(out, w) {
 				t.Errorf("%s: report lacks %q:\n%s", backend, w, out)
 			}
+		}
+	}
+}
+
+// TestCheckAndReportSayTheContainment: `harness check` and `harness sandbox
+// --report` say how each command's processes are contained, on a line of
+// their own after the sandbox line: with isolation pgid, process groups,
+// what escapes them and the fix; with the default (auto), the mechanism
+// this process can have (cgroup v2 as root or in a delegated cgroup, else
+// process groups and how to get a delegated cgroup), and nothing on
+// stderr.
+func TestCheckAndReportSayTheContainment(t *testing.T) {
+	t.Parallel()
+	requireBwrap(t)
+	pgid := strings.Replace(sandboxManifest, "    config:\n", "    config:\n      isolation: pgid\n", 1)
+	const pgidLine = "\ncontainment: process groups (isolation: pgid): a command's descendants that call setsid or setpgid (daemons) " +
+		"escape Terminate and outlive the harness; to contain them, set isolation: auto in the subprocess row\n"
+	auto := "\ncontainment: process groups ("
+	if rt, err := subprocess.New(subprocess.Options{}, nil); err == nil {
+		if rt.Isolation() == subprocess.IsolationCgroup {
+			auto = "\ncontainment: cgroup v2"
+		}
+		if err := rt.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"check"}, {"sandbox", "--report"}} {
+		out, errOut, code := runSandboxCLI(t, t.TempDir(), pgid, args...)
+		if code != 0 || !strings.Contains(out, "sandbox: workspace-write, network off, via bwrap: full"+pgidLine) {
+			t.Errorf("%s, isolation pgid: %d\nstdout %q\nstderr %q", args, code, out, errOut)
+		}
+		out, errOut, code = runSandboxCLI(t, t.TempDir(), sandboxManifest, args...)
+		if code != 0 || !strings.Contains(out, "sandbox: workspace-write, network off, via bwrap: full"+auto) || errOut != "" {
+			t.Errorf("%s, isolation auto: %d\nstdout %q\nstderr %q", args, code, out, errOut)
 		}
 	}
 }

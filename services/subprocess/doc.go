@@ -63,11 +63,14 @@
 //
 // Each child starts in a new session (pgid = sid = pid, no controlling
 // terminal). When this process can create cgroup v2 directories under its
-// own cgroup (root on the CI machine; a systemd-delegated slice elsewhere),
+// own cgroup (as root; as any other user only in a cgroup delegated to it:
+// never the hierarchy's root, the directory, cgroup.procs and
+// cgroup.subtree_control writable, as systemd's Delegate=yes makes them),
 // each child is also cloned straight into its own cgroup leaf
 // (CLONE_INTO_CGROUP): the managed range is then every process in that
 // leaf, which includes descendants that called setsid or double-forked.
-// Otherwise (IsolationProcessGroup, logged once) the range is the process
+// Otherwise (IsolationProcessGroup, logged once per process at debug level;
+// Runtime.Containment says why, for `harness check`) the range is the process
 // group, and setsid/setpgid escapees are out of reach: a documented limit.
 //
 // Leaves are pooled: creating and removing one (mkdir, open, rmdir) costs

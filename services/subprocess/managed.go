@@ -3,8 +3,6 @@ package subprocess
 import (
 	"bufio"
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -239,7 +237,8 @@ func (l *cgroupLeaf) destroy() {
 // the exception (Terminate's escalation, teardown), so the pool still
 // serves the common case.
 type cgroupParent struct {
-	dir string
+	dir       string
+	delegated bool // made by a non-root user in its delegated cgroup
 
 	mu     sync.Mutex
 	idle   []*cgroupLeaf
@@ -249,33 +248,6 @@ type cgroupParent struct {
 // maxIdleLeaves bounds the idle leaves a runtime keeps (two descriptors
 // each).
 const maxIdleLeaves = 8
-
-// probeCgroup creates the runtime's private cgroup directory when cgroup v2
-// is mounted, this process's cgroup is writable and cgroup.kill exists
-// (kernel ≥ 5.14). Any failure means the pgid fallback.
-func probeCgroup() (*cgroupParent, error) {
-	mount, err := cgroup2Mount()
-	if err != nil {
-		return nil, err
-	}
-	own, err := ownCgroup()
-	if err != nil {
-		return nil, err
-	}
-	parent := filepath.Join(mount, own)
-	sweepStale(parent)
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	dir := filepath.Join(parent, fmt.Sprintf("harness-subprocess-%s-%d-%s", pidNamespace(), os.Getpid(), hex.EncodeToString(rnd[:])))
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("subprocess: cgroup: %w", err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil {
-		_ = os.Remove(dir)
-		return nil, fmt.Errorf("subprocess: cgroup: no cgroup.kill: %w", err)
-	}
-	return &cgroupParent{dir: dir}, nil
-}
 
 // leaf lends an empty leaf for one child: an idle one when there is one,
 // else a new directory c<seq>. The range's descriptor is the

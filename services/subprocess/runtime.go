@@ -28,7 +28,9 @@ type Isolation string
 
 const (
 	// IsolationAuto uses a cgroup v2 leaf per child when this process can
-	// create one, else the process group.
+	// create one (as root, or in a cgroup delegated to its user), else the
+	// process group; the fallback is logged once per process at debug
+	// level and reported by Runtime.Containment.
 	IsolationAuto Isolation = "auto"
 	// IsolationCgroup requires cgroup v2; New fails without it.
 	IsolationCgroup Isolation = "cgroup"
@@ -168,7 +170,9 @@ type Runtime struct {
 	log    *slog.Logger
 	policy EnvPolicy
 	cg     *cgroupParent // nil: process-group fallback
-	seq    atomic.Uint64
+	// pgidReason says why cg is nil (Containment.Reason).
+	pgidReason string
+	seq        atomic.Uint64
 	// devNull is StdinIgnore's fd 0, opened once: every child shares it.
 	devNull *os.File
 	env     envCache
@@ -236,19 +240,37 @@ func New(opts Options, logger *slog.Logger) (*Runtime, error) {
 			return nil, fmt.Errorf("subprocess-local: %w", r.spillErr)
 		}
 	}
-	if opts.Isolation != IsolationProcessGroup {
-		cg, err := probeCgroup()
-		switch {
-		case err == nil:
-			r.cg = cg
-		case opts.Isolation == IsolationCgroup:
-			_ = devNull.Close()
-			return nil, fmt.Errorf("subprocess-local: isolation cgroup: %w", err)
-		default:
-			logger.Warn("subprocess-local: cgroup v2 unavailable; falling back to process groups (setsid descendants escape)", "err", err)
-		}
+	if err := r.chooseIsolation(opts.Isolation); err != nil {
+		_ = devNull.Close()
+		return nil, err
 	}
 	return r, nil
+}
+
+// chooseIsolation sets the runtime's cgroup parent, or the reason it has
+// none. Only isolation cgroup makes a missing cgroup an error; the auto
+// fallback is logged once per process at debug level (`harness check`
+// and `harness sandbox --report` are where a user reads it).
+func (r *Runtime) chooseIsolation(want Isolation) error {
+	if want == IsolationProcessGroup {
+		r.pgidReason = reasonConfigured
+		return nil
+	}
+	cg, err := probeCgroup()
+	var cu *cgroupUnavailableError
+	switch {
+	case err == nil:
+		r.cg = cg
+		return nil
+	case want == IsolationCgroup:
+		return fmt.Errorf("subprocess-local: isolation cgroup: %w", err)
+	case errors.As(err, &cu):
+		r.pgidReason = cu.Reason
+	default:
+		r.pgidReason = err.Error()
+	}
+	logFallback(r.log, err.Error())
+	return nil
 }
 
 // Isolation reports the mechanism in use: IsolationCgroup or
