@@ -63,6 +63,9 @@ type Config struct {
 	// there is not outside the workspace. Relative paths resolve against
 	// Cwd; deny and ask rules still apply there.
 	AdditionalDirectories []string `yaml:"additionalDirectories" json:"additionalDirectories,omitempty"`
+	// URLTools maps each web tool to its URL argument (default web_fetch:
+	// url): `web_fetch(domain:HOST)` rules match the URL's host.
+	URLTools map[string]string `yaml:"urlTools" json:"urlTools,omitempty"`
 }
 
 // SetDefaults classifies the standard tool set: bash is the shell tool;
@@ -77,6 +80,7 @@ func (c *Config) SetDefaults() {
 	c.EditTools = []string{"write", "edit"}
 	c.ShellWorkdir = map[string]string{"bash": "workdir"}
 	c.AutoAllowSandboxed = true
+	c.URLTools = map[string]string{"web_fetch": "url"}
 }
 
 // Validate compiles the rules; errors name the list and index (`deny[1]: …`).
@@ -94,7 +98,7 @@ func (c Config) spec() Spec {
 		Mode: mode, Allow: c.Allow, Ask: c.Ask, Deny: c.Deny, Cwd: c.Cwd,
 		ShellTools: c.ShellTools, FileTools: c.FileTools, FileToolDefaultPath: c.FileToolDefaultPath,
 		ReadOnly: c.ReadOnlyTools, EditTools: c.EditTools,
-		ShellWorkdir: c.ShellWorkdir, AutoAllowSandboxed: c.AutoAllowSandboxed,
+		ShellWorkdir: c.ShellWorkdir, AutoAllowSandboxed: c.AutoAllowSandboxed, URLTools: c.URLTools,
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -156,6 +157,10 @@ type Spec struct {
 	// workspace-write sandbox ([Call.Sandboxed]) without asking, unless a
 	// deny or ask rule matches.
 	AutoAllowSandboxed bool
+	// URLTools maps a web tool's name to its URL argument (web_fetch →
+	// url): a rule `web_fetch(domain:HOST)` matches the URL's host
+	// (text glob: `domain:*.example.com` for its subdomains).
+	URLTools map[string]string
 }
 
 // Policy is a compiled, immutable rule set; safe for concurrent use.
@@ -165,6 +170,7 @@ type Policy struct {
 	allow, ask, deny  []Rule
 	cwd, home         string
 	shell, file       map[string]string
+	url               map[string]string
 	fileDefault       map[string]string
 	workdirArg        map[string]string
 	readOnly, editing map[string]bool
@@ -181,8 +187,8 @@ func New(s Spec) (*Policy, error) {
 	p := &Policy{
 		spec: s, mode: s.Mode, cwd: s.Cwd,
 		shell: lowerKeys(s.ShellTools), file: lowerKeys(s.FileTools), fileDefault: lowerKeys(s.FileToolDefaultPath),
-		workdirArg: lowerKeys(s.ShellWorkdir),
-		readOnly:   lowerSet(s.ReadOnly), editing: lowerSet(s.EditTools),
+		workdirArg: lowerKeys(s.ShellWorkdir), url: lowerKeys(s.URLTools),
+		readOnly: lowerSet(s.ReadOnly), editing: lowerSet(s.EditTools),
 	}
 	var err error
 	if p.allow, err = parseRules("allow", s.Allow); err != nil {
@@ -245,6 +251,8 @@ type subject struct {
 	// reads and writes are the absolute forms of the static targets of
 	// read and write redirections.
 	reads, writes []string
+	// domain is a URL tool's host ("" for other calls).
+	domain string
 }
 
 // Evaluate decides one call. Precedence is fixed: any matching deny rule
@@ -618,7 +626,24 @@ func (p *Policy) subjectOf(c Call) subject {
 		}
 		return subject{kind: "file", paths: pathForms(raw, cwd, p.home), coverable: true, cwd: cwd}
 	}
+	if key, ok := p.url[name]; ok {
+		if host := urlHost(args[key]); host != "" {
+			return subject{kind: "other", domain: host, coverable: true,
+				parts: []commandPart{{Forms: []string{"domain:" + host}, Extra: []string{canonicalJSON(c.Args)}}}}
+		}
+	}
 	return subject{kind: "other", parts: []commandPart{{Forms: []string{canonicalJSON(c.Args)}}}, coverable: true}
+}
+
+// urlHost is the lower-case host of an http or https URL argument, ""
+// when v is not one.
+func urlHost(v any) string {
+	raw, _ := v.(string)
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return ""
+	}
+	return strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 }
 
 // shellSubject analyses a shell call: its parts, its workdir, and the
@@ -874,6 +899,9 @@ func (p *Policy) suggest(c Call, s subject) []string {
 		out = []string{rule}
 	default:
 		out = []string{name}
+		if s.domain != "" {
+			out = []string{fmt.Sprintf("%s(domain:%s)", name, s.domain)}
+		}
 	}
 	if len(out) == 0 {
 		return nil

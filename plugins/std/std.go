@@ -23,6 +23,7 @@ import (
 	toolterminal "github.com/dshgo/harness/plugins/tool-terminal"
 	tooltimeout "github.com/dshgo/harness/plugins/tool-timeout"
 	tooltodo "github.com/dshgo/harness/plugins/tool-todo"
+	toolweb "github.com/dshgo/harness/plugins/tool-web"
 	"github.com/dshgo/harness/plugins/tracing"
 	"github.com/dshgo/harness/plugins/web"
 	"github.com/dshgo/harness/plugins/worker"
@@ -63,6 +64,7 @@ func Plugins() []core.Plugin {
 		toolfs.Plugin,
 		toolsearch.Plugin,
 		toolterminal.Plugin,
+		toolweb.Plugin,
 		mcp.Plugin,
 		llm.Plugin,
 		compaction.Plugin,

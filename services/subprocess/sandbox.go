@@ -74,6 +74,15 @@ func (r *Runtime) SetNetworkAsker(ask NetworkAsker) (remove func()) {
 	return func() { r.netAsker.CompareAndSwap(p, nil) }
 }
 
+// AskNetwork puts one question about host:port to the current network
+// asker (SetNetworkAsker), as the proxy does for a sandboxed command's
+// connection; NetworkAskUnavailable when there is none. It is for an
+// in-process client held to the same policy (the web tools). It blocks
+// until an answer or ctx ends.
+func (r *Runtime) AskNetwork(ctx context.Context, host string, port int) NetworkAnswer {
+	return r.askNetwork(ctx, host, port)
+}
+
 // askNetwork puts one question to the current asker (unavailable when
 // there is none).
 func (r *Runtime) askNetwork(ctx context.Context, host string, port int) netproxy.Answer {
