@@ -359,11 +359,11 @@ func keyStart(data []byte, end int64) int64 {
 // harness counterpart under another name to the harness's (rule tool names
 // match case-insensitively, so Bash, Read, Write, Edit, Grep and Glob need
 // no entry).
-var claudeRuleTools = map[string]string{"todowrite": "todo_write", "agent": "task", "bashoutput": "bash_output", "killshell": "kill_shell", "webfetch": "web_fetch", "websearch": "web_search"}
+var claudeRuleTools = map[string]string{"todowrite": "todo_write", "agent": "task", "bashoutput": "bash_output", "killshell": "kill_shell", "webfetch": "web_fetch", "websearch": "web_search", "exitplanmode": "exit_plan_mode"}
 
 // claudeMissingTools are Claude Code's built-in tools the harness does not
 // have: a rule naming one governs nothing, which a warning says.
-var claudeMissingTools = []string{"notebookedit", "notebookread", "multiedit", "ls", "skill", "slashcommand", "exitplanmode"}
+var claudeMissingTools = []string{"notebookedit", "notebookread", "multiedit", "ls", "skill", "slashcommand"}
 
 // claudePathTools are the tools whose rules take a path pattern in Claude
 // Code (Read and Edit; the others are read for rules written with them).
