@@ -192,14 +192,14 @@ type plugin struct {
 	// grants are the rules granted by "always" answers, per scope. Scopes are
 	// held weakly: a session's grants go when its scope is collected.
 	grants       map[weak.Pointer[core.ScopeID]]*Policy
-	globalGrants *Policy        // unscoped calls
+	globalGrants *Policy // unscoped calls
 	// modes are the policies of scopes whose mode was switched
 	// (SetPermissionMode: an approved plan), held weakly like grants; a
 	// scope's descendants follow it. globalMode: the unscoped calls'.
 	modes      map[weak.Pointer[core.ScopeID]]*Policy
 	globalMode *Policy
-	hooked       tools.Approver // approval service whose "always" answers we hear
-	remove       func()
+	hooked     tools.Approver // approval service whose "always" answers we hear
+	remove     func()
 }
 
 // grantsFor returns the grants of scope (nil: none). Callers hold p.mu.
