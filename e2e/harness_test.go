@@ -57,6 +57,8 @@ type project struct {
 	patch string
 	// extraEnv is more of the harness's environment (KEY=value).
 	extraEnv []string
+	// args are flags of `harness run` before the prompt (--continue).
+	args []string
 }
 
 // newProject writes files (relative paths) into a fresh workspace and
@@ -134,7 +136,7 @@ func (p *project) run(prompt string, turns ...llmtest.Turn) outcome {
 	before := snapshot(t, p.home)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, harnessBinary(t), "run", prompt)
+	cmd := exec.CommandContext(ctx, harnessBinary(t), append(append([]string{"run"}, p.args...), prompt)...)
 	cmd.Dir, cmd.Env = p.dir, p.env()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -628,6 +628,25 @@ func (p *printer) denied() int {
 
 // final writes the json output's one object: the agent's Result with
 // permissionDenials and toolFailures (always present, [] when none) added.
+// plan writes the plan a turn ended on (reason "plan") to stdout, after
+// what the model wrote, in text mode; json and stream-json carry it as
+// the result's text.
+func (p *printer) plan(text string) {
+	if p.format != OutputText {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.wrote {
+		sep := "\n"
+		if p.lastByte != '\n' {
+			sep = "\n\n"
+		}
+		_, _ = io.WriteString(p.out, sep)
+	}
+	_, _ = io.WriteString(p.out, strings.TrimRight(text, "\n")+"\n")
+}
+
 func (p *printer) final(r *agent.Result) {
 	if p.format != OutputJSON || r == nil {
 		return

@@ -18,13 +18,19 @@ func TestClaudeRuleRewrite(t *testing.T) {
 		{"TodoWrite", "/p", "todo_write"},
 		{"Agent(explorer)", "/p", "task(explorer)"},
 		{"mcp__github", "/p", "mcp__github"},
+		{"WebFetch(domain:docs.example.com)", "/p", "web_fetch(domain:docs.example.com)"},
+		{"WebFetch", "/p", "web_fetch"},
+		{"WebSearch", "/p", "web_search"},
 	} {
 		if got, _ := claudeRule(tt.in, tt.root); got != tt.want {
 			t.Errorf("claudeRule(%q, %q) = %q, want %q", tt.in, tt.root, got, tt.want)
 		}
 	}
-	if _, why := claudeRule("WebFetch(domain:example.com)", "/p"); why == "" {
-		t.Error("a WebFetch rule is not reported as governing nothing")
+	if _, why := claudeRule("NotebookEdit(x.ipynb)", "/p"); why == "" {
+		t.Error("a NotebookEdit rule is not reported as governing nothing")
+	}
+	if _, why := claudeRule("WebFetch(domain:example.com)", "/p"); why != "" {
+		t.Errorf("a WebFetch rule is reported: %s", why)
 	}
 	if _, why := claudeRule("Edit(x)", "/p"); why != "" {
 		t.Errorf("Edit rule reported: %s", why)

@@ -359,11 +359,11 @@ func keyStart(data []byte, end int64) int64 {
 // harness counterpart under another name to the harness's (rule tool names
 // match case-insensitively, so Bash, Read, Write, Edit, Grep and Glob need
 // no entry).
-var claudeRuleTools = map[string]string{"todowrite": "todo_write", "agent": "task", "bashoutput": "bash_output", "killshell": "kill_shell"}
+var claudeRuleTools = map[string]string{"todowrite": "todo_write", "agent": "task", "bashoutput": "bash_output", "killshell": "kill_shell", "webfetch": "web_fetch", "websearch": "web_search", "exitplanmode": "exit_plan_mode"}
 
 // claudeMissingTools are Claude Code's built-in tools the harness does not
 // have: a rule naming one governs nothing, which a warning says.
-var claudeMissingTools = []string{"webfetch", "websearch", "notebookedit", "notebookread", "multiedit", "ls", "skill", "slashcommand", "exitplanmode"}
+var claudeMissingTools = []string{"notebookedit", "notebookread", "multiedit", "ls", "skill", "slashcommand"}
 
 // claudePathTools are the tools whose rules take a path pattern in Claude
 // Code (Read and Edit; the others are read for rules written with them).
@@ -376,7 +376,7 @@ var claudePathTools = []string{"read", "edit", "write", "grep", "glob", "multied
 // absolute, `~/p` is in the home directory, `./p` and `p` are relative to
 // the working directory; Claude's tool names are mapped to the harness's
 // (TodoWrite is todo_write). why is set when the rule names a tool the
-// harness lacks (WebFetch, …): the rule is kept, and governs nothing.
+// harness lacks (NotebookEdit, …): the rule is kept, and governs nothing.
 func claudeRule(rule, root string) (out, why string) {
 	src := strings.TrimSpace(rule)
 	name, arg, hasArg := src, "", false
@@ -386,9 +386,6 @@ func claudeRule(rule, root string) (out, why string) {
 	lower := strings.ToLower(name)
 	if slices.Contains(claudeMissingTools, lower) {
 		why = fmt.Sprintf("names Claude Code's %s tool, which the harness does not have; the rule governs nothing", name)
-		if lower == "webfetch" {
-			why += " (network access of commands is the sandbox's network policy: sandbox.network allowedDomains and deniedDomains)"
-		}
 	}
 	if h, ok := claudeRuleTools[lower]; ok {
 		name = h

@@ -39,6 +39,7 @@ const (
 	ExitUsage       = 2
 	ExitDenied      = 3 // run --strict: a permission decision refused a tool call
 	ExitBudget      = 4 // run: the budget (--max-cost, --max-tokens, agent.budget) stopped the turn
+	ExitPlan        = 5 // run: in plan mode, the turn ended on a plan no one could approve (printed)
 	ExitInterrupted = 130
 )
 

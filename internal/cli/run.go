@@ -35,7 +35,8 @@ func init() {
 				"Exit status: 0 the model finished; 1 runtime failure (model error, max steps); 2 usage or\n" +
 				"configuration error (e.g. no API key, --max-cost on a route without prices); 3 --strict and a tool\n" +
 				"call was refused; 4 the budget (--max-cost, --max-tokens, agent.budget) stopped the turn before a\n" +
-				"model call; 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (after running tools were stopped).",
+				"model call; 5 in plan mode, the turn ended on a plan that no one could approve here (the plan is\n" +
+				"printed; resume the session in another mode to carry it out); 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (after running tools were stopped).",
 			Args: cobra.ArbitraryArgs,
 			RunE: func(cmd *cobra.Command, args []string) error {
 				prompt, err := readPrompt(env.Stdin, args)
@@ -73,6 +74,12 @@ func init() {
 					runErr = Failure(fmt.Errorf("stopping: %w", serr))
 				}
 				p.final(res)
+				if runErr == nil && res != nil && res.Reason == reasonPlan {
+					p.plan(res.Text)
+					return &ExitError{Code: ExitPlan, Err: fmt.Errorf("the plan above awaits your approval (no one could answer in this run); "+
+						"to carry it out: harness run --session %s --permission-mode acceptEdits \"Go ahead\" (or --permission-mode default to approve each edit); "+
+						"to change it: harness run --session %s --permission-mode plan \"…what to change…\"", res.SessionID, res.SessionID)}
+				}
 				if budget.MaxCostUSD != 0 && errors.Is(runErr, agent.ErrBudgetUnpriced) {
 					return UsageError(fmt.Errorf("--max-cost %v: %w", budget.MaxCostUSD, runErr))
 				}
@@ -97,6 +104,10 @@ func init() {
 		return cmd
 	})
 }
+
+// reasonPlan is the result reason of a turn that ended on a plan no one
+// could approve (the plan-mode plugin's exit_plan_mode, headless).
+const reasonPlan = "plan"
 
 // budgetFlags checks --max-cost and --max-tokens (0: the agent row's cap).
 func budgetFlags(b agent.Budget) (agent.Budget, error) {

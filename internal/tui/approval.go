@@ -197,7 +197,11 @@ func (a *approvalModal) view(m *Model) []string {
 	r := a.cur.req
 	w := m.w - 4
 	var body []string
-	title := m.th.warn.Render("Allow " + r.Tool + "?")
+	lb := r.Labels
+	if lb == nil {
+		lb = &tools.ApprovalLabels{}
+	}
+	title := m.th.warn.Render(or(lb.Title, "Allow "+r.Tool+"?"))
 	if n := len(a.queue); n > 0 {
 		title += m.th.dim.Render(fmt.Sprintf("  (+%d waiting)", n))
 	}
@@ -232,7 +236,7 @@ func (a *approvalModal) view(m *Model) []string {
 	if len(r.AlwaysRules) > 0 {
 		always = "Yes, and don't ask again for " + strings.Join(r.AlwaysRules, ", ")
 	}
-	choices := []string{"Yes, once", always, "No", "No, and tell the model why"}
+	choices := []string{or(lb.Once, "Yes, once"), or(lb.Always, always), or(lb.No, "No"), or(lb.NoWhy, "No, and tell the model why")}
 	keys := []string{"y", "a", "n", "r"}
 	for i, c := range choices {
 		line := fmt.Sprintf("[%s] %s", keys[i], ansi.Truncate(visible(c), w-6, "…"))
@@ -272,4 +276,12 @@ func textLines(text string, w, n int) []string {
 		out = append(out, "  "+ansi.Truncate(visible(l), w-2, "…"))
 	}
 	return out
+}
+
+// or is s, or def when s is empty.
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

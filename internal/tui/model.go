@@ -133,7 +133,15 @@ func New(o Options) *Model {
 
 // refreshEnv reads the permission mode and the sandbox for the status bar.
 func (m *Model) refreshEnv() {
-	m.permStr, m.sandboxStr = permissionMode(m.o.Root), sandboxShort(m.o.Root)
+	m.permStr, m.sandboxStr = permissionMode(m.o.Root, m.scope()), sandboxShort(m.o.Root)
+}
+
+// scope is the open session's scope (nil: none yet).
+func (m *Model) scope() *core.ScopeID {
+	if m.ss == nil {
+		return nil
+	}
+	return m.ss.Scope()
 }
 
 // newEditor is the input editor: Enter sends (handled by the model),
@@ -586,6 +594,9 @@ func (m *Model) onEvent(e agent.Event) {
 		}
 	case agent.EventToolResult:
 		m.onToolResult(e.ToolResult)
+		// A call may have switched the session's permission mode (an
+		// approved plan): the status bar reads it again.
+		m.permStr = permissionMode(m.o.Root, m.scope())
 	case agent.EventUsage:
 		if e.ContextTokens > 0 {
 			m.ctxTokens = e.ContextTokens

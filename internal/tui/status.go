@@ -80,13 +80,14 @@ func budgetShort(b *agent.BudgetInfo) string {
 	return fmt.Sprintf("⚠ budget %d%% %s", pct, b.Kind)
 }
 
-// permissionMode is "perm MODE" from the permission plugin, or "".
-func permissionMode(c *core.Context) string {
+// permissionMode is "perm MODE" of calls of scope (nil: unscoped) from
+// the permission plugin, or "".
+func permissionMode(c *core.Context, scope *core.ScopeID) string {
 	d, ok := describer(c)
 	if !ok {
 		return ""
 	}
-	return "perm " + string(d.InForce(nil).Mode)
+	return "perm " + string(d.InForce(scope).Mode)
 }
 
 // sandboxShort is "sandbox MODE" (with "!" when not enforced), or "".

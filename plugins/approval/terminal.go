@@ -103,6 +103,11 @@ func question(req tools.ApprovalRequest) string {
 	if len(req.AlwaysRules) > 0 {
 		fmt.Fprintf(&b, "always adds: %s\n", visible(strings.Join(req.AlwaysRules, ", ")))
 	}
+	if l := req.Labels; l != nil {
+		fmt.Fprintf(&b, "%s [y] %s  [a] %s  [n] %s (default): ", visible(or(l.Title, "Allow?")),
+			visible(or(l.Once, "yes, once")), visible(or(l.Always, "always, this session")), visible(or(l.No, "no")))
+		return b.String()
+	}
 	b.WriteString("Allow? [y] yes, once  [a] always, this session  [n] no (default): ")
 	return b.String()
 }
@@ -125,3 +130,11 @@ func visible(s string) string {
 }
 
 const utf8RuneError = '\uFFFD'
+
+// or is s, or def when s is empty.
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -166,7 +166,7 @@ func apply(c *core.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	p := &plugin{c: c, policy: pol, extra: extra, grants: map[weak.Pointer[core.ScopeID]]*Policy{}}
+	p := &plugin{c: c, policy: pol, extra: extra, grants: map[weak.Pointer[core.ScopeID]]*Policy{}, modes: map[weak.Pointer[core.ScopeID]]*Policy{}}
 	reg := core.Use(c, tools.Key)
 	if err := reg.Guard(c, p.guard); err != nil {
 		return fmt.Errorf("permission: register guard: %w", err)
@@ -192,9 +192,14 @@ type plugin struct {
 	// grants are the rules granted by "always" answers, per scope. Scopes are
 	// held weakly: a session's grants go when its scope is collected.
 	grants       map[weak.Pointer[core.ScopeID]]*Policy
-	globalGrants *Policy        // unscoped calls
-	hooked       tools.Approver // approval service whose "always" answers we hear
-	remove       func()
+	globalGrants *Policy // unscoped calls
+	// modes are the policies of scopes whose mode was switched
+	// (SetPermissionMode: an approved plan), held weakly like grants; a
+	// scope's descendants follow it. globalMode: the unscoped calls'.
+	modes      map[weak.Pointer[core.ScopeID]]*Policy
+	globalMode *Policy
+	hooked     tools.Approver // approval service whose "always" answers we hear
+	remove     func()
 }
 
 // grantsFor returns the grants of scope (nil: none). Callers hold p.mu.
@@ -270,7 +275,7 @@ func (p *plugin) sandbox() ([]string, bool) {
 // guard enforces deny rules and plan mode after every pre-execute vote and
 // approval: a registry guard can only deny, and nothing overrides it.
 func (p *plugin) guard(e *tools.Execution) string {
-	if v := p.policy.Evaluate(p.callOf(e)); v.Decision == Deny {
+	if v := p.policyFor(e.Scope()).Evaluate(p.callOf(e)); v.Decision == Deny {
 		return v.Reason
 	}
 	return ""
@@ -279,7 +284,8 @@ func (p *plugin) guard(e *tools.Execution) string {
 // vote is the pre-execute policy vote.
 func (p *plugin) vote(_ context.Context, e *tools.Execution) (tools.Decision, error) {
 	call := p.callOf(e)
-	v := p.policy.Evaluate(call)
+	pol := p.policyFor(e.Scope())
+	v := pol.Evaluate(call)
 	switch v.Decision {
 	case Deny:
 		return tools.Deny(v.Reason), nil
@@ -289,7 +295,7 @@ func (p *plugin) vote(_ context.Context, e *tools.Execution) (tools.Decision, er
 	if p.granted(e.Scope(), call) {
 		return tools.Allow(), nil
 	}
-	if p.policy.Mode() == ModeDontAsk {
+	if pol.Mode() == ModeDontAsk {
 		// Nobody is asked: the ask is a denial. One only the mode made stays
 		// soft, so a PreToolUse hook's allow still lifts it, as in Claude Code.
 		return tools.Decision{Kind: tools.DecisionDeny, Soft: v.ByMode,
@@ -458,12 +464,63 @@ type Describer interface {
 var (
 	_ Describer          = (*plugin)(nil)
 	_ tools.ModeReporter = (*plugin)(nil)
+	_ tools.ModeSwitcher = (*plugin)(nil)
 )
+
+// policyFor is the policy in force for calls of scope: the one a
+// SetPermissionMode gave scope or its nearest ancestor, else the
+// configured one.
+func (p *plugin) policyFor(scope *core.ScopeID) *Policy {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if scope == nil {
+		if p.globalMode != nil {
+			return p.globalMode
+		}
+		return p.policy
+	}
+	if len(p.modes) > 0 {
+		for _, s := range scope.Chain() {
+			if pol, ok := p.modes[weak.Make(s)]; ok {
+				return pol
+			}
+		}
+	}
+	return p.policy
+}
+
+// SetPermissionMode implements [tools.ModeSwitcher]: calls of scope and
+// its descendants run under mode from now on (Claude Code's names; bypass
+// is also accepted). The rules are the configured ones; "always" grants
+// stay.
+func (p *plugin) SetPermissionMode(scope *core.ScopeID, mode string) error {
+	m := Mode(mode)
+	if m == "bypassPermissions" {
+		m = ModeBypass
+	}
+	if !m.Valid() {
+		return fmt.Errorf("permission mode %q is not one of default, acceptEdits, plan, bypassPermissions, dontAsk", mode)
+	}
+	pol := p.policy.WithMode(m)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if scope == nil {
+		p.globalMode = pol
+		return nil
+	}
+	for k := range p.modes {
+		if k.Value() == nil {
+			delete(p.modes, k)
+		}
+	}
+	p.modes[weak.Make(scope)] = pol
+	return nil
+}
 
 // PermissionMode implements [tools.ModeReporter]: the mode by Claude Code's
 // name (bypass is bypassPermissions).
-func (p *plugin) PermissionMode(*core.ScopeID) string {
-	if m := p.policy.Mode(); m != ModeBypass {
+func (p *plugin) PermissionMode(scope *core.ScopeID) string {
+	if m := p.policyFor(scope).Mode(); m != ModeBypass {
 		return string(m)
 	}
 	return "bypassPermissions"
@@ -471,7 +528,7 @@ func (p *plugin) PermissionMode(*core.ScopeID) string {
 
 // InForce implements [Describer].
 func (p *plugin) InForce(scope *core.ScopeID) InForce {
-	spec := p.policy.spec
+	spec := p.policyFor(scope).spec
 	out := InForce{Mode: spec.Mode, Allow: slices.Clone(spec.Allow), Ask: slices.Clone(spec.Ask), Deny: slices.Clone(spec.Deny),
 		AutoAllowSandboxed: spec.AutoAllowSandboxed}
 	p.mu.Lock()

@@ -223,6 +223,14 @@ func (p *Policy) allowSources() []string {
 // Mode returns the policy's mode.
 func (p *Policy) Mode() Mode { return p.mode }
 
+// WithMode returns the policy with mode m instead of its own (the same
+// rules, compiled once). m must be valid.
+func (p *Policy) WithMode(m Mode) *Policy {
+	q := *p
+	q.mode, q.spec.Mode = m, m
+	return &q
+}
+
 // Shell reports whether tool is configured as a shell tool.
 func (p *Policy) Shell(tool string) bool {
 	_, ok := p.shell[strings.ToLower(tool)]

@@ -12,6 +12,7 @@ import (
 	llmopenai "github.com/dshgo/harness/plugins/llm-openai"
 	"github.com/dshgo/harness/plugins/mcp"
 	"github.com/dshgo/harness/plugins/permission"
+	planmode "github.com/dshgo/harness/plugins/plan-mode"
 	prompttools "github.com/dshgo/harness/plugins/prompt-tools"
 	sandboxnetworkask "github.com/dshgo/harness/plugins/sandbox-network-ask"
 	spillpolicy "github.com/dshgo/harness/plugins/spill-policy"
@@ -57,6 +58,7 @@ func Plugins() []core.Plugin {
 		tools.Plugin,
 		tooltimeout.Plugin,
 		tooltodo.Plugin,
+		planmode.Plugin,
 		spill.Plugin,
 		spillpolicy.Plugin,
 		tokenmeter.Plugin,

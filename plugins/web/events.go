@@ -61,6 +61,9 @@ type Approval struct {
 	// allow list, or this exact call when the policy suggested none.
 	Always      string   `json:"always"`
 	AlwaysRules []string `json:"alwaysRules,omitempty"`
+	// Labels are the question's own words for its answers (a plan
+	// approval's), nil for the generic ones.
+	Labels *tools.ApprovalLabels `json:"labels,omitempty"`
 }
 
 // webEvent is an event of the web app's own.

@@ -630,7 +630,7 @@ func (l *live) AnswerDetailed(ctx context.Context, req tools.ApprovalRequest) (t
 		reason = req.Reason
 	}
 	a := Approval{ID: id, Tool: req.Tool, CallID: req.CallID, Arguments: req.Arguments, Reason: reason,
-		Always: "this exact call, for the rest of this session", AlwaysRules: req.AlwaysRules}
+		Always: "this exact call, for the rest of this session", AlwaysRules: req.AlwaysRules, Labels: req.Labels}
 	if len(req.AlwaysRules) > 0 {
 		a.Always = strings.Join(req.AlwaysRules, ", ")
 	}

@@ -353,6 +353,10 @@ func outcome(ctx context.Context, id int64, res subprocess.Result) (*Output, err
 		return &Output{SessionID: v.SessionID, Reason: v.Reason, Steps: v.Steps, Text: clipText(v.Text)}, nil
 	case v.Reason == "max_steps":
 		return nil, river.JobCancel(fmt.Errorf("job %d: max_steps after %d steps, not retried: %s", id, v.Steps, v.Error))
+	case v.Reason == "plan":
+		// Plan mode: the turn ended on a plan no one can approve in a job.
+		// Running it again would plan again: not retried.
+		return nil, river.JobCancel(fmt.Errorf("job %d: ended on a plan awaiting approval (permission mode plan), not retried: %s", id, clipText(v.Text)))
 	case v.Reason == "budget":
 		return nil, river.JobCancel(fmt.Errorf("job %d: budget after %d steps, not retried: %s", id, v.Steps, v.Error))
 	case v.Reason == "error" && v.Code != "":

@@ -168,8 +168,11 @@ type Result struct {
 	// Status is the HTTP status of that failed model call, when it had one.
 	Status int `json:"status,omitempty"`
 	// Reason is why the turn ended: "stop", "max_steps", "aborted",
-	// "error", "length", "concluded" or "budget" (the next model call
-	// would have passed a cap of the session's [Budget]).
+	// "error", "length", "concluded", "budget" (the next model call
+	// would have passed a cap of the session's [Budget]), or the reason a
+	// tool that concluded the turn named (tools.Execution.ConcludeTurnAs):
+	// "plan" when a plan awaits a person's approval (the plan-mode
+	// plugin's exit_plan_mode where no one could answer; Text is the plan).
 	Reason string `json:"reason"`
 	// Steps counts the model calls of the turn.
 	Steps int `json:"steps"`

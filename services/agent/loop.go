@@ -128,6 +128,9 @@ type turn struct {
 	resume bool
 	// unsent: the budget stopped the last step before its model call.
 	unsent bool
+	// conclusion is what a tool that concluded the last step said of the
+	// turn's end (tools.Execution.ConcludeTurnAs), nil when none did.
+	conclusion *tools.Conclusion
 	// children sums the usage of subagents started by the turn's tools
 	// (added concurrently by their tool bodies; see AddChildUsage).
 	childMu  sync.Mutex
@@ -216,6 +219,9 @@ func (t *turn) loop(ctx context.Context) error {
 			continue
 		}
 		t.res.Text = msg.Content
+		if c := t.conclusion; c != nil && c.Text != "" {
+			t.res.Text = c.Text
+		}
 		cont, reason, added := ss.stop(ctx, stopActive, msg.Content)
 		for _, p := range added {
 			if err := t.user(p.text, p.source); err != nil {
@@ -225,6 +231,9 @@ func (t *turn) loop(ctx context.Context) error {
 		if !cont {
 			return nil
 		}
+		// A Stop listener keeps the turn going: how this step ended is not
+		// how the turn ends.
+		t.res.Reason, t.conclusion = "", nil
 		stopActive = true
 		if err := t.user(reason, SourceStop); err != nil {
 			return err
@@ -334,6 +343,7 @@ func (t *turn) doStep(ctx context.Context) (msg llm.Message, done bool, err erro
 		}
 		return msg, true, nil
 	}
+	t.conclusion = nil
 	concluded, err := t.runTools(ctx, msg.ToolCalls)
 	if err != nil {
 		return msg, false, err
@@ -343,6 +353,9 @@ func (t *turn) doStep(ctx context.Context) (msg llm.Message, done bool, err erro
 	}
 	if concluded {
 		t.res.Reason = "concluded"
+		if t.conclusion != nil && t.conclusion.Reason != "" {
+			t.res.Reason = t.conclusion.Reason
+		}
 		return msg, true, nil
 	}
 	return msg, false, nil
@@ -620,6 +633,9 @@ func (t *turn) runTools(ctx context.Context, calls []llm.ToolCall) (concluded bo
 	}
 	for _, o := range results {
 		concluded = concluded || o.ConcludesTurn
+		if o.ConcludesTurn && o.Conclusion != nil {
+			t.conclusion = o.Conclusion
+		}
 		for _, text := range o.AdditionalContexts {
 			if err := t.user(text, SourceToolContext); err != nil {
 				return false, err

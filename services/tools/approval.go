@@ -54,6 +54,24 @@ type ApprovalRequest struct {
 	// "bash(go test *)"), so a front end can show what "always" means. Empty:
 	// an "always" answer grants only calls identical to this one.
 	AlwaysRules []string
+	// Labels, when set, say what each answer means for this question, for
+	// front ends to show instead of the generic ones: a plan approval
+	// (exit_plan_mode) names the permission mode each "yes" switches to.
+	Labels *ApprovalLabels
+}
+
+// ApprovalLabels are a question's own words for its answers. An empty
+// field keeps the front end's generic label.
+type ApprovalLabels struct {
+	// Title replaces "Allow TOOL?".
+	Title string `json:"title,omitempty"`
+	// Once, Always, No and NoWhy label ApprovalAllowedOnce,
+	// ApprovalAllowedAlways, ApprovalRejected and a rejection with the
+	// person's reason.
+	Once   string `json:"once,omitempty"`
+	Always string `json:"always,omitempty"`
+	No     string `json:"no,omitempty"`
+	NoWhy  string `json:"noWhy,omitempty"`
 }
 
 // ApprovalAnswer is an answer with the user's words: Reason (optional, for

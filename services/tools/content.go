@@ -77,6 +77,15 @@ func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
+// Conclusion is why a tool call ended the model's turn, and the turn's
+// answer (see [Execution.ConcludeTurnAs]).
+type Conclusion struct {
+	// Reason is the agent result's reason, e.g. "plan".
+	Reason string `json:"reason"`
+	// Text, when not empty, is the agent result's text.
+	Text string `json:"text,omitempty"`
+}
+
 // Outcome is the normalized result of one tool call: what the model sees
 // (Content, IsError) plus host-only parts. A success carries Value (the canonical
 // value returned by the body, never persisted) and no error; a failure carries
@@ -92,6 +101,10 @@ type Outcome struct {
 	Meta               json.RawMessage `json:"meta,omitempty"`
 	AdditionalContexts []string        `json:"additionalContexts,omitempty"`
 	ConcludesTurn      bool            `json:"concludesTurn,omitempty"`
+	// Conclusion is the reason and text a body gave with
+	// [Execution.ConcludeTurnAs] (nil when it gave none, or when
+	// ConcludesTurn is false).
+	Conclusion *Conclusion `json:"conclusion,omitempty"`
 	// Elapsed is the call's own wall time, set by Scheduler.Run: from the
 	// start of its preparation (argument checks, pre-execute hooks) to the
 	// end of its body, excluding time spent waiting for an approval answer

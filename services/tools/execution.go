@@ -62,6 +62,8 @@ type Execution struct {
 	recheck  bool       // the pre-execute stage runs again after a rewrite
 	softAsk  bool       // the pre-execute ask came from soft votes only
 	deferred *[]string  // DeferContext messages, FIFO (nil: none)
+	// conclusion is ConcludeTurnAs's reason and text (guarded by mu).
+	conclusion *Conclusion
 
 	waited time.Duration // time spent waiting for an approval answer
 
@@ -167,6 +169,25 @@ func (e *Execution) DeferContext(message string) {
 
 // ConcludeTurn marks a successful result as ending the model's turn. For bodies.
 func (e *Execution) ConcludeTurn() { e.posted.Or(postedConcludes) }
+
+// ConcludeTurnAs is ConcludeTurn naming why the turn ends and what it
+// answers: the agent's result then has Reason reason (instead of
+// "concluded") and, when text is not empty, Text text. The plan-mode
+// plugin ends a turn no one can approve the plan of this way (reason
+// "plan", the plan as the text). For bodies; the last call wins.
+func (e *Execution) ConcludeTurnAs(reason, text string) {
+	e.mu.Lock()
+	e.conclusion = &Conclusion{Reason: reason, Text: text}
+	e.mu.Unlock()
+	e.posted.Or(postedConcludes)
+}
+
+// concluded is the ConcludeTurnAs conclusion (nil: none).
+func (e *Execution) concluded() *Conclusion {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.conclusion
+}
 
 func (e *Execution) deferredContexts() ([]string, bool) {
 	p := e.posted.Load()

@@ -418,6 +418,9 @@ func (r *Registry) dispatch(e *Execution) {
 		c := *o
 		c.AdditionalContexts = append(append([]string(nil), deferred...), o.AdditionalContexts...)
 		c.ConcludesTurn = concludes && !o.IsError
+		if c.ConcludesTurn {
+			c.Conclusion = e.concluded()
+		}
 		o = &c
 	}
 	if e.ctx.Err() != nil && !o.IsError {

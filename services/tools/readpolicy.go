@@ -29,3 +29,15 @@ type ModeReporter interface {
 	// bypassPermissions or dontAsk.
 	PermissionMode(scope *core.ScopeID) string
 }
+
+// ModeSwitcher is implemented by a ReadPolicy service whose permission
+// mode can change for one session (the permission plugin's): an approved
+// plan (the plan-mode plugin's exit_plan_mode) switches the session out of
+// plan mode to the mode the person chose.
+type ModeSwitcher interface {
+	// SetPermissionMode puts calls of scope and of its descendants (a
+	// session's subagents) under mode (Claude Code's names: default,
+	// acceptEdits, plan, bypassPermissions, dontAsk). A nil scope changes
+	// the unscoped calls. Deny rules hold in every mode.
+	SetPermissionMode(scope *core.ScopeID, mode string) error
+}

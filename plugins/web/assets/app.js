@@ -612,15 +612,16 @@ function approvalView(ap) {
 function showApproval(ap) {
   const card = el("div", "approval");
   card.dataset.id = ap.id;
-  card.append(el("strong", "", `Approve ${ap.tool}?`));
+  const lb = ap.labels || {};
+  card.append(el("strong", "", lb.title || `Approve ${ap.tool}?`));
   if (ap.reason) card.append(el("div", "muted", ap.reason));
   card.append(approvalView(ap));
   const buttons = el("div", "buttons");
-  const once = el("button", "allow-once", "Allow once");
-  const always = el("button", "allow-always", "Always: " + ap.always);
+  const once = el("button", "allow-once", lb.once || "Allow once");
+  const always = el("button", "allow-always", lb.always || "Always: " + ap.always);
   const reason = el("input", "deny-reason");
-  reason.placeholder = "reason (sent to the model)";
-  const deny = el("button", "deny", "Deny");
+  reason.placeholder = lb.noWhy ? lb.noWhy + " (sent to the model)" : "reason (sent to the model)";
+  const deny = el("button", "deny", lb.no || "Deny");
   const send = async (answer) => {
     for (const b of buttons.querySelectorAll("button")) b.disabled = true;
     try {
