@@ -9,6 +9,7 @@ import (
 	"github.com/dshgo/harness/plugins/environment"
 	"github.com/dshgo/harness/plugins/hooks"
 	"github.com/dshgo/harness/plugins/instructions"
+	lsp "github.com/dshgo/harness/plugins/lsp"
 	llmopenai "github.com/dshgo/harness/plugins/llm-openai"
 	"github.com/dshgo/harness/plugins/mcp"
 	"github.com/dshgo/harness/plugins/permission"
@@ -66,6 +67,7 @@ func Plugins() []core.Plugin {
 		toolterminal.Plugin,
 		toolweb.Plugin,
 		mcp.Plugin,
+		lsp.Plugin,
 		llm.Plugin,
 		compaction.Plugin,
 		llmopenai.Plugin,
