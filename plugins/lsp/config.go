@@ -81,9 +81,10 @@ type Config struct {
 // ServerConfig is one language server, started over stdio in the
 // subprocess row's sandbox.
 type ServerConfig struct {
-	// Command is the executable (looked up on PATH); Args its arguments.
-	Command string   `yaml:"command" json:"command"`
-	Args    []string `yaml:"args" json:"args,omitempty"`
+	// Command is the executable (looked up on PATH).
+	Command string `yaml:"command" json:"command"`
+	// Args are the command's arguments.
+	Args []string `yaml:"args" json:"args,omitempty"`
 	// Env are more environment entries for the server.
 	Env map[string]string `yaml:"env" json:"env,omitempty"`
 	// Extensions are the file name endings the server handles (".go").

@@ -31,6 +31,7 @@ func (m *Manager) diagnosticsTool() *tools.Tool {
 		tools.WithRender(func(_ DiagnosticsArgs, v DiagnosticsValue) []tools.Content {
 			return []tools.Content{tools.Text(m.render(v))}
 		}),
+		tools.WithPresent(presentDiagnostics),
 		tools.WithReadOnly(),
 		tools.WithConcurrencySafe(func(DiagnosticsArgs) bool { return true }))
 }
@@ -86,4 +87,27 @@ func (m *Manager) render(v DiagnosticsValue) string {
 		out = append(out, s)
 	}
 	return strings.Join(out, "\n")
+}
+
+// presentDiagnostics is the tool's presentation: kind read, titled with
+// the paths (or "open files"), the files as its locations.
+func presentDiagnostics(in tools.PresentInput[DiagnosticsArgs, DiagnosticsValue]) tools.Presentation {
+	p := tools.Presentation{Kind: tools.KindRead, Title: "open files"}
+	if len(in.Args.Paths) > 0 {
+		p.Title = strings.Join(in.Args.Paths, ", ")
+	}
+	for _, path := range in.Args.Paths {
+		if !filepath.IsAbs(path) && in.Cwd != "" {
+			path = filepath.Join(in.Cwd, path)
+		}
+		p.Locations = append(p.Locations, tools.Location{Path: path})
+	}
+	if in.Succeeded() {
+		n := 0
+		for _, f := range in.Out.Files {
+			n += len(f.Diagnostics)
+		}
+		p.Summarize(fmt.Sprintf("%d diagnostics in %d files", n, len(in.Out.Files)))
+	}
+	return p
 }
