@@ -10,6 +10,7 @@ import (
 	"github.com/dshgo/harness/plugins/hooks"
 	"github.com/dshgo/harness/plugins/instructions"
 	llmopenai "github.com/dshgo/harness/plugins/llm-openai"
+	lsp "github.com/dshgo/harness/plugins/lsp"
 	"github.com/dshgo/harness/plugins/mcp"
 	"github.com/dshgo/harness/plugins/permission"
 	planmode "github.com/dshgo/harness/plugins/plan-mode"
@@ -68,6 +69,7 @@ func Plugins() []core.Plugin {
 		toolterminal.Plugin,
 		toolweb.Plugin,
 		mcp.Plugin,
+		lsp.Plugin,
 		llm.Plugin,
 		compaction.Plugin,
 		llmopenai.Plugin,
