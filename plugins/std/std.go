@@ -32,6 +32,7 @@ import (
 	"github.com/dshgo/harness/services/compaction"
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
+	"github.com/dshgo/harness/services/skills"
 	sessionspg "github.com/dshgo/harness/services/sessions/postgres"
 	"github.com/dshgo/harness/services/spill"
 	"github.com/dshgo/harness/services/subagent"
@@ -80,5 +81,6 @@ func Plugins() []core.Plugin {
 		workspaces.Plugin,
 		web.Plugin,
 		commands.Plugin,
+		skills.Plugin,
 	}
 }
