@@ -11,6 +11,10 @@ type Config struct {
 	// true).
 	// Search the user's skill and command directories too.
 	UserDirs bool `yaml:"userDirs" jsonschema:"default=true"`
+	// Cwd is the directory discovery starts from at boot (default: the
+	// process's working directory; `harness run --cwd DIR` sets it).
+	// Directory discovery starts from.
+	Cwd string `yaml:"cwd"`
 }
 
 // SetDefaults turns the row on with the user's roots.

@@ -11,6 +11,7 @@ import (
 	"github.com/dshgo/harness/services/commands"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tools"
+	"github.com/dshgo/harness/services/tools/workdir"
 )
 
 // Plugin is the skills row: at start it discovers the skills and commands
@@ -35,9 +36,9 @@ func apply(c *core.Context, cfg Config) error {
 	if !cfg.Enabled {
 		return nil
 	}
-	cwd, err := os.Getwd()
+	cwd, err := workdir.Default(cfg.Cwd)
 	if err != nil {
-		return fmt.Errorf("skills: working directory: %w", err)
+		return fmt.Errorf("skills: %w", err)
 	}
 	p := &plugin{c: c, src: NewSource(userOptions(cfg, os.LookupEnv)), cwd: cwd}
 	cat := p.src.Catalog(cwd)
