@@ -363,7 +363,7 @@ var claudeRuleTools = map[string]string{"todowrite": "todo_write", "agent": "tas
 
 // claudeMissingTools are Claude Code's built-in tools the harness does not
 // have: a rule naming one governs nothing, which a warning says.
-var claudeMissingTools = []string{"webfetch", "websearch", "notebookedit", "notebookread", "multiedit", "ls", "skill", "slashcommand", "exitplanmode"}
+var claudeMissingTools = []string{"webfetch", "websearch", "notebookedit", "notebookread", "multiedit", "ls", "slashcommand", "exitplanmode"}
 
 // claudePathTools are the tools whose rules take a path pattern in Claude
 // Code (Read and Edit; the others are read for rules written with them).
