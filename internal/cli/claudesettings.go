@@ -363,7 +363,7 @@ var claudeRuleTools = map[string]string{"todowrite": "todo_write", "agent": "tas
 
 // claudeMissingTools are Claude Code's built-in tools the harness does not
 // have: a rule naming one governs nothing, which a warning says.
-var claudeMissingTools = []string{"notebookedit", "notebookread", "multiedit", "ls", "skill", "slashcommand"}
+var claudeMissingTools = []string{"notebookedit", "notebookread", "multiedit", "ls", "slashcommand"}
 
 // claudePathTools are the tools whose rules take a path pattern in Claude
 // Code (Read and Edit; the others are read for rules written with them).

@@ -11,7 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/agent"
+	"github.com/dshgo/harness/services/commands"
 )
 
 func init() {
@@ -137,11 +139,50 @@ func runOnce(ctx context.Context, host *agentHost, f *agentFlags, opts agent.Opt
 			return &agent.Result{SessionID: ss.ID(), Reason: "compacted"}, nil
 		}
 	}
+	prompt, err = expandCommand(ctx, host, ss, prompt, f.errw)
+	if err != nil {
+		return &agent.Result{SessionID: ss.ID(), IsError: true, Error: err.Error(), Reason: "error"}, err
+	}
 	res, err := ss.Run(ctx, prompt)
 	if err != nil {
 		return res, classify(err)
 	}
 	return res, nil
+}
+
+// expandCommand turns a prompt that is `/name args` for a registered
+// command into the prompt the command gives (a command file of the skills
+// row expands its body), its reply's text going to errw; a `/word` that
+// names no command is sent as written, so a path stays a prompt. A
+// front-end command (/model, /clear, …), or one whose reply has no prompt,
+// is a usage error: run has no screen to act on.
+func expandCommand(ctx context.Context, host *agentHost, ss *agent.Session, prompt string, errw io.Writer) (string, error) {
+	name, args, ok := commands.Parse(prompt)
+	if !ok {
+		return prompt, nil
+	}
+	reg, ok := core.Lookup(host.h.Root.Context(), commands.Key)
+	if !ok || reg == nil {
+		return prompt, nil
+	}
+	cmd, ok := reg.Lookup(name)
+	if !ok {
+		return prompt, nil
+	}
+	if cmd.Run == nil {
+		return "", UsageError(fmt.Errorf("/%s is a command of the interactive front ends (harness chat, the terminal UI); run expands only commands that give a prompt, such as command files (docs/skills.md)", name))
+	}
+	rep, err := cmd.Run(ctx, commands.Invocation{Args: args, Session: ss})
+	if err != nil {
+		return "", UsageError(fmt.Errorf("/%s: %w", name, err))
+	}
+	if rep.Text != "" && errw != nil {
+		fmt.Fprintf(errw, "harness: %s\n", strings.TrimRight(rep.Text, "\n"))
+	}
+	if rep.Prompt == "" {
+		return "", UsageError(fmt.Errorf("/%s gives no prompt to run", name))
+	}
+	return rep.Prompt, nil
 }
 
 // maxPipedPrompt bounds a prompt read from stdin.

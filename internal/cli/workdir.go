@@ -13,7 +13,7 @@ import (
 // cwdRows are the plugins whose config has a `cwd` that defaults to the
 // process's working directory.
 var cwdRows = map[string]bool{
-	"hooks": true, "tool-bash": true, "tool-fs": true, "tool-search": true, "permission": true, "mcp": true,
+	"hooks": true, "tool-bash": true, "tool-fs": true, "tool-search": true, "permission": true, "mcp": true, "skills": true,
 }
 
 // withWorkdir is the boot option of --cwd DIR: rows that would default to

@@ -35,6 +35,7 @@ import (
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
 	sessionspg "github.com/dshgo/harness/services/sessions/postgres"
+	"github.com/dshgo/harness/services/skills"
 	"github.com/dshgo/harness/services/spill"
 	"github.com/dshgo/harness/services/subagent"
 	"github.com/dshgo/harness/services/subprocess"
@@ -84,5 +85,6 @@ func Plugins() []core.Plugin {
 		workspaces.Plugin,
 		web.Plugin,
 		commands.Plugin,
+		skills.Plugin,
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
 	sessionspg "github.com/dshgo/harness/services/sessions/postgres"
+	"github.com/dshgo/harness/services/skills"
 	"github.com/dshgo/harness/services/subprocess"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tokenmeter"
@@ -38,7 +39,7 @@ func Needed() []core.Plugin {
 		llm.Plugin, llmopenai.Plugin, sessions.JSONLPlugin, sessionspg.Plugin, agent.Plugin,
 		toolbash.Plugin, toolfs.Plugin, toolsearch.Plugin,
 		approval.Plugin, permission.Plugin, hooks.Plugin, mcp.Plugin,
-		commands.Plugin, tooltodo.Plugin, instructions.Plugin, environment.Plugin, compaction.Plugin, worker.Plugin,
+		commands.Plugin, skills.Plugin, tooltodo.Plugin, instructions.Plugin, environment.Plugin, compaction.Plugin, worker.Plugin,
 	}
 }
 
