@@ -4,7 +4,6 @@ package skills
 type Config struct {
 	// Enabled turns skills and file commands on (default true). A disabled
 	// row registers nothing.
-	// Discover skills and file commands.
 	Enabled bool `yaml:"enabled" jsonschema:"default=true"`
 	// UserDirs adds the user's roots ($XDG_CONFIG_HOME/harness/skills and
 	// ~/.claude/skills; the same for commands) after the project's (default
