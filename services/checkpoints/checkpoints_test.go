@@ -261,7 +261,7 @@ func TestPruningKeepsTheNewestByCountAndSizeAndDropsUnreferencedBlobs(t *testing
 			for i := range 6 {
 				writeTree(t, ws, tree{"f.txt": strings.Repeat(fmt.Sprint(i), 100)})
 				os.Remove(filepath.Join(ws, "f.txt"))
-				writeTree(t, ws, tree{"f.txt": strings.Repeat(fmt.Sprint(i), 100 + 100*(i/5))})
+				writeTree(t, ws, tree{"f.txt": strings.Repeat(fmt.Sprint(i), 100+100*(i/5))})
 				take(t, s, "prompt")
 			}
 			all, err := s.List()

@@ -91,7 +91,12 @@ func keyOf(info fs.FileInfo) statKey {
 	return k
 }
 
-func (s *Store) loadCache() statCache {
+// loadCacheLocked returns the stat cache: the one this Store wrote last,
+// else the file's (another Store's, or a bad one: then empty).
+func (s *Store) loadCacheLocked() statCache {
+	if s.cache != nil {
+		return *s.cache
+	}
 	var c statCache
 	data, err := os.ReadFile(filepath.Join(s.dir, "statcache.json"))
 	if err == nil {
@@ -133,10 +138,11 @@ func (s *Store) Take(ctx context.Context, meta Meta) (*Checkpoint, error) {
 	if err := s.save(c); err != nil {
 		return nil, err
 	}
+	s.cache = &cache
 	if data, err := json.Marshal(cache); err == nil {
 		_ = writeAtomic(filepath.Join(s.dir, "statcache.json"), data) // a cache: losing it costs time only
 	}
-	if err := s.pruneLocked(); err != nil {
+	if err := s.pruneLocked(c); err != nil {
 		return c, err
 	}
 	return c, nil
@@ -145,7 +151,7 @@ func (s *Store) Take(ctx context.Context, meta Meta) (*Checkpoint, error) {
 // scanLocked returns the current tree as an unsaved checkpoint.
 func (s *Store) scanLocked(ctx context.Context, store bool) (*Checkpoint, statCache, error) {
 	now := time.Now()
-	sc := &scanner{s: s, ctx: ctx, store: store, old: s.loadCache(),
+	sc := &scanner{s: s, ctx: ctx, store: store, old: s.loadCacheLocked(),
 		next: statCache{Taken: now.UnixNano(), Files: map[string]statCacheItem{}},
 		out:  &Checkpoint{Time: now.UTC(), Entries: map[string]Entry{}}}
 	if err := sc.walk(s.root, "", ignore.ParentChain(s.root)); err != nil {
@@ -216,7 +222,7 @@ func (sc *scanner) file(abs, rel string, info fs.FileInfo) error {
 	key := keyOf(info)
 	blob := ""
 	if it, ok := sc.old.Files[rel]; ok && it.Key == key && key.MTime < sc.old.Taken-int64(racyWindow) {
-		if _, err := os.Stat(sc.s.blobPath(it.Blob)); err == nil || !sc.store {
+		if !sc.store || sc.s.haveBlobLocked(it.Blob) {
 			blob = it.Blob
 		}
 	}

@@ -48,7 +48,9 @@ type Store struct {
 	dir    string // store directory
 	limits Limits
 
-	mu sync.Mutex // guards cache and serialises Take, Apply and prune
+	mu    sync.Mutex // serialises Take, Plan, Apply and pruning; guards index
+	index *refIndex  // nil until the first prune
+	cache *statCache // the stat cache this Store last wrote
 }
 
 // Dir returns the store directory for workspace under stateDir:
@@ -221,4 +223,14 @@ func (s *Store) List() ([]*Checkpoint, error) {
 func sumOf(data []byte) string {
 	raw := sha256.Sum256(data)
 	return hex.EncodeToString(raw[:])
+}
+
+// haveBlobLocked reports whether blob sum is stored: known from the
+// reference index when a checkpoint on disk holds it, else by a stat.
+func (s *Store) haveBlobLocked(sum string) bool {
+	if s.index != nil && s.index.refs[sum] > 0 {
+		return true
+	}
+	_, err := os.Stat(s.blobPath(sum))
+	return err == nil
 }
