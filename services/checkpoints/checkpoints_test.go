@@ -283,3 +283,31 @@ func TestPruningKeepsTheNewestByCountAndSizeAndDropsUnreferencedBlobs(t *testing
 		})
 	}
 }
+
+func TestACorruptBlobFailsTheRestoreOfThatPathAndWritesNothingThere(t *testing.T) {
+	ws, state := t.TempDir(), t.TempDir()
+	writeTree(t, ws, tree{"a.txt": "original"})
+	s, err := checkpoints.Open(state, ws, checkpoints.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1 := take(t, s, "prompt")
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("agent"), 0o644)
+	c2 := take(t, s, "turn-end")
+	dir, _ := checkpoints.Dir(state, ws)
+	sum := c1.Entries["a.txt"].Blob
+	if err := os.WriteFile(filepath.Join(dir, "blobs", sum[:2], sum[2:]), []byte("garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Plan(context.Background(), c1, c2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Apply(context.Background(), p, false)
+	if err == nil || !strings.Contains(err.Error(), "restore a.txt") || !strings.Contains(err.Error(), "does not match its sum") {
+		t.Fatalf("Apply error = %v, want one naming a.txt and the sum mismatch", err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(data) != "agent" {
+		t.Fatalf("a.txt = %q after a failed restore, want it untouched", data)
+	}
+}
