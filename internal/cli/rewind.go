@@ -31,8 +31,8 @@ func init() {
 				"nothing is changed (exit 1) unless --force. --dry-run prints the plan and changes nothing.\n" +
 				"--conversation and --both are not supported yet (issue 39). It starts no harness.",
 			Args: cobra.NoArgs,
-			RunE: func(cmd *cobra.Command, _ []string) error {
-				return runRewind(cmd.Context(), env, f)
+			RunE: func(*cobra.Command, []string) error {
+				return runRewind(env.Ctx, env, f)
 			},
 		}
 		fl := cmd.Flags()
