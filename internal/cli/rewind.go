@@ -230,6 +230,9 @@ func rewindTo(ctx context.Context, env *Env, store *checkpoints.Store, list []*c
 			}
 			fmt.Fprintf(tw, "%s\t%s\n", action, c.Path)
 		}
+		for _, sk := range to.Skipped { // not in the checkpoint: left as they are
+			fmt.Fprintf(tw, "skipped (%s)\t%s\n", sk.Reason, sk.Path)
+		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
