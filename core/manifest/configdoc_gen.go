@@ -8,6 +8,10 @@ package manifest
 var configComments = map[string]string{
 	"github.com/dshgo/harness/plugins/approval.Config.Answerer":                      "Answerer is who answers: \"auto\" (terminal when stdin is a TTY, else headless), \"terminal\" (prompt on /dev/tty), or \"headless\" (nobody: every ask is a denial).",
 	"github.com/dshgo/harness/plugins/approval.Config.Policy":                        "Policy is \"ask\" (put the question) or \"never\" (reject without asking).",
+	"github.com/dshgo/harness/plugins/checkpoint.Config.Enabled":                     "Enabled takes checkpoints; false turns the plugin off. Default true.",
+	"github.com/dshgo/harness/plugins/checkpoint.Config.MaxCheckpoints":              "MaxCheckpoints: older checkpoints of a workspace beyond this count are pruned. 0: 100.",
+	"github.com/dshgo/harness/plugins/checkpoint.Config.MaxFileBytes":                "MaxFileBytes: larger files are skipped (listed in the checkpoint). 0: 10 MiB.",
+	"github.com/dshgo/harness/plugins/checkpoint.Config.MaxStoreBytes":               "MaxStoreBytes: older checkpoints are pruned until the contents the rest reference fit (the newest is always kept). 0: 1 GiB.",
 	"github.com/dshgo/harness/plugins/environment.Config.Date":                       "Date tells the model today's date in the runtime context, re-sent only when it changes (default true).",
 	"github.com/dshgo/harness/plugins/environment.Config.GitStatus":                  "GitStatus includes a `git status --short` summary (default true).",
 	"github.com/dshgo/harness/plugins/environment.Config.MaxStatusLines":             "MaxStatusLines bounds the status summary (default 20 entries; the rest are counted).",

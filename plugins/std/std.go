@@ -6,6 +6,7 @@ package std
 import (
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/plugins/approval"
+	"github.com/dshgo/harness/plugins/checkpoint"
 	"github.com/dshgo/harness/plugins/environment"
 	"github.com/dshgo/harness/plugins/hooks"
 	"github.com/dshgo/harness/plugins/instructions"
@@ -61,6 +62,7 @@ func Plugins() []core.Plugin {
 		tooltimeout.Plugin,
 		tooltodo.Plugin,
 		planmode.Plugin,
+		checkpoint.Plugin,
 		spill.Plugin,
 		spillpolicy.Plugin,
 		tokenmeter.Plugin,

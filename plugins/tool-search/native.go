@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/dshgo/harness/services/workspaces/ignore"
 )
 
 // vcsDirNames are never listed by glob (dsh GLOB_VCS_EXCLUDES).
@@ -72,12 +74,12 @@ func nativeGrep(ctx context.Context, root, file string, re *regexp.Regexp, inclu
 	if file != "" {
 		return searchFile(ctx, bufs, filepath.Join(root, file), file, re, pre, out)
 	}
-	var walk func(dir, relDir string, chain ignoreChain) error
-	walk = func(dir, relDir string, chain ignoreChain) error {
+	var walk func(dir, relDir string, chain ignore.Chain) error
+	walk = func(dir, relDir string, chain ignore.Chain) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		chain = chain.withDir(dir)
+		chain = chain.WithDir(dir)
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			return nil // unreadable directory: skipped, as ripgrep reports and continues
@@ -95,7 +97,7 @@ func nativeGrep(ctx context.Context, root, file string, re *regexp.Regexp, inclu
 			// As in ripgrep, a path matching the include glob is whitelisted:
 			// hidden and ignore rules do not apply to it.
 			whitelisted := include != "" && globMatch(include, rel)
-			if !whitelisted && (strings.HasPrefix(name, ".") || chain.ignored(abs, e.IsDir())) {
+			if !whitelisted && (strings.HasPrefix(name, ".") || chain.Ignored(abs, e.IsDir())) {
 				continue
 			}
 			switch {
@@ -114,7 +116,7 @@ func nativeGrep(ctx context.Context, root, file string, re *regexp.Regexp, inclu
 		}
 		return nil
 	}
-	if err := walk(root, "", parentChain(root)); err != nil {
+	if err := walk(root, "", ignore.ParentChain(root)); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -1,4 +1,4 @@
-package toolsearch
+package ignore
 
 import (
 	"bytes"
@@ -94,13 +94,14 @@ func (f *ignoreFile) match(abs string, isDir bool) (decided, ignored bool) {
 	return false, false
 }
 
-// ignoreChain is the ignore files in effect for one directory, shallowest
-// first; within a directory, lower precedence first.
-type ignoreChain []*ignoreFile
+// Chain is the ignore files in effect for one directory, shallowest
+// first; within a directory, lower precedence first. The zero value ignores
+// nothing; a Chain is never modified in place, so it may be shared.
+type Chain []*ignoreFile
 
-// ignored reports whether abs is excluded: the deepest, highest-precedence file
+// Ignored reports whether abs is excluded: the deepest, highest-precedence file
 // that decides wins.
-func (c ignoreChain) ignored(abs string, isDir bool) bool {
+func (c Chain) Ignored(abs string, isDir bool) bool {
 	for i := len(c) - 1; i >= 0; i-- {
 		if decided, ign := c[i].match(abs, isDir); decided {
 			return ign
@@ -109,8 +110,8 @@ func (c ignoreChain) ignored(abs string, isDir bool) bool {
 	return false
 }
 
-// withDir returns c extended by the ignore files found in dir.
-func (c ignoreChain) withDir(dir string) ignoreChain {
+// WithDir returns c extended by the ignore files found in dir.
+func (c Chain) WithDir(dir string) Chain {
 	out := c
 	for _, name := range ignoreNames {
 		data, err := os.ReadFile(filepath.Join(dir, name))
@@ -119,7 +120,7 @@ func (c ignoreChain) withDir(dir string) ignoreChain {
 		}
 		if f := parseIgnore(dir, data); len(f.rules) > 0 {
 			if len(out) == len(c) {
-				out = append(ignoreChain(nil), c...) // never share c's backing array
+				out = append(Chain(nil), c...) // never share c's backing array
 			}
 			out = append(out, f)
 		}
@@ -127,12 +128,12 @@ func (c ignoreChain) withDir(dir string) ignoreChain {
 	return out
 }
 
-// parentChain collects the ignore files that apply to a search rooted at root
+// ParentChain collects the ignore files that apply to a search rooted at root
 // from outside it: .git/info/exclude of the enclosing repository (lowest
 // precedence), then the ignore files of every ancestor directory from "/" down
 // to root's parent, as ripgrep does with --no-require-git and without
 // --no-ignore-parent. The walk adds root's own files.
-func parentChain(root string) ignoreChain {
+func ParentChain(root string) Chain {
 	var ancestors []string
 	for dir := root; ; dir = filepath.Dir(dir) {
 		ancestors = append(ancestors, dir)
@@ -140,7 +141,7 @@ func parentChain(root string) ignoreChain {
 			break
 		}
 	}
-	var chain ignoreChain
+	var chain Chain
 	for _, dir := range ancestors {
 		if info, err := os.Stat(filepath.Join(dir, ".git")); err == nil && info.IsDir() {
 			if data, err := os.ReadFile(filepath.Join(dir, ".git", "info", "exclude")); err == nil {
@@ -150,7 +151,7 @@ func parentChain(root string) ignoreChain {
 		}
 	}
 	for i := len(ancestors) - 1; i >= 1; i-- {
-		chain = chain.withDir(ancestors[i])
+		chain = chain.WithDir(ancestors[i])
 	}
 	return chain
 }
