@@ -89,7 +89,15 @@ func (s *Store) blobPath(sum string) string {
 
 // writeAtomic writes data to path through a temporary file in the same
 // directory, synced and renamed, mode 0600.
-func writeAtomic(path string, data []byte) error {
+func writeAtomic(path string, data []byte) error { return writeFile(path, data, true) }
+
+// writeFile writes data to path through a temporary file in the same
+// directory, renamed, mode 0600; synced first when sync is set. Blobs are
+// not synced: one fsync per file made a first checkpoint of a thousand
+// files take seconds, and a blob a crash tore is caught by its sha256
+// when read (the restore of that path fails by name), while manifests,
+// which say what a checkpoint holds, are synced.
+func writeFile(path string, data []byte, sync bool) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
 	if err != nil {
 		return err
@@ -99,9 +107,11 @@ func writeAtomic(path string, data []byte) error {
 		tmp.Close()
 		return err
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
+	if sync {
+		if err := tmp.Sync(); err != nil {
+			tmp.Close()
+			return err
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		return err
@@ -120,7 +130,7 @@ func (s *Store) putBlob(data []byte) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return "", err
 	}
-	return sum, writeAtomic(p, data)
+	return sum, writeFile(p, data, false)
 }
 
 // readBlob returns the content stored under sum, checking the sum.
