@@ -10,6 +10,7 @@ var configComments = map[string]string{
 	"github.com/dshgo/harness/plugins/approval.Config.Policy":                        "Policy is \"ask\" (put the question) or \"never\" (reject without asking).",
 	"github.com/dshgo/harness/plugins/checkpoint.Config.Enabled":                     "Enabled takes checkpoints; false turns the plugin off. Default true.",
 	"github.com/dshgo/harness/plugins/checkpoint.Config.MaxCheckpoints":              "MaxCheckpoints: older checkpoints of a workspace beyond this count are pruned. 0: 100.",
+	"github.com/dshgo/harness/plugins/checkpoint.Config.MaxEntries":                  "MaxEntries: a working directory with more files, directories and links (not counting ignored ones) is not checkpointed; a warning says so once. 0: 50000.",
 	"github.com/dshgo/harness/plugins/checkpoint.Config.MaxFileBytes":                "MaxFileBytes: larger files are skipped (listed in the checkpoint). 0: 10 MiB.",
 	"github.com/dshgo/harness/plugins/checkpoint.Config.MaxStoreBytes":               "MaxStoreBytes: older checkpoints are pruned until the contents the rest reference fit (the newest is always kept). 0: 1 GiB.",
 	"github.com/dshgo/harness/plugins/environment.Config.Date":                       "Date tells the model today's date in the runtime context, re-sent only when it changes (default true).",

@@ -44,6 +44,10 @@ type Config struct {
 	// MaxStoreBytes: older checkpoints are pruned until the contents the
 	// rest reference fit (the newest is always kept). 0: 1 GiB.
 	MaxStoreBytes int64 `yaml:"maxStoreBytes" json:"maxStoreBytes,omitempty"`
+	// MaxEntries: a working directory with more files, directories and
+	// links (not counting ignored ones) is not checkpointed; a warning
+	// says so once. 0: 50000.
+	MaxEntries int `yaml:"maxEntries" json:"maxEntries,omitempty"`
 }
 
 // SetDefaults turns Enabled on.
@@ -58,13 +62,15 @@ func (c Config) Validate() error {
 		return fmt.Errorf("maxCheckpoints: must not be negative (got %d)", c.MaxCheckpoints)
 	case c.MaxStoreBytes < 0:
 		return fmt.Errorf("maxStoreBytes: must not be negative (got %d)", c.MaxStoreBytes)
+	case c.MaxEntries < 0:
+		return fmt.Errorf("maxEntries: must not be negative (got %d)", c.MaxEntries)
 	}
 	return nil
 }
 
 // Limits maps the configuration to the store's limits.
 func (c Config) Limits() checkpoints.Limits {
-	return checkpoints.Limits{MaxFileBytes: c.MaxFileBytes, MaxCheckpoints: c.MaxCheckpoints, MaxStoreBytes: c.MaxStoreBytes}
+	return checkpoints.Limits{MaxFileBytes: c.MaxFileBytes, MaxCheckpoints: c.MaxCheckpoints, MaxStoreBytes: c.MaxStoreBytes, MaxEntries: c.MaxEntries}
 }
 
 // Plugin listens to the agent's UserPromptSubmit and Stop events.

@@ -2,6 +2,7 @@ package checkpoints_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -310,4 +311,21 @@ func TestACorruptBlobFailsTheRestoreOfThatPathAndWritesNothingThere(t *testing.T
 	if data, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(data) != "agent" {
 		t.Fatalf("a.txt = %q after a failed restore, want it untouched", data)
 	}
+}
+
+// A tree with more entries than MaxEntries (ignored paths not counted) is
+// not checkpointed at all: Take fails with ErrTooManyEntries, naming the
+// limit, and stores nothing; within the limit it works.
+func TestATreeOverMaxEntriesIsNotCheckpointed(t *testing.T) {
+	ws := t.TempDir()
+	writeTree(t, ws, tree{".gitignore": "node_modules/\n", "a.txt": "a", "b.txt": "b", "c/d.txt": "d", "node_modules/x/y.js": "y", "node_modules/x/z.js": "z"})
+	s := open(t, ws, checkpoints.Limits{MaxEntries: 4})
+	if _, err := s.Take(context.Background(), checkpoints.Meta{Reason: "prompt"}); !errors.Is(err, checkpoints.ErrTooManyEntries) || !strings.Contains(err.Error(), "more than 4") {
+		t.Fatalf("Take over the limit: %v", err)
+	}
+	if l, err := s.List(); err != nil || len(l) != 0 {
+		t.Fatalf("checkpoints after the refused Take: %d, %v", len(l), err)
+	}
+	s = open(t, ws, checkpoints.Limits{MaxEntries: 5}) // .gitignore, a, b, c, c/d
+	take(t, s, "prompt")
 }

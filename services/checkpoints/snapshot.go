@@ -190,6 +190,9 @@ func (sc *scanner) walk(dir, rel string, chain ignore.Chain) error {
 }
 
 func (sc *scanner) entry(abs, rel string, chain ignore.Chain) error {
+	if n := sc.s.limits.MaxEntries; len(sc.out.Entries) >= n {
+		return fmt.Errorf("checkpoints: %s holds more than %d files, directories and links (maxEntries), so no checkpoint is taken: ignore the bulk in .gitignore or raise the limit: %w", sc.s.root, n, ErrTooManyEntries)
+	}
 	info, err := os.Lstat(abs)
 	if err != nil {
 		sc.out.Skipped = append(sc.out.Skipped, Skip{Path: rel, Reason: "unreadable: " + err.Error()})

@@ -24,7 +24,16 @@ type Limits struct {
 	// MaxStoreBytes: the oldest checkpoints are pruned until the blobs the
 	// rest reference fit. The newest checkpoint is always kept. Default 1 GiB.
 	MaxStoreBytes int64
+	// MaxEntries: a tree with more files, directories and links than this
+	// is not checkpointed at all (Take fails with [ErrTooManyEntries]), so
+	// a session started in a home directory does not copy it. Default
+	// 50,000.
+	MaxEntries int
 }
+
+// ErrTooManyEntries is matched (errors.Is) by the error of a Take over a
+// tree larger than Limits.MaxEntries.
+var ErrTooManyEntries = errors.New("too many entries to checkpoint")
 
 func (l Limits) withDefaults() Limits {
 	if l.MaxFileBytes <= 0 {
@@ -35,6 +44,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxStoreBytes <= 0 {
 		l.MaxStoreBytes = 1 << 30
+	}
+	if l.MaxEntries <= 0 {
+		l.MaxEntries = 50000
 	}
 	return l
 }
