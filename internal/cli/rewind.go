@@ -195,7 +195,7 @@ func excerpt(s string, n int) string {
 }
 
 func rewindTo(ctx context.Context, env *Env, store *checkpoints.Store, list []*checkpoints.Checkpoint, f rewindFlags) error {
-	var to, since *checkpoints.Checkpoint
+	var to *checkpoints.Checkpoint
 	for _, c := range list {
 		if c.ID == f.to {
 			to = c
@@ -207,17 +207,13 @@ func rewindTo(ctx context.Context, env *Env, store *checkpoints.Store, list []*c
 	if f.session != "" && f.session != to.Meta.Session {
 		return UsageError(fmt.Errorf("rewind: checkpoint %d belongs to session %s, not %s", f.to, to.Meta.Session, f.session))
 	}
-	for _, c := range list {
-		if c.Meta.Session == to.Meta.Session {
-			since = c // the session's latest: the state the agent left
-		}
-	}
-	plan, err := store.Plan(ctx, to, since)
-	if err != nil {
-		return Failure(err)
-	}
-	refused := plan.Refused()
 	if f.dryRun {
+		// Compared with the session's latest checkpoint: the state the
+		// agent left.
+		plan, err := store.Plan(ctx, to, checkpoints.Latest(list, to.Meta.Session, ""))
+		if err != nil {
+			return Failure(err)
+		}
 		tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ACTION\tPATH")
 		for _, c := range plan.Changes {
@@ -241,18 +237,14 @@ func rewindTo(ctx context.Context, env *Env, store *checkpoints.Store, list []*c
 		}
 		return nil
 	}
-	if len(refused) > 0 && !f.force {
-		return Failure(fmt.Errorf("rewind: nothing changed: %d path(s) changed since the agent's last checkpoint (%d), by someone else; --force overwrites them:\n  %s",
-			len(refused), since.ID, strings.Join(refused, "\n  ")))
-	}
-	done, err := store.Apply(ctx, plan, f.force)
-	if err != nil {
-		return Failure(fmt.Errorf("%w (%d path(s) changed before the error)", err, len(done)))
-	}
-	// Record the rewound state, so a later rewind of this session compares
-	// with what this one left.
-	if _, err := store.Take(ctx, checkpoints.Meta{Session: to.Meta.Session, Reason: "rewind", Prompt: fmt.Sprintf("rewind to %d", to.ID)}); err != nil {
-		fmt.Fprintf(env.Stderr, "warning: the rewound state was not checkpointed: %v\n", err)
+	done, err := store.Rewind(ctx, to, f.force)
+	switch {
+	case errors.Is(err, checkpoints.ErrRefused):
+		return Failure(fmt.Errorf("rewind: %s", strings.Replace(err.Error(), "force overwrites", "--force overwrites", 1)))
+	case errors.Is(err, checkpoints.ErrNotRecorded):
+		fmt.Fprintf(env.Stderr, "warning: %v\n", err)
+	case err != nil:
+		return Failure(err)
 	}
 	fmt.Fprintf(env.Stdout, "restored %s to checkpoint %d: %d path(s) changed\n", store.Workspace(), to.ID, len(done))
 	return nil

@@ -15,13 +15,17 @@ package checkpoint
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
+	"strings"
 	"sync"
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/agent/lifecycle"
 	"github.com/dshgo/harness/services/checkpoints"
+	"github.com/dshgo/harness/services/commands"
 	"github.com/dshgo/harness/services/sessions"
 )
 
@@ -88,6 +92,14 @@ func apply(c *core.Context, cfg Config) error {
 	}); err != nil {
 		return err
 	}
+	// /undo in the front ends that run registered commands (the terminal
+	// UI), when the commands registry is up (its row comes earlier).
+	if reg, ok := core.Lookup(c, commands.Key); ok && reg != nil {
+		if err := reg.Register(c, commands.Command{Name: "undo", Args: "[force]",
+			Summary: "restore the files to before your last prompt (checkpoint)", Run: t.undo}); err != nil {
+			return err
+		}
+	}
 	return core.On(c, lifecycle.Stop, func(ctx context.Context, p lifecycle.Stopping, next core.Next[lifecycle.Stopping, lifecycle.Decision]) (lifecycle.Decision, error) {
 		d, err := next(ctx, p)
 		t.Take(ctx, p.Session.Cwd, checkpoints.Meta{Session: p.Session.ID, Reason: ReasonTurnEnd})
@@ -108,7 +120,63 @@ type Taker struct {
 
 	mu     sync.Mutex
 	stores map[string]*checkpoints.Store
+	cwds   map[string]string // session id → the workspace it checkpoints (for /undo)
 	warned bool
+}
+
+// maxSessions bounds the sessions a Taker remembers the workspace of.
+const maxSessions = 1024
+
+// undo is /undo: the files of the front end's session back to its
+// latest prompt checkpoint (before the last prompt), unless paths
+// changed since the agent's last checkpoint ("/undo force" overwrites
+// them).
+func (t *Taker) undo(ctx context.Context, inv commands.Invocation) (commands.Reply, error) {
+	if inv.Session == nil {
+		return commands.Reply{Text: "no session: nothing to undo"}, nil
+	}
+	force := false
+	switch strings.TrimSpace(inv.Args) {
+	case "":
+	case "force":
+		force = true
+	default:
+		return commands.Reply{}, fmt.Errorf("/undo %s: the only argument is force", inv.Args)
+	}
+	id := inv.Session.ID()
+	t.mu.Lock()
+	ws := t.cwds[id]
+	t.mu.Unlock()
+	if ws == "" {
+		return commands.Reply{Text: "no checkpoint of this session yet: nothing to undo"}, nil
+	}
+	s, err := t.store(ws)
+	if err != nil {
+		return commands.Reply{}, err
+	}
+	list, err := s.List()
+	if err != nil {
+		return commands.Reply{}, err
+	}
+	to := checkpoints.Latest(list, id, ReasonPrompt)
+	if to == nil {
+		return commands.Reply{Text: "no checkpoint of this session yet: nothing to undo"}, nil
+	}
+	done, err := s.Rewind(ctx, to, force)
+	var refused *checkpoints.RefusedError
+	switch {
+	case errors.As(err, &refused):
+		return commands.Reply{Text: fmt.Sprintf("**Nothing was undone**: %d path(s) changed since the agent's last checkpoint, by someone else: `%s`. `/undo force` overwrites them.",
+			len(refused.Paths), strings.Join(refused.Paths, "`, `"))}, nil
+	case err != nil && !errors.Is(err, checkpoints.ErrNotRecorded):
+		return commands.Reply{}, err
+	}
+	if len(done) == 0 {
+		return commands.Reply{Text: fmt.Sprintf("nothing to undo: the files match checkpoint %d (before your last prompt)", to.ID)}, nil
+	}
+	sort.Strings(done)
+	return commands.Reply{Text: fmt.Sprintf("restored %d path(s) to checkpoint %d (before your last prompt): `%s`. The conversation is unchanged; `harness rewind` lists every checkpoint.",
+		len(done), to.ID, strings.Join(done, "`, `"))}, nil
 }
 
 // NewTaker returns a Taker over stateDir; log receives failures (nil: slog.Default()).
@@ -116,7 +184,7 @@ func NewTaker(stateDir string, limits checkpoints.Limits, log *slog.Logger) *Tak
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Taker{stateDir: stateDir, limits: limits, log: log, stores: map[string]*checkpoints.Store{}}
+	return &Taker{stateDir: stateDir, limits: limits, log: log, stores: map[string]*checkpoints.Store{}, cwds: map[string]string{}}
 }
 
 // Take checkpoints workspace with meta. A failure is logged, never
@@ -144,6 +212,14 @@ func (t *Taker) take(ctx context.Context, workspace string, meta checkpoints.Met
 	s, err := t.store(workspace)
 	if err != nil {
 		return err
+	}
+	if meta.Session != "" {
+		t.mu.Lock()
+		if len(t.cwds) >= maxSessions {
+			clear(t.cwds)
+		}
+		t.cwds[meta.Session] = workspace
+		t.mu.Unlock()
 	}
 	_, err = s.Take(ctx, meta)
 	return err

@@ -186,3 +186,68 @@ func (s *Store) write(rel string, e Entry) error {
 	}
 	return fmt.Errorf("unknown entry kind %q", e.Kind)
 }
+
+// ErrNotRecorded is Rewind's error when the files were restored but the
+// rewound state could not be checkpointed (a later rewind then compares
+// with the checkpoint before): a warning, not a failure of the restore.
+var ErrNotRecorded = errors.New("restored, but the rewound state was not checkpointed")
+
+// ErrRefused is matched (errors.Is) by a [*RefusedError].
+var ErrRefused = errors.New("paths changed by someone else")
+
+// RefusedError is Rewind's error when paths changed since the session's
+// latest checkpoint and force is off: nothing was changed.
+type RefusedError struct {
+	// Paths are the refused paths; Since is the checkpoint they differ from.
+	Paths []string
+	Since int
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("nothing changed: %d path(s) changed since the agent's last checkpoint (%d), by someone else; force overwrites them:\n  %s",
+		len(e.Paths), e.Since, strings.Join(e.Paths, "\n  "))
+}
+
+// Is reports whether target is ErrRefused.
+func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
+
+// Latest returns the newest checkpoint of session in list (sorted by id,
+// as List returns it) whose reason is reason ("" any), or nil.
+func Latest(list []*Checkpoint, session, reason string) *Checkpoint {
+	for i := len(list) - 1; i >= 0; i-- {
+		if c := list[i]; c.Meta.Session == session && (reason == "" || c.Meta.Reason == reason) {
+			return c
+		}
+	}
+	return nil
+}
+
+// Rewind restores the workspace to checkpoint to, all or nothing as far
+// as refusals go: paths that differ from the latest checkpoint of to's
+// session (the state the agent left) were changed by someone else, and
+// unless force is set Rewind changes nothing and returns a *RefusedError
+// naming them. After a restore it records the rewound state (reason
+// "rewind"), so a later rewind compares with it. It returns the paths
+// changed.
+func (s *Store) Rewind(ctx context.Context, to *Checkpoint, force bool) ([]string, error) {
+	list, err := s.List()
+	if err != nil {
+		return nil, err
+	}
+	since := Latest(list, to.Meta.Session, "")
+	plan, err := s.Plan(ctx, to, since)
+	if err != nil {
+		return nil, err
+	}
+	if refused := plan.Refused(); len(refused) > 0 && !force {
+		return nil, &RefusedError{Paths: refused, Since: since.ID}
+	}
+	done, err := s.Apply(ctx, plan, force)
+	if err != nil {
+		return done, fmt.Errorf("%w (%d path(s) changed before the error)", err, len(done))
+	}
+	if _, err := s.Take(ctx, Meta{Session: to.Meta.Session, Reason: "rewind", Prompt: fmt.Sprintf("rewind to %d", to.ID)}); err != nil {
+		return done, fmt.Errorf("%w: %v", ErrNotRecorded, err)
+	}
+	return done, nil
+}
