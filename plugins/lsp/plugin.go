@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	_ "embed"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -51,6 +52,13 @@ func apply(c *core.Context, cfg Config) error {
 	}
 	if err := core.On(c, tools.PostExecute, m.postExecute); err != nil {
 		return err
+	}
+	// The tool and the prompt's sentence only where a configured server is
+	// installed: a session without one (a Python project with no pyright)
+	// pays no tokens for a promise nothing keeps.
+	if !anyInstalled(cfg.Servers) {
+		c.Logger().Debug("lsp: no configured language server is on PATH; no diagnostics tool", "servers", len(cfg.Servers))
+		return nil
 	}
 	if err := tools.Register(c, m.diagnosticsTool()); err != nil {
 		return err
@@ -116,4 +124,14 @@ func newText(p tools.Presentation, path string) *string {
 		}
 	}
 	return nil
+}
+
+// anyInstalled reports whether the command of one of servers is on PATH.
+func anyInstalled(servers map[string]ServerConfig) bool {
+	for _, s := range servers {
+		if _, err := exec.LookPath(s.Command); err == nil {
+			return true
+		}
+	}
+	return false
 }
