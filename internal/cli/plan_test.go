@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,15 +31,8 @@ func TestTUIInTmuxApprovesAPlanAndSwitchesTheMode(t *testing.T) {
 		toolCall("c3", "edit", `{"file_path":"a.txt","old_string":"beta","new_string":"gamma"}`),
 		text("Done: beta is now gamma."),
 	})
-	state := t.TempDir()
 	extra := "  - name: approval\n  - name: permission\n    config: {mode: plan}\n  - name: plan-mode\n"
-	cfg := filepath.Join(t.TempDir(), "harness.yml")
-	if err := os.WriteFile(cfg, []byte(agentManifest(srv.URL, state, extra)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	script := fmt.Sprintf("cd %s && env -i PATH=%q HOME=%q XDG_STATE_HOME=%q LANG=C.UTF-8 TERM=xterm-256color %s --config %s; echo harness-exited-$?; sleep 60",
-		repo, os.Getenv("PATH"), t.TempDir(), state, harnessBinary(t), cfg)
-	s := startTmux(t, 100, 30, script)
+	s := startHarnessTUI(t, repo, srv.URL, extra, 100, 30)
 
 	s.waitFor("Ask anything", "perm plan")
 	s.keys(true, "rename beta")
@@ -81,10 +73,7 @@ func TestTUIInTmuxApprovesAPlanAndSwitchesTheMode(t *testing.T) {
 	if !approved || !refused || !rejected {
 		t.Errorf("the model got: approval with the plan %v, the refusal in plan mode %v, the rejection with the words %v", approved, refused, rejected)
 	}
-	s.keys(false, "C-c")
-	s.waitFor("Ctrl+C again to exit")
-	s.keys(false, "C-c")
-	s.waitFor("harness-exited-0")
+	s.quit()
 }
 
 // exit_plan_mode is offered only where the permission mode is plan: the

@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,15 +27,7 @@ func TestTUIInTmuxRunsACommandFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := llmtest.New(t, []llmtest.Turn{text("On it.")})
-	state := t.TempDir()
-	cfg := filepath.Join(t.TempDir(), "harness.yml")
-	if err := os.WriteFile(cfg, []byte(agentManifest(srv.URL, state, "  - name: commands\n  - name: skills\n")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	script := fmt.Sprintf("cd %s && env -i PATH=%q HOME=%q XDG_STATE_HOME=%q LANG=C.UTF-8 TERM=xterm-256color %s --config %s; echo harness-exited-$?; sleep 60",
-		repo, os.Getenv("PATH"), t.TempDir(), state, harnessBinary(t), cfg)
-	s := startTmux(t, 100, 30, script)
-	s.waitFor("Ask anything", "test/m1")
+	s := startHarnessTUI(t, repo, srv.URL, "  - name: commands\n  - name: skills\n", 100, 30)
 	s.keys(true, "/fix")
 	s.waitFor("/fix-test", "Fix a failing Go test")
 	s.keys(false, "C-u")
@@ -56,8 +47,5 @@ func TestTUIInTmuxRunsACommandFile(t *testing.T) {
 	if !strings.Contains(user, "The test TestAdd in package calc fails: fix the code.") {
 		t.Errorf("the model's prompt is not the command's body:\n%s", user)
 	}
-	s.keys(false, "C-c")
-	s.waitFor("Ctrl+C again to exit")
-	s.keys(false, "C-c")
-	s.waitFor("harness-exited-0")
+	s.quit()
 }

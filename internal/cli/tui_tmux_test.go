@@ -81,6 +81,32 @@ func (s *tmuxSession) keys(literal bool, keys ...string) {
 	}
 }
 
+// startHarnessTUI runs the real binary's terminal UI in repo at w×h, on
+// agentManifest(modelURL, a fresh state directory, extra), with a clean
+// environment, and waits for its input line.
+func startHarnessTUI(t *testing.T, repo, modelURL, extra string, w, h int) *tmuxSession {
+	t.Helper()
+	state := t.TempDir()
+	cfg := filepath.Join(t.TempDir(), "harness.yml")
+	if err := os.WriteFile(cfg, []byte(agentManifest(modelURL, state, extra)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := fmt.Sprintf("cd %s && env -i PATH=%q HOME=%q XDG_STATE_HOME=%q LANG=C.UTF-8 TERM=xterm-256color %s --config %s; echo harness-exited-$?; sleep 60",
+		repo, os.Getenv("PATH"), t.TempDir(), state, harnessBinary(t), cfg)
+	s := startTmux(t, w, h, script)
+	s.waitFor("Ask anything", "test/m1")
+	return s
+}
+
+// quit leaves the UI with Ctrl+C twice and waits for a clean exit.
+func (s *tmuxSession) quit() {
+	s.t.Helper()
+	s.keys(false, "C-c")
+	s.waitFor("Ctrl+C again to exit")
+	s.keys(false, "C-c")
+	s.waitFor("harness-exited-0")
+}
+
 // TestTUIInTmuxApprovesAnEditAndShowsIt drives the real binary at 80×24:
 // `harness` alone opens the UI; a typed prompt streams a turn whose edit
 // asks, the modal shows the diff and the rule "always" would add; y

@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -25,15 +24,7 @@ func TestTUIInTmuxUndoRestoresTheLastTurnsFiles(t *testing.T) {
 		toolCall("c2", "write", `{"file_path":"new.txt","content":"new\n"}`),
 		text("Changed a.txt and wrote new.txt."),
 	})
-	state := t.TempDir()
-	cfg := filepath.Join(t.TempDir(), "harness.yml")
-	if err := os.WriteFile(cfg, []byte(agentManifest(srv.URL, state, "  - name: commands\n  - name: checkpoint\n")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	script := fmt.Sprintf("cd %s && env -i PATH=%q HOME=%q XDG_STATE_HOME=%q LANG=C.UTF-8 TERM=xterm-256color %s --config %s; echo harness-exited-$?; sleep 60",
-		repo, os.Getenv("PATH"), t.TempDir(), state, harnessBinary(t), cfg)
-	s := startTmux(t, 100, 30, script)
-	s.waitFor("Ask anything", "test/m1")
+	s := startHarnessTUI(t, repo, srv.URL, "  - name: commands\n  - name: checkpoint\n", 100, 30)
 	s.keys(true, "change a.txt")
 	s.keys(false, "Enter")
 	s.waitFor("Changed a.txt and wrote new.txt.")
@@ -49,8 +40,5 @@ func TestTUIInTmuxUndoRestoresTheLastTurnsFiles(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(repo, "new.txt")); err == nil {
 		t.Fatalf("new.txt survived /undo:\n%s", scr)
 	}
-	s.keys(false, "C-c")
-	s.waitFor("Ctrl+C again to exit")
-	s.keys(false, "C-c")
-	s.waitFor("harness-exited-0")
+	s.quit()
 }

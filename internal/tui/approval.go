@@ -2,6 +2,7 @@ package tui
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -201,7 +202,7 @@ func (a *approvalModal) view(m *Model) []string {
 	if lb == nil {
 		lb = &tools.ApprovalLabels{}
 	}
-	title := m.th.warn.Render(or(lb.Title, "Allow "+r.Tool+"?"))
+	title := m.th.warn.Render(cmp.Or(lb.Title, "Allow "+r.Tool+"?"))
 	if n := len(a.queue); n > 0 {
 		title += m.th.dim.Render(fmt.Sprintf("  (+%d waiting)", n))
 	}
@@ -236,7 +237,7 @@ func (a *approvalModal) view(m *Model) []string {
 	if len(r.AlwaysRules) > 0 {
 		always = "Yes, and don't ask again for " + strings.Join(r.AlwaysRules, ", ")
 	}
-	choices := []string{or(lb.Once, "Yes, once"), or(lb.Always, always), or(lb.No, "No"), or(lb.NoWhy, "No, and tell the model why")}
+	choices := []string{cmp.Or(lb.Once, "Yes, once"), cmp.Or(lb.Always, always), cmp.Or(lb.No, "No"), cmp.Or(lb.NoWhy, "No, and tell the model why")}
 	keys := []string{"y", "a", "n", "r"}
 	for i, c := range choices {
 		line := fmt.Sprintf("[%s] %s", keys[i], ansi.Truncate(visible(c), w-6, "…"))
@@ -276,12 +277,4 @@ func textLines(text string, w, n int) []string {
 		out = append(out, "  "+ansi.Truncate(visible(l), w-2, "…"))
 	}
 	return out
-}
-
-// or is s, or def when s is empty.
-func or(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

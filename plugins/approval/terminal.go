@@ -2,6 +2,7 @@ package approval
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -104,8 +105,8 @@ func question(req tools.ApprovalRequest) string {
 		fmt.Fprintf(&b, "always adds: %s\n", visible(strings.Join(req.AlwaysRules, ", ")))
 	}
 	if l := req.Labels; l != nil {
-		fmt.Fprintf(&b, "%s [y] %s  [a] %s  [n] %s (default): ", visible(or(l.Title, "Allow?")),
-			visible(or(l.Once, "yes, once")), visible(or(l.Always, "always, this session")), visible(or(l.No, "no")))
+		fmt.Fprintf(&b, "%s [y] %s  [a] %s  [n] %s (default): ", visible(cmp.Or(l.Title, "Allow?")),
+			visible(cmp.Or(l.Once, "yes, once")), visible(cmp.Or(l.Always, "always, this session")), visible(cmp.Or(l.No, "no")))
 		return b.String()
 	}
 	b.WriteString("Allow? [y] yes, once  [a] always, this session  [n] no (default): ")
@@ -130,11 +131,3 @@ func visible(s string) string {
 }
 
 const utf8RuneError = '\uFFFD'
-
-// or is s, or def when s is empty.
-func or(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
