@@ -105,6 +105,7 @@ type Model struct {
 	assistant *item
 
 	permStr, sandboxStr string // status bar parts, read when a session opens
+	startMode           string // the permission mode at the first Shift+Tab (modes.go)
 }
 
 // New returns the model for o. It opens no session until it runs.
@@ -379,6 +380,9 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case "ctrl+o":
 		m.tr.thinking = !m.tr.thinking
+		return nil
+	case "shift+tab":
+		m.cycleMode()
 		return nil
 	case "ctrl+r":
 		m.search = &searchState{match: -1}

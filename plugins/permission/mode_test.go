@@ -66,3 +66,57 @@ func TestSetPermissionModeSwitchesOneSession(t *testing.T) {
 	runtime.KeepAlive(session)
 	runtime.KeepAlive(child)
 }
+
+// The model is told of a switched mode once, at the next prompt of the
+// switched session: not at a prompt that runs under the mode of the
+// previous one, not in another session, and at a session's first prompt
+// only when the mode differs from the configured one.
+func TestModeChangeTellsTheModelOnceAtTheNextPrompt(t *testing.T) {
+	pol, err := New(defaultSpec(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &plugin{policy: pol, grants: map[weak.Pointer[core.ScopeID]]*Policy{}, modes: map[weak.Pointer[core.ScopeID]]*Policy{}}
+	s1, s2, s3 := core.NewScopeID("s1", nil), core.NewScopeID("s2", nil), core.NewScopeID("s3", nil)
+	if n := p.modeChange(s1); n != "" {
+		t.Errorf("first prompt in the configured mode: %q", n)
+	}
+	if err := p.SetPermissionMode(s1, "plan"); err != nil {
+		t.Fatal(err)
+	}
+	if n := p.modeChange(s1); n != modeNotices["plan"] {
+		t.Errorf("prompt after the switch to plan: %q", n)
+	}
+	if n := p.modeChange(s1); n != "" {
+		t.Errorf("second prompt in plan: %q", n)
+	}
+	if n := p.modeChange(s2); n != "" {
+		t.Errorf("another session's prompt: %q", n)
+	}
+	if err := p.SetPermissionMode(s1, "acceptEdits"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.SetPermissionMode(s1, "plan"); err != nil {
+		t.Fatal(err)
+	}
+	if n := p.modeChange(s1); n != "" {
+		t.Errorf("switched away and back between two prompts: %q", n)
+	}
+	if err := p.SetPermissionMode(s3, "bypassPermissions"); err != nil {
+		t.Fatal(err)
+	}
+	if n := p.modeChange(s3); n != modeNotices["bypassPermissions"] {
+		t.Errorf("first prompt after a switch before it: %q", n)
+	}
+	if n := p.modeChange(nil); n != "" {
+		t.Errorf("unscoped: %q", n)
+	}
+	for _, m := range []Mode{ModeDefault, ModeAcceptEdits, ModePlan, ModeDontAsk} {
+		if modeNotices[string(m)] == "" {
+			t.Errorf("no notice for mode %s", m)
+		}
+	}
+	runtime.KeepAlive(s1)
+	runtime.KeepAlive(s2)
+	runtime.KeepAlive(s3)
+}

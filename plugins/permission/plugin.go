@@ -166,12 +166,16 @@ func apply(c *core.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	p := &plugin{c: c, policy: pol, extra: extra, grants: map[weak.Pointer[core.ScopeID]]*Policy{}, modes: map[weak.Pointer[core.ScopeID]]*Policy{}}
+	p := &plugin{c: c, policy: pol, extra: extra, grants: map[weak.Pointer[core.ScopeID]]*Policy{}, modes: map[weak.Pointer[core.ScopeID]]*Policy{},
+		told: map[weak.Pointer[core.ScopeID]]string{}}
 	reg := core.Use(c, tools.Key)
 	if err := reg.Guard(c, p.guard); err != nil {
 		return fmt.Errorf("permission: register guard: %w", err)
 	}
 	if err := tools.OnPreExecute(c, p.vote); err != nil {
+		return err
+	}
+	if err := p.watchModes(c); err != nil {
 		return err
 	}
 	return core.Provide[tools.ReadPolicy](c, tools.ReadPolicyKey, p)
@@ -198,8 +202,11 @@ type plugin struct {
 	// scope's descendants follow it. globalMode: the unscoped calls'.
 	modes      map[weak.Pointer[core.ScopeID]]*Policy
 	globalMode *Policy
-	hooked     tools.Approver // approval service whose "always" answers we hear
-	remove     func()
+	// told is, per session scope, the mode its last prompt ran under
+	// (modenotice.go), held weakly.
+	told   map[weak.Pointer[core.ScopeID]]string
+	hooked tools.Approver // approval service whose "always" answers we hear
+	remove func()
 }
 
 // grantsFor returns the grants of scope (nil: none). Callers hold p.mu.
