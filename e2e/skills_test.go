@@ -68,3 +68,74 @@ func TestCommandFileAndSkillFixAGoTest(t *testing.T) {
 		t.Errorf("calc.go was not fixed:\n%s", b)
 	}
 }
+
+// Claude Code's own example of a command file (its docs' /commit): bash
+// lines give the model the repository's state, and an @file reference
+// the project's conventions. On the default manifest, headless, no -y:
+// each `!` line runs as a sandboxed bash call of the session and its
+// output replaces the line; the file is read with the read tool and
+// appended; a bash line the sandbox refuses (a write outside the
+// workspace) leaves its failure in the prompt rather than running; the
+// model commits with what it was given.
+func TestCommandFileRunsItsBashLinesAndInlinesItsFiles(t *testing.T) {
+	t.Parallel()
+	needTools(t, "git", "bwrap")
+	p := newProject(t, map[string]string{
+		"calc.go":         "package calc\n\nfunc Add(a, b int) int { return a + b }\n",
+		"CONTRIBUTING.md": "Commit subjects use the imperative mood, at most 50 characters.\n",
+		".claude/commands/commit.md": "---\nallowed-tools: Bash(git add:*), Bash(git status:*), Bash(git commit:*)\ndescription: Create a git commit\n---\n\n" +
+			"## Context\n\n- Current git status: !`git status --short`\n- Current git diff (staged and unstaged changes): !`git diff HEAD`\n" +
+			"- Current branch: !`git branch --show-current`\n- A note outside: !`echo leak > " + "$HOME/outside.txt`\n" +
+			"- Conventions: see @CONTRIBUTING.md and @nobody (a mention, not a file)\n\n## Your task\n\nBased on the above changes, create a single git commit. $ARGUMENTS\n",
+	})
+	hostGit := append(p.env(), "GIT_CONFIG_NOSYSTEM=1")
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-qm", "initial"}} {
+		if out, err := inDir(t, p.dir, hostGit, "git", args...); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	writeFile(t, filepath.Join(p.dir, "calc.go"), "package calc\n\n// Add returns a plus b.\nfunc Add(a, b int) int { return a + b }\n")
+	o := p.run("/commit Keep it short.",
+		bash("c1", "git commit -qam 'Document Add' && git log --format=%s -1", "commit"),
+		answer("Committed: Document Add."),
+	)
+	o.mustSucceed(t, "Committed: Document Add.")
+	w, err := o.srv.Requests()[0].Wire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var user string
+	for _, m := range w.Messages {
+		if m.Role == "user" {
+			user += m.Text()
+		}
+	}
+	for _, want := range []string{
+		"- Current git status:  M calc.go",
+		"+// Add returns a plus b.",
+		"- Current branch: main",
+		"Contents of @CONTRIBUTING.md:",
+		"Commit subjects use the imperative mood",
+		"@nobody (a mention, not a file)",
+		"create a single git commit. Keep it short.",
+	} {
+		if !strings.Contains(user, want) {
+			t.Errorf("the prompt lacks %q:\n%s", want, user)
+		}
+	}
+	if strings.Contains(user, "!`git status") {
+		t.Errorf("a bash line was sent as written:\n%s", user)
+	}
+	if !strings.Contains(user, "outside.txt") || !strings.Contains(user, "ermission denied") && !strings.Contains(user, "ead-only file system") {
+		t.Errorf("the refused bash line's failure is not in the prompt:\n%s", user)
+	}
+	if _, err := os.Stat(filepath.Join(p.home, "outside.txt")); err == nil {
+		t.Error("a command file's bash line wrote outside the workspace")
+	}
+	if !strings.Contains(o.stderr, "/commit: ran `git status --short`") || !strings.Contains(o.stderr, "outside.txt` (failed: its error is in the prompt)") {
+		t.Errorf("stderr does not say what the command ran:\n%s", o.stderr)
+	}
+	if out, _ := inDir(t, p.dir, hostGit, "git", "log", "--format=%s", "-1"); strings.TrimSpace(out) != "Document Add" {
+		t.Errorf("the last commit: %q", out)
+	}
+}

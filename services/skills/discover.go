@@ -321,7 +321,6 @@ func (c *Catalog) loadCommand(path, name string) (Command, bool) {
 		c.skipWarning(path, err, "the command is skipped")
 		return Command{}, false
 	}
-	c.bangWarnings(path, d)
 	desc := strings.TrimSpace(d.meta.Description)
 	if desc == "" {
 		desc = firstLine(d.body)
@@ -332,15 +331,6 @@ func (c *Catalog) loadCommand(path, name string) (Command, bool) {
 
 // bangRE finds Claude Code's bash lines: `!` before a backquoted command.
 var bangRE = regexp.MustCompile("!`[^`\n]+`")
-
-// bangWarnings notes each bash line of a command body: it is not run.
-func (c *Catalog) bangWarnings(path string, d document) {
-	for i, l := range strings.Split(d.body, "\n") {
-		if bangRE.MatchString(l) {
-			c.warn(path, d.bodyLine+i, "bash lines (!`command`) are not run by harness; the line is sent to the model as written")
-		}
-	}
-}
 
 // firstLine is the first non-blank line of body, without a heading's '#'s,
 // cut to 120 bytes.

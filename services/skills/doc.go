@@ -32,7 +32,10 @@
 // frontmatter is optional. [Expand] substitutes `$ARGUMENTS` (the whole
 // argument text) and `$1`, `$2`, … (the arguments split at blanks, quotes
 // grouping); a body with neither gets the arguments appended as
-// "ARGUMENTS: …", as Claude Code does. Bash lines (`!` before a backquoted command) and `@file`
-// references are not run or inlined: they reach the model as written, and
-// a `!` line is warned about when the file is loaded.
+// "ARGUMENTS: …", as Claude Code does. When the command runs, each bash
+// line (`!` before a backquoted command) runs as a bash tool call of the
+// session and its output takes its place, and each `@file` that names a
+// file is read with the read tool and appended: both through the tools
+// pipeline, so the permission rules, hooks, approvals and the sandbox
+// decide as for the model's own calls.
 package skills

@@ -11,7 +11,8 @@ import (
 // at blanks, a pair of single or double quotes grouping (a missing one is
 // empty). A body that uses neither gets "\n\nARGUMENTS: args" appended
 // when args is not empty, so the arguments are never lost. Nothing else
-// is interpreted: `$0`, `$HOME`, `!`-lines and `@file` stay as written.
+// is interpreted: `$0`, `$HOME`, `!`-lines and `@file` stay as written
+// (the plugin runs and reads those when the command runs).
 func Expand(body, args string) string {
 	args = strings.TrimSpace(args)
 	fields := SplitArgs(args)

@@ -124,7 +124,9 @@ func (p *plugin) registerCommands(cat *Catalog) error {
 		}
 		name := cmd.Name
 		err := reg.Register(p.c, commands.Command{Name: name, Args: cmd.ArgumentHint, Summary: summary(cmd),
-			Run: func(_ context.Context, inv commands.Invocation) (commands.Reply, error) { return p.run(name, inv) }})
+			Run: func(ctx context.Context, inv commands.Invocation) (commands.Reply, error) {
+				return p.run(ctx, name, inv)
+			}})
 		if err != nil {
 			return fmt.Errorf("skills: %s: %w", cmd.Path, err)
 		}
@@ -142,11 +144,13 @@ func summary(cmd Command) string {
 
 // run expands the command file as it is now (in the session's working
 // directory when the front end has a session): the reply's prompt is the
-// expanded body; its text notes what of the frontmatter is not honoured.
-func (p *plugin) run(name string, inv commands.Invocation) (commands.Reply, error) {
+// expanded body, with its bash lines run and its files read (inline.go);
+// its text says what ran and what of the frontmatter is not honoured.
+func (p *plugin) run(ctx context.Context, name string, inv commands.Invocation) (commands.Reply, error) {
 	cwd := p.cwd
+	var scope *core.ScopeID
 	if inv.Session != nil {
-		cwd = p.cwdOf(inv.Session)
+		cwd, scope = p.cwdOf(inv.Session), inv.Session.Scope()
 	}
 	cat := p.src.Catalog(cwd)
 	i := -1
@@ -163,7 +167,15 @@ func (p *plugin) run(name string, inv commands.Invocation) (commands.Reply, erro
 	if strings.TrimSpace(prompt) == "" {
 		return commands.Reply{}, fmt.Errorf("%s: the command's body is empty", cmd.Path)
 	}
-	return commands.Reply{Prompt: prompt, Text: unhonoured(cmd)}, nil
+	prompt, ran := p.inline(ctx, name, cwd, scope, prompt)
+	var text []string
+	if len(ran) > 0 {
+		text = append(text, "/"+cmd.Name+": "+strings.Join(ran, "; "))
+	}
+	if u := unhonoured(cmd); u != "" {
+		text = append(text, u)
+	}
+	return commands.Reply{Prompt: prompt, Text: strings.Join(text, "\n\n")}, nil
 }
 
 // unhonoured notes frontmatter keys a command sets that harness does not
