@@ -139,3 +139,60 @@ func TestCommandFileRunsItsBashLinesAndInlinesItsFiles(t *testing.T) {
 		t.Errorf("the last commit: %q", out)
 	}
 }
+
+// A skill is also a command, as in Claude Code: `harness run /release-notes
+// v1.2` sends the skill, loaded as the skill tool would load it, with its
+// arguments and its bash lines run — also for a skill the model may not
+// load itself (disable-model-invocation). A skill marked user-invocable:
+// false is no command: `/internal …` goes to the model as written.
+func TestSkillRunsAsASlashCommand(t *testing.T) {
+	t.Parallel()
+	needTools(t, "git", "bwrap")
+	p := newProject(t, map[string]string{
+		"README.md": "calc\n",
+		".claude/skills/release-notes/SKILL.md": "---\nname: release-notes\ndescription: Write release notes from the log.\ndisable-model-invocation: true\n---\n" +
+			"Write release notes for version $ARGUMENTS.\n\nRecent commits:\n!`git log --format=%s -2`\n",
+		".claude/skills/internal/SKILL.md": "---\nname: internal\ndescription: Conventions the model loads itself.\nuser-invocable: false\n---\nUse tabs.\n",
+	})
+	hostGit := append(p.env(), "GIT_CONFIG_NOSYSTEM=1")
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-qm", "Add calc"}, {"commit", "-q", "--allow-empty", "-m", "Fix Add"}} {
+		if out, err := inDir(t, p.dir, hostGit, "git", args...); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	o := p.run("/release-notes v1.2", answer("Release notes written."))
+	o.mustSucceed(t, "Release notes written.")
+	w, err := o.srv.Requests()[0].Wire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var system, user string
+	for _, m := range w.Messages {
+		switch m.Role {
+		case "system":
+			system += m.Text()
+		case "user":
+			user += m.Text()
+		}
+	}
+	for _, want := range []string{"Skill release-notes loaded from", "Write release notes for version v1.2.", "Recent commits:\nFix Add\nAdd calc"} {
+		if !strings.Contains(user, want) {
+			t.Errorf("the prompt lacks %q:\n%s", want, user)
+		}
+	}
+	if strings.Contains(system, "release-notes") {
+		t.Errorf("a disable-model-invocation skill is listed for the model:\n%s", system)
+	}
+	o = p.run("/internal please", answer("ok"))
+	o.mustSucceed(t, "ok")
+	w, _ = o.srv.Requests()[0].Wire()
+	user = ""
+	for _, m := range w.Messages {
+		if m.Role == "user" {
+			user += m.Text()
+		}
+	}
+	if !strings.Contains(user, "/internal please") || strings.Contains(user, "Use tabs.") {
+		t.Errorf("a user-invocable: false skill ran as a command:\n%s", user)
+	}
+}

@@ -40,6 +40,9 @@ type Skill struct {
 	// Hidden is disable-model-invocation: the skill is not listed in the
 	// prompt and the skill tool refuses it.
 	Hidden bool
+	// NoCommand is user-invocable: false: the skill is not offered as
+	// /name (the model may still load it).
+	NoCommand bool
 	// Origin is "project" or "user".
 	Origin string
 	// Shadowed are the paths of farther skills of the same name.
@@ -252,7 +255,8 @@ func (c *Catalog) loadSkill(path, folder string) (Skill, bool) {
 		c.warn(path, 1, "the frontmatter has no description (the model chooses skills by it); the skill is skipped")
 		return Skill{}, false
 	}
-	return Skill{Name: name, Description: desc, AllowedTools: d.tools, Model: m.Model, License: m.License, Hidden: m.DisableModelInvocation}, true
+	return Skill{Name: name, Description: desc, AllowedTools: d.tools, Model: m.Model, License: m.License, Hidden: m.DisableModelInvocation,
+		NoCommand: m.UserInvocable != nil && !*m.UserInvocable}, true
 }
 
 func (c *Catalog) skipWarning(path string, err error, what string) {

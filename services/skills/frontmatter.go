@@ -38,6 +38,7 @@ type meta struct {
 	ArgumentHint           string    `yaml:"argument-hint"`
 	License                string    `yaml:"license"`
 	DisableModelInvocation bool      `yaml:"disable-model-invocation"`
+	UserInvocable          *bool     `yaml:"user-invocable"`
 }
 
 // errNoFrontmatter: the file does not open with a `---` line.

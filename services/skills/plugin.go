@@ -131,7 +131,64 @@ func (p *plugin) registerCommands(cat *Catalog) error {
 			return fmt.Errorf("skills: %s: %w", cmd.Path, err)
 		}
 	}
+	// A skill is also /name (Claude Code's), unless a command file or a
+	// built-in has the name, or its frontmatter says user-invocable: false.
+	for _, s := range cat.Skills {
+		if s.NoCommand {
+			continue
+		}
+		if _, taken := reg.Lookup(s.Name); taken {
+			p.c.Logger().Debug("skills: /"+s.Name+" is a command already; the skill of that name is loaded by the model only", "skill", s.Path)
+			continue
+		}
+		name := s.Name
+		err := reg.Register(p.c, commands.Command{Name: name, Args: "[arguments]", Summary: skillSummary(s),
+			Run: func(ctx context.Context, inv commands.Invocation) (commands.Reply, error) {
+				return p.runSkill(ctx, name, inv)
+			}})
+		if err != nil {
+			return fmt.Errorf("skills: %s: %w", s.Path, err)
+		}
+	}
 	return nil
+}
+
+func skillSummary(s Skill) string {
+	return cut(s.Description, 120) + " (" + s.Origin + " skill)"
+}
+
+// runSkill is /name of a skill: the prompt is the skill as the skill tool
+// would load it (its header, its body with the arguments), with its bash
+// lines run and its files read as a command file's are.
+func (p *plugin) runSkill(ctx context.Context, name string, inv commands.Invocation) (commands.Reply, error) {
+	cwd := p.cwd
+	var scope *core.ScopeID
+	if inv.Session != nil {
+		cwd, scope = p.cwdOf(inv.Session), inv.Session.Scope()
+	}
+	s, ok := p.src.Catalog(cwd).Skill(name)
+	if !ok {
+		return commands.Reply{}, fmt.Errorf("the skill %s is gone (harness reads the skills' names when it starts)", name)
+	}
+	data, err := os.ReadFile(s.Path) // the person asked for it: read rules govern the model's reads
+
+	if err != nil {
+		return commands.Reply{}, fmt.Errorf("%s: %w", s.Path, err)
+	}
+	d, err := parse(data)
+	if err != nil {
+		return commands.Reply{}, fmt.Errorf("%s no longer parses: %w", s.Path, err)
+	}
+	prompt := formatSkill(s, d.body, strings.TrimSpace(inv.Args))
+	if !strings.Contains(d.body, "$ARGUMENTS") && strings.TrimSpace(inv.Args) == "" {
+		prompt += "\n\nThe person asked for this skill: follow it."
+	}
+	prompt, ran := p.inline(ctx, name, cwd, scope, prompt)
+	var text string
+	if len(ran) > 0 {
+		text = "/" + name + ": " + strings.Join(ran, "; ")
+	}
+	return commands.Reply{Prompt: prompt, Text: text}, nil
 }
 
 func summary(cmd Command) string {
