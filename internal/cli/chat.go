@@ -162,8 +162,12 @@ func (c *chatSession) step() error {
 	if err := c.reload(); err != nil {
 		return err
 	}
-	if handled, err := c.command(line); handled || err != nil {
+	handled, prompt, err := c.command(line)
+	if err != nil || (handled && prompt == "") {
 		return err
+	}
+	if handled {
+		line = prompt // a command file's or a skill's expanded prompt
 	}
 	if interrupted := runTurn(c.env.Stderr, c.ss, line, c.sig); interrupted {
 		return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted")}
@@ -195,13 +199,15 @@ func (c *chatSession) read() (line string, ok bool, err error) {
 }
 
 // command runs line when it is empty or a slash command; handled is false
-// for a prompt. /exit and /quit return errLeave.
-func (c *chatSession) command(line string) (handled bool, err error) {
+// for a prompt. A registered command that expands to a prompt (a command
+// file, a skill) returns it, for step to send. /exit and /quit return
+// errLeave.
+func (c *chatSession) command(line string) (handled bool, prompt string, err error) {
 	env, ss := c.env, c.ss
 	switch {
 	case line == "":
 	case line == "/exit" || line == "/quit":
-		return true, errLeave
+		return true, "", errLeave
 	case line == "/tools":
 		for _, t := range c.host.agent.Tools().Tools(ss.Scope()) {
 			fmt.Fprintf(env.Stdout, "%s\t%s\n", t.Name(), firstLine(t.Description()))
@@ -214,13 +220,18 @@ func (c *chatSession) command(line string) (handled bool, err error) {
 		} else {
 			fmt.Fprintf(env.Stdout, "compacted: %d messages summarized, %d kept; context %d → %d tokens\n", info.Summarized, info.Kept, info.TokensBefore, info.TokensAfter)
 		}
-	case strings.HasPrefix(line, "/") && c.registered(line):
-	case strings.HasPrefix(line, "/") && !strings.Contains(line, " "):
+	case strings.HasPrefix(line, "/"):
+		if ok, prompt := c.registered(line); ok {
+			return true, prompt, nil
+		}
+		if strings.Contains(line, " ") {
+			return false, "", nil // a prompt that starts with a path
+		}
 		fmt.Fprintf(env.Stderr, "unknown command %s (known: /compact, /context, /tools, /exit%s)\n", line, c.registeredNames())
 	default:
-		return false, nil
+		return false, "", nil
 	}
-	return true, nil
+	return true, "", nil
 }
 
 // reload applies a changed manifest (see docs/cli.md, Reload): a change
@@ -493,29 +504,30 @@ func printContext(w io.Writer, host *agentHost, ss *agent.Session) {
 
 // registered runs line when it names a command that a plugin registered
 // with the commands registry (/todos from tool-todo, /tasks from
-// tool-terminal), printing its reply; false when none has that name. A
-// reply's prompt is not sent: chat says so.
-func (c *chatSession) registered(line string) bool {
+// tool-terminal, command files and skills from skills), printing its
+// reply's text on stderr; ok is false when none has that name. prompt is
+// the reply's prompt, which the caller sends as the turn.
+func (c *chatSession) registered(line string) (ok bool, prompt string) {
 	name, args, _ := strings.Cut(strings.TrimPrefix(line, "/"), " ")
-	reg, ok := core.Lookup(c.host.h.Root.Context(), commands.Key)
-	if !ok || reg == nil {
-		return false
+	reg, found := core.Lookup(c.host.h.Root.Context(), commands.Key)
+	if !found || reg == nil {
+		return false, ""
 	}
-	cmd, ok := reg.Lookup(name)
-	if !ok || cmd.Run == nil {
-		return false
+	cmd, found := reg.Lookup(name)
+	if !found || cmd.Run == nil {
+		return false, ""
 	}
 	rep, err := cmd.Run(context.Background(), commands.Invocation{Args: strings.TrimSpace(args), Session: c.ss})
 	switch {
 	case err != nil:
 		fmt.Fprintf(c.env.Stderr, "harness: /%s: %v\n", name, err)
+		return true, ""
+	case rep.Text != "" && rep.Prompt != "":
+		fmt.Fprintln(c.env.Stderr, strings.TrimRight(rep.Text, "\n"))
 	case rep.Text != "":
 		fmt.Fprintln(c.env.Stdout, strings.TrimRight(rep.Text, "\n"))
 	}
-	if rep.Prompt != "" {
-		fmt.Fprintf(c.env.Stderr, "harness: /%s expands to a prompt, which chat does not send; type it instead\n", name)
-	}
-	return true
+	return true, rep.Prompt
 }
 
 // registeredNames lists the runnable registered commands (", /todos, /tasks").

@@ -89,3 +89,31 @@ func TestRunSendsUnknownSlashWordsAsText(t *testing.T) {
 		t.Fatalf("/model: exit %d: %s", r.code, r.stderr)
 	}
 }
+
+// `harness chat` (line mode) runs a command file as the terminal UI does:
+// its expanded body is the turn's prompt, and the answer is printed; a
+// skill's /name likewise.
+func TestChatSendsACommandFilesPrompt(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	repo := gitRepo(t, map[string]string{"go.mod": "module calc\n"})
+	writeFile(t, repo, ".claude/commands/greet.md", "Say hello to $1.\n")
+	writeFile(t, repo, ".claude/skills/tidy/SKILL.md", "---\nname: tidy\ndescription: Tidy the module.\n---\nRun go mod tidy.\n")
+	srv := llmtest.New(t, []llmtest.Turn{text("Hello, Ada."), text("Tidied.")})
+	m := agentManifest(srv.URL, t.TempDir(), "  - name: commands\n  - name: skills\n")
+	r := runAgent(t, repo, m, "/greet Ada\n/tidy\n/exit\n", "chat")
+	if r.code != 0 || !strings.Contains(r.stdout, "Hello, Ada.") || !strings.Contains(r.stdout, "Tidied.") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2\nstderr: %s", len(reqs), r.stderr)
+	}
+	first, _ := reqs[0].Wire()
+	if got := first.Messages[1].Text(); got != "Say hello to Ada.\n" {
+		t.Errorf("the first user message = %q", got)
+	}
+	if second, _ := reqs[1].Wire(); !strings.Contains(second.Messages[len(second.Messages)-1].Text()+second.Messages[len(second.Messages)-2].Text(), "Run go mod tidy.") {
+		t.Errorf("the skill's prompt was not sent:\n%s", reqs[1].Body)
+	}
+}
