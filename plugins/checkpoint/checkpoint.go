@@ -99,6 +99,10 @@ func apply(c *core.Context, cfg Config) error {
 			Summary: "restore the files to before your last prompt (checkpoint)", Run: t.undo}); err != nil {
 			return err
 		}
+		if err := reg.Register(c, commands.Command{Name: "rewind", Args: "[N [code [force]]]",
+			Summary: "list this session's checkpoints, preview one with diffs, restore its files", Run: t.rewind}); err != nil {
+			return err
+		}
 	}
 	return core.On(c, lifecycle.Stop, func(ctx context.Context, p lifecycle.Stopping, next core.Next[lifecycle.Stopping, lifecycle.Decision]) (lifecycle.Decision, error) {
 		d, err := next(ctx, p)

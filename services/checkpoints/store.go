@@ -256,3 +256,12 @@ func (s *Store) haveBlobLocked(sum string) bool {
 	_, err := os.Stat(s.blobPath(sum))
 	return err == nil
 }
+
+// Content returns the bytes a file entry of a checkpoint recorded (checked
+// against its sum); an entry that is not a file has none.
+func (s *Store) Content(e Entry) ([]byte, error) {
+	if e.Kind != KindFile {
+		return nil, fmt.Errorf("checkpoints: a %s entry has no content", e.Kind)
+	}
+	return s.readBlob(e.Blob)
+}

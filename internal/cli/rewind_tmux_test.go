@@ -1,0 +1,59 @@
+package cli_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/dshgo/harness/services/llm/llmtest"
+)
+
+// TestTUIInTmuxRewindListsPreviewsAndRestores drives the real binary: two
+// turns change a.txt; /rewind lists both prompt checkpoints; /rewind N of
+// the first shows the paths it would restore with a diff from now back to
+// then, and changes nothing; /rewind N code restores the files as they
+// were before the first prompt.
+func TestTUIInTmuxRewindListsPreviewsAndRestores(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	repo := gitRepo(t, map[string]string{"a.txt": "alpha\nbeta\n"})
+	srv := llmtest.New(t, []llmtest.Turn{
+		toolCall("c0", "read", `{"file_path":"a.txt"}`),
+		toolCall("c1", "edit", `{"file_path":"a.txt","old_string":"beta","new_string":"gamma"}`),
+		text("First change done."),
+		toolCall("c2", "write", `{"file_path":"b.txt","content":"new\n"}`),
+		text("Second change done."),
+	})
+	s := startHarnessTUI(t, repo, srv.URL, "  - name: commands\n  - name: checkpoint\n", 110, 40)
+	s.keys(true, "first change")
+	s.keys(false, "Enter")
+	s.waitFor("First change done.")
+	if b, _ := os.ReadFile(filepath.Join(repo, "a.txt")); string(b) != "alpha\ngamma\n" {
+		t.Fatalf("a.txt after the first turn: %q\n%s", b, s.screen())
+	}
+	s.keys(true, "second change")
+	s.keys(false, "Enter")
+	s.waitFor("Second change done.")
+	s.keys(true, "/rewind")
+	s.keys(false, "Enter")
+	s.waitFor("before the prompt", "first change", "second change", "/rewind N code")
+	// The first prompt's checkpoint is the first one the store took: 1.
+	s.keys(true, "/rewind 1")
+	s.keys(false, "Enter")
+	scr := s.waitFor("would change 2 path(s)", "a.txt", "delete (new since)", "-gamma", "+beta")
+	if b, _ := os.ReadFile(filepath.Join(repo, "a.txt")); string(b) != "alpha\ngamma\n" {
+		t.Fatalf("the preview changed a.txt: %q\n%s", b, scr)
+	}
+	s.keys(true, "/rewind 1 code")
+	s.keys(false, "Enter")
+	scr = s.waitFor("restored 2 path(s) to checkpoint 1")
+	if b, _ := os.ReadFile(filepath.Join(repo, "a.txt")); string(b) != "alpha\nbeta\n" {
+		t.Fatalf("a.txt after /rewind 1 code: %q\n%s", b, scr)
+	}
+	if _, err := os.Stat(filepath.Join(repo, "b.txt")); err == nil {
+		t.Fatalf("b.txt survived /rewind 1 code:\n%s", scr)
+	}
+	s.quit()
+}

@@ -1,0 +1,234 @@
+package checkpoint
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/aymanbagabas/go-udiff"
+
+	"github.com/dshgo/harness/services/checkpoints"
+	"github.com/dshgo/harness/services/commands"
+)
+
+// /rewind lists the session's prompt checkpoints, previews one (the paths
+// it would restore, with a diff of each text file from now back to then)
+// and restores one: the terminal UI's and chat's way to `harness rewind`.
+//
+//	/rewind               the list, newest first
+//	/rewind N             what restoring checkpoint N would do, with diffs
+//	/rewind N code        restore the files (refused paths stay; force overwrites)
+//	/rewind N code force
+
+const (
+	maxListed      = 20      // checkpoints /rewind lists
+	maxDiffFiles   = 8       // files a preview shows a diff of
+	maxDiffLines   = 60      // lines of one file's diff
+	maxDiffBytes   = 1 << 20 // a larger file is listed without a diff
+	rewindArgsHelp = "/rewind, /rewind N, /rewind N code [force]"
+)
+
+// rewind is the /rewind command.
+func (t *Taker) rewind(ctx context.Context, inv commands.Invocation) (commands.Reply, error) {
+	if inv.Session == nil {
+		return commands.Reply{Text: "no session: nothing to rewind"}, nil
+	}
+	args := strings.Fields(inv.Args)
+	var n int
+	if len(args) > 0 {
+		v, err := strconv.Atoi(args[0])
+		if err != nil || v <= 0 || len(args) > 3 || (len(args) >= 2 && args[1] != "code") || (len(args) == 3 && args[2] != "force") {
+			return commands.Reply{}, fmt.Errorf("/rewind %s: want %s", inv.Args, rewindArgsHelp)
+		}
+		n = v
+	}
+	ws := t.workspaceOf(inv.Session)
+	if ws == "" {
+		return commands.Reply{Text: "no checkpoint of this session yet: nothing to rewind"}, nil
+	}
+	s, err := t.store(ws)
+	if err != nil {
+		return commands.Reply{}, err
+	}
+	list, err := s.List()
+	if err != nil {
+		return commands.Reply{}, err
+	}
+	id := inv.Session.ID()
+	if n == 0 {
+		return commands.Reply{Text: listText(list, id)}, nil
+	}
+	var to *checkpoints.Checkpoint
+	for _, c := range list {
+		if c.ID == n && c.Meta.Session == id {
+			to = c
+		}
+	}
+	if to == nil {
+		return commands.Reply{}, fmt.Errorf("/rewind %d: no checkpoint %d of this session (/rewind lists them)", n, n)
+	}
+	if len(args) == 1 {
+		text, err := t.preview(ctx, s, to, checkpoints.Latest(list, id, ""))
+		return commands.Reply{Text: text}, err
+	}
+	done, err := s.Rewind(ctx, to, len(args) == 3)
+	var refused *checkpoints.RefusedError
+	switch {
+	case errors.As(err, &refused):
+		return commands.Reply{Text: fmt.Sprintf("**Nothing was restored**: %d path(s) changed since the agent's last checkpoint, by someone else: `%s`. `/rewind %d code force` overwrites them.",
+			len(refused.Paths), strings.Join(refused.Paths, "`, `"), n)}, nil
+	case err != nil && !errors.Is(err, checkpoints.ErrNotRecorded):
+		return commands.Reply{}, err
+	}
+	if len(done) == 0 {
+		return commands.Reply{Text: fmt.Sprintf("nothing to restore: the files match checkpoint %d", n)}, nil
+	}
+	return commands.Reply{Text: fmt.Sprintf("restored %d path(s) to checkpoint %d (before the prompt %q): `%s`. The conversation is unchanged.",
+		len(done), n, excerpt(to.Meta.Prompt, 60), strings.Join(done, "`, `"))}, nil
+}
+
+// workspaceOf is the directory the session's checkpoints are of: the one
+// this process checkpointed for it, else the session's working directory
+// (a resumed session).
+func (t *Taker) workspaceOf(ss commands.Session) string {
+	t.mu.Lock()
+	ws := t.cwds[ss.ID()]
+	t.mu.Unlock()
+	if ws == "" {
+		if c, ok := ss.(interface{ Cwd() string }); ok {
+			ws = c.Cwd()
+		}
+	}
+	return ws
+}
+
+// listText is the session's prompt checkpoints, newest first, with how
+// many paths restoring each would change (from the session's latest
+// checkpoint: what the agent left).
+func listText(list []*checkpoints.Checkpoint, session string) string {
+	latest := checkpoints.Latest(list, session, "")
+	var b strings.Builder
+	rows := 0
+	for i := len(list) - 1; i >= 0 && rows < maxListed; i-- {
+		c := list[i]
+		if c.Meta.Session != session || c.Meta.Reason != ReasonPrompt {
+			continue
+		}
+		if rows == 0 {
+			b.WriteString("| N | time | before the prompt | paths to restore |\n|---|---|---|---|\n")
+		}
+		rows++
+		fmt.Fprintf(&b, "| %d | %s | %s | %d |\n", c.ID, c.Time.Local().Format("15:04:05"),
+			strings.ReplaceAll(excerpt(c.Meta.Prompt, 60), "|", "/"), len(differing(c, latest)))
+	}
+	if rows == 0 {
+		return "no checkpoint of this session yet: nothing to rewind"
+	}
+	b.WriteString("\n`/rewind N` shows what restoring N would do; `/rewind N code` restores the files. The conversation is not rewound.")
+	return b.String()
+}
+
+// differing lists the paths whose entries differ between a and b (files
+// and links; directories only by presence), sorted.
+func differing(a, b *checkpoints.Checkpoint) []string {
+	if b == nil {
+		return nil
+	}
+	var out []string
+	for p, e := range a.Entries {
+		if o, ok := b.Entries[p]; !ok || (e.Kind != checkpoints.KindDir && o != e) {
+			out = append(out, p)
+		}
+	}
+	for p := range b.Entries {
+		if _, ok := a.Entries[p]; !ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// preview is what restoring to would do: each path's action, and a diff
+// from the file as it is now back to the checkpoint's.
+func (t *Taker) preview(ctx context.Context, s *checkpoints.Store, to, since *checkpoints.Checkpoint) (string, error) {
+	plan, err := s.Plan(ctx, to, since)
+	if err != nil {
+		return "", err
+	}
+	if len(plan.Changes) == 0 {
+		return fmt.Sprintf("nothing to restore: the files match checkpoint %d", to.ID), nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Restoring checkpoint %d (before the prompt %q) would change %d path(s):\n\n", to.ID, excerpt(to.Meta.Prompt, 60), len(plan.Changes))
+	diffs := 0
+	for _, c := range plan.Changes {
+		what := "restore"
+		if c.Action == checkpoints.ActionDelete {
+			what = "delete (new since)"
+		}
+		if c.Refused {
+			what += ", **refused**: changed by someone else since the agent's last checkpoint (`force` overwrites)"
+		}
+		fmt.Fprintf(&b, "- `%s`: %s\n", c.Path, what)
+		if diffs < maxDiffFiles {
+			if d := t.diffOf(s, to, c); d != "" {
+				diffs++
+				fmt.Fprintf(&b, "\n```diff\n%s```\n\n", d)
+			}
+		}
+	}
+	fmt.Fprintf(&b, "\n`/rewind %d code` restores them; the conversation is not rewound.", to.ID)
+	return b.String(), nil
+}
+
+// diffOf is the unified diff of one change of text files, from now to the
+// checkpoint, cut to maxDiffLines; "" when either side is not small text.
+func (t *Taker) diffOf(s *checkpoints.Store, to *checkpoints.Checkpoint, c checkpoints.Change) string {
+	var now, then []byte
+	if fi, err := os.Lstat(filepath.Join(s.Workspace(), filepath.FromSlash(c.Path))); err == nil {
+		if !fi.Mode().IsRegular() || fi.Size() > maxDiffBytes {
+			return ""
+		}
+		if now, err = os.ReadFile(filepath.Join(s.Workspace(), filepath.FromSlash(c.Path))); err != nil {
+			return ""
+		}
+	}
+	if e, ok := to.Entries[c.Path]; ok {
+		if e.Kind != checkpoints.KindFile || e.Size > maxDiffBytes {
+			return ""
+		}
+		var err error
+		if then, err = s.Content(e); err != nil {
+			return ""
+		}
+	}
+	if !text(now) || !text(then) || bytes.Equal(now, then) {
+		return ""
+	}
+	d := udiff.Unified("now/"+c.Path, "then/"+c.Path, string(now), string(then))
+	lines := strings.SplitAfter(d, "\n")
+	if len(lines) > maxDiffLines {
+		d = strings.Join(lines[:maxDiffLines], "") + fmt.Sprintf("… %d more lines\n", len(lines)-maxDiffLines)
+	}
+	return d
+}
+
+// text reports whether b looks like text: valid UTF-8 without NUL bytes.
+func text(b []byte) bool { return utf8.Valid(b) && bytes.IndexByte(b, 0) < 0 }
+
+// excerpt is the first line of s, cut to n runes.
+func excerpt(s string, n int) string {
+	s, _, cut := strings.Cut(strings.TrimSpace(s), "\n")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	} else if cut {
+		return s + "…"
+	}
+	return s
+}
