@@ -145,8 +145,23 @@ func TestRewindRestoresABrokenBuild(t *testing.T) {
 		t.Fatal("go test fails after the forced rewind")
 	}
 
-	if _, stderr, code = p.rewindCmd("--to", "1", "--conversation"); code != 2 || !strings.Contains(stderr, "not supported yet") {
-		t.Fatalf("harness rewind --conversation: exit %d, want 2 and not supported yet\n%s", code, stderr)
+	// The conversation too: the second session goes back to before its
+	// prompt, and resuming it sends the model none of that turn.
+	var session string
+	for _, line := range strings.Split(list, "\n") {
+		if f := strings.Fields(line); len(f) > 3 && f[0] == n {
+			session = f[3]
+		}
+	}
+	out, stderr, code = p.rewindCmd("--to", n, "--conversation")
+	if code != 0 || !strings.Contains(out, "is back to before turn 1") || session == "" || !strings.Contains(out, session) {
+		t.Fatalf("harness rewind --to %s --conversation: exit %d (session %q)\n%s%s", n, code, session, out, stderr)
+	}
+	p.args = []string{"--session", session}
+	o = p.run("Leave calc as it is.", answer("Left as it is."))
+	o.mustSucceed(t, "Left as it is.")
+	if body := string(o.srv.Requests()[0].Body); strings.Contains(body, "Simplify calc again.") || strings.Contains(body, "Simplified again.") || !strings.Contains(body, "Leave calc as it is.") {
+		t.Fatalf("the resumed session after the conversation rewind still has the rewound turn:\n%s", body)
 	}
 }
 

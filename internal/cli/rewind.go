@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/checkpoints"
 	"github.com/dshgo/harness/services/sessions"
 )
@@ -21,15 +22,17 @@ func init() {
 		var f rewindFlags
 		cmd := &cobra.Command{
 			Use:   "rewind",
-			Short: "List the checkpoints of this directory; restore its files to one (--to N --code)",
+			Short: "List the checkpoints of this directory; restore its files (--to N --code), the conversation (--conversation) or both",
 			Long: "rewind lists the checkpoints the checkpoint row took of the current directory (before each prompt,\n" +
 				"at each turn end), newest session first: N, time, session, reason, the prompt's start and how many\n" +
 				"paths changed since the checkpoint before it. --session ID lists that session's (default: the latest\n" +
 				"session with checkpoints). --to N --code puts the files back as checkpoint N had them: changed ones\n" +
 				"rewritten (bytes, mode, symlinks), new ones deleted. A path changed since the session's latest\n" +
 				"checkpoint (the agent's last turn end) was changed by someone else: it is refused, listed, and\n" +
-				"nothing is changed (exit 1) unless --force. --dry-run prints the plan and changes nothing.\n" +
-				"--conversation and --both are not supported yet (issue 39). It starts no harness.",
+				"nothing is changed (exit 1) unless --force. --to N --conversation takes the session's conversation\n" +
+				"back to before the prompt checkpoint N came before (a rewind record in its log; nothing is deleted),\n" +
+				"so `harness run --session ID` goes on from there; --both does the files, then the conversation.\n" +
+				"--dry-run prints the plan and changes nothing. It starts no harness.",
 			Args: cobra.NoArgs,
 			RunE: func(*cobra.Command, []string) error {
 				return runRewind(env.Ctx, env, f)
@@ -39,8 +42,8 @@ func init() {
 		fl.StringVar(&f.session, "session", "", "the session whose checkpoints to list or rewind (default: the latest with checkpoints)")
 		fl.IntVar(&f.to, "to", 0, "restore to checkpoint `N` (the N column of the list)")
 		fl.BoolVar(&f.code, "code", false, "restore the files (with --to)")
-		fl.BoolVar(&f.conversation, "conversation", false, "rewind the conversation (not supported yet)")
-		fl.BoolVar(&f.both, "both", false, "files and conversation (not supported yet)")
+		fl.BoolVar(&f.conversation, "conversation", false, "take the session's conversation back to before checkpoint N's prompt (with --to)")
+		fl.BoolVar(&f.both, "both", false, "the files, then the conversation (with --to)")
 		fl.BoolVar(&f.dryRun, "dry-run", false, "print what --to would do and change nothing")
 		fl.BoolVar(&f.force, "force", false, "also overwrite paths changed since the agent's last checkpoint")
 		return cmd
@@ -58,17 +61,14 @@ func runRewind(ctx context.Context, env *Env, f rewindFlags) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if f.conversation || f.both {
-		return UsageError(errors.New("rewind: --conversation and --both are not supported yet (issue 39: the session log has no rewind record); --code restores the files"))
-	}
 	if f.to < 0 {
 		return UsageError(fmt.Errorf("rewind: --to %d: want a checkpoint number from the list", f.to))
 	}
-	if f.to == 0 && (f.code || f.force || f.dryRun) {
-		return UsageError(errors.New("rewind: --code, --force and --dry-run need --to N (run `harness rewind` for the list)"))
+	if f.to == 0 && (f.code || f.conversation || f.both || f.force || f.dryRun) {
+		return UsageError(errors.New("rewind: --code, --conversation, --both, --force and --dry-run need --to N (run `harness rewind` for the list)"))
 	}
-	if f.to > 0 && !f.code {
-		return UsageError(errors.New("rewind: --to needs --code (restore the files; --conversation is not supported yet)"))
+	if n := btoi(f.code) + btoi(f.conversation) + btoi(f.both); f.to > 0 && n != 1 {
+		return UsageError(errors.New("rewind: --to needs one of --code (the files), --conversation or --both"))
 	}
 	wd, err := env.workDir()
 	if err != nil {
@@ -207,6 +207,16 @@ func rewindTo(ctx context.Context, env *Env, store *checkpoints.Store, list []*c
 	if f.session != "" && f.session != to.Meta.Session {
 		return UsageError(fmt.Errorf("rewind: checkpoint %d belongs to session %s, not %s", f.to, to.Meta.Session, f.session))
 	}
+	files, conv := f.code || f.both, f.conversation || f.both
+	if conv && to.Meta.Turn <= 0 {
+		return Failure(fmt.Errorf("rewind: checkpoint %d does not say which turn it came before (a turn-end checkpoint, or one an older harness took): --code restores the files", to.ID))
+	}
+	if f.dryRun && conv {
+		fmt.Fprintf(env.Stdout, "conversation of session %s: back to before turn %d (%q)\n", to.Meta.Session, to.Meta.Turn, excerpt(to.Meta.Prompt, 60))
+		if !files {
+			return nil
+		}
+	}
 	if f.dryRun {
 		// Compared with the session's latest checkpoint: the state the
 		// agent left.
@@ -237,15 +247,25 @@ func rewindTo(ctx context.Context, env *Env, store *checkpoints.Store, list []*c
 		}
 		return nil
 	}
-	done, err := store.Rewind(ctx, to, f.force)
-	switch {
-	case errors.Is(err, checkpoints.ErrRefused):
-		return Failure(fmt.Errorf("rewind: %s", strings.Replace(err.Error(), "force overwrites", "--force overwrites", 1)))
-	case errors.Is(err, checkpoints.ErrNotRecorded):
-		fmt.Fprintf(env.Stderr, "warning: %v\n", err)
-	case err != nil:
-		return Failure(err)
+	if files {
+		done, err := store.Rewind(ctx, to, f.force)
+		switch {
+		case errors.Is(err, checkpoints.ErrRefused):
+			return Failure(fmt.Errorf("rewind: %s", strings.Replace(err.Error(), "force overwrites", "--force overwrites", 1)))
+		case errors.Is(err, checkpoints.ErrNotRecorded):
+			fmt.Fprintf(env.Stderr, "warning: %v\n", err)
+		case err != nil:
+			return Failure(err)
+		}
+		fmt.Fprintf(env.Stdout, "restored %s to checkpoint %d: %d path(s) changed\n", store.Workspace(), to.ID, len(done))
 	}
-	fmt.Fprintf(env.Stdout, "restored %s to checkpoint %d: %d path(s) changed\n", store.Workspace(), to.ID, len(done))
+	if conv {
+		svc := sessions.New(sessions.NewJSONL(sessions.JSONLDir(sessions.DefaultStateDir(env.LookupEnv))))
+		if err := agent.RewindStored(ctx, svc, to.Meta.Session, to.Meta.Turn); err != nil {
+			return Failure(fmt.Errorf("rewind: the conversation of session %s: %w", to.Meta.Session, err))
+		}
+		fmt.Fprintf(env.Stdout, "the conversation of session %s is back to before turn %d (%q); `harness run --session %s PROMPT` goes on from there\n",
+			to.Meta.Session, to.Meta.Turn, excerpt(to.Meta.Prompt, 60), to.Meta.Session)
+	}
 	return nil
 }

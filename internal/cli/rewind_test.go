@@ -73,9 +73,9 @@ func TestRewindCommand(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--to", "1", "--conversation"}, "not supported yet"},
-		{[]string{"--both"}, "not supported yet"},
-		{[]string{"--to", "1"}, "--to needs --code"},
+		{[]string{"--both"}, "need --to N"},
+		{[]string{"--to", "1"}, "--to needs one of --code"},
+		{[]string{"--to", "1", "--code", "--both"}, "--to needs one of --code"},
 		{[]string{"--code"}, "need --to N"},
 		{[]string{"--to", "9", "--code"}, "no such checkpoint"},
 		{[]string{"--to", "1", "--code", "--session", "s2"}, "belongs to session s1"},

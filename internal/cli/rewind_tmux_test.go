@@ -3,6 +3,7 @@ package cli_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dshgo/harness/services/llm/llmtest"
@@ -12,7 +13,8 @@ import (
 // turns change a.txt; /rewind lists both prompt checkpoints; /rewind N of
 // the first shows the paths it would restore with a diff from now back to
 // then, and changes nothing; /rewind N code restores the files as they
-// were before the first prompt.
+// were before the first prompt; /rewind N conversation takes the
+// conversation back to before the second prompt.
 func TestTUIInTmuxRewindListsPreviewsAndRestores(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -25,6 +27,7 @@ func TestTUIInTmuxRewindListsPreviewsAndRestores(t *testing.T) {
 		text("First change done."),
 		toolCall("c2", "write", `{"file_path":"b.txt","content":"new\n"}`),
 		text("Second change done."),
+		text("Redone after the rewind."),
 	})
 	s := startHarnessTUI(t, repo, srv.URL, "  - name: commands\n  - name: checkpoint\n", 110, 40)
 	s.keys(true, "first change")
@@ -54,6 +57,23 @@ func TestTUIInTmuxRewindListsPreviewsAndRestores(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(repo, "b.txt")); err == nil {
 		t.Fatalf("b.txt survived /rewind 1 code:\n%s", scr)
+	}
+	// The conversation back to before the second prompt (checkpoint 3):
+	// the transcript is drawn again without it, the prompt waits in the
+	// editor, and Enter sends it to a model that no longer sees the
+	// second turn.
+	s.keys(true, "/rewind 3 conversation")
+	s.keys(false, "Enter")
+	scr = s.waitFor("The conversation is back to before the prompt", "the prompt is in the editor")
+	if strings.Contains(scr, "Second change done.") {
+		t.Fatalf("the rewound turn is still on the screen:\n%s", scr)
+	}
+	s.keys(false, "Enter")
+	s.waitFor("Redone after the rewind.")
+	reqs := srv.Requests()
+	last := string(reqs[len(reqs)-1].Body)
+	if !strings.Contains(last, "First change done.") || strings.Contains(last, "Second change done.") || strings.Count(last, "second change") != 1 {
+		t.Fatalf("the request after the conversation rewind:\n%s", last)
 	}
 	s.quit()
 }

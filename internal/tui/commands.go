@@ -82,7 +82,7 @@ func (m *Model) runCommand(name, args string) tea.Cmd {
 	}
 	return func() tea.Msg {
 		rep, err := c.Run(context.Background(), inv)
-		return commandMsg{text: rep.Text, prompt: rep.Prompt, err: err}
+		return commandMsg{text: rep.Text, prompt: rep.Prompt, rewound: rep.Rewound, draft: rep.Draft, err: err}
 	}
 }
 
@@ -92,6 +92,18 @@ func (m *Model) info(md string) {
 }
 
 func (m *Model) onCommandDone(msg commandMsg) tea.Cmd {
+	if msg.rewound && m.ss != nil {
+		// The transcript shows the conversation as it is now; the
+		// command's note comes after it.
+		m.tr.items = nil
+		m.cards = map[string]*toolCard{}
+		m.replay(m.ss.History())
+		m.scroll = 0
+	}
+	if msg.draft != "" && m.input.Value() == "" {
+		m.input.SetValue(msg.draft)
+		m.updateCompletion()
+	}
 	if msg.err != nil {
 		m.tr.add(&item{kind: kindError, text: msg.err.Error(), done: true})
 		return nil

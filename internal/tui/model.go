@@ -57,6 +57,8 @@ type (
 	tickMsg    time.Time
 	commandMsg struct {
 		text, prompt string
+		rewound      bool   // the session's conversation changed: render it again
+		draft        string // put in the editor
 		err          error
 	}
 )

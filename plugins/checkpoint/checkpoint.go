@@ -87,7 +87,7 @@ func apply(c *core.Context, cfg Config) error {
 	}
 	t := NewTaker(sessions.DefaultStateDir(nil), cfg.Limits(), c.Logger())
 	if err := core.On(c, lifecycle.UserPromptSubmit, func(ctx context.Context, p lifecycle.Prompt, next core.Next[lifecycle.Prompt, lifecycle.Decision]) (lifecycle.Decision, error) {
-		t.Take(ctx, p.Session.Cwd, checkpoints.Meta{Session: p.Session.ID, Prompt: p.Prompt, Reason: ReasonPrompt})
+		t.Take(ctx, p.Session.Cwd, checkpoints.Meta{Session: p.Session.ID, Prompt: p.Prompt, Turn: p.Turn, Reason: ReasonPrompt})
 		return next(ctx, p)
 	}); err != nil {
 		return err
@@ -99,8 +99,8 @@ func apply(c *core.Context, cfg Config) error {
 			Summary: "restore the files to before your last prompt (checkpoint)", Run: t.undo}); err != nil {
 			return err
 		}
-		if err := reg.Register(c, commands.Command{Name: "rewind", Args: "[N [code [force]]]",
-			Summary: "list this session's checkpoints, preview one with diffs, restore its files", Run: t.rewind}); err != nil {
+		if err := reg.Register(c, commands.Command{Name: "rewind", Args: "[N [code|conversation|both [force]]]",
+			Summary: "list this session's checkpoints, preview one with diffs, restore its files or the conversation", Run: t.rewind}); err != nil {
 			return err
 		}
 	}

@@ -21,17 +21,18 @@ import (
 // it would restore, with a diff of each text file from now back to then)
 // and restores one: the terminal UI's and chat's way to `harness rewind`.
 //
-//	/rewind               the list, newest first
-//	/rewind N             what restoring checkpoint N would do, with diffs
-//	/rewind N code        restore the files (refused paths stay; force overwrites)
-//	/rewind N code force
+//	/rewind                      the list, newest first
+//	/rewind N                    what restoring checkpoint N would do, with diffs
+//	/rewind N code [force]       restore the files (refused paths stay; force overwrites)
+//	/rewind N conversation       take the conversation back to before N's prompt
+//	/rewind N both [force]       the files, then the conversation
 
 const (
 	maxListed      = 20      // checkpoints /rewind lists
 	maxDiffFiles   = 8       // files a preview shows a diff of
 	maxDiffLines   = 60      // lines of one file's diff
 	maxDiffBytes   = 1 << 20 // a larger file is listed without a diff
-	rewindArgsHelp = "/rewind, /rewind N, /rewind N code [force]"
+	rewindArgsHelp = "/rewind, /rewind N, /rewind N code|conversation|both [force]"
 )
 
 // rewind is the /rewind command.
@@ -43,7 +44,8 @@ func (t *Taker) rewind(ctx context.Context, inv commands.Invocation) (commands.R
 	var n int
 	if len(args) > 0 {
 		v, err := strconv.Atoi(args[0])
-		if err != nil || v <= 0 || len(args) > 3 || (len(args) >= 2 && args[1] != "code") || (len(args) == 3 && args[2] != "force") {
+		if err != nil || v <= 0 || len(args) > 3 || (len(args) >= 2 && args[1] != "code" && args[1] != "conversation" && args[1] != "both") ||
+			(len(args) == 3 && (args[2] != "force" || args[1] == "conversation")) {
 			return commands.Reply{}, fmt.Errorf("/rewind %s: want %s", inv.Args, rewindArgsHelp)
 		}
 		n = v
@@ -77,20 +79,51 @@ func (t *Taker) rewind(ctx context.Context, inv commands.Invocation) (commands.R
 		text, err := t.preview(ctx, s, to, checkpoints.Latest(list, id, ""))
 		return commands.Reply{Text: text}, err
 	}
-	done, err := s.Rewind(ctx, to, len(args) == 3)
-	var refused *checkpoints.RefusedError
-	switch {
-	case errors.As(err, &refused):
-		return commands.Reply{Text: fmt.Sprintf("**Nothing was restored**: %d path(s) changed since the agent's last checkpoint, by someone else: `%s`. `/rewind %d code force` overwrites them.",
-			len(refused.Paths), strings.Join(refused.Paths, "`, `"), n)}, nil
-	case err != nil && !errors.Is(err, checkpoints.ErrNotRecorded):
-		return commands.Reply{}, err
+	what, force := args[1], len(args) == 3
+	var conv conversationRewinder
+	if what != "code" {
+		var ok bool
+		if conv, ok = inv.Session.(conversationRewinder); !ok {
+			return commands.Reply{}, fmt.Errorf("/rewind %d %s: this front end's session cannot rewind its conversation; /rewind %d code restores the files", n, what, n)
+		}
+		if to.Meta.Turn <= 0 {
+			return commands.Reply{}, fmt.Errorf("/rewind %d %s: checkpoint %d does not say which turn it came before (an older harness took it); /rewind %d code restores the files", n, what, n, n)
+		}
 	}
-	if len(done) == 0 {
-		return commands.Reply{Text: fmt.Sprintf("nothing to restore: the files match checkpoint %d", n)}, nil
+	var text []string
+	if what != "conversation" {
+		done, err := s.Rewind(ctx, to, force)
+		var refused *checkpoints.RefusedError
+		switch {
+		case errors.As(err, &refused):
+			return commands.Reply{Text: fmt.Sprintf("**Nothing was restored**: %d path(s) changed since the agent's last checkpoint, by someone else: `%s`. `/rewind %d %s force` overwrites them.",
+				len(refused.Paths), strings.Join(refused.Paths, "`, `"), n, what)}, nil
+		case err != nil && !errors.Is(err, checkpoints.ErrNotRecorded):
+			return commands.Reply{}, err
+		case len(done) == 0:
+			text = append(text, fmt.Sprintf("the files already match checkpoint %d", n))
+		default:
+			text = append(text, fmt.Sprintf("restored %d path(s) to checkpoint %d (before the prompt %q): `%s`.",
+				len(done), n, excerpt(to.Meta.Prompt, 60), strings.Join(done, "`, `")))
+		}
 	}
-	return commands.Reply{Text: fmt.Sprintf("restored %d path(s) to checkpoint %d (before the prompt %q): `%s`. The conversation is unchanged.",
-		len(done), n, excerpt(to.Meta.Prompt, 60), strings.Join(done, "`, `"))}, nil
+	if what == "code" {
+		return commands.Reply{Text: strings.Join(append(text, "The conversation is unchanged."), " ")}, nil
+	}
+	if err := conv.RewindConversation(ctx, to.Meta.Turn); err != nil {
+		return commands.Reply{Text: strings.Join(text, " ")}, fmt.Errorf("/rewind %d %s: the conversation: %w", n, what, err)
+	}
+	text = append(text, fmt.Sprintf("The conversation is back to before the prompt %q (turn %d); the prompt is in the editor.", excerpt(to.Meta.Prompt, 60), to.Meta.Turn))
+	if what == "conversation" {
+		text = append(text, "The files are unchanged.")
+	}
+	return commands.Reply{Text: strings.Join(text, " "), Rewound: true, Draft: to.Meta.Prompt}, nil
+}
+
+// conversationRewinder is a session that can take its conversation back
+// (an *agent.Session).
+type conversationRewinder interface {
+	RewindConversation(ctx context.Context, turn int) error
 }
 
 // workspaceOf is the directory the session's checkpoints are of: the one
@@ -130,7 +163,7 @@ func listText(list []*checkpoints.Checkpoint, session string) string {
 	if rows == 0 {
 		return "no checkpoint of this session yet: nothing to rewind"
 	}
-	b.WriteString("\n`/rewind N` shows what restoring N would do; `/rewind N code` restores the files. The conversation is not rewound.")
+	b.WriteString("\n`/rewind N` shows what restoring N would do; `/rewind N code` restores the files, `/rewind N conversation` takes the conversation back to before that prompt, `/rewind N both` does both.")
 	return b.String()
 }
 
@@ -183,7 +216,7 @@ func (t *Taker) preview(ctx context.Context, s *checkpoints.Store, to, since *ch
 			}
 		}
 	}
-	fmt.Fprintf(&b, "\n`/rewind %d code` restores them; the conversation is not rewound.", to.ID)
+	fmt.Fprintf(&b, "\n`/rewind %d code` restores them; `/rewind %d both` also takes the conversation back to before that prompt.", to.ID, to.ID)
 	return b.String(), nil
 }
 

@@ -65,8 +65,8 @@ func TestRewindCommandRefusesForcesAndChecksItsArguments(t *testing.T) {
 	if _, err := fresh.rewind(ctx, commands.Invocation{Args: "1", Session: session{"s2", ws}}); err == nil || !strings.Contains(err.Error(), "no checkpoint 1 of this session") {
 		t.Fatalf("another session's checkpoint: %v", err)
 	}
-	for _, bad := range []string{"x", "0", "1 files", "1 code now", "1 code force more"} {
-		if _, err := inv(bad); err == nil || !strings.Contains(err.Error(), "/rewind N code [force]") {
+	for _, bad := range []string{"x", "0", "1 files", "1 code now", "1 code force more", "1 conversation force"} {
+		if _, err := inv(bad); err == nil || !strings.Contains(err.Error(), "/rewind N code|conversation|both [force]") {
 			t.Errorf("/rewind %s: %v", bad, err)
 		}
 	}

@@ -92,6 +92,7 @@ func (ss *Session) compact(ctx context.Context, trigger, instructions string, fo
 	// A turn is never running concurrently (Run and Compact exclude each
 	// other), so the history is still hist.
 	ss.history = view
+	clear(ss.turnStart)  // the turns before are summarized: no rewind reaches them
 	ss.lastSnapshot = "" // the snapshot may have been summarized: send it again
 	turn := ss.turn
 	ss.mu.Unlock()

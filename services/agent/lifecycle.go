@@ -32,8 +32,8 @@ func (ss *Session) sessionStart(ctx context.Context, source string) ([]sourced, 
 
 // promptSubmit fires UserPromptSubmit: a block or a failed listener
 // rejects the prompt (fail closed).
-func (ss *Session) promptSubmit(ctx context.Context, prompt string) (blocked bool, reason string, added []sourced) {
-	d, err := lifecycle.UserPromptSubmit.Run(ctx, ss.svc.c.To(ss.scope.ID()), lifecycle.Prompt{Session: ss.lifecycleSession(), Prompt: prompt}, lifecycle.Pass[lifecycle.Prompt])
+func (ss *Session) promptSubmit(ctx context.Context, prompt string, turn int) (blocked bool, reason string, added []sourced) {
+	d, err := lifecycle.UserPromptSubmit.Run(ctx, ss.svc.c.To(ss.scope.ID()), lifecycle.Prompt{Session: ss.lifecycleSession(), Prompt: prompt, Turn: turn}, lifecycle.Pass[lifecycle.Prompt])
 	if err != nil {
 		return true, err.Error(), nil
 	}

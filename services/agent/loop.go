@@ -80,6 +80,7 @@ func (ss *Session) runTurn(ctx context.Context, prompt string, resume bool) (*Re
 		ss.drop()
 		ss.mu.Lock()
 		ss.history = ss.history[:before.history]
+		delete(ss.turnStart, t.n)
 		ss.pending, ss.lastSnapshot, ss.turn = before.pending, before.snapshot, t.n-1
 		ss.interrupted = before.interrupted
 		ss.mu.Unlock()
@@ -175,7 +176,7 @@ func (t *turn) begin(ctx context.Context, prompt string) error {
 		}
 		return nil
 	}
-	blocked, reason, added := ss.promptSubmit(ctx, prompt)
+	blocked, reason, added := ss.promptSubmit(ctx, prompt, t.n)
 	if blocked {
 		if reason == "" {
 			reason = "a UserPromptSubmit hook rejected it"

@@ -217,10 +217,13 @@ func (op *opening) abort() {
 // last runtime-context snapshot, turn count, usage total, the budget's
 // spend (every usage record, estimated ones included) and states.
 func (ss *Session) replay(recs []Record) {
-	ss.history = Replay(recs)
+	ss.history, ss.turnStart = replayView(recs)
 	ss.interrupted = interruptedResults(recs)
 	for _, r := range recs {
 		ss.replayPrefix(r)
+		if r.Type == RecordRewind {
+			ss.lastSnapshot = "" // the snapshot may have been cut away: send it again
+		}
 		if r.Type == RecordUser && r.Source == SourceRuntimeContext && r.Message != nil {
 			ss.lastSnapshot = r.Message.Content
 		}

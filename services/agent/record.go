@@ -31,6 +31,7 @@ const (
 	RecordError      = "error"             // a model call that failed: code and failure text (no message)
 	RecordState      = "state"             // a plugin's keyed session state (key, state), e.g. the todo list; the last value of a key wins
 	RecordPrefix     = "prefix"            // the request prefix the session replays: system prompt, its sections and the tool list; the last one wins
+	RecordRewind     = "rewind"            // the conversation goes back to before user turn Turn (its prompt and all after it leave the history; the records stay in the log)
 )
 
 // Record is one record of a session log, stored through the sessions
@@ -205,8 +206,21 @@ func ReadJournal(path string) ([]Record, error) {
 // valid request. A compaction record replaces the conversation so far by
 // its summary followed by the last Kept messages: the compacted view the
 // session had, exactly (the earlier records stay in the log).
+//
+// A rewind record takes the conversation back to before the prompt of
+// its turn: that prompt and everything after it leave the history (the
+// records stay in the log). A rewind to a turn that is not in the view
+// (before a compaction, or unknown) changes nothing.
 func Replay(recs []Record) []llm.Message {
+	out, _ := replayView(recs)
+	return out
+}
+
+// replayView is Replay with, per user turn still in the view, the index of
+// its prompt in the result (what a rewind cuts at).
+func replayView(recs []Record) ([]llm.Message, map[int]int) {
 	var out []llm.Message
+	starts := map[int]int{}
 	pending := map[string]bool{}
 	var open []llm.ToolCall
 	flush := func() {
@@ -222,6 +236,15 @@ func Replay(recs []Record) []llm.Message {
 			flush()
 			kept := out[len(out)-min(max(r.Kept, 0), len(out)):]
 			out = append([]llm.Message{*r.Message}, kept...)
+			clear(starts) // the turns before are summarized: no rewind reaches them
+			continue
+		}
+		if r.Type == RecordRewind {
+			if i, ok := starts[r.Turn]; ok {
+				flush()
+				out = cutView(out, i, starts)
+				open, pending = nil, map[string]bool{}
+			}
 			continue
 		}
 		if r.Message == nil {
@@ -234,6 +257,11 @@ func Replay(recs []Record) []llm.Message {
 		default:
 			flush()
 		}
+		if r.Type == RecordUser && r.Source == "" && r.Turn > 0 {
+			if _, seen := starts[r.Turn]; !seen {
+				starts[r.Turn] = len(out)
+			}
+		}
 		out = append(out, m)
 		if m.Role == llm.RoleAssistant {
 			open = slices.Clone(m.ToolCalls)
@@ -243,7 +271,18 @@ func Replay(recs []Record) []llm.Message {
 		}
 	}
 	flush()
-	return out
+	return out, starts
+}
+
+// cutView cuts the view at index i (a turn's prompt) and forgets the turns
+// that started there or later.
+func cutView(view []llm.Message, i int, starts map[int]int) []llm.Message {
+	for t, at := range starts {
+		if at >= i {
+			delete(starts, t)
+		}
+	}
+	return view[:i]
 }
 
 // interruptedResults are the results Replay makes up (abortedResultText)
@@ -253,6 +292,10 @@ func interruptedResults(recs []Record) []llm.Message {
 	var open []llm.ToolCall
 	pending := map[string]bool{}
 	for _, r := range recs {
+		if r.Type == RecordRewind {
+			open, pending = nil, map[string]bool{} // a rewind ends what was open, or cuts it away
+			continue
+		}
 		if r.Message == nil {
 			continue
 		}

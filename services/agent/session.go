@@ -126,6 +126,9 @@ type Session struct {
 
 	mu      sync.Mutex
 	history []llm.Message
+	// turnStart is, per user turn in the history, the index of its prompt
+	// (what RewindConversation cuts at); compaction clears it.
+	turnStart map[int]int
 	// interrupted are the made-up results (see Replay) of the tool calls
 	// the stored log left without one; in history already, stored by the
 	// next turn (Continue) so that the log says what the model was given.
@@ -353,6 +356,14 @@ func (ss *Session) takeInbox() []sourced {
 func (ss *Session) append(rec Record) error {
 	if rec.Message != nil {
 		ss.mu.Lock()
+		if rec.Type == RecordUser && rec.Source == "" && rec.Turn > 0 {
+			if ss.turnStart == nil {
+				ss.turnStart = map[int]int{}
+			}
+			if _, seen := ss.turnStart[rec.Turn]; !seen {
+				ss.turnStart[rec.Turn] = len(ss.history)
+			}
+		}
 		ss.history = append(ss.history, *rec.Message)
 		ss.mu.Unlock()
 	}

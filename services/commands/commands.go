@@ -52,6 +52,13 @@ type Reply struct {
 	// Prompt, when not empty, is sent to the agent as the user's next turn
 	// (a command that expands to a prompt).
 	Prompt string
+	// Rewound says the command changed the session's conversation (a
+	// rewind): a front end that shows it renders it again from the
+	// session's history.
+	Rewound bool
+	// Draft, when not empty, is put in the front end's editor, not sent
+	// (the prompt a rewind took back, to edit and send again).
+	Draft string
 }
 
 // nameRE is the command name syntax.

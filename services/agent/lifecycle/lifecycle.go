@@ -54,6 +54,9 @@ type Prompt struct {
 	Session Session
 	// Prompt is the user's text, before it reaches the model.
 	Prompt string
+	// Turn is the 1-based number of the user turn the prompt starts (as the
+	// session log numbers turns; 0 when unknown).
+	Turn int
 }
 
 // End is the payload of [SessionEnd].
