@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dshgo/harness/services/llm/llmtest"
 )
@@ -62,7 +63,13 @@ func TestTUIInTmuxRewindListsPreviewsAndRestores(t *testing.T) {
 	// the transcript is drawn again without it, the prompt waits in the
 	// editor, and Enter sends it to a model that no longer sees the
 	// second turn.
-	s.keys(true, "/rewind 3 conversation")
+	// Esc twice in an empty editor is the rewind key: the list, and
+	// "/rewind " in the editor for the number.
+	s.keys(false, "Escape")
+	time.Sleep(150 * time.Millisecond)
+	s.keys(false, "Escape")
+	s.waitFor("│ /rewind", "paths to restore")
+	s.keys(true, "3 conversation")
 	s.keys(false, "Enter")
 	scr = s.waitFor("The conversation is back to before the prompt", "the prompt is in the editor")
 	if strings.Contains(scr, "Second change done.") {

@@ -91,6 +91,7 @@ type Model struct {
 	picker   *picker
 	scroll   int
 	quitAt   time.Time // Ctrl+C was pressed once at this time
+	escAt    time.Time // Esc was pressed once, with nothing to interrupt or close, at this time
 	quitting bool
 	answerer *answerer
 
@@ -321,6 +322,9 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.ctrlC()
 	}
 	m.quitAt = time.Time{}
+	if k.String() != "esc" {
+		m.escAt = time.Time{}
+	}
 	switch {
 	case m.modal != nil:
 		return m.approvalKey(k)
@@ -337,6 +341,8 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		case m.turn != nil:
 			m.turn.cancel()
 			m.tr.add(&item{kind: kindNotice, text: "interrupting…", done: true})
+		default:
+			return m.escAgain()
 		}
 		return nil
 	case "enter":
@@ -398,6 +404,28 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 	m.input, cmd = m.input.Update(k)
 	m.updateCompletion()
 	return cmd
+}
+
+// escAgain is Esc with nothing to interrupt or close: a second one within
+// a second, in an empty editor, is Claude Code's rewind key. It lists the
+// session's checkpoints (/rewind, when the checkpoint row registered it)
+// and leaves "/rewind " in the editor for the number to go back to.
+func (m *Model) escAgain() tea.Cmd {
+	if m.input.Value() != "" {
+		m.escAt = time.Time{}
+		return nil
+	}
+	if m.escAt.IsZero() || time.Since(m.escAt) > time.Second {
+		m.escAt = time.Now()
+		return nil
+	}
+	m.escAt = time.Time{}
+	if c, ok := m.cmds.Lookup("rewind"); !ok || c.Run == nil {
+		m.tr.add(&item{kind: kindNotice, text: "no checkpoints to rewind to: the checkpoint row is not mounted", done: true})
+		return nil
+	}
+	m.input.SetValue("/rewind ")
+	return m.runCommand("rewind", "")
 }
 
 // killBeforeCursor is Ctrl+U: it deletes the whole input before the cursor,
