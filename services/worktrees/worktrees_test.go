@@ -230,7 +230,11 @@ func TestPruneRemovesCleanWorktreesAndReportsTheDirtyOnesKept(t *testing.T) {
 	}
 	var got []string
 	for _, p := range res {
-		got = append(got, p.Worktree.Name+":"+map[bool]string{true: "removed", false: "kept"}[p.Removed])
+		state := "kept"
+		if p.Removed {
+			state = "removed"
+		}
+		got = append(got, p.Worktree.Name+":"+state)
 		if p.Worktree.Name == "dirty" && !errors.Is(p.Err, worktrees.ErrDirty) {
 			t.Fatalf("dirty kept with %v, want ErrDirty", p.Err)
 		}
