@@ -94,7 +94,7 @@ func (m *Manager) parent(r repo) string {
 }
 
 // Create makes worktree name of the repository that holds repoDir: a new
-// branch harness/NAME at the current HEAD commit, checked out in the
+// branch harness/NAME at repoDir's HEAD commit, checked out in the
 // manager's directory. An empty name is generated (adjective-noun). A
 // name whose directory or branch exists is refused (ErrExists); the
 // repository must have a commit.
@@ -120,9 +120,9 @@ func (m *Manager) Create(ctx context.Context, repoDir, name string) (*Worktree, 
 	} else if taken(name) {
 		return nil, fmt.Errorf("worktree %q of %s: %w (branch %s%s or directory %s); pick another name, or `harness worktree prune`", name, r.top, ErrExists, BranchPrefix, name, filepath.Join(parent, name))
 	}
-	base, err := git(ctx, r.top, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	base, err := git(ctx, repoDir, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
 	if err != nil {
-		return nil, fmt.Errorf("%s: the repository has no commit to branch from", r.top)
+		return nil, fmt.Errorf("%s: the repository has no commit to branch from", repoDir)
 	}
 	if err := m.makeParent(parent); err != nil {
 		return nil, err
