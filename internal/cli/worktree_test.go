@@ -87,3 +87,24 @@ func TestRunWorktreeOutsideARepositoryOrWithABadNameIsAUsageError(t *testing.T) 
 		t.Fatalf("a bad name: exit %d, %q", code, stderr)
 	}
 }
+
+// chat --worktree makes the worktree before the boot and, when the chat
+// ends (here at once: the manifest has no agent row), prints its summary
+// and removes it, clean.
+func TestChatWorktreeIsSummarizedAndRemovedWhenTheChatEnds(t *testing.T) {
+	t.Parallel()
+	repo, _ := worktreeRepo(t)
+	state := t.TempDir()
+	vars := map[string]string{"XDG_STATE_HOME": state}
+	_, stderr, code := runWithEnv(t, repo, vars, "chat", "--plain", "--worktree", "talk")
+	for _, want := range []string{"harness: worktree talk: branch harness/talk at ", "the agent plugin is not active",
+		"harness: worktree talk: branch harness/talk (base ", "0 commits, 0 changed files",
+		"harness: worktree talk removed (clean, no commits); branch harness/talk deleted"} {
+		if code != 2 || !strings.Contains(stderr, want) {
+			t.Fatalf("chat --worktree: exit %d, stderr lacks %q:\n%s", code, want, stderr)
+		}
+	}
+	if list, err := worktrees.New(filepath.Join(state, "harness", "worktrees")).List(context.Background(), repo); err != nil || len(list) != 0 {
+		t.Fatalf("worktrees after the chat: %v, %v", list, err)
+	}
+}
