@@ -13,8 +13,9 @@ import (
 // the branch has the commit, the summary names the file, the clean
 // worktree is removed and its branch kept. The same sandboxed commands
 // cannot write the main repository's .git/config or .git/hooks (what git
-// on the host would execute): the writes fail, the files are as they
-// were, and the host's next git status runs nothing.
+// on the host would execute), nor can the write tool write .git/config or
+// the worktree's commondir: the writes fail, the files are as they were,
+// and the host's next git status runs nothing.
 func TestRunInAWorktreeCommitsOnItsBranchAndCannotReachMainGitConfig(t *testing.T) {
 	t.Parallel()
 	needTools(t, "go", "git", "bwrap")
@@ -51,6 +52,9 @@ func TestRunInAWorktreeCommitsOnItsBranchAndCannotReachMainGitConfig(t *testing.
 		edit("c2", "calc.go", "return a - b", "return a + b"),
 		bash("c3", "go test ./... && git commit -qam 'calc: Add adds' && git log --format=%s -1", "test and commit"),
 		bash("c4", attack, "try the main repository's git files"),
+		call("c5", "write", map[string]any{"file_path": filepath.Join(gitDir, "config"), "content": "[core]\n\tfsmonitor = touch " + ran + "\n"}),
+		read("c6r", filepath.Join(gitDir, "worktrees", "fix", "commondir")),
+		call("c6", "write", map[string]any{"file_path": filepath.Join(gitDir, "worktrees", "fix", "commondir"), "content": "../../../evil\n"}),
 		answer("Fixed and committed on harness/fix."),
 	)
 	o.mustSucceed(t, "Fixed and committed on harness/fix.")
@@ -64,6 +68,15 @@ func TestRunInAWorktreeCommitsOnItsBranchAndCannotReachMainGitConfig(t *testing.
 	for _, want := range []string{"config=1", "hook=1", "mainref=1", "commondir=1", "dotgit=1", "gitconfig=" /* any failure */} {
 		if !strings.Contains(r, want) || strings.Contains(r, "gitconfig=0") {
 			t.Fatalf("writing the main repository's git files from the sandbox: want each to fail (%s):\n%s", want, r)
+		}
+	}
+	for _, id := range []string{"c5", "c6"} {
+		r := o.toolResult(t, id)
+		if strings.Contains(r, "without reading it first") {
+			t.Fatalf("the write tool (%s) refused for another reason than containment:\n%s", id, r)
+		}
+		if !strings.HasPrefix(r, "Error:") || !strings.Contains(r, "was not run") {
+			t.Fatalf("the write tool on the main repository's git files (%s): want a refusal:\n%s", id, r)
 		}
 	}
 
