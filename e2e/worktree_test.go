@@ -118,3 +118,39 @@ func TestRunInAWorktreeCommitsOnItsBranchAndCannotReachMainGitConfig(t *testing.
 		t.Fatal("the host's git status ran a command the sandbox planted")
 	}
 }
+
+// Started in a subdirectory, the run works in the same subdirectory of its
+// worktree and may write (and commit) the whole worktree, while the
+// worktree's git pointers stay read-only: the sandbox finds the worktree's
+// .git file from the worktree root, not only from the session's directory.
+func TestRunInAWorktreeFromASubdirectoryKeepsTheGitPointersReadOnly(t *testing.T) {
+	t.Parallel()
+	needTools(t, "git", "bwrap")
+	p := newProject(t, map[string]string{"README": "top\n", "pkg/x.txt": "x\n"})
+	hostGit := append(p.env(), "GIT_CONFIG_NOSYSTEM=1")
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-qm", "initial"}} {
+		if out, err := inDir(t, p.dir, hostGit, "git", args...); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	p.args = []string{"--cwd", "pkg", "--worktree", "sub"}
+	o := p.run("Update the README.",
+		bash("c1", "pwd; echo changed > ../README; echo readme=$?; "+
+			"echo ../../../evil > \"$(git rev-parse --absolute-git-dir)/commondir\"; echo commondir=$?; "+
+			"git add -A && git commit -qm 'README: changed'; echo commit=$?", "edit and commit"),
+		answer("Done."),
+	)
+	o.mustSucceed(t, "Done.")
+	r := o.toolResult(t, "c1")
+	for _, want := range []string{"/sub/pkg\n", "readme=0", "commondir=1", "commit=0"} {
+		if !strings.Contains(r, want) {
+			t.Fatalf("in the worktree's pkg/: want %q in:\n%s", want, r)
+		}
+	}
+	if out, _ := inDir(t, p.dir, hostGit, "git", "log", "--format=%s", "-1", "harness/sub"); strings.TrimSpace(out) != "README: changed" {
+		t.Fatalf("harness/sub's last commit: %q\nstderr: %s", out, o.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(p.dir, "README")); string(b) != "top\n" {
+		t.Fatalf("the main tree's README: %q", b)
+	}
+}

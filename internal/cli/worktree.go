@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -66,9 +67,11 @@ type runWorktree struct {
 
 // startWorktree makes the worktree name (worktreeAuto: a generated name)
 // of the repository that holds the run's working directory, and points
-// the run at it: f.cwd is the worktree, and the sandbox's writable roots
-// gain the parts of the repository's git directory that committing there
-// writes (worktrees.Worktree.GitWritable), nothing git executes.
+// the run at it: f.cwd is the worktree (its subdirectory matching the one
+// the run was started in, when there is one), and the sandbox's writable
+// roots gain the worktree and the parts of the repository's git directory
+// that committing there writes (worktrees.Worktree.Writable), nothing
+// git executes.
 func startWorktree(env *Env, f *agentFlags, name string) (*runWorktree, error) {
 	if name == worktreeAuto {
 		name = ""
@@ -95,7 +98,16 @@ func startWorktree(env *Env, f *agentFlags, name string) (*runWorktree, error) {
 	}
 	fmt.Fprintf(env.Stderr, "harness: worktree %s: branch %s at %s, in %s\n", w.Name, w.Branch, short(w.Base), w.Dir)
 	f.cwd = w.Dir
-	f.boot = append(f.boot, withWritableRoots(w.GitWritable()))
+	// Started in a subdirectory: the same one of the worktree, when it
+	// is there (tracked).
+	if sub, err := worktrees.Subdir(env.Ctx, repo); err == nil && sub != "." {
+		if st, err := os.Stat(filepath.Join(w.Dir, sub)); err == nil && st.IsDir() {
+			f.cwd = filepath.Join(w.Dir, sub)
+		}
+	}
+	// The worktree itself is among them: the session may start in a
+	// subdirectory.
+	f.boot = append(f.boot, withWritableRoots(w.Writable()))
 	return &runWorktree{m: m, w: w}, nil
 }
 
@@ -135,7 +147,7 @@ func (rw *runWorktree) checkRoots(env *Env, host *agentHost) {
 	if !p.Enabled() || p.Mode != subprocess.SandboxWorkspaceWrite {
 		return
 	}
-	for _, r := range rw.w.GitWritable() {
+	for _, r := range rw.w.Writable() {
 		if !slices.Contains(p.WritableRoots, r) {
 			fmt.Fprintf(env.Stderr, "harness: warning: the sandbox's writableRoots lack %s (the subprocess row's sandbox block is not a plain mapping): git commit in the worktree will fail in the sandbox\n", r)
 			return

@@ -9,7 +9,7 @@
 //	│   ├── refs/heads/harness/ ◄┤   └── brave-otter/  ← a generated name
 //	│   ├── logs/refs/heads/harness/ ◄┤
 //	│   └── worktrees/fix/  ◄─┘  (what git add and commit in the worktree write:
-//	└── …                         Worktree.GitWritable)
+//	└── …                         Worktree.Writable)
 //
 // Create runs `git worktree add -b harness/NAME DIR HEAD` (git on the host,
 // unsandboxed: the harness acts, not the agent). Summary says what the

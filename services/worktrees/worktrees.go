@@ -53,13 +53,18 @@ type Worktree struct {
 	Created time.Time `json:"created"`
 }
 
-// GitWritable are the directories of the repository's git directory that
-// git add and git commit in the worktree write: its own git directory
-// (index, HEAD, logs), the object store, and the directories of the
-// harness/* branches' refs and reflogs. Nothing git executes is among
-// them: not config, hooks, info, or the other worktrees' directories.
-func (w *Worktree) GitWritable() []string {
+// Writable are the directories a sandbox confined to the worktree must
+// write, as its writable roots: the worktree itself, and in the
+// repository's git directory what git add and git commit there write —
+// the worktree's own git directory (index, HEAD, logs), the object store,
+// and the directories of the harness/* branches' refs and reflogs.
+// Nothing git executes is among them: not config, hooks, info, the other
+// worktrees' directories. The worktree comes first and must stay among
+// the roots: from it the sandbox finds the worktree's .git file, and so
+// protects its git directory's commondir, config and hooks.
+func (w *Worktree) Writable() []string {
 	return []string{
+		w.Dir,
 		w.GitDir,
 		filepath.Join(w.CommonDir, "objects"),
 		filepath.Join(w.CommonDir, "refs", "heads", "harness"),
@@ -281,4 +286,16 @@ func (m *Manager) Prune(ctx context.Context, repoDir string) ([]Pruned, error) {
 		out = append(out, Pruned{Worktree: w, Removed: err == nil, BranchKept: kept, Err: err})
 	}
 	return out, nil
+}
+
+// Subdir returns where dir lies in its working tree (git rev-parse
+// --show-prefix: "" at the top, else a relative path such as "cmd/app"),
+// so a task started in a subdirectory can start in the same one of its
+// worktree.
+func Subdir(ctx context.Context, dir string) (string, error) {
+	out, err := git(ctx, dir, "rev-parse", "--show-prefix")
+	if err != nil {
+		return "", err
+	}
+	return filepath.Clean("./" + strings.TrimSpace(out)), nil
 }

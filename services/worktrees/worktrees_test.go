@@ -84,6 +84,12 @@ func TestCreateMakesABranchAtHEADInTheManagersDirectory(t *testing.T) {
 	if w.GitDir != filepath.Join(repo, ".git", "worktrees", "fix") {
 		t.Fatalf("GitDir %s", w.GitDir)
 	}
+	git := filepath.Join(repo, ".git")
+	want := []string{w.Dir, filepath.Join(git, "worktrees", "fix"), filepath.Join(git, "objects"),
+		filepath.Join(git, "refs", "heads", "harness"), filepath.Join(git, "logs", "refs", "heads", "harness")}
+	if got := w.Writable(); !slices.Equal(got, want) {
+		t.Fatalf("Writable %q, want %q (never .git itself, its config or hooks)", got, want)
+	}
 	list, err := m.List(context.Background(), repo)
 	if err != nil || len(list) != 1 || list[0].Name != "fix" || list[0].Base != head {
 		t.Fatalf("List: %+v, %v", list, err)
