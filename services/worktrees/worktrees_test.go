@@ -305,3 +305,53 @@ func TestInRepoDirectoryIsGitIgnored(t *testing.T) {
 		t.Fatalf("the main tree lists the worktrees directory: %q", st)
 	}
 }
+
+func TestConfigRefusesARelativeDirOutsideTheRepository(t *testing.T) {
+	for dir, ok := range map[string]bool{".harness/worktrees": true, "": true, "/abs/wt": true, "..": false, "../wt": false, ".": false} {
+		c := worktrees.Config{Dir: dir}
+		if err := c.Validate(); (err == nil) != ok || err != nil && !strings.Contains(err.Error(), "dir") {
+			t.Errorf("Validate(dir %q) = %v, want ok %v", dir, err, ok)
+		}
+	}
+}
+
+// BenchmarkSummarize: one summary of a worktree with a commit, a modified
+// and an untracked file (five git processes).
+func BenchmarkSummarize(b *testing.B) {
+	repo := benchRepo(b)
+	w, err := worktrees.New(b.TempDir()).Create(context.Background(), repo, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.Dir, "new.txt"), []byte("x\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if _, err := worktrees.Summarize(context.Background(), w); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchRepo(b *testing.B) string {
+	b.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		b.Skip("git is not installed")
+	}
+	dir := filepath.Join(b.TempDir(), "repo")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "README"), []byte("hello\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=B", "-c", "user.email=b@example.com", "commit", "-qm", "initial"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	return dir
+}
