@@ -61,10 +61,14 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 // GitError is a git command that failed: its arguments, directory and
 // message (git's stderr).
 type GitError struct {
+	// Args are git's arguments after -C Dir.
 	Args []string
-	Dir  string
-	Msg  string
-	Err  error
+	// Dir is the directory git ran in.
+	Dir string
+	// Msg is git's stderr (at most 64 KiB), trimmed.
+	Msg string
+	// Err is the exec error (an *exec.ExitError for a non-zero exit).
+	Err error
 }
 
 func (e *GitError) Error() string {

@@ -38,7 +38,9 @@ func (c Change) State() string {
 
 // Commit is one commit since the base.
 type Commit struct {
-	Hash    string `json:"hash"`
+	// Hash is the abbreviated commit hash.
+	Hash string `json:"hash"`
+	// Subject is the first line of the message.
 	Subject string `json:"subject"`
 }
 
@@ -170,8 +172,10 @@ func (s *Summary) readUnmerged(ctx context.Context) error {
 // Overlap is a file that two live worktrees of one repository both
 // change.
 type Overlap struct {
+	// File is the path both change, relative to the worktrees.
 	File string
-	A, B string // the worktrees' names
+	// A and B are the worktrees' names.
+	A, B string
 }
 
 // String is the warning: `worktrees "a" and "b" both change FILE`.
