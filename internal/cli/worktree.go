@@ -73,9 +73,13 @@ type runWorktree struct {
 // that committing there writes (worktrees.Worktree.Writable), nothing
 // git executes.
 func startWorktree(env *Env, f *agentFlags, name string) (*runWorktree, error) {
-	if name == worktreeAuto {
+	switch {
+	case name == "":
+		return nil, UsageError(errors.New("--worktree: give a NAME (branch harness/NAME), or auto for a generated one"))
+	case name == worktreeAuto:
 		name = ""
-	} else if err := worktrees.ValidateName(name); err != nil {
+	}
+	if err := worktrees.ValidateName(name); name != "" && err != nil {
 		return nil, UsageError(fmt.Errorf("--worktree: %w", err))
 	}
 	m, err := worktreeManager(env)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -85,6 +86,15 @@ func TestRunWorktreeOutsideARepositoryOrWithABadNameIsAUsageError(t *testing.T) 
 	}
 	if _, stderr, code := runWithEnv(t, repo, vars, "run", "--worktree", "a/b", "hi"); code != 2 || !strings.Contains(stderr, `worktree name "a/b"`) {
 		t.Fatalf("a bad name: exit %d, %q", code, stderr)
+	}
+	if _, stderr, code := runWithEnv(t, repo, vars, "run", "--worktree", "", "hi"); code != 2 || !strings.Contains(stderr, "or auto for a generated one") {
+		t.Fatalf("an empty name: exit %d, %q", code, stderr)
+	}
+	// auto: a generated adjective-noun name; the run fails at the boot
+	// (no agent row), and the clean worktree is removed.
+	_, stderr, code := runWithEnv(t, repo, vars, "run", "--worktree", "auto", "hi")
+	if code != 2 || !regexp.MustCompile(`harness: worktree [a-z]+-[a-z]+ removed \(clean, no commits\); branch harness/[a-z]+-[a-z]+ deleted`).MatchString(stderr) {
+		t.Fatalf("--worktree auto: exit %d, %q", code, stderr)
 	}
 }
 
