@@ -260,4 +260,5 @@ var configComments = map[string]string{
 	"github.com/dshgo/harness/services/tokenmeter.Prices.Output":                     "Output is the price of a completion token (reasoning included).",
 	"github.com/dshgo/harness/services/tools.Config.MaxParallel":                     "MaxParallel bounds how many tool bodies of one model step may run at once (the Scheduler's default limit). 1 runs them serially.",
 	"github.com/dshgo/harness/services/workspaces.Config.StateDir":                   "StateDir holds workspaces.json. Empty: $XDG_STATE_HOME/harness, else ~/.local/state/harness (the sessions store's default).",
+	"github.com/dshgo/harness/services/worktrees.Config.Dir":                         "Dir is where worktrees are made. Empty: the harness state directory ($XDG_STATE_HOME/harness/worktrees/<repo>-<id>/NAME). A relative path is inside the repository's main working tree, e.g. .harness/worktrees (then .harness/worktrees/NAME, git-ignored).",
 }

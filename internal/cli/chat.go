@@ -27,6 +27,7 @@ func init() {
 	Register(func(env *Env) *cobra.Command {
 		var f agentFlags
 		var plain bool
+		var worktree string
 		cmd := &cobra.Command{
 			Use:   "chat [flags]",
 			Short: "Talk to the agent interactively in one session",
@@ -47,6 +48,13 @@ func init() {
 				if err != nil {
 					return UsageError(err)
 				}
+				if cmd.Flags().Changed("worktree") {
+					wt, err := startWorktree(env, &f, worktree)
+					if err != nil {
+						return err
+					}
+					defer wt.finish(env.Ctx, env.Stderr)
+				}
 				if startsTUI(env, plain) {
 					return runTUI(env, &f, opts)
 				}
@@ -65,6 +73,7 @@ func init() {
 		}
 		fl := cmd.Flags()
 		f.register(fl, "maximum model calls per turn (default: agent maxSteps, 50)")
+		fl.StringVar(&worktree, "worktree", "", "chat in a new git worktree `NAME` (branch harness/NAME; auto: a generated name), confined to it; summarized on exit and removed when clean")
 		fl.BoolVar(&plain, "plain", false, "line mode even on a terminal (no full-screen UI)")
 		registerCompletions(env, cmd)
 		return signalStops(cmd)

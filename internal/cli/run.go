@@ -19,10 +19,11 @@ import (
 func init() {
 	Register(func(env *Env) *cobra.Command {
 		var (
-			f      agentFlags
-			output string
-			strict bool
-			budget agent.Budget
+			f        agentFlags
+			output   string
+			strict   bool
+			worktree string
+			budget   agent.Budget
 		)
 		cmd := &cobra.Command{
 			Use:   "run [flags] PROMPT",
@@ -58,12 +59,24 @@ func init() {
 				if opts.Budget, err = budgetFlags(budget); err != nil {
 					return UsageError(err)
 				}
+				var wt *runWorktree
+				if cmd.Flags().Changed("worktree") {
+					if wt, err = startWorktree(env, &f, worktree); err != nil {
+						return err
+					}
+				}
 				p := newPrinter(output, env.Stdout, env.Stderr)
 				f.p = p
 				host, err := bootAgent(env, &f)
 				if err != nil {
 					p.close()
+					if wt != nil {
+						wt.finish(env.Ctx, env.Stderr)
+					}
 					return err
+				}
+				if wt != nil {
+					wt.checkRoots(env, host)
 				}
 				// A headless run offers the model every server's tools from its
 				// first step, as Claude Code's -p does: wait for the connects.
@@ -76,6 +89,9 @@ func init() {
 					runErr = Failure(fmt.Errorf("stopping: %w", serr))
 				}
 				p.final(res)
+				if wt != nil {
+					wt.finish(env.Ctx, env.Stderr)
+				}
 				if runErr == nil && res != nil && res.Reason == reasonPlan {
 					p.plan(res.Text)
 					return &ExitError{Code: ExitPlan, Err: fmt.Errorf("the plan above awaits your approval (no one could answer in this run); "+
@@ -102,6 +118,7 @@ func init() {
 		_ = cmd.RegisterFlagCompletionFunc("output", outputCompletion)
 		fl.Float64Var(&budget.MaxCostUSD, "max-cost", 0, "stop before a model call that would bring the session's cost over `USD` (needs the route's prices; exit 4)")
 		fl.Int64Var(&budget.MaxTokens, "max-tokens", 0, "stop before a model call that would bring the session's prompt+completion tokens over `N` (exit 4)")
+		fl.StringVar(&worktree, "worktree", "", "run in a new git worktree `NAME` (branch harness/NAME; auto: a generated name), confined to it; summarized at the end and removed when clean")
 		fl.BoolVar(&strict, "strict", false, "exit 3 when a permission decision refused any tool call (the json result lists them in permissionDenials)")
 		return cmd
 	})

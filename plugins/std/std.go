@@ -44,6 +44,7 @@ import (
 	"github.com/dshgo/harness/services/tokenmeter"
 	"github.com/dshgo/harness/services/tools"
 	"github.com/dshgo/harness/services/workspaces"
+	"github.com/dshgo/harness/services/worktrees"
 )
 
 // Plugins returns the built-in plugins. Keep one plugin per line.
@@ -63,6 +64,7 @@ func Plugins() []core.Plugin {
 		tooltodo.Plugin,
 		planmode.Plugin,
 		checkpoint.Plugin,
+		worktrees.Plugin,
 		spill.Plugin,
 		spillpolicy.Plugin,
 		tokenmeter.Plugin,

@@ -106,6 +106,41 @@ func TestProtectedGitDirectories(t *testing.T) {
 	}
 }
 
+// TestIsProtectedAgreesWithTheSandboxForALinkedWorktree: a workspace that
+// is a linked worktree, whose git directory (in another repository's
+// .git) is a writable root of its own, as harness run --worktree makes
+// it: the in-process check (file tools) protects that git directory's
+// commondir, config and hooks as the sandbox does for commands, though
+// they lie outside the workspace; its index and HEAD stay writable.
+func TestIsProtectedAgreesWithTheSandboxForALinkedWorktree(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", "")
+	wt, main := evalTemp(t), evalTemp(t)
+	gd := filepath.Join(main, ".git/worktrees/wt")
+	write(t, filepath.Join(wt, ".git"), "gitdir: "+gd+"\n")
+	write(t, filepath.Join(gd, "HEAD"), "ref: refs/heads/harness/wt\n")
+	write(t, filepath.Join(gd, "commondir"), "../..\n")
+	roots := []string{wt, gd, filepath.Join(main, ".git/objects")}
+	sandboxed := protectedIn(Request{Policy: Policy{Mode: ModeWorkspaceWrite, WritableRoots: roots[1:]}, Dir: wt})
+	for _, rel := range []string{"commondir", "config", "config.worktree", "hooks", "info"} {
+		p := filepath.Join(gd, rel)
+		if !slices.Contains(sandboxed.Paths, p) {
+			t.Errorf("the sandbox does not protect %s", p)
+		}
+		if !IsProtected(wt, p, roots) {
+			t.Errorf("IsProtected(workspace, %s) = false; the sandbox protects it", p)
+		}
+	}
+	for _, rel := range []string{"index", "HEAD", "logs/HEAD"} {
+		if p := filepath.Join(gd, rel); slices.ContainsFunc(roots, func(r string) bool { return IsProtected(r, p, roots) }) {
+			t.Errorf("%s is protected; git commit writes it", p)
+		}
+	}
+	if IsProtected(wt, filepath.Join(main, "src/x.go"), roots) {
+		t.Error("a file outside every root is reported protected")
+	}
+}
+
 // TestIsProtectedPath: the list's entries (a directory entry covers
 // everything in it and nothing beside it), and git's indirection at any
 // depth: a .git entry, and what makes git run something inside any git

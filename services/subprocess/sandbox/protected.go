@@ -374,17 +374,18 @@ func includes(file string, depth int) []string {
 
 // IsProtected reports whether abs (absolute, clean) is protected in the
 // workspace root: [IsProtectedPath] of its path relative to root, or one
-// of what the sandbox protects there beyond the fixed list (the git-dir
+// of what the sandbox protects for root beyond the fixed list (the git-dir
 // entries of a submodule's or a linked worktree's git directory, the files
 // git's configuration includes), with roots as the writable directories.
-// It reads the repository's pointers and configuration (a few small
-// files) on each call: for file tools, not for hot paths.
+// The latter may lie outside root: a linked worktree's git directory is
+// in the main repository's .git, protected when a writable root holds it,
+// as the sandbox protects it for commands. It reads the repository's
+// pointers and configuration (a few small files) on each call: for file
+// tools, not for hot paths.
 func IsProtected(root, abs string, roots []string) bool {
 	rel, err := filepath.Rel(root, abs)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return false
-	}
-	if IsProtectedPath(filepath.ToSlash(rel)) {
+	inside := err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	if inside && IsProtectedPath(filepath.ToSlash(rel)) {
 		return true
 	}
 	paths, _ := protectedUnderRoot(root, roots)
