@@ -15,10 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/ssestream"
-
 	"github.com/dshgo/harness/services/llm"
 )
 
@@ -27,7 +23,7 @@ import (
 type Adapter struct {
 	cfg    Config
 	models []llm.Model
-	client openai.Client
+	client *transport
 	http   *http.Client
 	// sleep waits between retries; tests may shorten it.
 	sleep func(ctx context.Context, d time.Duration) error
@@ -66,32 +62,25 @@ func New(cfg Config, httpClient *http.Client) (*Adapter, error) {
 		// connections when the plugin unloads.
 		httpClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
-	opts := []option.RequestOption{
-		option.WithBaseURL(strings.TrimRight(cfg.BaseURL, "/") + "/"),
-		option.WithHTTPClient(httpClient),
-		option.WithMaxRetries(0), // retries are ours: they must stop once output was streamed
-	}
+	header := http.Header{}
 	if key != "" {
-		opts = append(opts, option.WithAPIKey(key))
-	} else {
-		// No Authorization header at all for key-less local servers.
-		opts = append(opts, option.WithAPIKey(""), option.WithHeaderDel("Authorization"))
-	}
+		header.Set("Authorization", "Bearer "+key)
+	} // none at all for key-less local servers
 	if llm.UserAgent != "" { // before cfg.Headers, which may override it
-		opts = append(opts, option.WithHeader("User-Agent", llm.UserAgent))
+		header.Set("User-Agent", llm.UserAgent)
 	}
 	for k, v := range cfg.Headers {
-		opts = append(opts, option.WithHeader(k, v))
+		header.Set(k, v)
 	}
 	return &Adapter{
 		keyErr: keyErr,
 		cfg:    cfg,
 		http:   httpClient,
 		models: cfg.models(),
-		// Not openai.NewClient: it folds OPENAI_API_KEY, OPENAI_ORG_ID,
-		// OPENAI_CUSTOM_HEADERS, ... from the environment into every request,
-		// which would hand one provider's credentials to another route.
-		client: openai.Client{Options: opts},
+		// Nothing from the environment (OPENAI_API_KEY, OPENAI_ORG_ID, …)
+		// is folded into a request: that would hand one provider's
+		// credentials to another route.
+		client: &transport{base: strings.TrimRight(cfg.BaseURL, "/") + "/", client: httpClient, header: header},
 		sleep:  sleepCtx,
 		logger: slog.New(slog.DiscardHandler),
 	}, nil
@@ -177,8 +166,7 @@ func (a *Adapter) attempt(parent context.Context, reqBody []byte, t *translator)
 	idle := newIdleTimer(time.Duration(a.cfg.Timeout), cancel)
 	defer idle.stop()
 
-	var res *http.Response
-	err := a.client.Post(ctx, "chat/completions", reqBody, &res)
+	res, err := a.client.post(ctx, "chat/completions", reqBody)
 	if err != nil {
 		return classify(parent, ctx, err)
 	}
@@ -191,18 +179,27 @@ func (a *Adapter) attempt(parent context.Context, reqBody []byte, t *translator)
 		defer res.Body.Close()
 		return a.whole(parent, ctx, res, t)
 	}
-	stream := ssestream.NewStream[wireChunk](ssestream.NewDecoder(res), nil)
-	defer stream.Close()
+	defer res.Body.Close()
+	dec := newSSEDecoder(res.Body)
 	events := 0
-	for stream.Next() {
+	var err2 error
+	for dec.next() {
+		var c wireChunk
+		done, err := chunkOf(dec.event(), &c)
+		if done || err != nil {
+			err2 = err
+			break
+		}
 		events++
-		c := stream.Current()
 		t.add(&c)
 		if t.stopped {
 			return nil
 		}
 	}
-	if err := stream.Err(); err != nil {
+	if err2 == nil {
+		err2 = dec.err
+	}
+	if err := err2; err != nil {
 		if body.over {
 			return a.tooLarge()
 		}
@@ -361,7 +358,7 @@ func (a *Adapter) whole(parent, ctx context.Context, res *http.Response, t *tran
 }
 
 func isStreamError(err error) bool {
-	var se *ssestream.StreamError
+	var se *streamError
 	return errors.As(err, &se)
 }
 

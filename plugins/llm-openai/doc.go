@@ -1,6 +1,9 @@
 // Package llmopenai is the llm-openai plugin: an [llm.Adapter] for any
 // OpenAI-compatible chat-completions endpoint (DeepSeek, OpenAI, Ollama,
-// vLLM, llama.cpp server), built on github.com/openai/openai-go/v3.
+// vLLM, llama.cpp server), over net/http: the request body and the stream's
+// chunks are this package's own types, and a small server-sent-events reader
+// (transport.go) reads the reply. openai-go's encoder is kept in the tests
+// as the reference the request bytes are compared with.
 //
 // One plugin row is one provider route. The adapter streams with
 // stream_options.include_usage and translates the server-sent events into

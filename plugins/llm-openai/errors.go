@@ -13,9 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/ssestream"
-
 	"github.com/dshgo/harness/services/llm"
 )
 
@@ -32,13 +29,13 @@ func classify(parent, ctx context.Context, err error) *llm.Error {
 	if errors.Is(context.Cause(ctx), errIdle) {
 		return &llm.Error{Code: llm.CodeNetwork, Message: errIdle.Error(), Err: err}
 	}
-	var api *openai.Error
+	var api *apiError
 	if errors.As(err, &api) {
 		return classifyHTTP(api)
 	}
-	var se *ssestream.StreamError
+	var se *streamError
 	if errors.As(err, &se) {
-		return streamError(se)
+		return fromStreamError(se)
 	}
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
@@ -65,7 +62,7 @@ func isNetwork(err error) bool {
 	return errors.As(err, &oe)
 }
 
-func classifyHTTP(api *openai.Error) *llm.Error {
+func classifyHTTP(api *apiError) *llm.Error {
 	msg := strings.TrimSpace(api.Message)
 	if msg == "" {
 		msg = http.StatusText(api.StatusCode)
@@ -109,11 +106,11 @@ func billingMessage(msg string) string {
 		" (top up or raise the quota in the provider's billing console; retrying will not help)"
 }
 
-// streamError turns an error event received mid-stream (`data:
+// fromStreamError turns an error event received mid-stream (`data:
 // {"error": {...}}`) into an *llm.Error whose message is the provider's
 // text, not the raw JSON. The provider's code, when it has one, follows in
 // brackets.
-func streamError(se *ssestream.StreamError) *llm.Error {
+func fromStreamError(se *streamError) *llm.Error {
 	var w struct {
 		Error json.RawMessage `json:"error"`
 	}
