@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -212,7 +211,7 @@ func New(opts Options, logger *slog.Logger) (*Runtime, error) {
 	// Descriptors this process inherited without close-on-exec (from its own
 	// parent) would otherwise reach every child: mark them all close-on-exec
 	// so a child sees only fds 0-2 and, when requested, the control fd 3.
-	_ = unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC)
+	markInheritedCloexec()
 	devNull, err := os.Open(os.DevNull)
 	if err != nil {
 		return nil, fmt.Errorf("subprocess-local: %w", err)
@@ -220,8 +219,8 @@ func New(opts Options, logger *slog.Logger) (*Runtime, error) {
 	if !opts.Dumpable {
 		// Same-user processes (commands outside the sandbox, hooks) must not
 		// read this process's environment or memory through /proc or ptrace.
-		if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-			logger.Warn("subprocess-local: prctl(PR_SET_DUMPABLE, 0) failed; same-user processes can read the harness environment", "err", err)
+		if err := setNotDumpable(); err != nil {
+			logger.Warn("subprocess-local: "+notDumpableCall+" failed; same-user processes can read the harness environment", "err", err)
 		}
 	}
 	r := &Runtime{log: logger, policy: opts.Env, spillCfg: opts.SpillDir, devNull: devNull,
