@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -175,7 +176,7 @@ func printSandboxReport(w io.Writer, rt *subprocess.Runtime, policy subprocess.S
 // the backend and of the in-process checker (sandbox.Describe), and who
 // runs under it. Nothing when no backend enforces it.
 func printPolicyParts(w io.Writer, policy subprocess.SandboxPolicy, backend string) {
-	if backend != sandbox.BackendBwrap && backend != sandbox.BackendLandlock {
+	if !slices.Contains(sandbox.BackendNames(), backend) {
 		return
 	}
 	fmt.Fprintf(w, "applies to: bash and its terminals, ripgrep of grep/glob (read-only), MCP stdio servers without sandbox: off, hooks with sandbox: true (%s); read, write, edit, grep, glob and the web file list (in process)\n", backend)

@@ -11,12 +11,15 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 	"gopkg.in/yaml.v3"
+
+	"github.com/dshgo/harness/services/subprocess/sandbox"
 )
 
 // ErrClosed is returned by Spawn and SpawnTerminal after Close started.
@@ -59,9 +62,10 @@ type Options struct {
 	// its mode: one without (a patch that sets only denyRead replaces the
 	// whole block) is a config error rather than a sandbox silently off.
 	Sandbox SandboxPolicy `yaml:"sandbox" json:"sandbox,omitempty"`
-	// SandboxBackend forces a backend: auto (default: bwrap, else
-	// landlock), bwrap or landlock.
-	SandboxBackend string `yaml:"sandboxBackend" json:"sandboxBackend,omitempty" jsonschema:"enum=auto,enum=bwrap,enum=landlock"`
+	// SandboxBackend forces a backend: auto (default: on Linux bwrap, else
+	// landlock; on macOS seatbelt), or one backend of the platform: bwrap
+	// or landlock (Linux), seatbelt (macOS).
+	SandboxBackend string `yaml:"sandboxBackend" json:"sandboxBackend,omitempty" jsonschema:"enum=auto,enum=bwrap,enum=landlock,enum=seatbelt"`
 	// SandboxPerCommand runs every bwrap-sandboxed command in a bwrap of
 	// its own. By default (false), commands of the same policy and
 	// workspace share one long-lived bwrap sandbox (a zygote) when the
@@ -132,10 +136,8 @@ func (o Options) Validate() error {
 	if err := o.validateSandbox(); err != nil {
 		return fmt.Errorf("sandbox.%w", err)
 	}
-	switch o.SandboxBackend {
-	case "", "auto", "bwrap", "landlock":
-	default:
-		return fmt.Errorf("sandboxBackend: must be auto, bwrap or landlock, got %q", o.SandboxBackend)
+	if b := o.SandboxBackend; b != "" && b != sandbox.BackendAuto && !slices.Contains(sandbox.BackendNames(), b) {
+		return fmt.Errorf("sandboxBackend: must be %s, got %q", sandbox.BackendChoices(), b)
 	}
 	if o.SpillDir != "" && !filepath.IsAbs(o.SpillDir) {
 		return fmt.Errorf("spillDir: must be an absolute path, got %q", o.SpillDir)
