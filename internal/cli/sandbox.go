@@ -251,7 +251,7 @@ func describeSandbox(p subprocess.SandboxPolicy, rep subprocess.SandboxReport, b
 			line += "\n  - " + strings.TrimSpace(r)
 		}
 		return line, fmt.Sprintf("the sandbox (%s) has no working backend here: every sandboxed command the agent runs fails to start; "+
-			"install bubblewrap, or set sandbox: {mode: off} in the subprocess row to run commands unsandboxed", p.Mode)
+			sandbox.FixHint()+", or set sandbox: {mode: off} in the subprocess row to run commands unsandboxed", p.Mode)
 	}
 	line = fmt.Sprintf("sandbox: %s, network %s, via %s: %s", p.Mode, p.Network, rep.Backend, rep.Enforcement)
 	for _, r := range rep.Reasons {

@@ -86,4 +86,3 @@ func cpuPerOp(b *testing.B) func() {
 		runtime.UnlockOSThread()
 	}
 }
-

@@ -139,4 +139,3 @@ func drain(fd int, out *CollectedOutput, buf []byte) {
 		}
 	}
 }
-

@@ -256,7 +256,6 @@ func pollable(f *os.File) (*os.File, error) {
 	return os.NewFile(uintptr(fd), "/dev/ptmx"), nil
 }
 
-
 func control(f *os.File, fn func(fd int)) error {
 	if f == nil {
 		return os.ErrClosed

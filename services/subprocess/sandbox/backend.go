@@ -152,6 +152,11 @@ func BackendNames() []string {
 	return names
 }
 
+// FixHint is the short advice for a machine where no backend works, as a
+// clause: "install bubblewrap" on Linux; on macOS, to run where
+// sandbox-exec works.
+func FixHint() string { return fixHint }
+
 // BackendChoices is what a backend setting may say on this platform, as
 // an error message lists it: "auto, bwrap or landlock" on Linux, "auto or
 // seatbelt" on macOS.

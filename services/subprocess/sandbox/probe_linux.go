@@ -8,3 +8,6 @@ func platformProbes() []probe {
 
 // unavailableHint is how to get a backend on Linux, for UnavailableError.
 const unavailableHint = "Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) or enable Landlock in the kernel"
+
+// fixHint is FixHint on Linux.
+const fixHint = "install bubblewrap"
