@@ -48,21 +48,13 @@ type pumpStream struct {
 	fd   int
 	out  *CollectedOutput
 	in   []byte
-	read int64    // bytes the pump itself read from fd
+	read int64    //nolint:unused // bytes the pump itself read from fd (Linux's pump)
 	file *os.File // the handed-off stream, read by a reader goroutine (kept, closed, after run)
 }
-
-// handoffBytes is how much a collected stream may deliver through the pump
-// before it is handed off to a reader goroutine: 1 MiB, 16 full pipes.
-const handoffBytes = 1 << 20
 
 // copyBuffers holds the pumps' read buffers: 64 KiB, a Linux pipe's
 // default capacity, so one read can drain a full pipe.
 var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
-
-// pollFallback is how often a pump re-checks the child's exit when no pidfd
-// is available (kernels before 5.3).
-const pollFallback = 15 * time.Millisecond
 
 // newPumpPipe makes a pipe for a pump: the parent end is a raw non-blocking
 // descriptor; the child end is a plain blocking descriptor that only crosses

@@ -9,6 +9,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// handoffBytes is how much a collected stream may deliver through the pump
+// before it is handed off to a reader goroutine: 1 MiB, 16 full pipes.
+const handoffBytes = 1 << 20
+
+// pollFallback is how often a pump re-checks the child's exit when no pidfd
+// is available (kernels before 5.3).
+const pollFallback = 15 * time.Millisecond
+
 // close closes stream i, first removing it from epfd (when >= 0). Closing
 // alone would not do: a child forked by a concurrent spawn holds a copy of
 // the descriptor until its exec, and while any copy exists epoll keeps
