@@ -7,7 +7,7 @@ import (
 
 // TestDescribeNamesSeatbeltsMechanism: for the seatbelt backend every part
 // of a policy says how Seatbelt applies it, never bwrap's or Landlock's
-// mechanism.
+// mechanism, and a proxied network is said to go through the proxy.
 func TestDescribeNamesSeatbeltsMechanism(t *testing.T) {
 	p := Policy{Mode: ModeWorkspaceWrite, DenyRead: DenyList{"~/.ssh"}, Visible: []string{"~/.ssh/pub"}, Caches: CachesOff()}
 	for _, n := range []Network{{Mode: NetworkOff}, {Mode: NetworkProxy, AllowedDomains: []string{"example.com"}}} {
@@ -20,6 +20,9 @@ func TestDescribeNamesSeatbeltsMechanism(t *testing.T) {
 			if by := part.By[0]; !strings.HasPrefix(by, "seatbelt: ") {
 				t.Errorf("network %s, %s: %q", n, part.Name, by)
 			}
+		}
+		if net := parts[4].By[0]; strings.Contains(net, "proxy") != n.Proxied() {
+			t.Errorf("network %s: %q", n, net)
 		}
 	}
 }
