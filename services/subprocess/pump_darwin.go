@@ -140,6 +140,13 @@ func watchExit(pid int) (*exitWatch, error) {
 		}
 		return nil, err
 	}
+	if zombie(pid) {
+		// Exited before the registration: no NOTE_EXIT will come.
+		_ = unix.Close(kq)
+		close(w.exited)
+		w.kq = -1
+		return w, nil
+	}
 	w.done.Add(1)
 	go func() {
 		defer w.done.Done()
@@ -178,3 +185,13 @@ func awaitExit(pid int) error {
 	w.stop()
 	return nil
 }
+
+// zombie reports whether pid has exited and is not reaped yet (SZOMB in
+// its kinfo_proc).
+func zombie(pid int) bool {
+	kp, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
+	return err == nil && kp.Proc.P_stat == szomb
+}
+
+// szomb is the process state of a zombie (sys/proc.h).
+const szomb = 5
