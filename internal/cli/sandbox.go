@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -175,7 +176,7 @@ func printSandboxReport(w io.Writer, rt *subprocess.Runtime, policy subprocess.S
 // the backend and of the in-process checker (sandbox.Describe), and who
 // runs under it. Nothing when no backend enforces it.
 func printPolicyParts(w io.Writer, policy subprocess.SandboxPolicy, backend string) {
-	if backend != sandbox.BackendBwrap && backend != sandbox.BackendLandlock {
+	if !slices.Contains(sandbox.BackendNames(), backend) {
 		return
 	}
 	fmt.Fprintf(w, "applies to: bash and its terminals, ripgrep of grep/glob (read-only), MCP stdio servers without sandbox: off, hooks with sandbox: true (%s); read, write, edit, grep, glob and the web file list (in process)\n", backend)
@@ -250,7 +251,7 @@ func describeSandbox(p subprocess.SandboxPolicy, rep subprocess.SandboxReport, b
 			line += "\n  - " + strings.TrimSpace(r)
 		}
 		return line, fmt.Sprintf("the sandbox (%s) has no working backend here: every sandboxed command the agent runs fails to start; "+
-			"install bubblewrap, or set sandbox: {mode: off} in the subprocess row to run commands unsandboxed", p.Mode)
+			sandbox.FixHint()+", or set sandbox: {mode: off} in the subprocess row to run commands unsandboxed", p.Mode)
 	}
 	line = fmt.Sprintf("sandbox: %s, network %s, via %s: %s", p.Mode, p.Network, rep.Backend, rep.Enforcement)
 	for _, r := range rep.Reasons {

@@ -81,7 +81,7 @@ func answererFor(setting string) tools.Answerer {
 
 // IsTerminal reports whether f is a terminal.
 func IsTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	_, err := unix.IoctlGetTermios(int(f.Fd()), ioctlGetTermios)
 	return err == nil
 }
 

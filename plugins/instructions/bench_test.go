@@ -7,9 +7,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/dshgo/harness/harnesstest"
 	"github.com/dshgo/harness/plugins/instructions"
@@ -88,12 +85,4 @@ func cpuPerOp(b *testing.B) func() {
 		}
 		runtime.UnlockOSThread()
 	}
-}
-
-func threadCPU() (time.Duration, bool) {
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
-		return 0, false
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
 }

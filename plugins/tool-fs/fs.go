@@ -84,16 +84,6 @@ func (f *FS) checkContained(cwd, op string, paths ...string) error {
 	return nil
 }
 
-// openedPath is the path the kernel opened for file (its /proc/self/fd
-// link): what a symlink swapped in after the check points at.
-func openedPath(file *os.File) string {
-	p, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", file.Fd()))
-	if err != nil {
-		return file.Name()
-	}
-	return p
-}
-
 // New returns an FS with the given caps and policy state (nil disables the policy).
 func New(caps Caps, policy *Observations) *FS {
 	return &FS{caps: caps, policy: policy}

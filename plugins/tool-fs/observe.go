@@ -21,7 +21,7 @@ func versionOf(info fs.FileInfo) Version {
 	if st, ok := info.Sys().(*syscall.Stat_t); ok {
 		v.Dev = uint64(st.Dev)
 		v.Ino = st.Ino
-		v.CtimeNs = st.Ctim.Nano()
+		v.CtimeNs = ctimeNs(st)
 	}
 	return v
 }

@@ -200,7 +200,7 @@ func (s *LocalStore) AdoptFile(ctx context.Context, req SaveRequest, path string
 	name := hex.EncodeToString(random[:]) + "-" + boundedSegment(req.SuggestedName)
 	dst := filepath.Join(dir, name)
 	size := st.Size
-	err = unix.Renameat2(unix.AT_FDCWD, path, dirFD, name, unix.RENAME_NOREPLACE)
+	err = renameNoReplace(path, dirFD, name)
 	switch {
 	case err == nil:
 		// The name now in the directory must be the file opened above.
@@ -212,7 +212,7 @@ func (s *LocalStore) AdoptFile(ctx context.Context, req SaveRequest, path string
 		if err := unix.Fchmod(int(src.Fd()), uint32(FileMode)); err != nil {
 			return Ref{}, fmt.Errorf("spill-local: adopt %s: %w", path, err)
 		}
-	case errors.Is(err, unix.EXDEV) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EINVAL):
+	case renameNeedsCopy(err):
 		fd, err := unix.Openat(dirFD, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(FileMode))
 		if err != nil {
 			return Ref{}, fmt.Errorf("spill-local: create %s: %w", dst, err)

@@ -270,7 +270,7 @@ func (l *launch) joinCgroup() error {
 		return err
 	}
 	l.cg, l.cgFD = rng, fd
-	l.cmd.SysProcAttr.UseCgroupFD, l.cmd.SysProcAttr.CgroupFD = true, fd
+	startInCgroup(l.cmd.SysProcAttr, fd)
 	return nil
 }
 
@@ -362,7 +362,7 @@ func newPipe(readParent bool) (parent, child *os.File, err error) {
 }
 
 func socketpair() (net.Conn, *os.File, error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fds, err := socketpairCloexec()
 	if err != nil {
 		return nil, nil, err
 	}

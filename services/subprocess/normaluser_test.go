@@ -126,7 +126,7 @@ func TestKillMatrixAsNormalUser(t *testing.T) {
 			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + home, expectIsolationEnv + "=" + want}
 			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
 			if cgroupFD != nil {
-				cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(cgroupFD.Fd())
+				startInCgroup(cmd.SysProcAttr, int(cgroupFD.Fd()))
 			}
 			out, err := cmd.CombinedOutput()
 			t.Logf("as %s (uid %d):\n%s", normalUser, uid, out)

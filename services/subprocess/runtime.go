@@ -9,15 +9,17 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 	"gopkg.in/yaml.v3"
+
+	"github.com/dshgo/harness/services/subprocess/sandbox"
 )
 
 // ErrClosed is returned by Spawn and SpawnTerminal after Close started.
@@ -60,9 +62,10 @@ type Options struct {
 	// its mode: one without (a patch that sets only denyRead replaces the
 	// whole block) is a config error rather than a sandbox silently off.
 	Sandbox SandboxPolicy `yaml:"sandbox" json:"sandbox,omitempty"`
-	// SandboxBackend forces a backend: auto (default: bwrap, else
-	// landlock), bwrap or landlock.
-	SandboxBackend string `yaml:"sandboxBackend" json:"sandboxBackend,omitempty" jsonschema:"enum=auto,enum=bwrap,enum=landlock"`
+	// SandboxBackend forces a backend: auto (default: on Linux bwrap, else
+	// landlock; on macOS seatbelt), or one backend of the platform: bwrap
+	// or landlock (Linux), seatbelt (macOS).
+	SandboxBackend string `yaml:"sandboxBackend" json:"sandboxBackend,omitempty" jsonschema:"enum=auto,enum=bwrap,enum=landlock,enum=seatbelt"`
 	// SandboxPerCommand runs every bwrap-sandboxed command in a bwrap of
 	// its own. By default (false), commands of the same policy and
 	// workspace share one long-lived bwrap sandbox (a zygote) when the
@@ -133,10 +136,8 @@ func (o Options) Validate() error {
 	if err := o.validateSandbox(); err != nil {
 		return fmt.Errorf("sandbox.%w", err)
 	}
-	switch o.SandboxBackend {
-	case "", "auto", "bwrap", "landlock":
-	default:
-		return fmt.Errorf("sandboxBackend: must be auto, bwrap or landlock, got %q", o.SandboxBackend)
+	if b := o.SandboxBackend; b != "" && b != sandbox.BackendAuto && !slices.Contains(sandbox.BackendNames(), b) {
+		return fmt.Errorf("sandboxBackend: must be %s, got %q", sandbox.BackendChoices(), b)
 	}
 	if o.SpillDir != "" && !filepath.IsAbs(o.SpillDir) {
 		return fmt.Errorf("spillDir: must be an absolute path, got %q", o.SpillDir)
@@ -212,7 +213,7 @@ func New(opts Options, logger *slog.Logger) (*Runtime, error) {
 	// Descriptors this process inherited without close-on-exec (from its own
 	// parent) would otherwise reach every child: mark them all close-on-exec
 	// so a child sees only fds 0-2 and, when requested, the control fd 3.
-	_ = unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC)
+	markInheritedCloexec()
 	devNull, err := os.Open(os.DevNull)
 	if err != nil {
 		return nil, fmt.Errorf("subprocess-local: %w", err)
@@ -220,8 +221,8 @@ func New(opts Options, logger *slog.Logger) (*Runtime, error) {
 	if !opts.Dumpable {
 		// Same-user processes (commands outside the sandbox, hooks) must not
 		// read this process's environment or memory through /proc or ptrace.
-		if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-			logger.Warn("subprocess-local: prctl(PR_SET_DUMPABLE, 0) failed; same-user processes can read the harness environment", "err", err)
+		if err := setNotDumpable(); err != nil {
+			logger.Warn("subprocess-local: "+notDumpableCall+" failed; same-user processes can read the harness environment", "err", err)
 		}
 	}
 	r := &Runtime{log: logger, policy: opts.Env, spillCfg: opts.SpillDir, devNull: devNull,

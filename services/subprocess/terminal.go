@@ -172,7 +172,7 @@ func (r *Runtime) SpawnTerminal(spec TerminalSpec) (*Terminal, error) {
 			t.hooks.remove()
 			return nil, err
 		}
-		attrs.UseCgroupFD, attrs.CgroupFD = true, cgFD
+		startInCgroup(attrs, cgFD)
 	}
 	if err := r.trackTerminal(t); err != nil {
 		cgRange.release()
@@ -254,16 +254,6 @@ func pollable(f *os.File) (*os.File, error) {
 		return nil, err
 	}
 	return os.NewFile(uintptr(fd), "/dev/ptmx"), nil
-}
-
-func ptsName(master *os.File) (string, error) {
-	var n uint32
-	var ierr error
-	err := control(master, func(fd int) { n, ierr = unix.IoctlGetUint32(fd, unix.TIOCGPTN) })
-	if err == nil {
-		err = ierr
-	}
-	return "/dev/pts/" + strconv.FormatUint(uint64(n), 10), err
 }
 
 func control(f *os.File, fn func(fd int)) error {

@@ -321,7 +321,8 @@ func TestStaleCgroupSwept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(fd.Fd())}
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	startInCgroup(cmd.SysProcAttr, int(fd.Fd()))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -68,7 +68,7 @@ const watchdogName = "harness-subprocess-watchdog"
 // dir, or (dir empty) for announced process groups and sessions.
 func startWatchdog(dir string, log *slog.Logger) (*watchdog, error) {
 	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+	if err := pipeCloexec(&p); err != nil {
 		return nil, fmt.Errorf("subprocess: watchdog pipe: %w", err)
 	}
 	r := os.NewFile(uintptr(p[0]), "watchdog")

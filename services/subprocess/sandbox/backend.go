@@ -88,7 +88,7 @@ func (c Command) Launch(start func() error) error {
 // Backend enforces policies on spawns. Implementations are safe for
 // concurrent use.
 type Backend interface {
-	// Name is "bwrap" or "landlock".
+	// Name is "bwrap", "landlock" or "seatbelt".
 	Name() string
 	// Check reports what the backend enforces for p, without spawning.
 	Check(p Policy) Report
@@ -102,12 +102,20 @@ const (
 	BackendAuto     = "auto"
 	BackendBwrap    = "bwrap"
 	BackendLandlock = "landlock"
+	BackendSeatbelt = "seatbelt"
 )
 
-// Probe picks the first working backend: prefer is "auto" (or empty:
-// bwrap, then landlock), "bwrap" or "landlock" (that backend only). It
-// returns nil and the failure of every backend tried when none works.
-// A probe of bwrap runs it once (a few milliseconds).
+// probe is one backend's probe, under the backend's name.
+type probe struct {
+	name string
+	run  func(context.Context) (Backend, error)
+}
+
+// Probe picks the first working backend of this platform: prefer is
+// "auto" (or empty: every backend of the platform in order; Linux: bwrap,
+// then landlock; macOS: seatbelt) or one backend's name (that backend
+// only). It returns nil and the failure of every backend tried when none
+// works. A probe of bwrap runs it once (a few milliseconds).
 func Probe(prefer string) (Backend, []error) {
 	return ProbeContext(context.Background(), prefer)
 }
@@ -115,26 +123,52 @@ func Probe(prefer string) (Backend, []error) {
 // ProbeContext is Probe with a context: when ctx ends, a bwrap probe still
 // running is killed and bwrap counts as not working.
 func ProbeContext(ctx context.Context, prefer string) (Backend, []error) {
-	var order []func(context.Context) (Backend, error)
-	switch prefer {
-	case "", BackendAuto:
-		order = []func(context.Context) (Backend, error){probeBwrap, probeLandlock}
-	case BackendBwrap:
-		order = []func(context.Context) (Backend, error){probeBwrap}
-	case BackendLandlock:
-		order = []func(context.Context) (Backend, error){probeLandlock}
-	default:
-		return nil, []error{fmt.Errorf("sandbox backend %q: must be auto, bwrap or landlock", prefer)}
+	order := platformProbes()
+	if prefer != "" && prefer != BackendAuto {
+		i := slices.IndexFunc(order, func(p probe) bool { return p.name == prefer })
+		if i < 0 {
+			return nil, []error{fmt.Errorf("sandbox backend %q: must be %s", prefer, BackendChoices())}
+		}
+		order = order[i : i+1]
 	}
 	var errs []error
 	for _, p := range order {
-		b, err := p(ctx)
+		b, err := p.run(ctx)
 		if err == nil {
 			return b, nil
 		}
 		errs = append(errs, err)
 	}
 	return nil, errs
+}
+
+// BackendNames are the backends of this platform in probe order (Linux:
+// bwrap, landlock; macOS: seatbelt).
+func BackendNames() []string {
+	var names []string
+	for _, p := range platformProbes() {
+		names = append(names, p.name)
+	}
+	return names
+}
+
+// FixHint is the short advice for a machine where no backend works, as a
+// clause: "install bubblewrap" on Linux; on macOS, to run where
+// sandbox-exec works.
+func FixHint() string { return fixHint }
+
+// BackendChoices is what a backend setting may say on this platform, as
+// an error message lists it: "auto, bwrap or landlock" on Linux, "auto or
+// seatbelt" on macOS.
+func BackendChoices() string {
+	names := append([]string{BackendAuto}, BackendNames()...)
+	last := len(names) - 1
+	return strings.Join(names[:last], ", ") + " or " + names[last]
+}
+
+// within reports whether p is dir or beneath it.
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }
 
 // home is the harness user's home directory ("" when unknown).

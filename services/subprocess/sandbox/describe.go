@@ -11,7 +11,7 @@ type Part struct {
 	// Value is the setting, one line each.
 	Value []string
 	// By says how each enforcer applies it: "bwrap: …", "landlock: …",
-	// "in process: …".
+	// "seatbelt: …", "in process: …".
 	By []string
 }
 
@@ -19,7 +19,7 @@ type Part struct {
 const inProcess = "in process (read, write, edit, grep, glob, the web file list)"
 
 // Describe renders the enabled policy p part by part, with the mechanism
-// of backend ("bwrap" or "landlock") and of the in-process [Checker]. It
+// of backend ("bwrap", "landlock" or "seatbelt") and of the in-process [Checker]. It
 // says what is not enforced as plainly as what is. A policy that is not
 // enabled has no parts.
 func Describe(p Policy, backend string) []Part {
@@ -30,7 +30,8 @@ func Describe(p Policy, backend string) []Part {
 	if len(p.Visible) > 0 {
 		parts = append(parts, Part{Name: "visible", Value: p.Visible, By: []string{
 			pick(backend, "bwrap: the denied directory is an empty tmpfs with only these bound into it",
-				"landlock: these are granted read; the other names in the denied directory stay listable"),
+				"landlock: these are granted read; the other names in the denied directory stay listable",
+				"seatbelt: these are readable (and writable inside a writable directory); of the rest of the denied directory only the directories on the way to them can be stat'ed"),
 			inProcess + ": readable; the rest of the denied directory is refused",
 		}})
 	}
@@ -40,16 +41,21 @@ func Describe(p Policy, backend string) []Part {
 				"and git's indirection: a .git file's gitdir, commondir, worktrees, submodules' git directories, included configuration"},
 			By: []string{
 				pick(backend, "bwrap: existing ones bound read-only; ones a command creates are moved aside when its process range ends",
-					"landlock: writable while the command runs; put back (or moved aside) when its process range ends"),
+					"landlock: writable while the command runs; put back (or moved aside) when its process range ends",
+					"seatbelt: not writable by path, whether they exist or not (a command cannot create them); a git directory itself cannot be renamed or removed"),
 				inProcess + ": write and edit refuse them",
 			}})
 	}
 	return append(parts, describeNetwork(p, backend))
 }
 
-func pick(backend, bwrap, landlock string) string {
-	if backend == BackendLandlock {
+// pick is the text of backend: landlock's, seatbelt's, else bwrap's.
+func pick(backend, bwrap, landlock, seatbelt string) string {
+	switch backend {
+	case BackendLandlock:
 		return landlock
+	case BackendSeatbelt:
+		return seatbelt
 	}
 	return bwrap
 }
@@ -73,7 +79,8 @@ func describeWrites(p Policy, backend string) Part {
 	}
 	w.By = []string{
 		pick(backend, "bwrap: / is mounted read-only, these are bound writable, /tmp is a private tmpfs",
-			"landlock: write rules on these only; /tmp is read-only and TMPDIR is a private directory"),
+			"landlock: write rules on these only; /tmp is read-only and TMPDIR is a private directory",
+			"seatbelt: the profile's write rule names these only; /tmp is read-only and TMPDIR is a private directory"),
 		inProcess + ": not checked; write and edit outside the workspace are asked by the permission plugin (mode acceptEdits), not refused",
 	}
 	return w
@@ -86,7 +93,8 @@ func describeDeny(p Policy, backend string) Part {
 	}
 	d.By = []string{
 		pick(backend, "bwrap: each match masked by path when a command starts (an empty tmpfs or file; a symlink's target is masked); relative patterns in the workspace and writable roots only; not masked: another hard link to a denied file",
-			"landlock: read not granted on the matches; in workspace-write mode, matches inside writable directories stay readable, and denied directories stay listable"),
+			"landlock: read not granted on the matches; in workspace-write mode, matches inside writable directories stay readable, and denied directories stay listable",
+			"seatbelt: neither readable nor writable, by path, also inside writable directories; a literal path whether it exists or not, a glob by its matches when a command starts; not denied: another hard link to a denied file"),
 		inProcess + ": read, write and edit refuse them, grep, glob and the file list leave them out and count them; the path is judged as written, resolved, and by inode for a file with several hard links",
 	}
 	return d
@@ -97,6 +105,10 @@ func describeNetwork(p Policy, backend string) Part {
 	switch {
 	case p.Network.On():
 		n.By = []string{"not restricted: the host's network"}
+	case backend == BackendSeatbelt && p.Network.Proxied():
+		n.By = []string{"seatbelt: outbound connections only to the loopback port of the harness's proxy, which reaches the allowed hosts"}
+	case backend == BackendSeatbelt:
+		n.By = []string{"seatbelt: no network rule in the profile: every socket connect and bind is refused"}
 	case backend == BackendLandlock && p.Network.Proxied():
 		n.By = []string{"landlock: no proxy (it needs bwrap); restricted as with network off: TCP connect and bind blocked on ABI 4 and later, UDP and pathname unix sockets not restricted (see the reasons above)"}
 	case backend == BackendLandlock:

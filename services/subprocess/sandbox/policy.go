@@ -5,7 +5,8 @@
 // the writable roots (workspace-write), and reach the network or not. A
 // [Backend] wraps one spawn so that the kernel enforces it, and returns a
 // [Report] saying how much of the policy it enforces (full, partial with
-// reasons, or none). Two Linux backends exist, chosen by [Probe]:
+// reasons, or none). One backend per platform is chosen by [Probe]; Linux
+// has two, macOS one:
 //
 //   - bwrap (bubblewrap): mount, PID, IPC and (network off) network
 //     namespaces; / read-only, the workspace and writable roots bound
@@ -15,6 +16,10 @@
 //     that forks the child and is then discarded; the harness's other
 //     threads are never restricted. Partial: no PID namespace, no private /tmp, and
 //     the network rules of the kernel's ABI only.
+//   - seatbelt (macOS): sandbox-exec with a profile generated from the
+//     policy: writes only in the writable directories minus the protected
+//     paths, denied paths neither readable nor writable, no network or
+//     only the harness's proxy. Partial: no private PID namespace or /tmp.
 //
 // The package is used by services/subprocess (Spec.Sandbox); docs/sandbox.md
 // says exactly what is and is not contained.
@@ -155,7 +160,7 @@ const (
 
 // Report is what a backend enforces for one policy (or one spawn).
 type Report struct {
-	// Backend is "bwrap", "landlock" or "none".
+	// Backend is "bwrap", "landlock", "seatbelt" or "none".
 	Backend string `json:"backend"`
 	// Enforcement is full, partial or none.
 	Enforcement Enforcement `json:"enforcement"`
@@ -203,7 +208,7 @@ func (e *UnavailableError) Error() string {
 		b.WriteString("; ")
 		b.WriteString(c.Error())
 	}
-	b.WriteString(". Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) or enable Landlock in the kernel, " +
+	b.WriteString(". " + unavailableHint + ", " +
 		"or opt out of the sandbox with `sandbox: {mode: off}` in the subprocess row of harness.yml (commands then run with your full permissions)")
 	return b.String()
 }

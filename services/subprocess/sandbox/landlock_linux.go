@@ -199,11 +199,6 @@ func restrictThreadAndStart(fd int, flags uint32, start func() error) error {
 	return start()
 }
 
-// within reports whether p is dir or beneath it.
-func within(p, dir string) bool {
-	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
-}
-
 // appendReadTree grants read beneath dir except the denied paths: a dir
 // with no denied path beneath is one read rule; an ancestor of a denied
 // path is listable only, and each of its entries is granted in turn (files

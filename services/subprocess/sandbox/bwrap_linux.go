@@ -1,9 +1,7 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/dshgo/harness/services/subprocess/sandbox/netproxy"
 	"golang.org/x/sys/unix"
@@ -55,12 +52,6 @@ func (b *bwrap) Close() error {
 	return os.RemoveAll(b.emptyDir)
 }
 
-// probeTimeout bounds the bwrap probe run.
-const probeTimeout = 10 * time.Second
-
-// probeWaitDelay bounds the wait for the probe's stderr after bwrap exits.
-const probeWaitDelay = 200 * time.Millisecond
-
 // probeBwrap finds bwrap on PATH and runs it once with the namespaces every
 // spawn uses (mount, PID with its own /proc, network), so a kernel or
 // container that forbids them is found by the probe, not by a command.
@@ -78,28 +69,6 @@ func probeBwrap(ctx context.Context) (Backend, error) {
 		return nil, fmt.Errorf("bwrap: %s does not work here (user namespaces unavailable?): %w", path, err)
 	}
 	return &bwrap{path: path, zygotes: newZygotePool(path)}, nil
-}
-
-// runProbe runs path with args and an empty environment, for at most
-// probeTimeout and while ctx lasts, and succeeds when it exits 0. Its
-// error carries the command's stderr. Once the command has exited, its
-// stderr is read for at most probeWaitDelay more: something it left
-// behind may hold the pipe open (bwrap's sandbox init can, a while after
-// bwrap is gone; seen under load as a probe that waited out `harness
-// prompt`'s 5 s stop timeout in exec's copying goroutine), and exec's
-// ErrWaitDelay, which it then returns only after an exit 0, is success.
-func runProbe(ctx context.Context, path string, args ...string) error {
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, path, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	cmd.Env = []string{}
-	cmd.WaitDelay = probeWaitDelay
-	if err := cmd.Run(); err != nil && !errors.Is(err, exec.ErrWaitDelay) {
-		return fmt.Errorf("%v: %s", err, strings.TrimSpace(stderr.String()))
-	}
-	return nil
 }
 
 func (b *bwrap) Name() string { return BackendBwrap }
