@@ -1,0 +1,213 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/dshgo/harness/core"
+	"github.com/dshgo/harness/services/agent"
+)
+
+// Options configure [Serve].
+type Options struct {
+	// Boot boots the configured harness for the working directory dir
+	// (absolute), with the manifest discovery and defaults `harness run`
+	// has there. Required. Serve calls it once per directory, one call at
+	// a time, and stops each harness it got when it returns.
+	Boot func(ctx context.Context, dir string) (*Host, error)
+	// Version is sent to the client as the agent's version.
+	Version string
+	// Logger receives the server's diagnostics (nil: discarded).
+	Logger *slog.Logger
+}
+
+// Host is a harness booted for one working directory.
+type Host struct {
+	// Agent is its agent service; Root its root context (where the
+	// server adds its approval answerer).
+	Agent *agent.Service
+	Root  *core.Context
+	// Stop stops the harness (its processes included); bounded by ctx.
+	Stop func(ctx context.Context) error
+}
+
+// Serve runs an ACP agent on in (the client's messages, one JSON-RPC
+// message per line) and out (the agent's) until in ends or ctx ends;
+// then it cancels the running turns, waits for them, closes the sessions
+// and stops the harnesses it booted. A read of in in progress when ctx
+// ends is left to end with in.
+func Serve(ctx context.Context, in io.Reader, out io.Writer, o Options) error {
+	if ctx == nil {
+		return errors.New("acp: nil context")
+	}
+	if o.Boot == nil {
+		return errors.New("acp: Options.Boot is required")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	w := &lockedWriter{w: out}
+	pr, pw := io.Pipe()
+	sctx, cancel := context.WithCancel(ctx)
+	s := &server{o: o, ctx: sctx, hosts: map[string]*hostEntry{}, sessions: map[string]*session{}}
+	conn := sdk.NewAgentSideConnection(s, w, pr)
+	conn.SetLogger(o.Logger)
+	s.conn = conn
+	guarded := make(chan struct{})
+	go func() {
+		defer close(guarded)
+		guard(in, pw, w)
+	}()
+	select {
+	case <-conn.Done():
+	case <-ctx.Done():
+	}
+	cancel()
+	_ = pr.CloseWithError(io.EOF) // ends the SDK's reader and, at its next line, the guard
+	s.turns.Wait()
+	err := s.shutdown()
+	select {
+	case <-guarded:
+	case <-ctx.Done(): // in may never end (a terminal): do not wait for it
+	}
+	return err
+}
+
+// server is the ACP agent: its sessions and the harnesses they run in.
+type server struct {
+	o    Options
+	ctx  context.Context // ends when Serve returns
+	conn *sdk.AgentSideConnection
+
+	bootMu sync.Mutex // one Boot at a time
+
+	mu       sync.Mutex
+	terminal bool                  // the client shows terminals it did not create
+	hosts    map[string]*hostEntry // by working directory
+	sessions map[string]*session   // by session id
+	turns    sync.WaitGroup        // running prompts
+}
+
+var (
+	_ sdk.Agent       = (*server)(nil)
+	_ sdk.AgentLoader = (*server)(nil)
+)
+
+// hostEntry is a booted harness and what the server added to it.
+type hostEntry struct {
+	*Host
+	dir   string
+	fiber *core.Fiber // the server's plugin: the approval answerer and the tool-start listener
+}
+
+// host returns the harness for dir, booting it on first use.
+func (s *server) host(ctx context.Context, dir string) (*hostEntry, error) {
+	s.bootMu.Lock()
+	defer s.bootMu.Unlock()
+	s.mu.Lock()
+	h := s.hosts[dir]
+	s.mu.Unlock()
+	if h != nil {
+		return h, nil
+	}
+	booted, err := s.o.Boot(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	h = &hostEntry{Host: booted, dir: dir}
+	h.fiber = booted.Root.Plugin(s.plugin(), nil)
+	if err := h.fiber.Await(ctx); err != nil {
+		_ = s.stopHost(h)
+		return nil, fmt.Errorf("acp: adding the approval answerer: %w", err)
+	}
+	s.mu.Lock()
+	s.hosts[dir] = h
+	s.mu.Unlock()
+	return h, nil
+}
+
+// shutdown closes every session, then stops every harness.
+func (s *server) shutdown() error {
+	s.mu.Lock()
+	sessions := make([]*session, 0, len(s.sessions))
+	for _, ss := range s.sessions {
+		sessions = append(sessions, ss)
+	}
+	hosts := make([]*hostEntry, 0, len(s.hosts))
+	for _, h := range s.hosts {
+		hosts = append(hosts, h)
+	}
+	clear(s.sessions)
+	clear(s.hosts)
+	s.mu.Unlock()
+	var errs []error
+	for _, ss := range sessions {
+		if err := ss.close(); err != nil {
+			errs = append(errs, fmt.Errorf("session %s: %w", ss.id, err))
+		}
+	}
+	for _, h := range hosts {
+		if err := s.stopHost(h); err != nil {
+			errs = append(errs, fmt.Errorf("harness for %s: %w", h.dir, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// stopHost withdraws the server's plugin and stops the harness.
+func (s *server) stopHost(h *hostEntry) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var errs []error
+	if h.fiber != nil {
+		errs = append(errs, h.fiber.Dispose(ctx))
+	}
+	if h.Stop != nil {
+		errs = append(errs, h.Stop(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// workDir checks a client's working directory: absolute, an existing
+// directory.
+func workDir(dir string) (string, error) {
+	if !filepath.IsAbs(dir) {
+		return "", fmt.Errorf("cwd %q: must be an absolute path", dir)
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return "", fmt.Errorf("cwd: %w", err)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("cwd %s: not a directory", dir)
+	}
+	return filepath.Clean(dir), nil
+}
+
+// lookup returns the open session id.
+func (s *server) lookup(id sdk.SessionId) (*session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ss := s.sessions[string(id)]; ss != nil {
+		return ss, nil
+	}
+	return nil, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("session %q is not open on this connection (session/new or session/load first)", id)})
+}
+
+// contain turns a panic of a handler into an internal error, so that no
+// request can bring the server down.
+func contain(err *error, logger *slog.Logger, method string) {
+	if r := recover(); r != nil {
+		logger.Error("acp: handler panicked", "method", method, "panic", r)
+		*err = sdk.NewInternalError(map[string]any{"error": fmt.Sprintf("%s: internal error: %v", method, r)})
+	}
+}

@@ -1,0 +1,339 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/dshgo/harness/services/agent"
+	"github.com/dshgo/harness/services/sessions"
+	"github.com/dshgo/harness/services/tools"
+)
+
+// session is one ACP session: an open agent session and the mapping of
+// its events.
+type session struct {
+	id   string
+	srv  *server
+	host *hostEntry
+	ss   *agent.Session
+
+	mu      sync.Mutex // the mapper, and the order of the updates sent
+	m       *mapper
+	running context.CancelFunc // the running prompt's; nil when none
+}
+
+// invalidParams is a JSON-RPC Invalid params error saying what is wrong.
+func invalidParams(format string, args ...any) *sdk.RequestError {
+	msg := fmt.Sprintf(format, args...)
+	return &sdk.RequestError{Code: -32602, Message: "Invalid params: " + msg, Data: map[string]any{"error": msg}}
+}
+
+// internalError is a JSON-RPC Internal error saying what failed.
+func internalError(err error) *sdk.RequestError {
+	return &sdk.RequestError{Code: -32603, Message: "Internal error: " + err.Error(), Data: map[string]any{"error": err.Error()}}
+}
+
+// Initialize implements sdk.Agent: the protocol version, loadSession,
+// text and embedded-context prompts, no authentication.
+func (s *server) Initialize(_ context.Context, p sdk.InitializeRequest) (_ sdk.InitializeResponse, err error) {
+	defer contain(&err, s.o.Logger, "initialize")
+	s.mu.Lock()
+	s.terminal = p.ClientCapabilities.Meta["terminal_output"] == true
+	s.mu.Unlock()
+	version := sdk.ProtocolVersion(sdk.ProtocolVersionNumber)
+	if p.ProtocolVersion > 0 && p.ProtocolVersion < version {
+		version = p.ProtocolVersion
+	}
+	return sdk.InitializeResponse{
+		ProtocolVersion: version,
+		AgentCapabilities: sdk.AgentCapabilities{
+			LoadSession:         true,
+			PromptCapabilities:  sdk.PromptCapabilities{EmbeddedContext: true},
+			SessionCapabilities: sdk.SessionCapabilities{Close: &sdk.SessionCloseCapabilities{}},
+		},
+		AgentInfo:   &sdk.Implementation{Name: "harness", Title: sdk.Ptr("harness"), Version: s.o.Version},
+		AuthMethods: []sdk.AuthMethod{},
+	}, nil
+}
+
+// Authenticate implements sdk.Agent: there is nothing to authenticate
+// (the manifest names the model's credentials).
+func (s *server) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
+	return sdk.AuthenticateResponse{}, nil
+}
+
+// NewSession implements sdk.Agent: a new agent session in the client's
+// working directory, with that directory's configuration.
+func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (_ sdk.NewSessionResponse, err error) {
+	defer contain(&err, s.o.Logger, "session/new")
+	ss, err := s.open(ctx, p.Cwd, "", len(p.McpServers))
+	if err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(ss.id), Modes: modes(ss)}, nil
+}
+
+// LoadSession implements sdk.AgentLoader: it opens the stored session,
+// replays its conversation as session updates, then answers; the next
+// prompt continues it.
+func (s *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (_ sdk.LoadSessionResponse, err error) {
+	defer contain(&err, s.o.Logger, "session/load")
+	if !agent.ValidSessionID(string(p.SessionId)) {
+		return sdk.LoadSessionResponse{}, invalidParams("sessionId %q: not a session id", p.SessionId)
+	}
+	s.mu.Lock()
+	ss := s.sessions[string(p.SessionId)]
+	s.mu.Unlock()
+	if ss == nil {
+		if ss, err = s.open(ctx, p.Cwd, string(p.SessionId), len(p.McpServers)); err != nil {
+			return sdk.LoadSessionResponse{}, err
+		}
+	}
+	recs, err := agent.ReadSession(ctx, ss.host.Agent.Sessions(), ss.id)
+	if err != nil && !errors.Is(err, sessions.ErrNotFound) {
+		return sdk.LoadSessionResponse{}, internalError(fmt.Errorf("reading session %s: %w", ss.id, err))
+	}
+	ss.mu.Lock()
+	for _, u := range replay(recs, ss.m.terminal) {
+		ss.sendLocked(u)
+	}
+	ss.mu.Unlock()
+	return sdk.LoadSessionResponse{Modes: modes(ss)}, nil
+}
+
+// open opens an agent session (id "" for a new one) in the client's
+// working directory dir.
+func (s *server) open(ctx context.Context, dir, id string, mcpServers int) (*session, error) {
+	dir, err := workDir(dir)
+	if err != nil {
+		return nil, invalidParams("%v", err)
+	}
+	if mcpServers > 0 {
+		s.o.Logger.Warn("acp: the client's MCP servers are not used (configure them in harness.yml)", "servers", mcpServers)
+	}
+	h, err := s.host(ctx, dir)
+	if err != nil {
+		return nil, internalError(err)
+	}
+	s.mu.Lock()
+	terminal := s.terminal
+	s.mu.Unlock()
+	ss := &session{srv: s, host: h, m: newMapper(terminal)}
+	as, err := h.Agent.Open(ctx, agent.Options{ID: id, Cwd: dir, Observer: ss.observe})
+	switch {
+	case errors.Is(err, agent.ErrSessionNotFound):
+		return nil, invalidParams("session %s: no stored session with this id (%v)", id, err)
+	case errors.Is(err, agent.ErrSessionInUse):
+		return nil, invalidParams("session %s: %v", id, err)
+	case err != nil:
+		return nil, internalError(err)
+	}
+	ss.ss, ss.id = as, as.ID()
+	s.mu.Lock()
+	s.sessions[ss.id] = ss
+	s.mu.Unlock()
+	return ss, nil
+}
+
+// Prompt implements sdk.Agent: one turn of the session, its events
+// streamed as session updates; the stop reason says how it ended.
+func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (_ sdk.PromptResponse, err error) {
+	defer contain(&err, s.o.Logger, "session/prompt")
+	ss, err := s.lookup(p.SessionId)
+	if err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	text := promptText(p.Prompt)
+	if strings.TrimSpace(text) == "" {
+		return sdk.PromptResponse{}, invalidParams("prompt: no text (text, resource and resource_link blocks are read)")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(s.ctx, cancel) // Serve ends: the turn ends
+	defer stop()
+	if !ss.start(cancel) {
+		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32600, Message: "Invalid request: a prompt of this session is already running (session/cancel it first)"}
+	}
+	s.turns.Add(1)
+	defer s.turns.Done()
+	res, runErr := ss.ss.Run(ctx, text)
+	cancelled := ctx.Err() != nil
+	ss.finish(cancelled)
+	return stopReason(res, runErr, cancelled)
+}
+
+// stopReason maps the end of a turn to ACP's: a finished turn is end_turn,
+// a cancelled one cancelled, a reply cut by the output limit max_tokens,
+// the step limit max_turn_requests; a turn the budget stopped is end_turn
+// (the budget's notice was sent as message text). A failed model call or
+// session is a JSON-RPC error naming it.
+func stopReason(res *agent.Result, err error, cancelled bool) (sdk.PromptResponse, error) {
+	if cancelled || res != nil && res.Reason == "aborted" {
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+	}
+	if res == nil {
+		if err == nil {
+			err = errors.New("the turn ended without a result")
+		}
+		return sdk.PromptResponse{}, internalError(err)
+	}
+	switch res.Reason {
+	case "length":
+		return sdk.PromptResponse{StopReason: sdk.StopReasonMaxTokens}, nil
+	case "max_steps":
+		return sdk.PromptResponse{StopReason: sdk.StopReasonMaxTurnRequests}, nil
+	case "error":
+		if err == nil {
+			err = errors.New(res.Error)
+		}
+		return sdk.PromptResponse{}, internalError(err)
+	}
+	return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
+}
+
+// promptText is the prompt's text: text blocks as they are, an embedded
+// text resource as its URI and text, a resource link as its URI, in
+// order; images, audio and binary resources are left out.
+func promptText(blocks []sdk.ContentBlock) string {
+	var parts []string
+	for _, b := range blocks {
+		switch {
+		case b.Text != nil:
+			parts = append(parts, b.Text.Text)
+		case b.Resource != nil && b.Resource.Resource.TextResourceContents != nil:
+			r := b.Resource.Resource.TextResourceContents
+			parts = append(parts, fmt.Sprintf("<context uri=%q>\n%s\n</context>", r.Uri, r.Text))
+		case b.ResourceLink != nil:
+			parts = append(parts, b.ResourceLink.Uri)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// Cancel implements sdk.Agent: the session's running prompt is cancelled
+// (the SDK cancels the prompt's context; this covers a prompt between
+// its start and that context).
+func (s *server) Cancel(_ context.Context, p sdk.CancelNotification) (err error) {
+	defer contain(&err, s.o.Logger, "session/cancel")
+	ss, err := s.lookup(p.SessionId)
+	if err != nil {
+		return err
+	}
+	ss.mu.Lock()
+	cancel := ss.running
+	ss.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	return nil
+}
+
+// CloseSession implements sdk.Agent: the running prompt is cancelled and
+// the session closed (it stays stored).
+func (s *server) CloseSession(_ context.Context, p sdk.CloseSessionRequest) (_ sdk.CloseSessionResponse, err error) {
+	defer contain(&err, s.o.Logger, "session/close")
+	ss, err := s.lookup(p.SessionId)
+	if err != nil {
+		return sdk.CloseSessionResponse{}, err
+	}
+	s.mu.Lock()
+	delete(s.sessions, ss.id)
+	s.mu.Unlock()
+	if err := ss.close(); err != nil {
+		return sdk.CloseSessionResponse{}, internalError(err)
+	}
+	return sdk.CloseSessionResponse{}, nil
+}
+
+// ListSessions implements sdk.Agent: not supported (not advertised).
+func (s *server) ListSessions(context.Context, sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
+	return sdk.ListSessionsResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionList)
+}
+
+// ResumeSession implements sdk.Agent: not supported (not advertised).
+func (s *server) ResumeSession(context.Context, sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
+	return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionResume)
+}
+
+// SetSessionConfigOption implements sdk.Agent: not supported (no config
+// options are advertised).
+func (s *server) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
+	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetConfigOption)
+}
+
+// start marks a prompt running (false: one already is).
+func (ss *session) start(cancel context.CancelFunc) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.running != nil {
+		return false
+	}
+	ss.running = cancel
+	return true
+}
+
+// finish ends the running prompt: the calls it left without a result are
+// failed.
+func (ss *session) finish(cancelled bool) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	reason := "the turn ended before the call's result"
+	if cancelled {
+		reason = "cancelled"
+	}
+	for _, u := range ss.m.unfinished(reason) {
+		ss.sendLocked(u)
+	}
+	ss.running = nil
+}
+
+// observe is the agent session's observer.
+func (ss *session) observe(e agent.Event) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for _, u := range ss.m.updates(e) {
+		ss.sendLocked(u)
+	}
+}
+
+// started reports that call id's body started: an announced call still
+// pending becomes in_progress.
+func (ss *session) started(id string) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	p := ss.m.open[id]
+	if p == nil || p.Status != tools.StatusPending {
+		return
+	}
+	for _, u := range ss.m.update(&tools.Presentation{ToolCallID: id, Status: tools.StatusInProgress}) {
+		ss.sendLocked(u)
+	}
+}
+
+// sendLocked sends one update of the session (ss.mu held, so updates
+// leave in the order they were made).
+func (ss *session) sendLocked(u sdk.SessionUpdate) {
+	err := ss.srv.conn.SessionUpdate(ss.srv.ctx, sdk.SessionNotification{SessionId: sdk.SessionId(ss.id), Update: u})
+	if err != nil {
+		ss.srv.o.Logger.Debug("acp: session update not sent", "session", ss.id, "err", err)
+	}
+}
+
+// close cancels the running prompt and closes the agent session.
+func (ss *session) close() error {
+	ss.mu.Lock()
+	cancel := ss.running
+	ss.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	return ss.ss.Close(ctx)
+}
