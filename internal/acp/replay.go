@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"encoding/json"
 	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -21,60 +22,96 @@ import (
 // diff. A call the log has no result for (an interrupted turn) ends
 // failed.
 func replay(recs []agent.Record, terminal bool) []sdk.SessionUpdate {
-	m := newMapper(terminal)
+	r := replayer{m: newMapper(terminal), calls: map[string]agent.Record{}}
 	var out []sdk.SessionUpdate
-	for _, r := range recs {
-		out = append(out, replayRecord(m, r)...)
+	for _, rec := range recs {
+		out = append(out, r.record(rec)...)
 	}
-	return append(out, m.unfinished("interrupted: the session's turn ended before the call's result")...)
+	// Calls without a result: announced, then failed.
+	for _, id := range r.order {
+		if c, ok := r.calls[id]; ok {
+			p := tools.Present(nil, tools.PresentCall{ID: c.CallID, Name: c.Name, Arguments: c.Arguments})
+			out = append(out, r.m.call(&p)...)
+		}
+	}
+	return append(out, r.m.unfinished("interrupted: the session's turn ended before the call's result")...)
 }
 
-func replayRecord(m *mapper, r agent.Record) []sdk.SessionUpdate {
-	switch r.Type {
+// replayer replays one log: a call is announced at its result, with the
+// title, kind and locations its logged presentation has.
+type replayer struct {
+	m     *mapper
+	calls map[string]agent.Record // tool/call records awaiting their result, by call id
+	order []string                // their ids, in the log's order
+}
+
+func (r *replayer) record(rec agent.Record) []sdk.SessionUpdate {
+	switch rec.Type {
 	case agent.RecordUser:
-		if r.Message != nil && r.Source == "" && r.Message.Content != "" {
-			return []sdk.SessionUpdate{sdk.UpdateUserMessageText(r.Message.Content)}
+		if rec.Message != nil && rec.Source == "" && rec.Message.Content != "" {
+			return []sdk.SessionUpdate{sdk.UpdateUserMessageText(rec.Message.Content)}
 		}
 	case agent.RecordAssistant:
-		if r.Message == nil {
-			return nil
-		}
-		var out []sdk.SessionUpdate
-		if r.Message.Reasoning != "" {
-			out = append(out, sdk.UpdateAgentThoughtText(r.Message.Reasoning))
-		}
-		if strings.TrimSpace(r.Message.Content) != "" {
-			out = append(out, sdk.UpdateAgentMessageText(r.Message.Content))
-		}
-		return out
+		return assistantUpdates(rec)
 	case agent.RecordToolCall:
-		p := tools.Present(nil, tools.PresentCall{ID: r.CallID, Name: r.Name, Arguments: r.Arguments, Cwd: ""})
-		return m.call(&p)
+		if _, ok := r.calls[rec.CallID]; !ok {
+			r.order = append(r.order, rec.CallID)
+		}
+		r.calls[rec.CallID] = rec
 	case agent.RecordToolResult:
-		text := resultText(r)
-		p := r.Presentation
-		if p == nil {
-			p = &tools.Presentation{ToolCallID: r.CallID, Status: tools.StatusCompleted}
-			if r.IsError {
-				p.Fail(strings.TrimPrefix(text, "Error: "))
-			}
-		} else {
-			c := *p
-			p = &c
-		}
-		if p.Content == nil && text != "" {
-			switch p.Kind {
-			case tools.KindExecute, tools.KindOther, "":
-				p.Content = []tools.ToolCallContent{tools.TextContent(tools.TailBytes(text, tools.MaxTerminalOutput))}
-			}
-		}
-		return m.result(&agent.ToolResultEvent{CallID: r.CallID, Name: r.Name, Content: text, IsError: r.IsError, Presentation: p})
+		return r.result(rec)
 	case agent.RecordError:
-		if r.Failure != "" {
-			return []sdk.SessionUpdate{sdk.UpdateAgentMessageText(notice(r.Failure))}
+		if rec.Failure != "" {
+			return []sdk.SessionUpdate{sdk.UpdateAgentMessageText(notice(rec.Failure))}
 		}
 	}
 	return nil
+}
+
+// assistantUpdates are a step's reasoning and text.
+func assistantUpdates(rec agent.Record) []sdk.SessionUpdate {
+	if rec.Message == nil {
+		return nil
+	}
+	var out []sdk.SessionUpdate
+	if rec.Message.Reasoning != "" {
+		out = append(out, sdk.UpdateAgentThoughtText(rec.Message.Reasoning))
+	}
+	if strings.TrimSpace(rec.Message.Content) != "" {
+		out = append(out, sdk.UpdateAgentMessageText(rec.Message.Content))
+	}
+	return out
+}
+
+// result announces the call rec answers (pending, with its arguments as
+// raw input) and finishes it with its logged presentation.
+func (r *replayer) result(rec agent.Record) []sdk.SessionUpdate {
+	text := resultText(rec)
+	var final tools.Presentation
+	if rec.Presentation != nil {
+		final = *rec.Presentation
+	} else {
+		final = tools.Presentation{ToolCallID: rec.CallID, Title: rec.Name, Kind: tools.KindOther, Status: tools.StatusCompleted}
+		if rec.IsError {
+			final.Fail(strings.TrimPrefix(text, "Error: "))
+		}
+	}
+	if final.Content == nil && text != "" {
+		switch final.Kind {
+		case tools.KindExecute, tools.KindOther, "":
+			final.Content = []tools.ToolCallContent{tools.TextContent(tools.TailBytes(text, tools.MaxTerminalOutput))}
+		}
+	}
+	var out []sdk.SessionUpdate
+	if c, ok := r.calls[rec.CallID]; ok {
+		delete(r.calls, rec.CallID)
+		pending := tools.Presentation{ToolCallID: rec.CallID, Title: final.Title, Kind: final.Kind, Status: tools.StatusPending, Locations: final.Locations}
+		if json.Valid([]byte(c.Arguments)) {
+			pending.RawInput = json.RawMessage(c.Arguments)
+		}
+		out = r.m.call(&pending)
+	}
+	return append(out, r.m.result(&agent.ToolResultEvent{CallID: rec.CallID, Name: rec.Name, Content: text, IsError: rec.IsError, Presentation: &final})...)
 }
 
 // resultText is the text a tool result showed the model.

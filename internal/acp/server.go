@@ -200,7 +200,7 @@ func (s *server) lookup(id sdk.SessionId) (*session, error) {
 	if ss := s.sessions[string(id)]; ss != nil {
 		return ss, nil
 	}
-	return nil, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("session %q is not open on this connection (session/new or session/load first)", id)})
+	return nil, invalidParams("sessionId %q: no such session open on this connection (session/new or session/load first)", id)
 }
 
 // contain turns a panic of a handler into an internal error, so that no

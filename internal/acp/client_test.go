@@ -1,0 +1,412 @@
+package acp_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dshgo/harness/services/llm/llmtest"
+)
+
+// missing skips a test whose tool is not installed, and fails it in CI
+// (.ci/run installs it).
+func missing(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s: CI must have it (.ci/run installs it)", why)
+	}
+	t.Skip(why)
+}
+
+// nodeClient returns node and the client script, after checking that the
+// ACP SDK is installed (npm ci --prefix internal/acp/testdata/npm).
+func nodeClient(t *testing.T) (node, script string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing(t, "node is not installed")
+	}
+	dir, err := filepath.Abs(filepath.Join("testdata", "npm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk", "package.json")); err != nil {
+		missing(t, "the ACP TypeScript SDK is not installed: npm ci --prefix internal/acp/testdata/npm")
+	}
+	return node, filepath.Join(dir, "client.mjs")
+}
+
+// workspace is one test's directories, outside /tmp when it can be (the
+// sandbox replaces /tmp with a private one): the project, HOME and the
+// state directory.
+type workspace struct {
+	project, home, state, cache string
+}
+
+func newWorkspace(t *testing.T, modelURL string) workspace {
+	t.Helper()
+	base := os.TempDir()
+	if st, err := os.Stat("/var/tmp"); err == nil && st.IsDir() {
+		base = "/var/tmp"
+	}
+	root, err := os.MkdirTemp(base, "harness-acp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(root) })
+	w := workspace{project: filepath.Join(root, "project"), home: filepath.Join(root, "home"), state: filepath.Join(root, "state"), cache: filepath.Join(root, "cache")}
+	for _, d := range []string{w.project, w.state, w.cache, filepath.Join(w.home, ".config", "harness")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The user's patch points the default manifest's DeepSeek row at the
+	// scripted model, as a user with a proxy would.
+	patch := "- {id: deepseek, config: {baseURL: '" + modelURL + "', maxRetries: 0}}\n"
+	if err := os.WriteFile(filepath.Join(w.home, ".config", "harness", "harness.yml"), []byte(patch), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func (w workspace) env() []string {
+	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + w.home, "LANG=C.UTF-8", "XDG_STATE_HOME=" + w.state,
+		"XDG_CACHE_HOME=" + w.cache, "DEEPSEEK_API_KEY=sk-acp-test-not-a-real-key"}
+}
+
+// line is one JSON line the client printed.
+type line struct {
+	Kind      string          `json:"kind"`
+	SessionID string          `json:"sessionId"`
+	Update    json.RawMessage `json:"update"`
+	Params    json.RawMessage `json:"params"`
+	Method    string          `json:"method"`
+	Result    json.RawMessage `json:"result"`
+	Error     *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+	Code *int `json:"code"`
+}
+
+// update is the part of a session update the tests look at.
+type update struct {
+	SessionUpdate string          `json:"sessionUpdate"`
+	ToolCallID    string          `json:"toolCallId"`
+	Title         string          `json:"title"`
+	Kind          string          `json:"kind"`
+	Status        string          `json:"status"`
+	RawContent    json.RawMessage `json:"content"`
+}
+
+// text is an update's text: a chunk's, or a tool call's content blocks.
+func (u update) text() string {
+	var chunk struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(u.RawContent, &chunk) == nil && chunk.Text != "" {
+		return chunk.Text
+	}
+	var items []struct {
+		Content struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	_ = json.Unmarshal(u.RawContent, &items)
+	var b strings.Builder
+	for _, it := range items {
+		b.WriteString(it.Content.Text)
+	}
+	return b.String()
+}
+
+// runClient runs the node client and returns its lines.
+func runClient(t *testing.T, w workspace, args ...string) []line {
+	t.Helper()
+	node, script := nodeClient(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, append([]string{script, harnessBinary(t)}, args...)...)
+	cmd.Dir, cmd.Env = w.project, w.env()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("node client %v: %v\nstdout:\n%s\nstderr:\n%s", args, err, stdout.String(), stderr.String())
+	}
+	raw := stdout.String()
+	var out []line
+	sc := bufio.NewScanner(&stdout)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var l line
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("client line %q: %v", sc.Text(), err)
+		}
+		out = append(out, l)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("client %v printed:\n%s\nharness stderr:\n%s", args, raw, stderr.String())
+		}
+	})
+	return out
+}
+
+// turn is what the client saw between two responses: the updates, the
+// permission requests and the response that ended it.
+type turn struct {
+	updates     []update
+	permissions []json.RawMessage
+	resp        line
+}
+
+// turns cuts lines at each response.
+func turns(t *testing.T, lines []line) []turn {
+	t.Helper()
+	var out []turn
+	var cur turn
+	for _, l := range lines {
+		switch l.Kind {
+		case "update":
+			var u update
+			if err := json.Unmarshal(l.Update, &u); err != nil {
+				t.Fatal(err)
+			}
+			cur.updates = append(cur.updates, u)
+		case "permission":
+			cur.permissions = append(cur.permissions, l.Params)
+		case "response":
+			cur.resp = l
+			out = append(out, cur)
+			cur = turn{}
+		case "exit":
+			if l.Code == nil || *l.Code != 0 {
+				t.Errorf("harness acp exited with %v, want 0", l.Code)
+			}
+		}
+	}
+	return out
+}
+
+// callUpdates returns the tool_call and tool_call_update updates of call id.
+func (tr turn) callUpdates(id string) []update {
+	var out []update
+	for _, u := range tr.updates {
+		if u.ToolCallID == id {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// message joins the turn's agent_message_chunk texts.
+func (tr turn) message(kind string) string {
+	var b strings.Builder
+	for _, u := range tr.updates {
+		if u.SessionUpdate == kind {
+			b.WriteString(u.text())
+		}
+	}
+	return b.String()
+}
+
+func statuses(us []update) []string {
+	var out []string
+	for _, u := range us {
+		if u.Status != "" {
+			out = append(out, u.SessionUpdate+":"+u.Status)
+		}
+	}
+	return out
+}
+
+func bashCall(id string, args map[string]any) llmtest.Turn {
+	b, err := json.Marshal(args)
+	if err != nil {
+		panic(err)
+	}
+	return llmtest.Calls(llmtest.Call{ID: id, Name: "bash", Args: string(b)}).WithReasoning("Next: bash.")
+}
+
+func answer(text string) llmtest.Turn { return llmtest.Reply(text).WithReasoning("Done.") }
+
+// The protocol's TypeScript SDK drives `harness acp` (the default
+// configuration: no harness.yml, the sandbox, the permission row's mode)
+// through a session: a sandboxed command streams as a tool call from
+// pending to completed with its output; a command that asks to leave the
+// sandbox puts a permission request to the client, whose allow_once lets
+// it run; a long command is cancelled (the call ends failed, the prompt
+// cancelled); set_mode takes a permission mode and refuses an unknown
+// one; bad requests get JSON-RPC errors. A second `harness acp` loads the
+// stored session: the client sees the conversation replayed, and the next
+// prompt continues it.
+func TestTypeScriptClientDrivesASession(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		missing(t, "bwrap is not installed")
+	}
+	nodeClient(t)
+	srv := llmtest.New(t, []llmtest.Turn{
+		bashCall("c-echo", map[string]any{"command": "echo hello-acp", "description": "say hello"}),
+		answer("Said hello."),
+		bashCall("c-off", map[string]any{"command": "echo outside-the-sandbox", "sandbox": "off", "justification": "it must reach the network"}),
+		answer("Fetched."),
+		bashCall("c-sleep", map[string]any{"command": "sleep 60", "description": "wait"}),
+		answer("Continued."),
+	}, llmtest.WithCheck(llmtest.DeepSeekReasoningCheck))
+	w := newWorkspace(t, srv.URL)
+
+	first := turns(t, runClient(t, w, "new", w.project))
+	if len(first) != 9 {
+		t.Fatalf("want 9 responses (initialize, new, 3 prompts, 2 set_mode, new, prompt), got %d: %+v", len(first), first)
+	}
+	var init struct {
+		ProtocolVersion   int `json:"protocolVersion"`
+		AgentCapabilities struct {
+			LoadSession bool `json:"loadSession"`
+		} `json:"agentCapabilities"`
+		AuthMethods []any `json:"authMethods"`
+	}
+	mustDecode(t, first[0].resp, &init)
+	if init.ProtocolVersion != 1 || !init.AgentCapabilities.LoadSession || init.AuthMethods == nil || len(init.AuthMethods) != 0 {
+		t.Errorf("initialize: %s", first[0].resp.Result)
+	}
+	var created struct {
+		SessionID string `json:"sessionId"`
+		Modes     struct {
+			CurrentModeID  string `json:"currentModeId"`
+			AvailableModes []struct {
+				ID string `json:"id"`
+			} `json:"availableModes"`
+		} `json:"modes"`
+	}
+	mustDecode(t, first[1].resp, &created)
+	if created.SessionID == "" || created.Modes.CurrentModeID != "acceptEdits" || len(created.Modes.AvailableModes) != 5 {
+		t.Errorf("session/new: %s", first[1].resp.Result)
+	}
+
+	echo := first[2]
+	if got, want := strings.Join(statuses(echo.callUpdates("c-echo")), " "), "tool_call:pending tool_call_update:in_progress tool_call_update:completed"; got != want {
+		t.Errorf("c-echo statuses %q, want %q", got, want)
+	}
+	if us := echo.callUpdates("c-echo"); len(us) == 0 || us[0].Kind != "execute" || !strings.Contains(us[0].Title, "echo hello-acp") ||
+		!strings.Contains(us[len(us)-1].text(), "hello-acp") {
+		t.Errorf("c-echo updates: %+v", us)
+	}
+	if got := echo.message("agent_message_chunk"); got != "Said hello." {
+		t.Errorf("message %q, want %q", got, "Said hello.")
+	}
+	if got := echo.message("agent_thought_chunk"); !strings.Contains(got, "Next: bash.") {
+		t.Errorf("thoughts %q", got)
+	}
+	mustStop(t, echo.resp, "end_turn")
+
+	off := first[3]
+	if len(off.permissions) != 1 {
+		t.Fatalf("want one permission request for c-off, got %d", len(off.permissions))
+	}
+	var perm struct {
+		ToolCall struct {
+			ToolCallID string `json:"toolCallId"`
+			Title      string `json:"title"`
+		} `json:"toolCall"`
+		Options []struct {
+			OptionID string `json:"optionId"`
+			Kind     string `json:"kind"`
+		} `json:"options"`
+	}
+	if err := json.Unmarshal(off.permissions[0], &perm); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, o := range perm.Options {
+		kinds = append(kinds, o.Kind)
+	}
+	if perm.ToolCall.ToolCallID != "c-off" || !strings.Contains(perm.ToolCall.Title, "echo outside-the-sandbox") ||
+		strings.Join(kinds, " ") != "allow_once allow_always reject_once" {
+		t.Errorf("permission request: %s", off.permissions[0])
+	}
+	if us := off.callUpdates("c-off"); len(us) == 0 || us[len(us)-1].Status != "completed" || !strings.Contains(us[len(us)-1].text(), "outside-the-sandbox") {
+		t.Errorf("c-off after allow_once: %+v", us)
+	}
+	mustStop(t, off.resp, "end_turn")
+
+	long := first[4]
+	if us := long.callUpdates("c-sleep"); len(us) == 0 || us[len(us)-1].Status != "failed" {
+		t.Errorf("c-sleep after cancel: want its last update failed: %+v", us)
+	}
+	mustStop(t, long.resp, "cancelled")
+
+	if first[5].resp.Error != nil {
+		t.Errorf("set_mode plan: %+v", first[5].resp.Error)
+	}
+	for i, what := range map[int]string{6: "yolo", 7: "must be an absolute path", 8: "no-such-session"} {
+		if e := first[i].resp.Error; e == nil || e.Code != -32602 || !strings.Contains(e.Message, what) {
+			t.Errorf("%s: want an Invalid params error naming %q, got %+v %s", first[i].resp.Method, what, e, first[i].resp.Result)
+		}
+	}
+
+	second := turns(t, runClient(t, w, "load", w.project, created.SessionID))
+	if len(second) != 3 {
+		t.Fatalf("want 3 responses (initialize, load, prompt), got %d", len(second))
+	}
+	load := second[1]
+	if load.resp.Error != nil {
+		t.Fatalf("session/load: %+v", load.resp.Error)
+	}
+	if got := load.message("user_message_chunk"); got != "Say hello with echo.Fetch the page.Wait a while." {
+		t.Errorf("replayed prompts %q", got)
+	}
+	if got := load.message("agent_message_chunk"); got != "Said hello.Fetched." {
+		t.Errorf("replayed answers %q", got)
+	}
+	if us := load.callUpdates("c-echo"); len(us) < 2 || us[0].SessionUpdate != "tool_call" || us[len(us)-1].Status != "completed" ||
+		!strings.Contains(us[len(us)-1].text(), "hello-acp") {
+		t.Errorf("replayed c-echo: %+v", us)
+	}
+	if us := load.callUpdates("c-sleep"); len(us) == 0 || us[len(us)-1].Status != "failed" {
+		t.Errorf("replayed c-sleep: want failed: %+v", us)
+	}
+	mustStop(t, second[2].resp, "end_turn")
+	if got := second[2].message("agent_message_chunk"); got != "Continued." {
+		t.Errorf("continued answer %q", got)
+	}
+	reqs := srv.Requests()
+	wire, err := reqs[len(reqs)-1].Wire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := wire.History(); !strings.Contains(h, "Say hello with echo.") || !strings.Contains(h, "Go on.") {
+		t.Errorf("the continued prompt's request lacks the loaded history:\n%s", h)
+	}
+}
+
+func mustDecode(t *testing.T, l line, v any) {
+	t.Helper()
+	if l.Error != nil {
+		t.Fatalf("%s: error %+v", l.Method, l.Error)
+	}
+	if err := json.Unmarshal(l.Result, v); err != nil {
+		t.Fatalf("%s: %v: %s", l.Method, err, l.Result)
+	}
+}
+
+func mustStop(t *testing.T, l line, want string) {
+	t.Helper()
+	var r struct {
+		StopReason string `json:"stopReason"`
+	}
+	if l.Error != nil {
+		t.Errorf("%s: error %+v, want stopReason %s", l.Method, l.Error, want)
+		return
+	}
+	if err := json.Unmarshal(l.Result, &r); err != nil || r.StopReason != want {
+		t.Errorf("%s: %s, want stopReason %s", l.Method, l.Result, want)
+	}
+}
