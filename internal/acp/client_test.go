@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -408,5 +410,102 @@ func mustStop(t *testing.T, l line, want string) {
 	}
 	if err := json.Unmarshal(l.Result, &r); err != nil || r.StopReason != want {
 		t.Errorf("%s: %s, want stopReason %s", l.Method, l.Result, want)
+	}
+}
+
+// `harness acp` answers every malformed message with a JSON-RPC error
+// and keeps serving: a line that is not JSON, a batch, an unknown
+// method, params of the wrong shape, a prompt for a session it does not
+// have, a message over the size limit; then initialize still answers, and
+// the end of stdin ends it with exit 0.
+func TestMalformedInputGetsJSONRPCErrors(t *testing.T) {
+	w := newWorkspace(t, "http://127.0.0.1:9")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, harnessBinary(t), "acp")
+	cmd.Dir, cmd.Env = w.project, w.env()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := []string{
+		`{"jsonrpc":"2.0","id":1,"method":`,
+		`[{"jsonrpc":"2.0","id":2,"method":"initialize"}]`,
+		`{"jsonrpc":"2.0","id":3,"method":"no/such/method","params":{}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"initialize","params":"not an object"}`,
+		`{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{"sessionId":"nope","prompt":[{"type":"text","text":"hi"}]}}`,
+		`{"jsonrpc":"2.0","id":6,"method":"session/load","params":{"sessionId":"../../etc/passwd","cwd":"/","mcpServers":[]}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"x","params":"` + strings.Repeat("a", 9<<20) + `"}`,
+		`{"jsonrpc":"2.0","id":8,"method":"initialize","params":{"protocolVersion":1}}`,
+	}
+	wrote := make(chan error, 1)
+	go func() {
+		for _, l := range lines {
+			if _, err := io.WriteString(stdin, l+"\n"); err != nil {
+				wrote <- err
+				return
+			}
+		}
+		wrote <- nil
+	}()
+	// Read the answers; initialize's (id 8) is the last one asked for:
+	// then end stdin, and read to the end.
+	var out strings.Builder
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		out.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), `"id":8`) {
+			if err := <-wrote; err != nil {
+				t.Fatal(err)
+			}
+			_ = stdin.Close()
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("harness acp: %v\nstderr: %s", err, stderr.String())
+	}
+	type resp struct {
+		ID    json.RawMessage `json:"id"`
+		Error *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+		Result json.RawMessage `json:"result"`
+	}
+	byID := map[string]resp{}
+	var nullIDs []int
+	for l := range strings.Lines(out.String()) {
+		var r resp
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("stdout line %q: %v", l, err)
+		}
+		if string(r.ID) == "null" {
+			nullIDs = append(nullIDs, r.Error.Code)
+			continue
+		}
+		byID[string(r.ID)] = r
+	}
+	if got := fmt.Sprint(nullIDs); got != "[-32700 -32600 -32600]" {
+		t.Errorf("errors without an id: %s, want parse error, batch, oversized\nstdout: %s", got, out.String())
+	}
+	for id, code := range map[string]int{"3": -32601, "4": -32602, "5": -32602, "6": -32602} {
+		if r, ok := byID[id]; !ok || r.Error == nil || r.Error.Code != code {
+			t.Errorf("id %s: want error %d, got %+v", id, code, r)
+		}
+	}
+	if r := byID["8"]; r.Error != nil || !strings.Contains(string(r.Result), `"protocolVersion":1`) {
+		t.Errorf("initialize after the bad input: %+v %s", r.Error, r.Result)
+	}
+	if strings.Contains(stderr.String(), "panic") {
+		t.Errorf("stderr: %s", stderr.String())
 	}
 }
