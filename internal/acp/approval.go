@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -54,6 +55,28 @@ func (s *server) sessionOf(scope *core.ScopeID) *session {
 	return nil
 }
 
+// askerOf returns the session a question belongs to: the session of its
+// scope; for an unscoped question (the sandbox network's, asked for a
+// command's connection), the one session whose prompt is running, when
+// exactly one is; else nil.
+func (s *server) askerOf(scope *core.ScopeID) *session {
+	if scope != nil {
+		return s.sessionOf(scope)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var found *session
+	for _, ss := range s.sessions {
+		if ss.isRunning() {
+			if found != nil {
+				return nil
+			}
+			found = ss
+		}
+	}
+	return found
+}
+
 // answerer puts approval questions to the client of the session that
 // asks.
 type answerer struct{ s *server }
@@ -66,11 +89,11 @@ func (a answerer) Answer(ctx context.Context, req tools.ApprovalRequest) (tools.
 	return ans.Outcome, err
 }
 
-// AnswerDetailed implements tools.DetailedAnswerer: a call of no open
-// session (unscoped) is unavailable; otherwise the client's answer,
+// AnswerDetailed implements tools.DetailedAnswerer: a question of no open
+// session is unavailable (see askerOf); otherwise the client's answer,
 // ApprovalCancelled when the request was cancelled or failed.
 func (a answerer) AnswerDetailed(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalAnswer, error) {
-	ss := a.s.sessionOf(req.Scope)
+	ss := a.s.askerOf(req.Scope)
 	if ss == nil {
 		return tools.ApprovalAnswer{Outcome: tools.ApprovalUnavailable}, nil
 	}
@@ -104,6 +127,10 @@ func answerOf(o sdk.RequestPermissionOutcome) tools.ApprovalAnswer {
 func (ss *session) permissionRequest(req tools.ApprovalRequest) sdk.RequestPermissionRequest {
 	ss.mu.Lock()
 	p := ss.m.presentation(req.CallID)
+	if req.CallID == "" {
+		ss.questions++
+		req.CallID = fmt.Sprintf("question-%d", ss.questions) // a question of no call: a call of its own for the client
+	}
 	ss.mu.Unlock()
 	if p == nil {
 		g := tools.Present(nil, tools.PresentCall{ID: req.CallID, Name: req.Tool, Arguments: req.Arguments, Cwd: ss.ss.Cwd()})

@@ -23,9 +23,17 @@ type session struct {
 	host *hostEntry
 	ss   *agent.Session
 
-	mu      sync.Mutex // the mapper, and the order of the updates sent
-	m       *mapper
-	running context.CancelFunc // the running prompt's; nil when none
+	mu        sync.Mutex // the mapper, and the order of the updates sent
+	m         *mapper
+	running   context.CancelFunc // the running prompt's; nil when none
+	questions int                // approval questions of no call asked so far
+}
+
+// isRunning reports whether a prompt of the session runs.
+func (ss *session) isRunning() bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.running != nil
 }
 
 // invalidParams is a JSON-RPC Invalid params error saying what is wrong.
