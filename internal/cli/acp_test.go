@@ -1,0 +1,189 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/dshgo/harness/internal/cli"
+	"github.com/dshgo/harness/internal/cli/agente2e"
+	"github.com/dshgo/harness/services/llm/llmtest"
+)
+
+// acpClient is the client side of an in-process `harness acp`, on the Go
+// ACP SDK: it records the updates and permission requests, answers each
+// question with allow, and cancels the turn when cancelOn starts running.
+type acpClient struct {
+	conn     *sdk.ClientSideConnection
+	cancelOn string
+
+	mu      sync.Mutex
+	updates []sdk.SessionNotification
+	asked   []sdk.RequestPermissionRequest
+}
+
+var _ sdk.Client = (*acpClient)(nil)
+
+func (c *acpClient) SessionUpdate(ctx context.Context, n sdk.SessionNotification) error {
+	c.mu.Lock()
+	c.updates = append(c.updates, n)
+	c.mu.Unlock()
+	if u := n.Update.ToolCallUpdate; u != nil && string(u.ToolCallId) == c.cancelOn && u.Status != nil && *u.Status == sdk.ToolCallStatusInProgress {
+		return c.conn.Cancel(ctx, sdk.CancelNotification{SessionId: n.SessionId})
+	}
+	return nil
+}
+
+func (c *acpClient) RequestPermission(_ context.Context, r sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+	c.mu.Lock()
+	c.asked = append(c.asked, r)
+	c.mu.Unlock()
+	return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected("allow_once")}, nil
+}
+
+func (c *acpClient) ReadTextFile(context.Context, sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
+	return sdk.ReadTextFileResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodFsReadTextFile)
+}
+
+func (c *acpClient) WriteTextFile(context.Context, sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
+	return sdk.WriteTextFileResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodFsWriteTextFile)
+}
+
+func (c *acpClient) CreateTerminal(context.Context, sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
+	return sdk.CreateTerminalResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalCreate)
+}
+
+func (c *acpClient) KillTerminal(context.Context, sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
+	return sdk.KillTerminalResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalKill)
+}
+
+func (c *acpClient) TerminalOutput(context.Context, sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
+	return sdk.TerminalOutputResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalOutput)
+}
+
+func (c *acpClient) ReleaseTerminal(context.Context, sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
+	return sdk.ReleaseTerminalResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalRelease)
+}
+
+func (c *acpClient) WaitForTerminalExit(context.Context, sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
+	return sdk.WaitForTerminalExitResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalWaitForExit)
+}
+
+// seen returns the updates and questions so far.
+func (c *acpClient) seen() ([]sdk.SessionNotification, []sdk.RequestPermissionRequest) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]sdk.SessionNotification(nil), c.updates...), append([]sdk.RequestPermissionRequest(nil), c.asked...)
+}
+
+// `harness acp` in this process (so the race detector watches the
+// server), driven by the Go ACP SDK's client: in the permission row's
+// default mode a command asks (the client allows it) and streams pending
+// → in_progress → completed; a todo list becomes a plan update; a long
+// command is cancelled (failed, stopReason cancelled); the end of stdin
+// ends the command with exit 0.
+func TestACPInProcess(t *testing.T) {
+	srv := llmtest.New(t, []llmtest.Turn{
+		toolCall("t1", "todo_write", `{"todos":[{"content":"Greet","status":"in_progress","activeForm":"Greeting"},{"content":"Wait","status":"pending"}]}`),
+		toolCall("b1", "bash", `{"command":"echo hi-from-acp"}`),
+		text("Greeted."),
+		toolCall("b2", "bash", `{"command":"sleep 30"}`),
+	})
+	dir := t.TempDir()
+	cfg := filepath.Join(t.TempDir(), "harness.yml")
+	extra := "  - name: approval\n  - name: permission\n    config: {mode: default}\n  - name: tool-todo\n"
+	if err := os.WriteFile(cfg, []byte(agentManifest(srv.URL, t.TempDir(), extra)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	errb := &syncBuffer{}
+	env := &cli.Env{Stdin: inR, Stdout: outW, Stderr: errb, Plugins: agente2e.Needed(),
+		LookupEnv: func(string) (string, bool) { return "", false }, Getwd: func() (string, error) { return dir, nil },
+		Ctx: context.Background()}
+	code := make(chan int, 1)
+	go func() {
+		code <- cli.Run([]string{"--config", cfg, "acp"}, env)
+		_ = outW.Close()
+	}()
+	c := &acpClient{cancelOn: "b2"}
+	c.conn = sdk.NewClientSideConnection(c, inW, outR)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := c.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatalf("session/new: %v\n%s", err, errb.String())
+	}
+	if s.Modes == nil || s.Modes.CurrentModeId != "default" {
+		t.Errorf("modes: %+v", s.Modes)
+	}
+	r, err := c.conn.Prompt(ctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("Greet.")}})
+	if err != nil || r.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("first prompt: %+v %v\n%s", r, err, errb.String())
+	}
+	r, err = c.conn.Prompt(ctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("Wait.")}})
+	if err != nil || r.StopReason != sdk.StopReasonCancelled {
+		t.Fatalf("second prompt: %+v %v\n%s", r, err, errb.String())
+	}
+	_ = inW.Close()
+	select {
+	case got := <-code:
+		if got != 0 {
+			t.Errorf("exit %d\n%s", got, errb.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("harness acp did not end\n%s", errb.String())
+	}
+	<-c.conn.Done()
+
+	updates, asked := c.seen()
+	var b1, b2 []string
+	var plan *sdk.SessionUpdatePlan
+	for _, n := range updates {
+		u := n.Update
+		switch {
+		case u.ToolCall != nil:
+			if u.ToolCall.ToolCallId == "b1" {
+				b1 = append(b1, string(u.ToolCall.Status))
+			}
+		case u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil:
+			switch u.ToolCallUpdate.ToolCallId {
+			case "b1":
+				b1 = append(b1, string(*u.ToolCallUpdate.Status))
+			case "b2":
+				b2 = append(b2, string(*u.ToolCallUpdate.Status))
+			}
+		case u.Plan != nil:
+			plan = u.Plan
+		}
+	}
+	if got := strings.Join(b1, " "); got != "pending in_progress completed" {
+		t.Errorf("b1 statuses %q", got)
+	}
+	if len(b2) == 0 || b2[len(b2)-1] != "failed" {
+		t.Errorf("b2 statuses %q, want failed last", b2)
+	}
+	if plan == nil || len(plan.Entries) != 2 || plan.Entries[0].Content != "Greet" || plan.Entries[0].Status != sdk.PlanEntryStatusInProgress {
+		p, _ := json.Marshal(plan)
+		t.Errorf("plan update: %s", p)
+	}
+	var askedIDs []string
+	for _, a := range asked {
+		askedIDs = append(askedIDs, string(a.ToolCall.ToolCallId))
+	}
+	if got := strings.Join(askedIDs, " "); got != "b1 b2" {
+		t.Errorf("questions for %q, want b1 b2", got)
+	}
+}
