@@ -133,6 +133,9 @@ func TestACPInProcess(t *testing.T) {
 	if err != nil || r.StopReason != sdk.StopReasonEndTurn {
 		t.Fatalf("first prompt: %+v %v\n%s", r, err, errb.String())
 	}
+	if _, asked := c.seen(); len(asked) != 1 || asked[0].ToolCall.ToolCallId != "b1" {
+		t.Fatalf("after the first prompt: want one question, for b1: %+v\n%s", asked, errb.String())
+	}
 	r, err = c.conn.Prompt(ctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("Wait.")}})
 	if err != nil || r.StopReason != sdk.StopReasonCancelled {
 		t.Fatalf("second prompt: %+v %v\n%s", r, err, errb.String())
