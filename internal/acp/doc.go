@@ -6,7 +6,7 @@
 // presentation model, and never decodes a tool's arguments.
 //
 //	client ──initialize──────────► capabilities (loadSession, embedded context; no auth)
-//	       ──session/new {cwd}───► Options.Boot(cwd) (once per directory) → agent session
+//	       ──session/new {cwd}───► Options.Boot(cwd, MCP servers) (once per pair) → agent session
 //	       ──session/prompt──────► Session.Run ──agent.Event──► session/update …
 //	       ◄─session/request_permission── the approval service's question (tools.AnswererKey)
 //	       ──session/cancel──────► the turn's context is cancelled → stopReason cancelled

@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,13 +22,27 @@ import (
 type Options struct {
 	// Boot boots the configured harness for the working directory dir
 	// (absolute), with the manifest discovery and defaults `harness run`
-	// has there. Required. Serve calls it once per directory, one call at
-	// a time, and stops each harness it got when it returns.
-	Boot func(ctx context.Context, dir string) (*Host, error)
+	// has there, plus the MCP servers the client passed (none: nil).
+	// Required. Serve calls it once per directory and set of servers, one
+	// call at a time, and stops each harness it got when it returns.
+	Boot func(ctx context.Context, dir string, servers []MCPServer) (*Host, error)
 	// Version is sent to the client as the agent's version.
 	Version string
 	// Logger receives the server's diagnostics (nil: discarded).
 	Logger *slog.Logger
+}
+
+// MCPServer is an MCP server the client passed with a session (ACP's
+// McpServer): a command to start (Type "stdio") or a URL (Type "http" or
+// "sse").
+type MCPServer struct {
+	Name    string            `json:"name"`
+	Type    string            `json:"type"`
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
 }
 
 // Host is a harness booted for one working directory.
@@ -106,31 +121,40 @@ var (
 type hostEntry struct {
 	*Host
 	dir   string
+	key   string      // dir and the client's MCP servers
 	fiber *core.Fiber // the server's plugin: the approval answerer and the tool-start listener
 }
 
-// host returns the harness for dir, booting it on first use.
-func (s *server) host(ctx context.Context, dir string) (*hostEntry, error) {
+// host returns the harness for dir with servers, booting it on first use.
+func (s *server) host(ctx context.Context, dir string, servers []MCPServer) (*hostEntry, error) {
+	key := dir
+	if len(servers) > 0 {
+		b, err := json.Marshal(servers)
+		if err != nil {
+			return nil, err
+		}
+		key += "\x00" + string(b)
+	}
 	s.bootMu.Lock()
 	defer s.bootMu.Unlock()
 	s.mu.Lock()
-	h := s.hosts[dir]
+	h := s.hosts[key]
 	s.mu.Unlock()
 	if h != nil {
 		return h, nil
 	}
-	booted, err := s.o.Boot(ctx, dir)
+	booted, err := s.o.Boot(ctx, dir, servers)
 	if err != nil {
 		return nil, err
 	}
-	h = &hostEntry{Host: booted, dir: dir}
+	h = &hostEntry{Host: booted, dir: dir, key: key}
 	h.fiber = booted.Root.Plugin(s.plugin(), nil)
 	if err := h.fiber.Await(ctx); err != nil {
 		_ = s.stopHost(h)
 		return nil, fmt.Errorf("acp: adding the approval answerer: %w", err)
 	}
 	s.mu.Lock()
-	s.hosts[dir] = h
+	s.hosts[key] = h
 	s.mu.Unlock()
 	return h, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -64,6 +65,7 @@ func (s *server) Initialize(_ context.Context, p sdk.InitializeRequest) (_ sdk.I
 			LoadSession:         true,
 			PromptCapabilities:  sdk.PromptCapabilities{EmbeddedContext: true},
 			SessionCapabilities: sdk.SessionCapabilities{Close: &sdk.SessionCloseCapabilities{}},
+			McpCapabilities:     sdk.McpCapabilities{Http: true, Sse: true},
 		},
 		AgentInfo:   &sdk.Implementation{Name: "harness", Title: sdk.Ptr("harness"), Version: s.o.Version},
 		AuthMethods: []sdk.AuthMethod{},
@@ -80,7 +82,7 @@ func (s *server) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.Aut
 // working directory, with that directory's configuration.
 func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (_ sdk.NewSessionResponse, err error) {
 	defer contain(&err, s.o.Logger, "session/new")
-	ss, err := s.open(ctx, p.Cwd, "", len(p.McpServers))
+	ss, err := s.open(ctx, p.Cwd, "", p.McpServers)
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
@@ -99,7 +101,7 @@ func (s *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (_ s
 	ss := s.sessions[string(p.SessionId)]
 	s.mu.Unlock()
 	if ss == nil {
-		if ss, err = s.open(ctx, p.Cwd, string(p.SessionId), len(p.McpServers)); err != nil {
+		if ss, err = s.open(ctx, p.Cwd, string(p.SessionId), p.McpServers); err != nil {
 			return sdk.LoadSessionResponse{}, err
 		}
 	}
@@ -116,16 +118,17 @@ func (s *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (_ s
 }
 
 // open opens an agent session (id "" for a new one) in the client's
-// working directory dir.
-func (s *server) open(ctx context.Context, dir, id string, mcpServers int) (*session, error) {
+// working directory dir, with the client's MCP servers.
+func (s *server) open(ctx context.Context, dir, id string, mcpServers []sdk.McpServer) (*session, error) {
 	dir, err := workDir(dir)
 	if err != nil {
 		return nil, invalidParams("%v", err)
 	}
-	if mcpServers > 0 {
-		s.o.Logger.Warn("acp: the client's MCP servers are not used (configure them in harness.yml)", "servers", mcpServers)
+	servers, err := mcpServersOf(mcpServers)
+	if err != nil {
+		return nil, invalidParams("%v", err)
 	}
-	h, err := s.host(ctx, dir)
+	h, err := s.host(ctx, dir, servers)
 	if err != nil {
 		return nil, internalError(err)
 	}
@@ -147,6 +150,58 @@ func (s *server) open(ctx context.Context, dir, id string, mcpServers int) (*ses
 	s.sessions[ss.id] = ss
 	s.mu.Unlock()
 	return ss, nil
+}
+
+// mcpServersOf converts the client's MCP servers, sorted by name; a
+// server without a name, a name given twice, a stdio server without a
+// command or an HTTP one without a URL is an error naming it.
+func mcpServersOf(in []sdk.McpServer) ([]MCPServer, error) {
+	var out []MCPServer
+	seen := map[string]bool{}
+	for i, m := range in {
+		var s MCPServer
+		switch {
+		case m.Stdio != nil:
+			s = MCPServer{Name: m.Stdio.Name, Type: "stdio", Command: m.Stdio.Command, Args: m.Stdio.Args}
+			for _, e := range m.Stdio.Env {
+				if s.Env == nil {
+					s.Env = map[string]string{}
+				}
+				s.Env[e.Name] = e.Value
+			}
+		case m.Http != nil:
+			s = MCPServer{Name: m.Http.Name, Type: "http", URL: m.Http.Url, Headers: headers(m.Http.Headers)}
+		case m.Sse != nil:
+			s = MCPServer{Name: m.Sse.Name, Type: "sse", URL: m.Sse.Url, Headers: headers(m.Sse.Headers)}
+		default:
+			return nil, fmt.Errorf("mcpServers[%d]: not a stdio, http or sse server", i)
+		}
+		switch {
+		case s.Name == "":
+			return nil, fmt.Errorf("mcpServers[%d]: no name", i)
+		case seen[s.Name]:
+			return nil, fmt.Errorf("mcpServers[%d]: the name %q is given twice", i, s.Name)
+		case s.Type == "stdio" && s.Command == "":
+			return nil, fmt.Errorf("mcpServers[%d] (%s): no command", i, s.Name)
+		case s.Type != "stdio" && s.URL == "":
+			return nil, fmt.Errorf("mcpServers[%d] (%s): no url", i, s.Name)
+		}
+		seen[s.Name] = true
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b MCPServer) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+func headers(hs []sdk.HttpHeader) map[string]string {
+	if len(hs) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for _, h := range hs {
+		out[h.Name] = h.Value
+	}
+	return out
 }
 
 // Prompt implements sdk.Agent: one turn of the session, its events

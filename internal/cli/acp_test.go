@@ -190,3 +190,76 @@ func TestACPInProcess(t *testing.T) {
 		t.Errorf("questions for %q, want b1 b2", got)
 	}
 }
+
+// An MCP server the client passes in session/new runs for the session, as
+// if the mcp row named it: the model is offered its tools and calls one.
+func TestACPClientMCPServerRuns(t *testing.T) {
+	fx := mcpFixture(t)
+	srv := llmtest.New(t, []llmtest.Turn{
+		toolCall("m1", "mcp__fx__echo", `{"text":"through the client's server"}`),
+		text("Echoed."),
+	})
+	dir := t.TempDir()
+	cfg := filepath.Join(t.TempDir(), "harness.yml")
+	if err := os.WriteFile(cfg, []byte(agentManifest(srv.URL, t.TempDir(), "  - name: mcp\n    config: {grace: 300ms}\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	errb := &syncBuffer{}
+	env := &cli.Env{Stdin: inR, Stdout: outW, Stderr: errb, Plugins: agente2e.Needed(),
+		LookupEnv: func(string) (string, bool) { return "", false }, Getwd: func() (string, error) { return dir, nil },
+		Ctx: context.Background()}
+	code := make(chan int, 1)
+	go func() {
+		code <- cli.Run([]string{"--config", cfg, "acp"}, env)
+		_ = outW.Close()
+	}()
+	c := &acpClient{}
+	c.conn = sdk.NewClientSideConnection(c, inW, outR)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	init, err := c.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	if err != nil || !init.AgentCapabilities.McpCapabilities.Http || !init.AgentCapabilities.McpCapabilities.Sse {
+		t.Fatalf("initialize: %+v %v", init.AgentCapabilities.McpCapabilities, err)
+	}
+	if _, err := c.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{{Stdio: &sdk.McpServerStdio{Name: "fx"}}}}); err == nil ||
+		!strings.Contains(err.Error(), "mcpServers[0] (fx): no command") {
+		t.Errorf("a server without a command: %v", err)
+	}
+	s, err := c.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{
+		{Stdio: &sdk.McpServerStdio{Name: "fx", Command: fx, Args: []string{"ok"}, Env: []sdk.EnvVariable{}}}}})
+	if err != nil {
+		t.Fatalf("session/new: %v\n%s", err, errb.String())
+	}
+	r, err := c.conn.Prompt(ctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("Echo.")}})
+	if err != nil || r.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v %v\n%s", r, err, errb.String())
+	}
+	_ = inW.Close()
+	if got := <-code; got != 0 {
+		t.Errorf("exit %d\n%s", got, errb.String())
+	}
+	<-c.conn.Done()
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests", len(reqs))
+	}
+	second, err := reqs[1].Wire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := second.History(); !strings.Contains(h, "through the client's server") {
+		t.Errorf("the echo tool's result did not reach the model:\n%s", h)
+	}
+	updates, _ := c.seen()
+	done := false
+	for _, n := range updates {
+		if u := n.Update.ToolCallUpdate; u != nil && u.ToolCallId == "m1" && u.Status != nil {
+			done = *u.Status == sdk.ToolCallStatusCompleted
+		}
+	}
+	if !done {
+		t.Errorf("m1 did not complete: %+v", updates)
+	}
+}
