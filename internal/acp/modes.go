@@ -43,9 +43,9 @@ func modes(ss *session) *sdk.SessionModeState {
 
 // SetSessionMode implements sdk.Agent: the session (and its subagents)
 // runs under the permission mode from its next tool call on.
-func (s *server) SetSessionMode(_ context.Context, p sdk.SetSessionModeRequest) (_ sdk.SetSessionModeResponse, err error) {
+func (s *server) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest) (_ sdk.SetSessionModeResponse, err error) {
 	defer contain(&err, s.o.Logger, "session/set_mode")
-	ss, err := s.lookup(p.SessionId)
+	ss, err := s.session(ctx, p.SessionId)
 	if err != nil {
 		return sdk.SetSessionModeResponse{}, err
 	}
@@ -63,5 +63,8 @@ func (s *server) SetSessionMode(_ context.Context, p sdk.SetSessionModeRequest) 
 	if err := sw.SetPermissionMode(ss.ss.Scope(), string(p.ModeId)); err != nil {
 		return sdk.SetSessionModeResponse{}, invalidParams("modeId %q: %v", p.ModeId, err)
 	}
+	s.mu.Lock()
+	ss.reopen.mode = string(p.ModeId)
+	s.mu.Unlock()
 	return sdk.SetSessionModeResponse{}, nil
 }

@@ -106,10 +106,12 @@ type server struct {
 	bootMu sync.Mutex // one Boot at a time
 
 	mu       sync.Mutex
-	terminal bool                  // the client shows terminals it did not create
-	hosts    map[string]*hostEntry // by working directory
-	sessions map[string]*session   // by session id
-	turns    sync.WaitGroup        // running prompts
+	terminal bool                     // the client shows terminals it did not create
+	hosts    map[string]*hostEntry    // by working directory and MCP servers
+	sessions map[string]*session      // open, by session id
+	closed   map[string]closedSession // closed by evict, by session id
+	seq      uint64                   // use counter (session.used)
+	turns    sync.WaitGroup           // running prompts
 }
 
 var (
@@ -217,11 +219,13 @@ func workDir(dir string) (string, error) {
 	return filepath.Clean(dir), nil
 }
 
-// lookup returns the open session id.
+// lookup returns the open session id (see also server.session).
 func (s *server) lookup(id sdk.SessionId) (*session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if ss := s.sessions[string(id)]; ss != nil {
+		s.seq++
+		ss.used = s.seq
 		return ss, nil
 	}
 	return nil, invalidParams("sessionId %q: no such session open on this connection (session/new or session/load first)", id)

@@ -28,6 +28,10 @@ type session struct {
 	m         *mapper
 	running   context.CancelFunc // the running prompt's; nil when none
 	questions int                // approval questions of no call asked so far
+
+	used    uint64 // the server's use counter when last looked up (s.mu)
+	reopen  reopen // how to open it again after evict (mode under s.mu)
+	retired bool   // evict closed it (ss.mu)
 }
 
 // isRunning reports whether a prompt of the session runs.
@@ -99,6 +103,7 @@ func (s *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (_ s
 	}
 	s.mu.Lock()
 	ss := s.sessions[string(p.SessionId)]
+	delete(s.closed, string(p.SessionId))
 	s.mu.Unlock()
 	if ss == nil {
 		if ss, err = s.open(ctx, p.Cwd, string(p.SessionId), p.McpServers); err != nil {
@@ -118,13 +123,22 @@ func (s *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (_ s
 }
 
 // open opens an agent session (id "" for a new one) in the client's
-// working directory dir, with the client's MCP servers.
+// working directory dir, with the client's MCP servers. When
+// MaxOpenSessions are open, the least recently used idle one is closed
+// first (see evict).
 func (s *server) open(ctx context.Context, dir, id string, mcpServers []sdk.McpServer) (*session, error) {
-	dir, err := workDir(dir)
+	return s.openAs(ctx, reopen{dir: dir, servers: mcpServers}, agent.Options{ID: id}, false)
+}
+
+// openAs opens the agent session o names (its Cwd and Observer set here)
+// with r's directory and MCP servers; orNew opens a session o.ID names
+// that was never stored as a new session with that id.
+func (s *server) openAs(ctx context.Context, r reopen, o agent.Options, orNew bool) (*session, error) {
+	dir, err := workDir(r.dir)
 	if err != nil {
 		return nil, invalidParams("%v", err)
 	}
-	servers, err := mcpServersOf(mcpServers)
+	servers, err := mcpServersOf(r.servers)
 	if err != nil {
 		return nil, invalidParams("%v", err)
 	}
@@ -132,21 +146,33 @@ func (s *server) open(ctx context.Context, dir, id string, mcpServers []sdk.McpS
 	if err != nil {
 		return nil, internalError(err)
 	}
+	s.evict()
 	s.mu.Lock()
 	terminal := s.terminal
 	s.mu.Unlock()
-	ss := &session{srv: s, host: h, m: newMapper(terminal)}
-	as, err := h.Agent.Open(ctx, agent.Options{ID: id, Cwd: dir, Observer: ss.observe})
+	ss := &session{srv: s, host: h, m: newMapper(terminal), reopen: reopen{dir: dir, servers: r.servers, mode: r.mode}}
+	o.Cwd, o.Observer = dir, ss.observe
+	as, err := h.Agent.Open(ctx, o)
+	if orNew && errors.Is(err, agent.ErrSessionNotFound) {
+		as, err = h.Agent.Open(ctx, agent.Options{NewID: o.ID, Cwd: o.Cwd, Observer: o.Observer})
+	}
 	switch {
 	case errors.Is(err, agent.ErrSessionNotFound):
-		return nil, invalidParams("session %s: no stored session with this id (%v)", id, err)
+		return nil, invalidParams("session %s: no stored session with this id (%v)", o.ID, err)
 	case errors.Is(err, agent.ErrSessionInUse):
-		return nil, invalidParams("session %s: %v", id, err)
+		return nil, invalidParams("session %s: %v", o.ID, err)
 	case err != nil:
 		return nil, internalError(err)
 	}
 	ss.ss, ss.id = as, as.ID()
+	if r.mode != "" {
+		if sw, _, ok := switcher(h.Root); ok {
+			_ = sw.SetPermissionMode(as.Scope(), r.mode) // the mode the client set before the session was closed
+		}
+	}
 	s.mu.Lock()
+	s.seq++
+	ss.used = s.seq
 	s.sessions[ss.id] = ss
 	s.mu.Unlock()
 	return ss, nil
@@ -208,10 +234,6 @@ func headers(hs []sdk.HttpHeader) map[string]string {
 // streamed as session updates; the stop reason says how it ended.
 func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (_ sdk.PromptResponse, err error) {
 	defer contain(&err, s.o.Logger, "session/prompt")
-	ss, err := s.lookup(p.SessionId)
-	if err != nil {
-		return sdk.PromptResponse{}, err
-	}
 	text := promptText(p.Prompt)
 	if strings.TrimSpace(text) == "" {
 		return sdk.PromptResponse{}, invalidParams("prompt: no text (text, resource and resource_link blocks are read)")
@@ -220,8 +242,19 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (_ sdk.PromptR
 	defer cancel()
 	stop := context.AfterFunc(s.ctx, cancel) // Serve ends: the turn ends
 	defer stop()
-	if !ss.start(cancel) {
+	ss, err := s.session(ctx, p.SessionId)
+	if err == nil {
+		if err = ss.start(cancel); errors.Is(err, errRetired) {
+			if ss, err = s.session(ctx, p.SessionId); err == nil { // evict took it just now: open it again
+				err = ss.start(cancel)
+			}
+		}
+	}
+	if errors.Is(err, errBusy) {
 		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32600, Message: "Invalid request: a prompt of this session is already running (session/cancel it first)"}
+	}
+	if err != nil {
+		return sdk.PromptResponse{}, err
 	}
 	s.turns.Add(1)
 	defer s.turns.Done()
@@ -301,8 +334,15 @@ func (s *server) Cancel(_ context.Context, p sdk.CancelNotification) (err error)
 // the session closed (it stays stored).
 func (s *server) CloseSession(_ context.Context, p sdk.CloseSessionRequest) (_ sdk.CloseSessionResponse, err error) {
 	defer contain(&err, s.o.Logger, "session/close")
+	s.mu.Lock()
+	_, evicted := s.closed[string(p.SessionId)]
+	delete(s.closed, string(p.SessionId))
+	s.mu.Unlock()
 	ss, err := s.lookup(p.SessionId)
 	if err != nil {
+		if evicted {
+			return sdk.CloseSessionResponse{}, nil
+		}
 		return sdk.CloseSessionResponse{}, err
 	}
 	s.mu.Lock()
@@ -330,16 +370,25 @@ func (s *server) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOpt
 	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetConfigOption)
 }
 
-// start marks a prompt running (false: one already is).
-func (ss *session) start(cancel context.CancelFunc) bool {
+// start marks a prompt running: errBusy when one already runs, errRetired
+// when evict closed the session.
+func (ss *session) start(cancel context.CancelFunc) error {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if ss.running != nil {
-		return false
+	switch {
+	case ss.retired:
+		return errRetired
+	case ss.running != nil:
+		return errBusy
 	}
 	ss.running = cancel
-	return true
+	return nil
 }
+
+var (
+	errRetired = errors.New("the session was closed")
+	errBusy    = errors.New("a prompt of this session is already running")
+)
 
 // finish ends the running prompt: the calls it left without a result are
 // failed.

@@ -13,6 +13,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/dshgo/harness/internal/acp"
 	"github.com/dshgo/harness/internal/cli"
 	"github.com/dshgo/harness/internal/cli/agente2e"
 	"github.com/dshgo/harness/services/llm/llmtest"
@@ -261,5 +262,71 @@ func TestACPClientMCPServerRuns(t *testing.T) {
 	}
 	if !done {
 		t.Errorf("m1 did not complete: %+v", updates)
+	}
+}
+
+// At most acp.MaxOpenSessions sessions stay open: opening one more closes
+// the least recently used idle one, which another process can then resume
+// (it is not in use); a prompt for it opens it again from its log, with
+// what the other process added.
+func TestACPClosesIdleSessionsPastTheLimit(t *testing.T) {
+	srv := llmtest.New(t, []llmtest.Turn{text("A1"), text("R2"), text("A3")})
+	dir := t.TempDir()
+	manifest := agentManifest(srv.URL, t.TempDir(), "")
+	cfg := filepath.Join(t.TempDir(), "harness.yml")
+	if err := os.WriteFile(cfg, []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	errb := &syncBuffer{}
+	env := &cli.Env{Stdin: inR, Stdout: outW, Stderr: errb, Plugins: agente2e.Needed(),
+		LookupEnv: func(string) (string, bool) { return "", false }, Getwd: func() (string, error) { return dir, nil },
+		Ctx: context.Background()}
+	code := make(chan int, 1)
+	go func() {
+		code <- cli.Run([]string{"--config", cfg, "acp"}, env)
+		_ = outW.Close()
+	}()
+	c := &acpClient{}
+	c.conn = sdk.NewClientSideConnection(c, inW, outR)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := c.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	prompt := func(id sdk.SessionId, text string) {
+		t.Helper()
+		if r, err := c.conn.Prompt(ctx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}}); err != nil || r.StopReason != sdk.StopReasonEndTurn {
+			t.Fatalf("prompt %q: %+v %v\n%s", text, r, err, errb.String())
+		}
+	}
+	var ids []sdk.SessionId
+	for range acp.MaxOpenSessions + 1 {
+		s, err := c.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
+		if err != nil {
+			t.Fatalf("session/new %d: %v", len(ids), err)
+		}
+		ids = append(ids, s.SessionId)
+		if len(ids) == 1 {
+			prompt(ids[0], "one")
+		}
+	}
+	if r := runAgent(t, dir, manifest, "", "run", "--session", string(ids[0]), "two"); r.code != 0 || r.stdout != "R2\n" {
+		t.Fatalf("harness run --session on the closed session: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	prompt(ids[0], "three")
+	_ = inW.Close()
+	if got := <-code; got != 0 {
+		t.Errorf("exit %d\n%s", got, errb.String())
+	}
+	<-c.conn.Done()
+	reqs := srv.Requests()
+	last, err := reqs[len(reqs)-1].Wire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := last.History(); !strings.Contains(h, "one") || !strings.Contains(h, "R2") || !strings.Contains(h, "three") {
+		t.Errorf("the reopened session's request lacks its history:\n%s", h)
 	}
 }
