@@ -20,7 +20,9 @@
 // starts, with its output while it runs, and completed or failed with its
 // result; a call that sets the plan (the todo tool) is followed by a plan
 // update. A command's terminal content is sent as a text block, unless the
-// client announced the terminal_output _meta capability. A turn maps to a
+// client announced the terminal_output _meta capability. The commands
+// registry's runnable commands are announced (available_commands_update)
+// and a prompt `/name args` naming one is expanded, as `harness run` does. A turn maps to a
 // stop reason: end_turn, cancelled, max_tokens (the reply hit the output
 // limit), max_turn_requests (maxSteps); a failed model call is a JSON-RPC
 // error.

@@ -70,10 +70,10 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, o Options) error {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	w := &lockedWriter{w: out}
 	pr, pw := io.Pipe()
 	sctx, cancel := context.WithCancel(ctx)
 	s := &server{o: o, ctx: sctx, hosts: map[string]*hostEntry{}, sessions: map[string]*session{}}
+	w := &lockedWriter{w: out, written: s.written}
 	conn := sdk.NewAgentSideConnection(s, w, pr)
 	conn.SetLogger(o.Logger)
 	s.conn = conn
@@ -89,6 +89,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, o Options) error {
 	cancel()
 	_ = pr.CloseWithError(io.EOF) // ends the SDK's reader and, at its next line, the guard
 	s.turns.Wait()
+	s.closeHooks()
 	err := s.shutdown()
 	select {
 	case <-guarded:
@@ -112,6 +113,11 @@ type server struct {
 	closed   map[string]closedSession // closed by evict, by session id
 	seq      uint64                   // use counter (session.used)
 	turns    sync.WaitGroup           // running prompts
+	bg       sync.WaitGroup           // afterResponse goroutines
+
+	hookMu      sync.Mutex
+	hooks       map[string]func() // afterResponse functions, by session id
+	hooksClosed bool              // Serve is ending: no more
 }
 
 var (

@@ -90,6 +90,13 @@ func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (_ sdk
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
+	if u, ok := commandsUpdate(ss.host.Root); ok {
+		s.afterResponse(ss.id, func() {
+			ss.mu.Lock()
+			defer ss.mu.Unlock()
+			ss.sendLocked(u)
+		})
+	}
 	return sdk.NewSessionResponse{SessionId: sdk.SessionId(ss.id), Modes: modes(ss)}, nil
 }
 
@@ -116,6 +123,9 @@ func (s *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (_ s
 	}
 	ss.mu.Lock()
 	for _, u := range replay(recs, ss.m.terminal) {
+		ss.sendLocked(u)
+	}
+	if u, ok := commandsUpdate(ss.host.Root); ok {
 		ss.sendLocked(u)
 	}
 	ss.mu.Unlock()
@@ -258,6 +268,14 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (_ sdk.PromptR
 	}
 	s.turns.Add(1)
 	defer s.turns.Done()
+	text, run, err := ss.expand(ctx, text)
+	if err != nil || !run {
+		ss.finish(false)
+		if err != nil {
+			return sdk.PromptResponse{}, invalidParams("%v", err)
+		}
+		return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
+	}
 	res, runErr := ss.ss.Run(ctx, text)
 	cancelled := ctx.Err() != nil
 	ss.finish(cancelled)

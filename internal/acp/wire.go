@@ -22,17 +22,23 @@ const (
 )
 
 // lockedWriter serializes whole-message writes of the SDK's connection and
-// of the guard to one writer.
+// of the guard to one writer; written (optional) sees each message after
+// it was written.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu      sync.Mutex
+	w       io.Writer
+	written func([]byte)
 }
 
 // Write implements io.Writer.
 func (l *lockedWriter) Write(b []byte) (int, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
+	n, err := l.w.Write(b)
+	l.mu.Unlock()
+	if err == nil && l.written != nil {
+		l.written(b)
+	}
+	return n, err
 }
 
 // guard reads the client's messages, one per line, and passes well-formed

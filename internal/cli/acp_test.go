@@ -330,3 +330,83 @@ func TestACPClosesIdleSessionsPastTheLimit(t *testing.T) {
 		t.Errorf("the reopened session's request lacks its history:\n%s", h)
 	}
 }
+
+// The slash commands that run outside the terminal UI are announced after
+// session/new (available_commands_update); a prompt `/name args` for a
+// command file runs its body, a terminal UI command (/model) is answered
+// with a message and no model call, and `/word` naming no command is a
+// prompt as written.
+func TestACPSlashCommands(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	repo := gitRepo(t, map[string]string{"go.mod": "module calc\n"})
+	writeFile(t, repo, ".claude/commands/greet.md", "---\ndescription: Greet someone\nargument-hint: [name]\n---\nSay hello to $ARGUMENTS.\n")
+	srv := llmtest.New(t, []llmtest.Turn{text("Hello, Ada."), text("A path.")})
+	cfg := filepath.Join(t.TempDir(), "harness.yml")
+	if err := os.WriteFile(cfg, []byte(agentManifest(srv.URL, t.TempDir(), "  - name: commands\n  - name: skills\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	errb := &syncBuffer{}
+	env := &cli.Env{Stdin: inR, Stdout: outW, Stderr: errb, Plugins: agente2e.Needed(),
+		LookupEnv: func(string) (string, bool) { return "", false }, Getwd: func() (string, error) { return repo, nil },
+		Ctx: context.Background()}
+	code := make(chan int, 1)
+	go func() {
+		code <- cli.Run([]string{"--config", cfg, "acp"}, env)
+		_ = outW.Close()
+	}()
+	c := &acpClient{}
+	c.conn = sdk.NewClientSideConnection(c, inW, outR)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := c.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: repo, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatalf("session/new: %v\n%s", err, errb.String())
+	}
+	for _, p := range []string{"/greet Ada", "/model", "/etc/hosts is what?"} {
+		if r, err := c.conn.Prompt(ctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(p)}}); err != nil || r.StopReason != sdk.StopReasonEndTurn {
+			t.Fatalf("prompt %q: %+v %v\n%s", p, r, err, errb.String())
+		}
+	}
+	_ = inW.Close()
+	if got := <-code; got != 0 {
+		t.Errorf("exit %d\n%s", got, errb.String())
+	}
+	<-c.conn.Done()
+	updates, _ := c.seen()
+	var names []string
+	var messages strings.Builder
+	for _, n := range updates {
+		if u := n.Update.AvailableCommandsUpdate; u != nil {
+			for _, ac := range u.AvailableCommands {
+				names = append(names, ac.Name)
+			}
+		}
+		if u := n.Update.AgentMessageChunk; u != nil && u.Content.Text != nil {
+			messages.WriteString(u.Content.Text.Text + "|")
+		}
+	}
+	if got := strings.Join(names, " "); !strings.Contains(got, "greet") || !strings.Contains(got, "help") || strings.Contains(got, "model") {
+		t.Errorf("available commands %q: want greet and help, not the terminal UI's model", got)
+	}
+	if got := messages.String(); !strings.Contains(got, "Hello, Ada.") || !strings.Contains(got, "/model is a command of the terminal UI") || !strings.Contains(got, "A path.") {
+		t.Errorf("messages %q", got)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2 (/model makes none)", len(reqs))
+	}
+	first, _ := reqs[0].Wire()
+	second, _ := reqs[1].Wire()
+	if got := first.Messages[len(first.Messages)-1].Text(); !strings.Contains(got, "Say hello to Ada.") {
+		t.Errorf("the command file's prompt = %q", got)
+	}
+	if got := second.Messages[len(second.Messages)-1].Text(); !strings.Contains(got, "/etc/hosts is what?") {
+		t.Errorf("a path prompt = %q", got)
+	}
+}
