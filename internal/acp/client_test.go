@@ -219,6 +219,15 @@ func (tr turn) message(kind string) string {
 	return b.String()
 }
 
+// kinds lists the updates' kinds.
+func kinds(us []update) string {
+	var out []string
+	for _, u := range us {
+		out = append(out, u.SessionUpdate)
+	}
+	return strings.Join(out, " ")
+}
+
 func statuses(us []update) []string {
 	var out []string
 	for _, u := range us {
@@ -294,6 +303,9 @@ func TestTypeScriptClientDrivesASession(t *testing.T) {
 	}
 
 	echo := first[2]
+	if got := kinds(echo.updates); !strings.HasPrefix(got, "available_commands_update ") {
+		t.Errorf("after session/new, want the available commands first: %s", got)
+	}
 	if got, want := strings.Join(statuses(echo.callUpdates("c-echo")), " "), "tool_call:pending tool_call_update:in_progress tool_call_update:completed"; got != want {
 		t.Errorf("c-echo statuses %q, want %q", got, want)
 	}
