@@ -27,6 +27,7 @@ type session struct {
 	mu        sync.Mutex // the mapper, and the order of the updates sent
 	m         *mapper
 	running   context.CancelFunc // the running prompt's; nil when none
+	turnDone  chan struct{}      // closed when the running prompt ends
 	questions int                // approval questions of no call asked so far
 
 	used    uint64 // the server's use counter when last looked up (s.mu)
@@ -268,18 +269,16 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (_ sdk.PromptR
 	}
 	s.turns.Add(1)
 	defer s.turns.Done()
+	defer func() { ss.finish(ctx.Err() != nil) }() // also after a panic (contain answers it)
 	text, run, err := ss.expand(ctx, text)
-	if err != nil || !run {
-		ss.finish(false)
-		if err != nil {
-			return sdk.PromptResponse{}, invalidParams("%v", err)
-		}
+	if err != nil {
+		return sdk.PromptResponse{}, invalidParams("%v", err)
+	}
+	if !run {
 		return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
 	}
 	res, runErr := ss.ss.Run(ctx, text)
-	cancelled := ctx.Err() != nil
-	ss.finish(cancelled)
-	return stopReason(res, runErr, cancelled)
+	return stopReason(res, runErr, ctx.Err() != nil)
 }
 
 // stopReason maps the end of a turn to ACP's: a finished turn is end_turn,
@@ -399,7 +398,7 @@ func (ss *session) start(cancel context.CancelFunc) error {
 	case ss.running != nil:
 		return errBusy
 	}
-	ss.running = cancel
+	ss.running, ss.turnDone = cancel, make(chan struct{})
 	return nil
 }
 
@@ -420,7 +419,10 @@ func (ss *session) finish(cancelled bool) {
 	for _, u := range ss.m.unfinished(reason) {
 		ss.sendLocked(u)
 	}
-	ss.running = nil
+	if ss.turnDone != nil {
+		close(ss.turnDone)
+	}
+	ss.running, ss.turnDone = nil, nil
 }
 
 // observe is the agent session's observer.
@@ -455,15 +457,20 @@ func (ss *session) sendLocked(u sdk.SessionUpdate) {
 	}
 }
 
-// close cancels the running prompt and closes the agent session.
+// close cancels the running prompt, waits (at most 10 s) for it to end,
+// and closes the agent session.
 func (ss *session) close() error {
+	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
 	ss.mu.Lock()
-	cancel := ss.running
+	cancel, done := ss.running, ss.turnDone
 	ss.mu.Unlock()
 	if cancel != nil {
 		cancel()
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
 	}
-	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
-	defer stop()
 	return ss.ss.Close(ctx)
 }
