@@ -7,10 +7,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -106,6 +109,11 @@ type update struct {
 	Kind          string          `json:"kind"`
 	Status        string          `json:"status"`
 	RawContent    json.RawMessage `json:"content"`
+}
+
+// String shows an update in a failure message.
+func (u update) String() string {
+	return fmt.Sprintf("{%s %s %q %s %s %q}", u.SessionUpdate, u.ToolCallID, u.Title, u.Kind, u.Status, u.text())
 }
 
 // text is an update's text: a chunk's, or a tool call's content blocks.
@@ -254,7 +262,8 @@ func answer(text string) llmtest.Turn { return llmtest.Reply(text).WithReasoning
 // pending to completed with its output; a command that asks to leave the
 // sandbox puts a permission request to the client, whose allow_once lets
 // it run; a long command is cancelled (the call ends failed, the prompt
-// cancelled); set_mode takes a permission mode and refuses an unknown
+// cancelled); the sandbox network's question about a loopback server is
+// put to the client, whose allow_once lets the request through; set_mode takes a permission mode and refuses an unknown
 // one; bad requests get JSON-RPC errors. A second `harness acp` loads the
 // stored session: the client sees the conversation replayed, and the next
 // prompt continues it.
@@ -263,19 +272,30 @@ func TestTypeScriptClientDrivesASession(t *testing.T) {
 		missing(t, "bwrap is not installed")
 	}
 	nodeClient(t)
+	if _, err := exec.LookPath("curl"); err != nil {
+		missing(t, "curl is not installed")
+	}
+	var hits atomic.Int32
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		_, _ = io.WriteString(w, "hello from the loopback server\n")
+	}))
+	defer page.Close()
 	srv := llmtest.New(t, []llmtest.Turn{
 		bashCall("c-echo", map[string]any{"command": "echo hello-acp", "description": "say hello"}),
 		answer("Said hello."),
 		bashCall("c-off", map[string]any{"command": "echo outside-the-sandbox", "sandbox": "off", "justification": "it must reach the network"}),
 		answer("Fetched."),
 		bashCall("c-sleep", map[string]any{"command": "sleep 60", "description": "wait"}),
+		bashCall("c-net", map[string]any{"command": "curl -fsS -m 30 --noproxy '' " + page.URL + "/hello", "description": "fetch the page"}),
+		answer("Fetched loopback."),
 		answer("Continued."),
 	}, llmtest.WithCheck(llmtest.DeepSeekReasoningCheck))
 	w := newWorkspace(t, srv.URL)
 
 	first := turns(t, runClient(t, w, "new", w.project))
-	if len(first) != 9 {
-		t.Fatalf("want 9 responses (initialize, new, 3 prompts, 2 set_mode, new, prompt), got %d: %+v", len(first), first)
+	if len(first) != 10 {
+		t.Fatalf("want 10 responses (initialize, new, 4 prompts, 2 set_mode, new, prompt), got %d: %+v", len(first), first)
 	}
 	var init struct {
 		ProtocolVersion   int `json:"protocolVersion"`
@@ -357,10 +377,25 @@ func TestTypeScriptClientDrivesASession(t *testing.T) {
 	}
 	mustStop(t, long.resp, "cancelled")
 
-	if first[5].resp.Error != nil {
-		t.Errorf("set_mode plan: %+v", first[5].resp.Error)
+	// The sandbox network's question about 127.0.0.1 (no call of its own)
+	// goes to the client of the running prompt; allow_once lets the
+	// request through.
+	netTurn := first[5]
+	if len(netTurn.permissions) != 1 || !strings.Contains(string(netTurn.permissions[0]), "127.0.0.1") {
+		t.Errorf("want one question about 127.0.0.1, got %d: %s", len(netTurn.permissions), netTurn.permissions)
 	}
-	for i, what := range map[int]string{6: "yolo", 7: "must be an absolute path", 8: "no-such-session"} {
+	if us := netTurn.callUpdates("c-net"); len(us) == 0 || us[len(us)-1].Status != "completed" || !strings.Contains(us[len(us)-1].text(), "hello from the loopback server") {
+		t.Errorf("c-net after the network question: %+v", us)
+	}
+	if n := hits.Load(); n != 1 {
+		t.Errorf("the loopback server got %d requests, want 1", n)
+	}
+	mustStop(t, netTurn.resp, "end_turn")
+
+	if first[6].resp.Error != nil {
+		t.Errorf("set_mode plan: %+v", first[6].resp.Error)
+	}
+	for i, what := range map[int]string{7: "yolo", 8: "must be an absolute path", 9: "no-such-session"} {
 		if e := first[i].resp.Error; e == nil || e.Code != -32602 || !strings.Contains(e.Message, what) {
 			t.Errorf("%s: want an Invalid params error naming %q, got %+v %s", first[i].resp.Method, what, e, first[i].resp.Result)
 		}
@@ -374,10 +409,10 @@ func TestTypeScriptClientDrivesASession(t *testing.T) {
 	if load.resp.Error != nil {
 		t.Fatalf("session/load: %+v", load.resp.Error)
 	}
-	if got := load.message("user_message_chunk"); got != "Say hello with echo.Fetch the page.Wait a while." {
+	if got := load.message("user_message_chunk"); got != "Say hello with echo.Fetch the page.Wait a while.Fetch the loopback page." {
 		t.Errorf("replayed prompts %q", got)
 	}
-	if got := load.message("agent_message_chunk"); got != "Said hello.Fetched." {
+	if got := load.message("agent_message_chunk"); got != "Said hello.Fetched.Fetched loopback." {
 		t.Errorf("replayed answers %q", got)
 	}
 	if us := load.callUpdates("c-echo"); len(us) < 2 || us[0].SessionUpdate != "tool_call" || us[len(us)-1].Status != "completed" ||

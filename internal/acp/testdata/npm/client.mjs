@@ -3,9 +3,10 @@
 // what it received (updates, permission requests) and what each request
 // answered, so the Go test asserts on what a real client saw.
 //
-// node client.mjs HARNESS_BINARY new CWD    initialize, session/new, three prompts
+// node client.mjs HARNESS_BINARY new CWD    initialize, session/new, four prompts
 //                                           (a sandboxed command, one that asks to leave
-//                                           the sandbox, a long one that is cancelled),
+//                                           the sandbox, a long one that is cancelled, one
+//                                           whose connection the sandbox network asks about),
 //                                           session/set_mode, bad requests
 // node client.mjs HARNESS_BINARY load CWD ID initialize, session/load ID, one prompt
 
@@ -62,6 +63,7 @@ await app.connectWith(stream, async (agent) => {
     await call(agent, acp.methods.agent.session.prompt, prompt(id, "Say hello with echo."));
     await call(agent, acp.methods.agent.session.prompt, prompt(id, "Fetch the page."));
     await call(agent, acp.methods.agent.session.prompt, prompt(id, "Wait a while."));
+    await call(agent, acp.methods.agent.session.prompt, prompt(id, "Fetch the loopback page."));
     await call(agent, acp.methods.agent.session.setMode, { sessionId: id, modeId: "plan" });
     await call(agent, acp.methods.agent.session.setMode, { sessionId: id, modeId: "yolo" });
     await call(agent, acp.methods.agent.session.new, { cwd: "relative/dir", mcpServers: [] });
