@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -192,50 +191,134 @@ func merge(prev, p *tools.Presentation) {
 }
 
 // convert is presentation p as a session update of kind (tool_call or
-// tool_call_update): the presentation's JSON is ACP's shape, so it is
-// decoded into the SDK's type as it is, with the kind added. Terminal
-// content becomes a text block unless the client shows terminals it did
-// not create.
+// tool_call_update), field for field: the presentation is ACP's shape
+// (same names, the harness's additions in _meta), so nothing is decoded or
+// dropped. Terminal content becomes a text block unless the client shows
+// terminals it did not create; the raw input goes with the call only.
 func (m *mapper) convert(kind string, p *tools.Presentation) sdk.SessionUpdate {
-	c := *p
+	content := p.Content
 	if !m.terminal {
-		c.Content = terminalsAsText(c.Content)
+		content = terminalsAsText(content)
 	}
-	if kind == updateToolCallUpdate {
-		c.RawInput = nil // sent with the call
+	items := toolContent(content)
+	locs := locations(p.Locations)
+	meta := presentationMeta(p.Meta)
+	var raw any
+	if p.RawOutput != nil {
+		raw = p.RawOutput
 	}
-	b, err := json.Marshal(c)
-	if err == nil {
-		b, err = withField(b, "sessionUpdate", kind)
+	if kind == updateToolCall {
+		title := p.Title
+		if title == "" {
+			title = p.ToolCallID
+		}
+		var in any
+		if p.RawInput != nil {
+			in = p.RawInput
+		}
+		return sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{SessionUpdate: updateToolCall, ToolCallId: sdk.ToolCallId(p.ToolCallID),
+			Title: title, Kind: sdk.ToolKind(p.Kind), Status: sdk.ToolCallStatus(p.Status), Content: items, Locations: locs,
+			RawInput: in, RawOutput: raw, Meta: meta}}
 	}
-	var u sdk.SessionUpdate
-	if err == nil {
-		err = json.Unmarshal(b, &u)
+	u := &sdk.SessionToolCallUpdate{SessionUpdate: updateToolCallUpdate, ToolCallId: sdk.ToolCallId(p.ToolCallID),
+		Content: items, Locations: locs, RawOutput: raw, Meta: meta}
+	if p.Title != "" {
+		u.Title = &p.Title
 	}
-	if err != nil {
-		// Not reachable with a presentation the tools package made; keep
-		// the call's status truthful all the same.
+	if p.Kind != "" {
+		k := sdk.ToolKind(p.Kind)
+		u.Kind = &k
+	}
+	if p.Status != "" {
 		st := sdk.ToolCallStatus(p.Status)
-		return sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{SessionUpdate: updateToolCallUpdate, ToolCallId: sdk.ToolCallId(p.ToolCallID), Status: &st}}
+		u.Status = &st
 	}
-	if kind == updateToolCall && u.ToolCall != nil && u.ToolCall.Title == "" {
-		u.ToolCall.Title = p.ToolCallID
-	}
-	return u
+	return sdk.SessionUpdate{ToolCallUpdate: u}
 }
 
-// withField adds "key": value to the JSON object b.
-func withField(b []byte, key, value string) ([]byte, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(b, &obj); err != nil {
-		return nil, err
+// toolContent is content as ACP's tool call content (nil stays nil: the
+// update leaves the content as it was).
+func toolContent(content []tools.ToolCallContent) []sdk.ToolCallContent {
+	if content == nil {
+		return nil
 	}
-	v, err := json.Marshal(value)
-	if err != nil {
-		return nil, err
+	out := make([]sdk.ToolCallContent, 0, len(content))
+	for _, c := range content {
+		switch c.Type {
+		case tools.ContentDiff:
+			d := &sdk.ToolCallContentDiff{Type: tools.ContentDiff, Path: c.Path, OldText: c.OldText}
+			if c.NewText != nil {
+				d.NewText = *c.NewText
+			}
+			out = append(out, sdk.ToolCallContent{Diff: d})
+		case tools.ContentTerminal:
+			out = append(out, sdk.ToolCallContent{Terminal: &sdk.ToolCallContentTerminal{Type: tools.ContentTerminal, TerminalId: c.TerminalID, Meta: terminalMeta(c.Terminal)}})
+		default:
+			var block sdk.ContentBlock
+			switch {
+			case c.Content == nil:
+				block = sdk.TextBlock("")
+			case c.Content.Type == "image":
+				block = sdk.ImageBlock(c.Content.Data, c.Content.MimeType)
+			default:
+				block = sdk.TextBlock(c.Content.Text)
+			}
+			out = append(out, sdk.ToolCallContent{Content: &sdk.ToolCallContentContent{Type: tools.ContentBlock, Content: block}})
+		}
 	}
-	obj[key] = v
-	return json.Marshal(obj)
+	return out
+}
+
+// terminalMeta is a terminal item's _meta: the output, the exit code and
+// the signal (as tools.Terminal's JSON).
+func terminalMeta(t *tools.Terminal) map[string]any {
+	if t == nil {
+		return nil
+	}
+	m := map[string]any{"output": t.Output}
+	if t.ExitCode != nil {
+		m["exitCode"] = *t.ExitCode
+	}
+	if t.Signal != "" {
+		m["signal"] = t.Signal
+	}
+	return m
+}
+
+// presentationMeta is the presentation's _meta (as PresentationMeta's
+// JSON): the reason, the summary, the plan.
+func presentationMeta(pm *tools.PresentationMeta) map[string]any {
+	if pm == nil {
+		return nil
+	}
+	m := map[string]any{}
+	if pm.Reason != "" {
+		m["reason"] = pm.Reason
+	}
+	if pm.Summary != "" {
+		m["summary"] = pm.Summary
+	}
+	if pm.Plan != nil {
+		m["plan"] = pm.Plan
+	}
+	return m
+}
+
+// locations is locs as ACP's (a 0 line is omitted: the whole file).
+func locations(locs []tools.Location) []sdk.ToolCallLocation {
+	if locs == nil {
+		return nil
+	}
+	out := make([]sdk.ToolCallLocation, 0, len(locs))
+	for _, l := range locs {
+		loc := sdk.ToolCallLocation{Path: l.Path}
+		if l.Line != 0 {
+			line := l.Line
+			loc.Line = &line
+		}
+		out = append(out, loc)
+	}
+	return out
 }
 
 // terminalsAsText replaces each terminal item of content by a text block
