@@ -99,58 +99,24 @@ func TestACPInProcess(t *testing.T) {
 		toolCall("b2", "bash", `{"command":"sleep 30"}`),
 	})
 	dir := t.TempDir()
-	cfg := filepath.Join(t.TempDir(), "harness.yml")
-	extra := "  - name: approval\n  - name: permission\n    config: {mode: default}\n  - name: tool-todo\n"
-	if err := os.WriteFile(cfg, []byte(agentManifest(srv.URL, t.TempDir(), extra)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	errb := &syncBuffer{}
-	env := &cli.Env{Stdin: inR, Stdout: outW, Stderr: errb, Plugins: agente2e.Needed(),
-		LookupEnv: func(string) (string, bool) { return "", false }, Getwd: func() (string, error) { return dir, nil },
-		Ctx: context.Background()}
-	code := make(chan int, 1)
-	go func() {
-		code <- cli.Run([]string{"--config", cfg, "acp"}, env)
-		_ = outW.Close()
-	}()
-	c := &acpClient{cancelOn: "b2"}
-	c.conn = sdk.NewClientSideConnection(c, inW, outR)
-
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := c.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
-		t.Fatal(err)
-	}
+	extra := "  - name: approval\n  - name: permission\n    config: {mode: default}\n  - name: tool-todo\n"
+	a := startACP(t, ctx, dir, agentManifest(srv.URL, t.TempDir(), extra), "b2")
+	c := a.c
 	s, err := c.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
 	if err != nil {
-		t.Fatalf("session/new: %v\n%s", err, errb.String())
+		t.Fatalf("session/new: %v\n%s", err, a.errb.String())
 	}
 	if s.Modes == nil || s.Modes.CurrentModeId != "default" {
 		t.Errorf("modes: %+v", s.Modes)
 	}
-	r, err := c.conn.Prompt(ctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("Greet.")}})
-	if err != nil || r.StopReason != sdk.StopReasonEndTurn {
-		t.Fatalf("first prompt: %+v %v\n%s", r, err, errb.String())
-	}
+	a.prompt(ctx, s.SessionId, "Greet.", sdk.StopReasonEndTurn)
 	if _, asked := c.seen(); len(asked) != 1 || asked[0].ToolCall.ToolCallId != "b1" {
-		t.Fatalf("after the first prompt: want one question, for b1: %+v\n%s", asked, errb.String())
+		t.Fatalf("after the first prompt: want one question, for b1: %+v\n%s", asked, a.errb.String())
 	}
-	r, err = c.conn.Prompt(ctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("Wait.")}})
-	if err != nil || r.StopReason != sdk.StopReasonCancelled {
-		t.Fatalf("second prompt: %+v %v\n%s", r, err, errb.String())
-	}
-	_ = inW.Close()
-	select {
-	case got := <-code:
-		if got != 0 {
-			t.Errorf("exit %d\n%s", got, errb.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("harness acp did not end\n%s", errb.String())
-	}
-	<-c.conn.Done()
+	a.prompt(ctx, s.SessionId, "Wait.", sdk.StopReasonCancelled)
+	a.end()
 
 	updates, asked := c.seen()
 	var b1, b2 []string
@@ -201,25 +167,10 @@ func TestACPClientMCPServerRuns(t *testing.T) {
 		text("Echoed."),
 	})
 	dir := t.TempDir()
-	cfg := filepath.Join(t.TempDir(), "harness.yml")
-	if err := os.WriteFile(cfg, []byte(agentManifest(srv.URL, t.TempDir(), "  - name: mcp\n    config: {grace: 300ms}\n")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	errb := &syncBuffer{}
-	env := &cli.Env{Stdin: inR, Stdout: outW, Stderr: errb, Plugins: agente2e.Needed(),
-		LookupEnv: func(string) (string, bool) { return "", false }, Getwd: func() (string, error) { return dir, nil },
-		Ctx: context.Background()}
-	code := make(chan int, 1)
-	go func() {
-		code <- cli.Run([]string{"--config", cfg, "acp"}, env)
-		_ = outW.Close()
-	}()
-	c := &acpClient{}
-	c.conn = sdk.NewClientSideConnection(c, inW, outR)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	a := startACP(t, ctx, dir, agentManifest(srv.URL, t.TempDir(), "  - name: mcp\n    config: {grace: 300ms}\n"), "")
+	c := a.c
 	init, err := c.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
 	if err != nil || !init.AgentCapabilities.McpCapabilities.Http || !init.AgentCapabilities.McpCapabilities.Sse {
 		t.Fatalf("initialize: %+v %v", init.AgentCapabilities.McpCapabilities, err)
@@ -231,17 +182,10 @@ func TestACPClientMCPServerRuns(t *testing.T) {
 	s, err := c.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{
 		{Stdio: &sdk.McpServerStdio{Name: "fx", Command: fx, Args: []string{"ok"}, Env: []sdk.EnvVariable{}}}}})
 	if err != nil {
-		t.Fatalf("session/new: %v\n%s", err, errb.String())
+		t.Fatalf("session/new: %v\n%s", err, a.errb.String())
 	}
-	r, err := c.conn.Prompt(ctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("Echo.")}})
-	if err != nil || r.StopReason != sdk.StopReasonEndTurn {
-		t.Fatalf("prompt: %+v %v\n%s", r, err, errb.String())
-	}
-	_ = inW.Close()
-	if got := <-code; got != 0 {
-		t.Errorf("exit %d\n%s", got, errb.String())
-	}
-	<-c.conn.Done()
+	a.prompt(ctx, s.SessionId, "Echo.", sdk.StopReasonEndTurn)
+	a.end()
 	reqs := srv.Requests()
 	if len(reqs) != 2 {
 		t.Fatalf("%d model requests", len(reqs))
@@ -273,54 +217,21 @@ func TestACPClosesIdleSessionsPastTheLimit(t *testing.T) {
 	srv := llmtest.New(t, []llmtest.Turn{text("A1"), text("R2"), text("A3")})
 	dir := t.TempDir()
 	manifest := agentManifest(srv.URL, t.TempDir(), "")
-	cfg := filepath.Join(t.TempDir(), "harness.yml")
-	if err := os.WriteFile(cfg, []byte(manifest), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	errb := &syncBuffer{}
-	env := &cli.Env{Stdin: inR, Stdout: outW, Stderr: errb, Plugins: agente2e.Needed(),
-		LookupEnv: func(string) (string, bool) { return "", false }, Getwd: func() (string, error) { return dir, nil },
-		Ctx: context.Background()}
-	code := make(chan int, 1)
-	go func() {
-		code <- cli.Run([]string{"--config", cfg, "acp"}, env)
-		_ = outW.Close()
-	}()
-	c := &acpClient{}
-	c.conn = sdk.NewClientSideConnection(c, inW, outR)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := c.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
-		t.Fatal(err)
-	}
-	prompt := func(id sdk.SessionId, text string) {
-		t.Helper()
-		if r, err := c.conn.Prompt(ctx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}}); err != nil || r.StopReason != sdk.StopReasonEndTurn {
-			t.Fatalf("prompt %q: %+v %v\n%s", text, r, err, errb.String())
-		}
-	}
+	a := startACP(t, ctx, dir, manifest, "")
 	var ids []sdk.SessionId
 	for range acp.MaxOpenSessions + 1 {
-		s, err := c.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
-		if err != nil {
-			t.Fatalf("session/new %d: %v", len(ids), err)
-		}
-		ids = append(ids, s.SessionId)
+		ids = append(ids, a.newSession(ctx, dir))
 		if len(ids) == 1 {
-			prompt(ids[0], "one")
+			a.prompt(ctx, ids[0], "one", sdk.StopReasonEndTurn)
 		}
 	}
 	if r := runAgent(t, dir, manifest, "", "run", "--session", string(ids[0]), "two"); r.code != 0 || r.stdout != "R2\n" {
 		t.Fatalf("harness run --session on the closed session: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	prompt(ids[0], "three")
-	_ = inW.Close()
-	if got := <-code; got != 0 {
-		t.Errorf("exit %d\n%s", got, errb.String())
-	}
-	<-c.conn.Done()
+	a.prompt(ctx, ids[0], "three", sdk.StopReasonEndTurn)
+	a.end()
 	reqs := srv.Requests()
 	last, err := reqs[len(reqs)-1].Wire()
 	if err != nil {
@@ -342,42 +253,15 @@ func TestACPSlashCommands(t *testing.T) {
 	repo := gitRepo(t, map[string]string{"go.mod": "module calc\n"})
 	writeFile(t, repo, ".claude/commands/greet.md", "---\ndescription: Greet someone\nargument-hint: [name]\n---\nSay hello to $ARGUMENTS.\n")
 	srv := llmtest.New(t, []llmtest.Turn{text("Hello, Ada."), text("A path.")})
-	cfg := filepath.Join(t.TempDir(), "harness.yml")
-	if err := os.WriteFile(cfg, []byte(agentManifest(srv.URL, t.TempDir(), "  - name: commands\n  - name: skills\n")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	errb := &syncBuffer{}
-	env := &cli.Env{Stdin: inR, Stdout: outW, Stderr: errb, Plugins: agente2e.Needed(),
-		LookupEnv: func(string) (string, bool) { return "", false }, Getwd: func() (string, error) { return repo, nil },
-		Ctx: context.Background()}
-	code := make(chan int, 1)
-	go func() {
-		code <- cli.Run([]string{"--config", cfg, "acp"}, env)
-		_ = outW.Close()
-	}()
-	c := &acpClient{}
-	c.conn = sdk.NewClientSideConnection(c, inW, outR)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := c.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: repo, McpServers: []sdk.McpServer{}})
-	if err != nil {
-		t.Fatalf("session/new: %v\n%s", err, errb.String())
-	}
+	a := startACP(t, ctx, repo, agentManifest(srv.URL, t.TempDir(), "  - name: commands\n  - name: skills\n"), "")
+	c := a.c
+	id := a.newSession(ctx, repo)
 	for _, p := range []string{"/greet Ada", "/model", "/etc/hosts is what?"} {
-		if r, err := c.conn.Prompt(ctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(p)}}); err != nil || r.StopReason != sdk.StopReasonEndTurn {
-			t.Fatalf("prompt %q: %+v %v\n%s", p, r, err, errb.String())
-		}
+		a.prompt(ctx, id, p, sdk.StopReasonEndTurn)
 	}
-	_ = inW.Close()
-	if got := <-code; got != 0 {
-		t.Errorf("exit %d\n%s", got, errb.String())
-	}
-	<-c.conn.Done()
+	a.end()
 	updates, _ := c.seen()
 	var names []string
 	var messages strings.Builder
@@ -408,5 +292,110 @@ func TestACPSlashCommands(t *testing.T) {
 	}
 	if got := second.Messages[len(second.Messages)-1].Text(); !strings.Contains(got, "/etc/hosts is what?") {
 		t.Errorf("a path prompt = %q", got)
+	}
+}
+
+// inACP is `harness --config CFG acp` run in this process with dir as the
+// working directory, driven by the Go ACP SDK's client c.
+type inACP struct {
+	t    *testing.T
+	c    *acpClient
+	in   *io.PipeWriter
+	errb *syncBuffer
+	code chan int
+}
+
+// startACP starts `harness acp` on manifest and initializes the
+// connection; cancelOn is the call whose in_progress update cancels its
+// turn ("" for none).
+func startACP(t *testing.T, ctx context.Context, dir, manifest, cancelOn string) *inACP {
+	t.Helper()
+	cfg := filepath.Join(t.TempDir(), "harness.yml")
+	if err := os.WriteFile(cfg, []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	a := &inACP{t: t, in: inW, errb: &syncBuffer{}, code: make(chan int, 1), c: &acpClient{cancelOn: cancelOn}}
+	env := &cli.Env{Stdin: inR, Stdout: outW, Stderr: a.errb, Plugins: agente2e.Needed(),
+		LookupEnv: func(string) (string, bool) { return "", false }, Getwd: func() (string, error) { return dir, nil },
+		Ctx: context.Background()}
+	go func() {
+		a.code <- cli.Run([]string{"--config", cfg, "acp"}, env)
+		_ = outW.Close()
+	}()
+	a.c.conn = sdk.NewClientSideConnection(a.c, inW, outR)
+	if _, err := a.c.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// newSession opens a session in dir.
+func (a *inACP) newSession(ctx context.Context, dir string) sdk.SessionId {
+	a.t.Helper()
+	s, err := a.c.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		a.t.Fatalf("session/new: %v\n%s", err, a.errb.String())
+	}
+	return s.SessionId
+}
+
+// prompt runs one prompt and checks its stop reason.
+func (a *inACP) prompt(ctx context.Context, id sdk.SessionId, text string, want sdk.StopReason) {
+	a.t.Helper()
+	if r, err := a.c.conn.Prompt(ctx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}}); err != nil || r.StopReason != want {
+		a.t.Fatalf("prompt %q: %+v %v, want %s\n%s", text, r, err, want, a.errb.String())
+	}
+}
+
+// end closes stdin and checks that the command exits 0.
+func (a *inACP) end() {
+	a.t.Helper()
+	_ = a.in.Close()
+	select {
+	case got := <-a.code:
+		if got != 0 {
+			a.t.Errorf("exit %d\n%s", got, a.errb.String())
+		}
+	case <-time.After(30 * time.Second):
+		a.t.Fatalf("harness acp did not end\n%s", a.errb.String())
+	}
+	<-a.c.conn.Done()
+}
+
+// finals returns each call's last status and _meta.reason.
+func (a *inACP) finals() map[string][2]string {
+	updates, _ := a.c.seen()
+	out := map[string][2]string{}
+	for _, n := range updates {
+		if u := n.Update.ToolCallUpdate; u != nil && u.Status != nil {
+			reason, _ := u.Meta["reason"].(string)
+			out[string(u.ToolCallId)] = [2]string{string(*u.Status), reason}
+		}
+	}
+	return out
+}
+
+// A command that exits non-zero and one that times out end failed, with
+// the reason, although the model was told their output (not an error).
+func TestACPFailedCommandsEndFailed(t *testing.T) {
+	srv := llmtest.New(t, []llmtest.Turn{
+		toolCall("x1", "bash", `{"command":"echo nope; exit 3"}`),
+		toolCall("x2", "bash", `{"command":"sleep 10","timeoutMs":300}`),
+		text("Both failed."),
+	})
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	a := startACP(t, ctx, dir, agentManifest(srv.URL, t.TempDir(), ""), "")
+	a.prompt(ctx, a.newSession(ctx, dir), "Run them.", sdk.StopReasonEndTurn)
+	a.end()
+	got := a.finals()
+	if f := got["x1"]; f[0] != "failed" || f[1] != "exit code 3" {
+		t.Errorf("x1 (exit 3): %q", f)
+	}
+	if f := got["x2"]; f[0] != "failed" || !strings.Contains(f[1], "timed out") {
+		t.Errorf("x2 (timed out): %q", f)
 	}
 }
