@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"fmt"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -14,6 +15,14 @@ import (
 // its log, so the client does not notice. Prompts that run are never
 // closed.
 const MaxOpenSessions = 16
+
+// MaxHosts bounds the harnesses a connection keeps booted (one per
+// working directory and set of MCP servers). Booting one more stops the
+// least recently used one whose sessions are all idle, closing those
+// sessions as evict does (they open again, and boot their harness again,
+// on their next request); when every harness has a running prompt, the
+// new session is refused.
+const MaxHosts = 8
 
 // maxClosed bounds how many closed sessions the server can open again;
 // past it, the oldest are forgotten (the client then gets "no such
@@ -48,18 +57,101 @@ func (s *server) evict() {
 			s.mu.Unlock()
 			return // every one runs a prompt: allow more
 		}
-		delete(s.sessions, victim.id)
-		if s.closed == nil {
-			s.closed = map[string]closedSession{}
-		}
-		s.seq++
-		s.closed[victim.id] = closedSession{reopen: victim.reopen, seq: s.seq}
-		s.forgetLocked()
+		s.closeLocked(victim)
 		s.mu.Unlock()
 		if err := victim.close(); err != nil {
 			s.o.Logger.Warn("acp: closing an idle session", "session", victim.id, "err", err)
 		}
 	}
+}
+
+// closeLocked takes retired session ss out of the open ones and
+// remembers how to open it again; the caller closes it.
+func (s *server) closeLocked(ss *session) {
+	delete(s.sessions, ss.id)
+	if s.closed == nil {
+		s.closed = map[string]closedSession{}
+	}
+	s.seq++
+	s.closed[ss.id] = closedSession{reopen: ss.reopen, seq: s.seq}
+	s.forgetLocked()
+}
+
+// retireHosts stops harnesses, least recently used first, while MaxHosts
+// or more run: one whose every session is idle (no prompt, no open under
+// way) has those sessions closed (see evict), then is stopped. An error
+// when none can go. Called with s.bootMu held.
+func (s *server) retireHosts() error {
+	for {
+		s.mu.Lock()
+		if len(s.hosts) < MaxHosts {
+			s.mu.Unlock()
+			return nil
+		}
+		h, victims := s.idleHostLocked()
+		if h == nil {
+			s.mu.Unlock()
+			return fmt.Errorf("acp: %d harnesses run prompts (one per working directory and set of MCP servers): a new directory has to wait for one to finish", len(s.hosts))
+		}
+		for _, ss := range victims {
+			s.closeLocked(ss)
+		}
+		delete(s.hosts, h.key)
+		s.mu.Unlock()
+		for _, ss := range victims {
+			if err := ss.close(); err != nil {
+				s.o.Logger.Warn("acp: closing an idle session", "session", ss.id, "err", err)
+			}
+		}
+		if err := s.stopHost(h); err != nil {
+			s.o.Logger.Warn("acp: stopping an idle harness", "dir", h.dir, "err", err)
+		}
+	}
+}
+
+// idleHostLocked returns the least recently used harness whose sessions
+// can all be closed, with those sessions (retired), or nil.
+func (s *server) idleHostLocked() (*hostEntry, []*session) {
+	var best *hostEntry
+	for _, h := range s.hosts {
+		if best == nil || h.used < best.used {
+			if s.idleLocked(h) {
+				best = h
+			}
+		}
+	}
+	if best == nil {
+		return nil, nil
+	}
+	var victims []*session
+	for _, ss := range s.sessions {
+		if ss.host != best {
+			continue
+		}
+		if !ss.retire() { // a prompt started just now: the harness is busy
+			for _, v := range victims {
+				v.unretire()
+			}
+			return nil, nil
+		}
+		victims = append(victims, ss)
+	}
+	return best, victims
+}
+
+// idleLocked reports whether every use of h is an open session without a
+// running prompt.
+func (s *server) idleLocked(h *hostEntry) bool {
+	n := 0
+	for _, ss := range s.sessions {
+		if ss.host == h {
+			if ss.isRunning() {
+				return false
+			}
+			n++
+		}
+	}
+	return n == h.users
 }
 
 // closedSession is a session evict closed.
@@ -109,4 +201,11 @@ func (ss *session) retire() bool {
 	}
 	ss.retired = true
 	return true
+}
+
+// unretire undoes retire.
+func (ss *session) unretire() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.retired = false
 }

@@ -131,6 +131,8 @@ type hostEntry struct {
 	dir   string
 	key   string      // dir and the client's MCP servers
 	fiber *core.Fiber // the server's plugin: the approval answerer and the tool-start listener
+	users int         // open sessions and opens under way on it (s.mu)
+	used  uint64      // the server's use counter when last handed out (s.mu)
 }
 
 // host returns the harness for dir with servers, booting it on first use.
@@ -147,9 +149,15 @@ func (s *server) host(ctx context.Context, dir string, servers []MCPServer) (*ho
 	defer s.bootMu.Unlock()
 	s.mu.Lock()
 	h := s.hosts[key]
+	if h != nil {
+		s.useLocked(h)
+	}
 	s.mu.Unlock()
 	if h != nil {
 		return h, nil
+	}
+	if err := s.retireHosts(); err != nil {
+		return nil, err
 	}
 	booted, err := s.o.Boot(ctx, dir, servers)
 	if err != nil {
@@ -163,8 +171,25 @@ func (s *server) host(ctx context.Context, dir string, servers []MCPServer) (*ho
 	}
 	s.mu.Lock()
 	s.hosts[key] = h
+	s.useLocked(h)
 	s.mu.Unlock()
 	return h, nil
+}
+
+// useLocked hands h out to one more session.
+func (s *server) useLocked(h *hostEntry) {
+	h.users++
+	s.seq++
+	h.used = s.seq
+}
+
+// release gives back a use of h (a session closed, or an open failed).
+func (s *server) release(h *hostEntry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h.users > 0 {
+		h.users--
+	}
 }
 
 // shutdown closes every session, then stops every harness.

@@ -167,6 +167,9 @@ func (s *server) openAs(ctx context.Context, r reopen, o agent.Options, orNew bo
 	if orNew && errors.Is(err, agent.ErrSessionNotFound) {
 		as, err = h.Agent.Open(ctx, agent.Options{NewID: o.ID, Cwd: o.Cwd, Observer: o.Observer})
 	}
+	if err != nil {
+		s.release(h)
+	}
 	switch {
 	case errors.Is(err, agent.ErrSessionNotFound):
 		return nil, invalidParams("session %s: no stored session with this id (%v)", o.ID, err)
@@ -472,5 +475,6 @@ func (ss *session) close() error {
 		case <-ctx.Done():
 		}
 	}
+	defer ss.srv.release(ss.host)
 	return ss.ss.Close(ctx)
 }

@@ -399,3 +399,37 @@ func TestACPFailedCommandsEndFailed(t *testing.T) {
 		t.Errorf("x2 (timed out): %q", f)
 	}
 }
+
+// At most acp.MaxHosts harnesses stay booted: a session in one more
+// directory stops the least recently used harness whose sessions are idle,
+// closing them (another process can then resume one); a prompt for such a
+// session boots its harness again and continues it.
+func TestACPStopsIdleHarnessesPastTheLimit(t *testing.T) {
+	srv := llmtest.New(t, []llmtest.Turn{text("A1"), text("R2"), text("A3")})
+	manifest := agentManifest(srv.URL, t.TempDir(), "")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dirs := make([]string, acp.MaxHosts+1)
+	for i := range dirs {
+		dirs[i] = t.TempDir()
+	}
+	a := startACP(t, ctx, dirs[0], manifest, "")
+	first := a.newSession(ctx, dirs[0])
+	a.prompt(ctx, first, "one", sdk.StopReasonEndTurn)
+	for _, d := range dirs[1:] {
+		a.newSession(ctx, d)
+	}
+	if r := runAgent(t, dirs[0], manifest, "", "run", "--session", string(first), "two"); r.code != 0 || r.stdout != "R2\n" {
+		t.Fatalf("harness run --session on the session of the stopped harness: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	a.prompt(ctx, first, "three", sdk.StopReasonEndTurn)
+	a.end()
+	reqs := srv.Requests()
+	last, err := reqs[len(reqs)-1].Wire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := last.History(); !strings.Contains(h, "one") || !strings.Contains(h, "R2") || !strings.Contains(h, "three") {
+		t.Errorf("the reopened session's request lacks its history:\n%s", h)
+	}
+}
