@@ -261,6 +261,20 @@ func TestACPSlashCommands(t *testing.T) {
 	for _, p := range []string{"/greet Ada", "/model", "/etc/hosts is what?"} {
 		a.prompt(ctx, id, p, sdk.StopReasonEndTurn)
 	}
+	// The commands are announced in a notification after session/new's
+	// answer: on a loaded machine it may come after the prompts.
+	announced := func() bool {
+		updates, _ := c.seen()
+		for _, n := range updates {
+			if n.Update.AvailableCommandsUpdate != nil {
+				return true
+			}
+		}
+		return false
+	}
+	for !announced() && ctx.Err() == nil {
+		time.Sleep(20 * time.Millisecond)
+	}
 	a.end()
 	updates, _ := c.seen()
 	var names []string
