@@ -36,19 +36,7 @@ func TestCommandFileAndSkillFixAGoTest(t *testing.T) {
 		answer("Fixed Add: it subtracted."),
 	)
 	o.mustSucceed(t, "Fixed Add: it subtracted.")
-	w, err := o.srv.Requests()[0].Wire()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var system, user string
-	for _, m := range w.Messages {
-		switch m.Role {
-		case "system":
-			system += m.Text()
-		case "user":
-			user += m.Text()
-		}
-	}
+	system, user := o.firstRequest(t, "system"), o.firstRequest(t, "user")
 	if !strings.Contains(user, "The test TestAdd in package calc fails. Use the go-testing skill") || strings.Contains(user, "/fix-test") {
 		t.Errorf("the prompt is not the command's body with its arguments:\n%s", user)
 	}
@@ -100,16 +88,7 @@ func TestCommandFileRunsItsBashLinesAndInlinesItsFiles(t *testing.T) {
 		answer("Committed: Document Add."),
 	)
 	o.mustSucceed(t, "Committed: Document Add.")
-	w, err := o.srv.Requests()[0].Wire()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var user string
-	for _, m := range w.Messages {
-		if m.Role == "user" {
-			user += m.Text()
-		}
-	}
+	user := o.firstRequest(t, "user")
 	for _, want := range []string{
 		"- Current git status:  M calc.go",
 		"+// Add returns a plus b.",
@@ -162,19 +141,7 @@ func TestSkillRunsAsASlashCommand(t *testing.T) {
 	}
 	o := p.run("/release-notes v1.2", answer("Release notes written."))
 	o.mustSucceed(t, "Release notes written.")
-	w, err := o.srv.Requests()[0].Wire()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var system, user string
-	for _, m := range w.Messages {
-		switch m.Role {
-		case "system":
-			system += m.Text()
-		case "user":
-			user += m.Text()
-		}
-	}
+	system, user := o.firstRequest(t, "system"), o.firstRequest(t, "user")
 	for _, want := range []string{"Skill release-notes loaded from", "Write release notes for version v1.2.", "Recent commits:\nFix Add\nAdd calc"} {
 		if !strings.Contains(user, want) {
 			t.Errorf("the prompt lacks %q:\n%s", want, user)
@@ -185,14 +152,25 @@ func TestSkillRunsAsASlashCommand(t *testing.T) {
 	}
 	o = p.run("/internal please", answer("ok"))
 	o.mustSucceed(t, "ok")
-	w, _ = o.srv.Requests()[0].Wire()
-	user = ""
-	for _, m := range w.Messages {
-		if m.Role == "user" {
-			user += m.Text()
-		}
-	}
+	user = o.firstRequest(t, "user")
 	if !strings.Contains(user, "/internal please") || strings.Contains(user, "Use tabs.") {
 		t.Errorf("a user-invocable: false skill ran as a command:\n%s", user)
 	}
+}
+
+// firstRequest is the text of the messages of role in the run's first
+// model request, joined.
+func (o outcome) firstRequest(t *testing.T, role string) string {
+	t.Helper()
+	w, err := o.srv.Requests()[0].Wire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, m := range w.Messages {
+		if m.Role == role {
+			b.WriteString(m.Text())
+		}
+	}
+	return b.String()
 }

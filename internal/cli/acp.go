@@ -9,8 +9,6 @@ import (
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
-	"github.com/dshgo/harness/core/fxcore"
-	"github.com/dshgo/harness/core/manifest"
 	"github.com/dshgo/harness/internal/acp"
 )
 
@@ -69,35 +67,18 @@ func runACP(env *Env) error {
 // (found reports whether it has one); a server the row already names
 // (under servers or mcpServers) keeps the row's configuration.
 func withMCPServers(servers []acp.MCPServer, found *bool) BootOption {
-	return bootOptionFunc(func(o *fxcore.Options) {
-		m := o.Manifest.Clone()
-		var patch func(rows []manifest.Entry)
-		patch = func(rows []manifest.Entry) {
-			for i := range rows {
-				e := &rows[i]
-				patch(e.Children)
-				if e.Name != "mcp" || e.Disabled {
-					continue
-				}
-				*found = true
-				if e.Config == nil || e.Config.Kind != yaml.MappingNode {
-					e.Config = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-				}
-				list := getKey(e.Config, "servers")
-				if list == nil || list.Kind != yaml.MappingNode {
-					list = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-					setKey(e.Config, "servers", list)
-				}
-				other := getKey(e.Config, "mcpServers")
-				for _, s := range servers {
-					if getKey(list, s.Name) == nil && (other == nil || other.Kind != yaml.MappingNode || getKey(other, s.Name) == nil) {
-						setKey(list, s.Name, mcpServerNode(s))
-					}
-				}
+	return patchRows("mcp", found, func(cfg *yaml.Node) {
+		list := getKey(cfg, "servers")
+		if list == nil || list.Kind != yaml.MappingNode {
+			list = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+			setKey(cfg, "servers", list)
+		}
+		other := getKey(cfg, "mcpServers")
+		for _, s := range servers {
+			if getKey(list, s.Name) == nil && (other == nil || other.Kind != yaml.MappingNode || getKey(other, s.Name) == nil) {
+				setKey(list, s.Name, mcpServerNode(s))
 			}
 		}
-		patch(m.Plugins)
-		o.Manifest = m
 	})
 }
 

@@ -74,6 +74,27 @@ func splitRules(s string) []string {
 // withPermissions sets mode (when not empty) and appends allow to the
 // `permission` rows' config; *found reports whether there was such a row.
 func withPermissions(mode permission.Mode, allow []string, found *bool) BootOption {
+	return patchRows("permission", found, func(cfg *yaml.Node) {
+		if mode != "" {
+			setKey(cfg, "mode", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: string(mode)})
+		}
+		if len(allow) > 0 {
+			seq := getKey(cfg, "allow")
+			if seq == nil || seq.Kind != yaml.SequenceNode {
+				seq = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+				setKey(cfg, "allow", seq)
+			}
+			for _, r := range allow {
+				seq.Content = append(seq.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: r})
+			}
+		}
+	})
+}
+
+// patchRows is a boot option that calls edit with the config mapping (made
+// one when absent) of every enabled row named name, nested rows included;
+// *found reports whether there was one.
+func patchRows(name string, found *bool, edit func(cfg *yaml.Node)) BootOption {
 	return bootOptionFunc(func(o *fxcore.Options) {
 		m := o.Manifest.Clone()
 		var patch func(rows []manifest.Entry)
@@ -81,26 +102,14 @@ func withPermissions(mode permission.Mode, allow []string, found *bool) BootOpti
 			for i := range rows {
 				e := &rows[i]
 				patch(e.Children)
-				if e.Name != "permission" || e.Disabled {
+				if e.Name != name || e.Disabled {
 					continue
 				}
 				*found = true
 				if e.Config == nil || e.Config.Kind != yaml.MappingNode {
 					e.Config = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 				}
-				if mode != "" {
-					setKey(e.Config, "mode", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: string(mode)})
-				}
-				if len(allow) > 0 {
-					seq := getKey(e.Config, "allow")
-					if seq == nil || seq.Kind != yaml.SequenceNode {
-						seq = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-						setKey(e.Config, "allow", seq)
-					}
-					for _, r := range allow {
-						seq.Content = append(seq.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: r})
-					}
-				}
+				edit(e.Config)
 			}
 		}
 		patch(m.Plugins)

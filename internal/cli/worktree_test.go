@@ -17,6 +17,9 @@ import (
 func worktreeRepo(t *testing.T) (dir string, gitCmd func(dir string, args ...string)) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("git is not installed: CI must have it (.ci/run installs it)")
+		}
 		t.Skip("git is not installed")
 	}
 	home := t.TempDir()

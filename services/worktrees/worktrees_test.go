@@ -23,6 +23,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func newRepo(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("git is not installed: CI must have it (.ci/run installs it)")
+		}
 		t.Skip("git is not installed")
 	}
 	home := t.TempDir()
@@ -337,6 +340,9 @@ func BenchmarkSummarize(b *testing.B) {
 func benchRepo(b *testing.B) string {
 	b.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
+		if os.Getenv("CI") != "" {
+			b.Fatal("git is not installed: CI must have it (.ci/run installs it)")
+		}
 		b.Skip("git is not installed")
 	}
 	dir := filepath.Join(b.TempDir(), "repo")
