@@ -12,23 +12,22 @@ import (
 	"github.com/dshgo/harness/internal/acp"
 )
 
-func init() {
-	Register(func(env *Env) *cobra.Command {
-		cmd := &cobra.Command{
-			Use:   "acp",
-			Short: "Serve the Agent Client Protocol on stdin and stdout (for editors)",
-			Long: "acp runs the harness as an Agent Client Protocol agent: an editor (Zed, a JetBrains IDE, any ACP\n" +
-				"client) starts it and talks JSON-RPC over stdin and stdout. Each session's working directory is the\n" +
-				"cwd the client sends; the configuration is found there as for `harness run` (harness.yml up to the\n" +
-				"repository root, else the built-in default: sandboxed commands, the permission row's mode), and\n" +
-				"the client answers the approval questions. Logs go to stderr. See docs/editors.md.",
-			Args: cobra.NoArgs,
-			RunE: func(*cobra.Command, []string) error {
-				return runACP(env)
-			},
-		}
-		return signalStops(cmd)
-	})
+// acpCommand builds `harness acp`.
+func acpCommand(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "acp",
+		Short: "Serve the Agent Client Protocol on stdin and stdout (for editors)",
+		Long: "acp runs the harness as an Agent Client Protocol agent: an editor (Zed, a JetBrains IDE, any ACP\n" +
+			"client) starts it and talks JSON-RPC over stdin and stdout. Each session's working directory is the\n" +
+			"cwd the client sends; the configuration is found there as for `harness run` (harness.yml up to the\n" +
+			"repository root, else the built-in default: sandboxed commands, the permission row's mode), and\n" +
+			"the client answers the approval questions. Logs go to stderr. See docs/editors.md.",
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return runACP(env)
+		},
+	}
+	return signalStops(cmd)
 }
 
 // runACP serves ACP until stdin ends or a signal; each working directory a

@@ -23,61 +23,60 @@ import (
 	"github.com/dshgo/harness/services/tokenmeter"
 )
 
-func init() {
-	Register(func(env *Env) *cobra.Command {
-		var f agentFlags
-		var plain bool
-		var worktree string
-		cmd := &cobra.Command{
-			Use:   "chat [flags]",
-			Short: "Talk to the agent interactively in one session",
-			Long: "On a terminal, chat (and `harness` alone) opens the terminal UI (docs/cli.md: keys and commands);\n" +
-				"--plain, or a pipe, keeps the line mode described here.\n" +
-				"chat boots the configured harness and runs one session interactively: each line you type is a\n" +
-				"turn (the answer streams to stdout, tool calls and results to stderr). Commands: /context shows the\n" +
-				"token meter's figures for the session, /compact [instructions] summarizes the older history, /tools lists the tools the model sees, the commands plugins\n" +
-				"register (/todos the model's todo list, /tasks the background shells) print their reply, /exit (or end of\n" +
-				"input) leaves. Ctrl-C cancels the running turn (its tools are stopped); a second Ctrl-C exits\n" +
-				"with status 130, and so does SIGTERM or SIGHUP (after cancelling the running turn). --continue and\n" +
-				"--session ID resume a stored session. A change to harness.yml (or a --patch file) is applied\n" +
-				"before the next turn; a broken one is reported and the running configuration stays.",
-			Args: cobra.NoArgs,
-			RunE: func(cmd *cobra.Command, _ []string) error {
-				f.maxStepsSet = cmd.Flags().Changed("max-steps")
-				opts, err := f.options()
-				if err != nil {
-					return UsageError(err)
-				}
-				if cmd.Flags().Changed("worktree") {
-					wt, err := startWorktree(env, &f, worktree)
-					if err != nil {
-						return err
-					}
-					defer wt.finish(env.Ctx, env.Stderr)
-				}
-				if startsTUI(env, plain) {
-					return runTUI(env, &f, opts)
-				}
-				f.p = newPrinter(OutputText, env.Stdout, env.Stderr)
-				defer f.p.close()
-				host, err := bootAgent(env, &f)
+// chatCommand builds `harness chat`.
+func chatCommand(env *Env) *cobra.Command {
+	var f agentFlags
+	var plain bool
+	var worktree string
+	cmd := &cobra.Command{
+		Use:   "chat [flags]",
+		Short: "Talk to the agent interactively in one session",
+		Long: "On a terminal, chat (and `harness` alone) opens the terminal UI (docs/cli.md: keys and commands);\n" +
+			"--plain, or a pipe, keeps the line mode described here.\n" +
+			"chat boots the configured harness and runs one session interactively: each line you type is a\n" +
+			"turn (the answer streams to stdout, tool calls and results to stderr). Commands: /context shows the\n" +
+			"token meter's figures for the session, /compact [instructions] summarizes the older history, /tools lists the tools the model sees, the commands plugins\n" +
+			"register (/todos the model's todo list, /tasks the background shells) print their reply, /exit (or end of\n" +
+			"input) leaves. Ctrl-C cancels the running turn (its tools are stopped); a second Ctrl-C exits\n" +
+			"with status 130, and so does SIGTERM or SIGHUP (after cancelling the running turn). --continue and\n" +
+			"--session ID resume a stored session. A change to harness.yml (or a --patch file) is applied\n" +
+			"before the next turn; a broken one is reported and the running configuration stays.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.maxStepsSet = cmd.Flags().Changed("max-steps")
+			opts, err := f.options()
+			if err != nil {
+				return UsageError(err)
+			}
+			if cmd.Flags().Changed("worktree") {
+				wt, err := startWorktree(env, &f, worktree)
 				if err != nil {
 					return err
 				}
-				err = chat(env, host, &f, opts)
-				if serr := host.stop(); serr != nil && err == nil {
-					err = Failure(fmt.Errorf("stopping: %w", serr))
-				}
+				defer wt.finish(env.Ctx, env.Stderr)
+			}
+			if startsTUI(env, plain) {
+				return runTUI(env, &f, opts)
+			}
+			f.p = newPrinter(OutputText, env.Stdout, env.Stderr)
+			defer f.p.close()
+			host, err := bootAgent(env, &f)
+			if err != nil {
 				return err
-			},
-		}
-		fl := cmd.Flags()
-		f.register(fl, "maximum model calls per turn (default: agent maxSteps, 50)")
-		fl.StringVar(&worktree, "worktree", "", "chat in a new git worktree `NAME` (branch harness/NAME; auto: a generated name), confined to it; summarized on exit and removed when clean")
-		fl.BoolVar(&plain, "plain", false, "line mode even on a terminal (no full-screen UI)")
-		registerCompletions(env, cmd)
-		return signalStops(cmd)
-	})
+			}
+			err = chat(env, host, &f, opts)
+			if serr := host.stop(); serr != nil && err == nil {
+				err = Failure(fmt.Errorf("stopping: %w", serr))
+			}
+			return err
+		},
+	}
+	fl := cmd.Flags()
+	f.register(fl, "maximum model calls per turn (default: agent maxSteps, 50)")
+	fl.StringVar(&worktree, "worktree", "", "chat in a new git worktree `NAME` (branch harness/NAME; auto: a generated name), confined to it; summarized on exit and removed when clean")
+	fl.BoolVar(&plain, "plain", false, "line mode even on a terminal (no full-screen UI)")
+	registerCompletions(env, cmd)
+	return signalStops(cmd)
 }
 
 // chat runs the interactive loop. Signals: the first SIGINT cancels the

@@ -117,20 +117,19 @@ type Env struct {
 	Interrupted func() bool
 }
 
-var (
-	regMu    sync.Mutex
-	builders []func(*Env) *cobra.Command
-)
-
-// Register adds a subcommand. Call it from an init function of the file
-// that defines the command.
-func Register(build func(*Env) *cobra.Command) {
-	regMu.Lock()
-	defer regMu.Unlock()
-	builders = append(builders, build)
+// subcommands builds every subcommand of the root, in the order of
+// docs/cli.md: the one list of the command line (a new command is a
+// function of its own file, added here).
+var subcommands = []func(*Env) *cobra.Command{
+	runCommand, chatCommand, promptCommand, acpCommand,
+	checkCommand, configCommand, schemaCommand, pluginsCommand, toolsCommand, toolCommand,
+	sandboxCommand, sessionsCommand, logsCommand, rewindCommand, compactCommand, tokensCommand,
+	agentsCommand, mcpCommand, worktreeCommand, serveCommand,
+	workerCommand, submitCommand, jobsCommand, jobRunCommand,
+	versionCommand,
 }
 
-// NewRoot builds the root command with every registered subcommand.
+// NewRoot builds the root command with every subcommand of subcommands.
 func NewRoot(env *Env) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "harness",
@@ -156,11 +155,8 @@ func NewRoot(env *Env) *cobra.Command {
 		}
 		return nil
 	}
-	regMu.Lock()
-	bs := slices.Clone(builders)
-	regMu.Unlock()
-	for _, b := range bs {
-		root.AddCommand(b(env))
+	for _, build := range subcommands {
+		root.AddCommand(build(env))
 	}
 	rootRunsChat(env, root)
 	return root

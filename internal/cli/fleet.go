@@ -102,13 +102,6 @@ func waitForDatabase(env *Env) error {
 	return nil
 }
 
-func init() {
-	Register(workerCommand)
-	Register(submitCommand)
-	Register(jobsCommand)
-	Register(jobRunCommand)
-}
-
 func workerCommand(env *Env) *cobra.Command {
 	var (
 		concurrency int

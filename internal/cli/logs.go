@@ -20,44 +20,43 @@ import (
 // followPoll is how often logs -f looks for new lines and newer files.
 const followPoll = 200 * time.Millisecond
 
-func init() {
-	Register(func(env *Env) *cobra.Command {
-		var list, follow bool
-		cmd := &cobra.Command{
-			Use:   "logs",
-			Short: "Print the path of the terminal UI's newest log file (--list: all; -f: follow it)",
-			Long: "The terminal UI writes its log lines (--log-level) to STATE/logs/tui-TIME-PID.log instead of the\n" +
-				"screen (STATE: $XDG_STATE_HOME/harness, else ~/.local/state/harness). logs prints the newest file's\n" +
-				"path; --list prints every log file, newest first; -f prints the newest file and then what is appended\n" +
-				"to it, moving on to a newer file when one appears, until Ctrl-C. Exit 1 when there is no log file.",
-			Args: cobra.NoArgs,
-			RunE: func(cmd *cobra.Command, _ []string) error {
-				dir := filepath.Join(agent.DefaultStateDir(env.LookupEnv), "logs")
-				files, err := tuiLogs(dir)
-				if err != nil {
-					return Failure(err)
+// logsCommand builds `harness logs`.
+func logsCommand(env *Env) *cobra.Command {
+	var list, follow bool
+	cmd := &cobra.Command{
+		Use:   "logs",
+		Short: "Print the path of the terminal UI's newest log file (--list: all; -f: follow it)",
+		Long: "The terminal UI writes its log lines (--log-level) to STATE/logs/tui-TIME-PID.log instead of the\n" +
+			"screen (STATE: $XDG_STATE_HOME/harness, else ~/.local/state/harness). logs prints the newest file's\n" +
+			"path; --list prints every log file, newest first; -f prints the newest file and then what is appended\n" +
+			"to it, moving on to a newer file when one appears, until Ctrl-C. Exit 1 when there is no log file.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir := filepath.Join(agent.DefaultStateDir(env.LookupEnv), "logs")
+			files, err := tuiLogs(dir)
+			if err != nil {
+				return Failure(err)
+			}
+			if len(files) == 0 && !follow {
+				return Failure(fmt.Errorf("no log files in %s (the terminal UI writes one per run)", dir))
+			}
+			switch {
+			case list:
+				for _, f := range files {
+					fmt.Fprintln(env.Stdout, f)
 				}
-				if len(files) == 0 && !follow {
-					return Failure(fmt.Errorf("no log files in %s (the terminal UI writes one per run)", dir))
-				}
-				switch {
-				case list:
-					for _, f := range files {
-						fmt.Fprintln(env.Stdout, f)
-					}
-					return nil
-				case follow:
-					return followLogs(env.Ctx, dir, env.Stdout, env.Stderr)
-				}
-				fmt.Fprintln(env.Stdout, files[0])
 				return nil
-			},
-		}
-		cmd.Flags().BoolVar(&list, "list", false, "print every log file, newest first")
-		cmd.Flags().BoolVarP(&follow, "follow", "f", false, "print the newest log file and follow it (Ctrl-C stops)")
-		cmd.MarkFlagsMutuallyExclusive("list", "follow")
-		return signalStops(cmd)
-	})
+			case follow:
+				return followLogs(env.Ctx, dir, env.Stdout, env.Stderr)
+			}
+			fmt.Fprintln(env.Stdout, files[0])
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&list, "list", false, "print every log file, newest first")
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "print the newest log file and follow it (Ctrl-C stops)")
+	cmd.MarkFlagsMutuallyExclusive("list", "follow")
+	return signalStops(cmd)
 }
 
 // tuiLogs lists dir's tui-*.log files, newest (modification time, then

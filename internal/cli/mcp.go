@@ -119,17 +119,16 @@ func printJSON(env *Env, v any) error {
 	return enc.Encode(v)
 }
 
-func init() {
-	Register(func(env *Env) *cobra.Command {
-		cmd := &cobra.Command{
-			Use:   "mcp",
-			Short: "Inspect and call the configured MCP servers (list, tools, call)",
-			Long: "mcp boots the configured harness, waits for the MCP servers of the mcp row to connect\n" +
-				"(each within its startupTimeout) and reports on them. See docs/mcp.md.",
-		}
-		cmd.AddCommand(mcpList(env), mcpTools(env), mcpCall(env), mcpTrust(env))
-		return cmd
-	})
+// mcpCommand builds `harness mcp`.
+func mcpCommand(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Inspect and call the configured MCP servers (list, tools, call)",
+		Long: "mcp boots the configured harness, waits for the MCP servers of the mcp row to connect\n" +
+			"(each within its startupTimeout) and reports on them. See docs/mcp.md.",
+	}
+	cmd.AddCommand(mcpList(env), mcpTools(env), mcpCall(env), mcpTrust(env))
+	return cmd
 }
 
 func mcpList(env *Env) *cobra.Command {

@@ -16,56 +16,55 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() {
-	Register(func(env *Env) *cobra.Command {
-		var (
-			asJSON bool
-			scope  string
-			vars   []string
-		)
-		cmd := &cobra.Command{
-			Use:   "prompt",
-			Short: "Print the rendered system prompt of the configured harness",
-			Long: "prompt boots the configured harness, assembles the system prompt exactly as the agent loop does\n" +
-				"for one step, renders it and prints it. --var name=value (repeatable) registers a prompt variable\n" +
-				"that shadows a global one of the same name (for example --var cwd=/srv/app). --scope ID assembles\n" +
-				"for a fresh scope labelled ID that carries the --var values. --json prints\n" +
-				`{"sections":[{"name","order","tokens","text"}],"tools":[{"name","tokens"}],"totalTokens":N}` + "\n" +
-				"with the non-empty rendered sections; token counts appear when a token meter is mounted.\n" +
-				"A row that fails to apply (e.g. a model route without its API key) is skipped and named on\n" +
-				"stderr, as are rows left pending; stdout carries only the prompt.",
-			Args: cobra.NoArgs,
-			RunE: func(cmd *cobra.Command, _ []string) error {
-				values, err := parseVars(vars)
-				if err != nil {
-					return UsageError(err)
-				}
-				h, err := bootForPrompt(env)
-				if err != nil {
-					return err
-				}
-				out, perr := promptReport(env.Ctx, h.Root.Context(), scope, values)
-				if err := h.Stop(context.Background()); err != nil && perr == nil {
-					perr = Failure(fmt.Errorf("stopping: %w", err))
-				}
-				if perr != nil {
-					return perr
-				}
-				if asJSON {
-					enc := json.NewEncoder(env.Stdout)
-					enc.SetIndent("", "  ")
-					enc.SetEscapeHTML(false)
-					return enc.Encode(out)
-				}
-				_, err = fmt.Fprintln(env.Stdout, out.text)
+// promptCommand builds `harness prompt`.
+func promptCommand(env *Env) *cobra.Command {
+	var (
+		asJSON bool
+		scope  string
+		vars   []string
+	)
+	cmd := &cobra.Command{
+		Use:   "prompt",
+		Short: "Print the rendered system prompt of the configured harness",
+		Long: "prompt boots the configured harness, assembles the system prompt exactly as the agent loop does\n" +
+			"for one step, renders it and prints it. --var name=value (repeatable) registers a prompt variable\n" +
+			"that shadows a global one of the same name (for example --var cwd=/srv/app). --scope ID assembles\n" +
+			"for a fresh scope labelled ID that carries the --var values. --json prints\n" +
+			`{"sections":[{"name","order","tokens","text"}],"tools":[{"name","tokens"}],"totalTokens":N}` + "\n" +
+			"with the non-empty rendered sections; token counts appear when a token meter is mounted.\n" +
+			"A row that fails to apply (e.g. a model route without its API key) is skipped and named on\n" +
+			"stderr, as are rows left pending; stdout carries only the prompt.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			values, err := parseVars(vars)
+			if err != nil {
+				return UsageError(err)
+			}
+			h, err := bootForPrompt(env)
+			if err != nil {
 				return err
-			},
-		}
-		cmd.Flags().BoolVar(&asJSON, "json", false, "print sections, tools and token counts as JSON")
-		cmd.Flags().StringVar(&scope, "scope", "", "assemble for a scope with this label")
-		cmd.Flags().StringArrayVar(&vars, "var", nil, "prompt variable name=value (repeatable)")
-		return cmd
-	})
+			}
+			out, perr := promptReport(env.Ctx, h.Root.Context(), scope, values)
+			if err := h.Stop(context.Background()); err != nil && perr == nil {
+				perr = Failure(fmt.Errorf("stopping: %w", err))
+			}
+			if perr != nil {
+				return perr
+			}
+			if asJSON {
+				enc := json.NewEncoder(env.Stdout)
+				enc.SetIndent("", "  ")
+				enc.SetEscapeHTML(false)
+				return enc.Encode(out)
+			}
+			_, err = fmt.Fprintln(env.Stdout, out.text)
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print sections, tools and token counts as JSON")
+	cmd.Flags().StringVar(&scope, "scope", "", "assemble for a scope with this label")
+	cmd.Flags().StringArrayVar(&vars, "var", nil, "prompt variable name=value (repeatable)")
+	return cmd
 }
 
 // bootForPrompt boots the configured harness for `harness prompt`. The

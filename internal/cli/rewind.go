@@ -17,37 +17,36 @@ import (
 	"github.com/dshgo/harness/services/sessions"
 )
 
-func init() {
-	Register(func(env *Env) *cobra.Command {
-		var f rewindFlags
-		cmd := &cobra.Command{
-			Use:   "rewind",
-			Short: "List the checkpoints of this directory; restore its files (--to N --code), the conversation (--conversation) or both",
-			Long: "rewind lists the checkpoints the checkpoint row took of the current directory (before each prompt,\n" +
-				"at each turn end), newest session first: N, time, session, reason, the prompt's start and how many\n" +
-				"paths changed since the checkpoint before it. --session ID lists that session's (default: the latest\n" +
-				"session with checkpoints). --to N --code puts the files back as checkpoint N had them: changed ones\n" +
-				"rewritten (bytes, mode, symlinks), new ones deleted. A path changed since the session's latest\n" +
-				"checkpoint (the agent's last turn end) was changed by someone else: it is refused, listed, and\n" +
-				"nothing is changed (exit 1) unless --force. --to N --conversation takes the session's conversation\n" +
-				"back to before the prompt checkpoint N came before (a rewind record in its log; nothing is deleted),\n" +
-				"so `harness run --session ID` goes on from there; --both does the files, then the conversation.\n" +
-				"--dry-run prints the plan and changes nothing. It starts no harness.",
-			Args: cobra.NoArgs,
-			RunE: func(*cobra.Command, []string) error {
-				return runRewind(env.Ctx, env, f)
-			},
-		}
-		fl := cmd.Flags()
-		fl.StringVar(&f.session, "session", "", "the session whose checkpoints to list or rewind (default: the latest with checkpoints)")
-		fl.IntVar(&f.to, "to", 0, "restore to checkpoint `N` (the N column of the list)")
-		fl.BoolVar(&f.code, "code", false, "restore the files (with --to)")
-		fl.BoolVar(&f.conversation, "conversation", false, "take the session's conversation back to before checkpoint N's prompt (with --to)")
-		fl.BoolVar(&f.both, "both", false, "the files, then the conversation (with --to)")
-		fl.BoolVar(&f.dryRun, "dry-run", false, "print what --to would do and change nothing")
-		fl.BoolVar(&f.force, "force", false, "also overwrite paths changed since the agent's last checkpoint")
-		return cmd
-	})
+// rewindCommand builds `harness rewind`.
+func rewindCommand(env *Env) *cobra.Command {
+	var f rewindFlags
+	cmd := &cobra.Command{
+		Use:   "rewind",
+		Short: "List the checkpoints of this directory; restore its files (--to N --code), the conversation (--conversation) or both",
+		Long: "rewind lists the checkpoints the checkpoint row took of the current directory (before each prompt,\n" +
+			"at each turn end), newest session first: N, time, session, reason, the prompt's start and how many\n" +
+			"paths changed since the checkpoint before it. --session ID lists that session's (default: the latest\n" +
+			"session with checkpoints). --to N --code puts the files back as checkpoint N had them: changed ones\n" +
+			"rewritten (bytes, mode, symlinks), new ones deleted. A path changed since the session's latest\n" +
+			"checkpoint (the agent's last turn end) was changed by someone else: it is refused, listed, and\n" +
+			"nothing is changed (exit 1) unless --force. --to N --conversation takes the session's conversation\n" +
+			"back to before the prompt checkpoint N came before (a rewind record in its log; nothing is deleted),\n" +
+			"so `harness run --session ID` goes on from there; --both does the files, then the conversation.\n" +
+			"--dry-run prints the plan and changes nothing. It starts no harness.",
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return runRewind(env.Ctx, env, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.session, "session", "", "the session whose checkpoints to list or rewind (default: the latest with checkpoints)")
+	fl.IntVar(&f.to, "to", 0, "restore to checkpoint `N` (the N column of the list)")
+	fl.BoolVar(&f.code, "code", false, "restore the files (with --to)")
+	fl.BoolVar(&f.conversation, "conversation", false, "take the session's conversation back to before checkpoint N's prompt (with --to)")
+	fl.BoolVar(&f.both, "both", false, "the files, then the conversation (with --to)")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print what --to would do and change nothing")
+	fl.BoolVar(&f.force, "force", false, "also overwrite paths changed since the agent's last checkpoint")
+	return cmd
 }
 
 type rewindFlags struct {

@@ -16,112 +16,111 @@ import (
 	"github.com/dshgo/harness/services/commands"
 )
 
-func init() {
-	Register(func(env *Env) *cobra.Command {
-		var (
-			f        agentFlags
-			output   string
-			strict   bool
-			worktree string
-			budget   agent.Budget
-		)
-		cmd := &cobra.Command{
-			Use:   "run [flags] PROMPT",
-			Short: "Run the agent on one prompt and exit",
-			Long: "run boots the configured harness, opens a session (new, --continue or --session ID) and runs one\n" +
-				"turn: the model works with its tools until it answers, --max-steps model calls were made, or Ctrl-C.\n" +
-				"PROMPT is the arguments joined by spaces, or `-` to read it from stdin; text piped to stdin is the\n" +
-				"prompt, or comes before the arguments' prompt (as with `claude -p`).\n\n" +
-				"Output (--output): text streams the answer to stdout and one line per tool call and result to\n" +
-				"stderr; stream-json writes one JSON event per line ({\"v\":1,\"type\":...}); json writes one object\n" +
-				"at the end: {result, sessionId, isError, steps, usage, ...}.\n\n" +
-				"Exit status: 0 the model finished; 1 runtime failure (model error, max steps); 2 usage or\n" +
-				"configuration error (e.g. no API key, --max-cost on a route without prices); 3 --strict and a tool\n" +
-				"call was refused; 4 the budget (--max-cost, --max-tokens, agent.budget) stopped the turn before a\n" +
-				"model call; 5 in plan mode, the turn ended on a plan that no one could approve here (the plan is\n" +
-				"printed; resume the session in another mode to carry it out); 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (after running tools were stopped).",
-			Args: cobra.ArbitraryArgs,
-			RunE: func(cmd *cobra.Command, args []string) error {
-				prompt, err := readPrompt(env.Stdin, args)
-				if err != nil && !(f.compact && len(args) == 0) {
-					return UsageError(err)
-				}
-				switch output {
-				case OutputText, OutputJSON, OutputStreamJSON:
-				default:
-					return UsageError(fmt.Errorf("--output %q: want text, json or stream-json", output))
-				}
-				f.maxStepsSet = cmd.Flags().Changed("max-steps")
-				opts, err := f.options()
-				if err != nil {
-					return UsageError(err)
-				}
-				if opts.Budget, err = budgetFlags(budget); err != nil {
-					return UsageError(err)
-				}
-				var wt *runWorktree
-				if cmd.Flags().Changed("worktree") {
-					if wt, err = startWorktree(env, &f, worktree); err != nil {
-						return err
-					}
-				}
-				p := newPrinter(output, env.Stdout, env.Stderr)
-				f.p = p
-				host, err := bootAgent(env, &f)
-				if err != nil {
-					p.close()
-					if wt != nil {
-						wt.finish(env.Ctx, env.Stderr)
-					}
+// runCommand builds `harness run`.
+func runCommand(env *Env) *cobra.Command {
+	var (
+		f        agentFlags
+		output   string
+		strict   bool
+		worktree string
+		budget   agent.Budget
+	)
+	cmd := &cobra.Command{
+		Use:   "run [flags] PROMPT",
+		Short: "Run the agent on one prompt and exit",
+		Long: "run boots the configured harness, opens a session (new, --continue or --session ID) and runs one\n" +
+			"turn: the model works with its tools until it answers, --max-steps model calls were made, or Ctrl-C.\n" +
+			"PROMPT is the arguments joined by spaces, or `-` to read it from stdin; text piped to stdin is the\n" +
+			"prompt, or comes before the arguments' prompt (as with `claude -p`).\n\n" +
+			"Output (--output): text streams the answer to stdout and one line per tool call and result to\n" +
+			"stderr; stream-json writes one JSON event per line ({\"v\":1,\"type\":...}); json writes one object\n" +
+			"at the end: {result, sessionId, isError, steps, usage, ...}.\n\n" +
+			"Exit status: 0 the model finished; 1 runtime failure (model error, max steps); 2 usage or\n" +
+			"configuration error (e.g. no API key, --max-cost on a route without prices); 3 --strict and a tool\n" +
+			"call was refused; 4 the budget (--max-cost, --max-tokens, agent.budget) stopped the turn before a\n" +
+			"model call; 5 in plan mode, the turn ended on a plan that no one could approve here (the plan is\n" +
+			"printed; resume the session in another mode to carry it out); 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (after running tools were stopped).",
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			prompt, err := readPrompt(env.Stdin, args)
+			if err != nil && !(f.compact && len(args) == 0) {
+				return UsageError(err)
+			}
+			switch output {
+			case OutputText, OutputJSON, OutputStreamJSON:
+			default:
+				return UsageError(fmt.Errorf("--output %q: want text, json or stream-json", output))
+			}
+			f.maxStepsSet = cmd.Flags().Changed("max-steps")
+			opts, err := f.options()
+			if err != nil {
+				return UsageError(err)
+			}
+			if opts.Budget, err = budgetFlags(budget); err != nil {
+				return UsageError(err)
+			}
+			var wt *runWorktree
+			if cmd.Flags().Changed("worktree") {
+				if wt, err = startWorktree(env, &f, worktree); err != nil {
 					return err
 				}
-				if wt != nil {
-					wt.checkRoots(env, host)
-				}
-				// A headless run offers the model every server's tools from its
-				// first step, as Claude Code's -p does: wait for the connects.
-				awaitMCP(env.Ctx, host.h)
-				opts.Observer = p.observe
-				f.errw = env.Stderr
-				res, runErr := runOnce(env.Ctx, host, &f, opts, prompt)
+			}
+			p := newPrinter(output, env.Stdout, env.Stderr)
+			f.p = p
+			host, err := bootAgent(env, &f)
+			if err != nil {
 				p.close()
-				if serr := host.stop(); serr != nil && runErr == nil {
-					runErr = Failure(fmt.Errorf("stopping: %w", serr))
-				}
-				p.final(res)
 				if wt != nil {
 					wt.finish(env.Ctx, env.Stderr)
 				}
-				if runErr == nil && res != nil && res.Reason == reasonPlan {
-					p.plan(res.Text)
-					return &ExitError{Code: ExitPlan, Err: fmt.Errorf("the plan above awaits your approval (no one could answer in this run); "+
-						"to carry it out: harness run --session %s --permission-mode acceptEdits \"Go ahead\" (or --permission-mode default to approve each edit); "+
-						"to change it: harness run --session %s --permission-mode plan \"…what to change…\"", res.SessionID, res.SessionID)}
-				}
-				if budget.MaxCostUSD != 0 && errors.Is(runErr, agent.ErrBudgetUnpriced) {
-					return UsageError(fmt.Errorf("--max-cost %v: %w", budget.MaxCostUSD, runErr))
-				}
-				if runErr != nil && env.Ctx.Err() != nil && errors.Is(runErr, context.Canceled) {
-					return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted")}
-				}
-				if n := p.denied(); runErr == nil && strict && n > 0 {
-					return &ExitError{Code: ExitDenied, Err: fmt.Errorf("--strict: %s denied", plural(n, "tool call"))}
-				}
-				return runErr
-			},
-		}
-		fl := cmd.Flags()
-		f.register(fl, "maximum model calls for this prompt (default: agent maxSteps, 50)")
-		fl.BoolVar(&f.compact, "compact", false, "compact the session's history first (with --continue or --session; PROMPT may then be omitted)")
-		fl.StringVarP(&output, "output", "o", OutputText, "output format: text, json or stream-json")
-		registerCompletions(env, cmd)
-		_ = cmd.RegisterFlagCompletionFunc("output", outputCompletion)
-		fl.Float64Var(&budget.MaxCostUSD, "max-cost", 0, "stop before a model call that would bring the session's cost over `USD` (needs the route's prices; exit 4)")
-		fl.Int64Var(&budget.MaxTokens, "max-tokens", 0, "stop before a model call that would bring the session's prompt+completion tokens over `N` (exit 4)")
-		fl.StringVar(&worktree, "worktree", "", "run in a new git worktree `NAME` (branch harness/NAME; auto: a generated name), confined to it; summarized at the end and removed when clean")
-		fl.BoolVar(&strict, "strict", false, "exit 3 when a permission decision refused any tool call (the json result lists them in permissionDenials)")
-		return cmd
-	})
+				return err
+			}
+			if wt != nil {
+				wt.checkRoots(env, host)
+			}
+			// A headless run offers the model every server's tools from its
+			// first step, as Claude Code's -p does: wait for the connects.
+			awaitMCP(env.Ctx, host.h)
+			opts.Observer = p.observe
+			f.errw = env.Stderr
+			res, runErr := runOnce(env.Ctx, host, &f, opts, prompt)
+			p.close()
+			if serr := host.stop(); serr != nil && runErr == nil {
+				runErr = Failure(fmt.Errorf("stopping: %w", serr))
+			}
+			p.final(res)
+			if wt != nil {
+				wt.finish(env.Ctx, env.Stderr)
+			}
+			if runErr == nil && res != nil && res.Reason == reasonPlan {
+				p.plan(res.Text)
+				return &ExitError{Code: ExitPlan, Err: fmt.Errorf("the plan above awaits your approval (no one could answer in this run); "+
+					"to carry it out: harness run --session %s --permission-mode acceptEdits \"Go ahead\" (or --permission-mode default to approve each edit); "+
+					"to change it: harness run --session %s --permission-mode plan \"…what to change…\"", res.SessionID, res.SessionID)}
+			}
+			if budget.MaxCostUSD != 0 && errors.Is(runErr, agent.ErrBudgetUnpriced) {
+				return UsageError(fmt.Errorf("--max-cost %v: %w", budget.MaxCostUSD, runErr))
+			}
+			if runErr != nil && env.Ctx.Err() != nil && errors.Is(runErr, context.Canceled) {
+				return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted")}
+			}
+			if n := p.denied(); runErr == nil && strict && n > 0 {
+				return &ExitError{Code: ExitDenied, Err: fmt.Errorf("--strict: %s denied", plural(n, "tool call"))}
+			}
+			return runErr
+		},
+	}
+	fl := cmd.Flags()
+	f.register(fl, "maximum model calls for this prompt (default: agent maxSteps, 50)")
+	fl.BoolVar(&f.compact, "compact", false, "compact the session's history first (with --continue or --session; PROMPT may then be omitted)")
+	fl.StringVarP(&output, "output", "o", OutputText, "output format: text, json or stream-json")
+	registerCompletions(env, cmd)
+	_ = cmd.RegisterFlagCompletionFunc("output", outputCompletion)
+	fl.Float64Var(&budget.MaxCostUSD, "max-cost", 0, "stop before a model call that would bring the session's cost over `USD` (needs the route's prices; exit 4)")
+	fl.Int64Var(&budget.MaxTokens, "max-tokens", 0, "stop before a model call that would bring the session's prompt+completion tokens over `N` (exit 4)")
+	fl.StringVar(&worktree, "worktree", "", "run in a new git worktree `NAME` (branch harness/NAME; auto: a generated name), confined to it; summarized at the end and removed when clean")
+	fl.BoolVar(&strict, "strict", false, "exit 3 when a permission decision refused any tool call (the json result lists them in permissionDenials)")
+	return cmd
 }
 
 // reasonPlan is the result reason of a turn that ended on a plan no one

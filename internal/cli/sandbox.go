@@ -20,78 +20,77 @@ import (
 // is interrupted.
 const sandboxGrace = 3 * time.Second
 
-func init() {
-	Register(func(env *Env) *cobra.Command {
-		var mode string
-		var network, report bool
-		cmd := &cobra.Command{
-			Use:   "sandbox [--mode M] [--network] (--report | -- CMD [ARG...])",
-			Short: "Run one command in the OS sandbox, as the bash tool would",
-			Long: "sandbox boots the configured harness and runs CMD (not through a shell) under the\n" +
-				"subprocess row's default sandbox policy with the current directory as the workspace,\n" +
-				"exactly as the bash tool runs a command. --mode (off, read-only, workspace-write) and\n" +
-				"--network override the policy's mode and network. The enforcement report goes to\n" +
-				"stderr first (`harness sandbox: bwrap: full`); stdin, stdout and stderr are the\n" +
-				"command's. The exit code is the command's (128+N for signal N); 2 for usage errors,\n" +
-				"1 when the sandbox cannot start (the error says how to install bubblewrap or opt out).\n" +
-				"--report prints the policy, what the backend enforces, how each command's processes are\n" +
-				"contained (cgroup v2 or process groups, and why) and the toolchain caches\n" +
-				"(sandbox.caches: each variable and the directory of the harness's cache root it\n" +
-				"points to) instead of running a command.",
-			Args: func(cmd *cobra.Command, args []string) error {
-				if report && len(args) > 0 {
-					return UsageError(errors.New("sandbox --report takes no command"))
+// sandboxCommand builds `harness sandbox`.
+func sandboxCommand(env *Env) *cobra.Command {
+	var mode string
+	var network, report bool
+	cmd := &cobra.Command{
+		Use:   "sandbox [--mode M] [--network] (--report | -- CMD [ARG...])",
+		Short: "Run one command in the OS sandbox, as the bash tool would",
+		Long: "sandbox boots the configured harness and runs CMD (not through a shell) under the\n" +
+			"subprocess row's default sandbox policy with the current directory as the workspace,\n" +
+			"exactly as the bash tool runs a command. --mode (off, read-only, workspace-write) and\n" +
+			"--network override the policy's mode and network. The enforcement report goes to\n" +
+			"stderr first (`harness sandbox: bwrap: full`); stdin, stdout and stderr are the\n" +
+			"command's. The exit code is the command's (128+N for signal N); 2 for usage errors,\n" +
+			"1 when the sandbox cannot start (the error says how to install bubblewrap or opt out).\n" +
+			"--report prints the policy, what the backend enforces, how each command's processes are\n" +
+			"contained (cgroup v2 or process groups, and why) and the toolchain caches\n" +
+			"(sandbox.caches: each variable and the directory of the harness's cache root it\n" +
+			"points to) instead of running a command.",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if report && len(args) > 0 {
+				return UsageError(errors.New("sandbox --report takes no command"))
+			}
+			if len(args) == 0 && !report {
+				return UsageError(errors.New("sandbox needs a command after --"))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			if mode != "" && mode != string(subprocess.SandboxOff) && mode != string(subprocess.SandboxReadOnly) && mode != string(subprocess.SandboxWorkspaceWrite) {
+				return UsageError(fmt.Errorf("--mode %q: want off, read-only or workspace-write", mode))
+			}
+			h, err := env.Boot()
+			if err != nil {
+				return err
+			}
+			defer func() {
+				if serr := stopHarness(h); serr != nil && err == nil {
+					err = Failure(fmt.Errorf("stopping: %w", serr))
 				}
-				if len(args) == 0 && !report {
-					return UsageError(errors.New("sandbox needs a command after --"))
-				}
-				return nil
-			},
-			RunE: func(cmd *cobra.Command, args []string) (err error) {
-				if mode != "" && mode != string(subprocess.SandboxOff) && mode != string(subprocess.SandboxReadOnly) && mode != string(subprocess.SandboxWorkspaceWrite) {
-					return UsageError(fmt.Errorf("--mode %q: want off, read-only or workspace-write", mode))
-				}
-				h, err := env.Boot()
-				if err != nil {
-					return err
-				}
-				defer func() {
-					if serr := stopHarness(h); serr != nil && err == nil {
-						err = Failure(fmt.Errorf("stopping: %w", serr))
-					}
-				}()
-				rt, ok := core.Lookup(h.Root.Context(), subprocess.Key)
-				if !ok {
-					return UsageError(fmt.Errorf("no subprocess service: mount the subprocess-local plugin in harness.yml"))
-				}
-				policy := rt.SandboxPolicy()
-				if mode != "" {
-					policy.Mode = subprocess.SandboxMode(mode)
-				}
-				if network {
-					policy.Network = subprocess.SandboxNetwork{Mode: subprocess.SandboxNetworkOn}
-				}
-				if policy.Enabled() {
-					// The probe, explicitly and interruptibly; --mode off needs none.
-					if err := rt.ProbeSandbox(env.Ctx); err != nil {
-						return Failure(err)
-					}
-				}
-				if report {
-					return printSandboxReport(env.Stdout, rt, policy)
-				}
-				dir, err := env.Getwd()
-				if err != nil {
+			}()
+			rt, ok := core.Lookup(h.Root.Context(), subprocess.Key)
+			if !ok {
+				return UsageError(fmt.Errorf("no subprocess service: mount the subprocess-local plugin in harness.yml"))
+			}
+			policy := rt.SandboxPolicy()
+			if mode != "" {
+				policy.Mode = subprocess.SandboxMode(mode)
+			}
+			if network {
+				policy.Network = subprocess.SandboxNetwork{Mode: subprocess.SandboxNetworkOn}
+			}
+			if policy.Enabled() {
+				// The probe, explicitly and interruptibly; --mode off needs none.
+				if err := rt.ProbeSandbox(env.Ctx); err != nil {
 					return Failure(err)
 				}
-				return runSandboxed(env, rt, policy, dir, args)
-			},
-		}
-		cmd.Flags().StringVar(&mode, "mode", "", "sandbox mode: off, read-only or workspace-write (default: the configured policy's)")
-		cmd.Flags().BoolVar(&network, "network", false, "allow network access")
-		cmd.Flags().BoolVar(&report, "report", false, "print the policy, its enforcement and the toolchain caches; run nothing")
-		return cmd
-	})
+			}
+			if report {
+				return printSandboxReport(env.Stdout, rt, policy)
+			}
+			dir, err := env.Getwd()
+			if err != nil {
+				return Failure(err)
+			}
+			return runSandboxed(env, rt, policy, dir, args)
+		},
+	}
+	cmd.Flags().StringVar(&mode, "mode", "", "sandbox mode: off, read-only or workspace-write (default: the configured policy's)")
+	cmd.Flags().BoolVar(&network, "network", false, "allow network access")
+	cmd.Flags().BoolVar(&report, "report", false, "print the policy, its enforcement and the toolchain caches; run nothing")
+	return cmd
 }
 
 // runSandboxed runs argv under policy in dir with the CLI's streams and

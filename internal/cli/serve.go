@@ -26,27 +26,26 @@ type serveFlags struct {
 	allowRemote           bool
 }
 
-func init() {
-	Register(func(env *Env) *cobra.Command {
-		var f serveFlags
-		cmd := &cobra.Command{
-			Use:   "serve [flags]",
-			Short: "Serve the web app: workspaces, sessions, approvals and settings in a browser",
-			Long: "serve boots the configured harness with the web plugin (and the workspaces plugin) and prints the\n" +
-				"URL to open, with this start's access token. It binds to 127.0.0.1 by default; a non-loopback\n" +
-				"--addr is refused unless --allow-remote is given with --tls-cert and --tls-key. The directory serve\n" +
-				"runs in is added as a workspace. A change to harness.yml (or a --patch file) is applied while it\n" +
-				"runs. SIGINT or SIGTERM stops it (running turns are cancelled). See docs/web.md.",
-			Args: cobra.NoArgs,
-			RunE: func(cmd *cobra.Command, _ []string) error { return serve(cmd, env, &f) },
-		}
-		fl := cmd.Flags()
-		fl.StringVar(&f.addr, "addr", "127.0.0.1:0", "listen address host:port (port 0: a free port)")
-		fl.BoolVar(&f.allowRemote, "allow-remote", false, "permit a non-loopback --addr (requires --tls-cert and --tls-key)")
-		fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate file: serve HTTPS")
-		fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key file")
-		return signalStops(cmd)
-	})
+// serveCommand builds `harness serve`.
+func serveCommand(env *Env) *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve [flags]",
+		Short: "Serve the web app: workspaces, sessions, approvals and settings in a browser",
+		Long: "serve boots the configured harness with the web plugin (and the workspaces plugin) and prints the\n" +
+			"URL to open, with this start's access token. It binds to 127.0.0.1 by default; a non-loopback\n" +
+			"--addr is refused unless --allow-remote is given with --tls-cert and --tls-key. The directory serve\n" +
+			"runs in is added as a workspace. A change to harness.yml (or a --patch file) is applied while it\n" +
+			"runs. SIGINT or SIGTERM stops it (running turns are cancelled). See docs/web.md.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return serve(cmd, env, &f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.addr, "addr", "127.0.0.1:0", "listen address host:port (port 0: a free port)")
+	fl.BoolVar(&f.allowRemote, "allow-remote", false, "permit a non-loopback --addr (requires --tls-cert and --tls-key)")
+	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate file: serve HTTPS")
+	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key file")
+	return signalStops(cmd)
 }
 
 func serve(cmd *cobra.Command, env *Env, f *serveFlags) error {

@@ -20,64 +20,63 @@ import (
 	"github.com/dshgo/harness/services/tools"
 )
 
-func init() {
-	Register(func(env *Env) *cobra.Command {
-		var (
-			asJSON bool
-			here   bool
-			limit  int
-		)
-		cmd := &cobra.Command{
-			Use:   "sessions",
-			Short: "List stored agent sessions, newest first; show, follow or remove one",
-			Long: "sessions lists the sessions of the session store (the manifest's sessions-jsonl or\n" +
-				"sessions-postgres row): id, last update, turns, working directory and the first prompt. Resume one\n" +
-				"with `harness run --session ID` or `harness chat --session ID`, continue from a copy with --fork ID.\n" +
-				"--here lists only sessions of the current directory; --limit N the N newest; --json prints an array of\n" +
-				"{id, cwd, model, parent, origin, created, updated, turns, title, path, messages}. It starts only the\n" +
-				"session store, not the harness.",
-			Args: cobra.NoArgs,
-			RunE: func(cmd *cobra.Command, _ []string) error {
-				return withStore(env, func(ctx context.Context, store *sessions.Service) error {
-					q := sessions.Query{Limit: limit}
-					if here {
-						wd, err := env.Getwd()
-						if err != nil {
-							return Failure(err)
-						}
-						q.Cwd = wd
-					}
-					page, err := store.List(ctx, q)
+// sessionsCommand builds `harness sessions`.
+func sessionsCommand(env *Env) *cobra.Command {
+	var (
+		asJSON bool
+		here   bool
+		limit  int
+	)
+	cmd := &cobra.Command{
+		Use:   "sessions",
+		Short: "List stored agent sessions, newest first; show, follow or remove one",
+		Long: "sessions lists the sessions of the session store (the manifest's sessions-jsonl or\n" +
+			"sessions-postgres row): id, last update, turns, working directory and the first prompt. Resume one\n" +
+			"with `harness run --session ID` or `harness chat --session ID`, continue from a copy with --fork ID.\n" +
+			"--here lists only sessions of the current directory; --limit N the N newest; --json prints an array of\n" +
+			"{id, cwd, model, parent, origin, created, updated, turns, title, path, messages}. It starts only the\n" +
+			"session store, not the harness.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withStore(env, func(ctx context.Context, store *sessions.Service) error {
+				q := sessions.Query{Limit: limit}
+				if here {
+					wd, err := env.Getwd()
 					if err != nil {
 						return Failure(err)
 					}
-					list := page.Sessions
-					if asJSON {
-						if list == nil {
-							list = []sessions.Info{}
-						}
-						return writeJSON(env.Stdout, list)
+					q.Cwd = wd
+				}
+				page, err := store.List(ctx, q)
+				if err != nil {
+					return Failure(err)
+				}
+				list := page.Sessions
+				if asJSON {
+					if list == nil {
+						list = []sessions.Info{}
 					}
-					if len(list) == 0 {
-						fmt.Fprintf(env.Stderr, "no sessions in %s\n", store.Location(""))
-						return nil
-					}
-					tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-					fmt.Fprintln(tw, "ID\tUPDATED\tTURNS\tCWD\tPROMPT")
-					for _, row := range sessionTree(list) {
-						s := row.info
-						fmt.Fprintf(tw, "%s%s\t%s\t%d\t%s\t%s\n", row.prefix, s.ID, s.Updated.Local().Format(time.DateTime), s.Turns, s.Cwd, s.Title)
-					}
-					return tw.Flush()
-				})
-			},
-		}
-		cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-		cmd.Flags().BoolVar(&here, "here", false, "only sessions of the current directory")
-		cmd.Flags().IntVar(&limit, "limit", 0, "list at most `N` sessions (0: all)")
-		cmd.AddCommand(sessionsShow(env), sessionsRm(env), sessionsFollow(env))
-		return cmd
-	})
+					return writeJSON(env.Stdout, list)
+				}
+				if len(list) == 0 {
+					fmt.Fprintf(env.Stderr, "no sessions in %s\n", store.Location(""))
+					return nil
+				}
+				tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tUPDATED\tTURNS\tCWD\tPROMPT")
+				for _, row := range sessionTree(list) {
+					s := row.info
+					fmt.Fprintf(tw, "%s%s\t%s\t%d\t%s\t%s\n", row.prefix, s.ID, s.Updated.Local().Format(time.DateTime), s.Turns, s.Cwd, s.Title)
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&here, "here", false, "only sessions of the current directory")
+	cmd.Flags().IntVar(&limit, "limit", 0, "list at most `N` sessions (0: all)")
+	cmd.AddCommand(sessionsShow(env), sessionsRm(env), sessionsFollow(env))
+	return cmd
 }
 
 func sessionsShow(env *Env) *cobra.Command {

@@ -26,43 +26,42 @@ type toolReport struct {
 // result itself is the message, so nothing more is printed.
 var errToolFailed = errors.New("the tool call returned an error result")
 
-func init() {
-	Register(func(env *Env) *cobra.Command {
-		var asJSON bool
-		cmd := &cobra.Command{
-			Use:   "tool NAME ['JSON-ARGS']",
-			Short: "Run one tool call through the whole pipeline of the configured harness",
-			Long: "tool boots the configured harness and runs NAME with the JSON arguments (default {})\n" +
-				"through the registry's full pipeline: validation, pre-execute policy, approval, guards,\n" +
-				"the body, post-execute policy. It prints the model-facing content; --json prints\n" +
-				`{"content":[...],"isError":bool,"error":{"name","code","reason"},"meta":...}.` + "\n" +
-				"Exit 0 for a success result, 1 for an error result, 2 for usage errors.",
-			Args: func(cmd *cobra.Command, args []string) error {
-				if len(args) < 1 || len(args) > 2 {
-					return UsageError(fmt.Errorf("tool takes NAME and optional 'JSON-ARGS', got %d argument(s)", len(args)))
-				}
+// toolCommand builds `harness tool`.
+func toolCommand(env *Env) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "tool NAME ['JSON-ARGS']",
+		Short: "Run one tool call through the whole pipeline of the configured harness",
+		Long: "tool boots the configured harness and runs NAME with the JSON arguments (default {})\n" +
+			"through the registry's full pipeline: validation, pre-execute policy, approval, guards,\n" +
+			"the body, post-execute policy. It prints the model-facing content; --json prints\n" +
+			`{"content":[...],"isError":bool,"error":{"name","code","reason"},"meta":...}.` + "\n" +
+			"Exit 0 for a success result, 1 for an error result, 2 for usage errors.",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 1 || len(args) > 2 {
+				return UsageError(fmt.Errorf("tool takes NAME and optional 'JSON-ARGS', got %d argument(s)", len(args)))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			call := tools.Call{ID: "cli", Name: args[0]}
+			if len(args) == 2 {
+				call.Arguments = args[1]
+			}
+			var o *tools.Outcome
+			err := withRegistry(env, func(ctx context.Context, h *fxcore.Harness, reg *tools.Registry) error {
+				awaitMCPTool(ctx, h, call.Name) // only an mcp__SERVER__ tool waits, for its server
+				o = reg.Execute(ctx, call)
 				return nil
-			},
-			RunE: func(cmd *cobra.Command, args []string) error {
-				call := tools.Call{ID: "cli", Name: args[0]}
-				if len(args) == 2 {
-					call.Arguments = args[1]
-				}
-				var o *tools.Outcome
-				err := withRegistry(env, func(ctx context.Context, h *fxcore.Harness, reg *tools.Registry) error {
-					awaitMCPTool(ctx, h, call.Name) // only an mcp__SERVER__ tool waits, for its server
-					o = reg.Execute(ctx, call)
-					return nil
-				})
-				if err != nil {
-					return err
-				}
-				return printOutcome(env, o, asJSON)
-			},
-		}
-		cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
-		return cmd
-	})
+			})
+			if err != nil {
+				return err
+			}
+			return printOutcome(env, o, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
 }
 
 // printOutcome prints a tool outcome as `harness tool` does (text, or

@@ -238,18 +238,17 @@ func short(hash string) string {
 	return hash
 }
 
-func init() {
-	Register(func(env *Env) *cobra.Command {
-		cmd := &cobra.Command{
-			Use:   "worktree",
-			Short: "List and prune the git worktrees of harness run --worktree",
-			Long: "The worktrees harness run --worktree NAME made for the repository of the working directory\n" +
-				"(branch harness/NAME, in the worktrees row's dir: $XDG_STATE_HOME/harness/worktrees by default).",
-			Args: cobra.NoArgs,
-		}
-		cmd.AddCommand(worktreeListCommand(env), worktreePruneCommand(env))
-		return cmd
-	})
+// worktreeCommand builds `harness worktree`.
+func worktreeCommand(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "worktree",
+		Short: "List and prune the git worktrees of harness run --worktree",
+		Long: "The worktrees harness run --worktree NAME made for the repository of the working directory\n" +
+			"(branch harness/NAME, in the worktrees row's dir: $XDG_STATE_HOME/harness/worktrees by default).",
+		Args: cobra.NoArgs,
+	}
+	cmd.AddCommand(worktreeListCommand(env), worktreePruneCommand(env))
+	return cmd
 }
 
 func worktreeListCommand(env *Env) *cobra.Command {
