@@ -190,3 +190,19 @@ func FuzzTiktokenMatchesTheLibrary(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkTiktokenFirstCount is the first Count of a new estimator: the
+// table inflated and the rank map built (the library's map literals are
+// built once per process, so it has no counterpart here).
+func BenchmarkTiktokenFirstCount(b *testing.B) {
+	for _, name := range []string{"o200k", "cl100k"} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				est, _ := NewTiktoken(name)
+				if est.Count("hello") != 1 {
+					b.Fatal("hello is not one token")
+				}
+			}
+		})
+	}
+}
