@@ -40,8 +40,11 @@ var tiktokenEncodings = map[string]tiktokenEncoding{
 
 // Tiktoken is an OpenAI-family estimator ("o200k" or "cl100k"): tiktoken's
 // byte-pair encoding, with the vocabulary embedded in the binary (fully
-// offline). Counts equal tiktoken's; special tokens such as <|endoftext|>
-// are counted as ordinary text, as tiktoken's encode_ordinary does.
+// offline). The split runs on regexp2's backtracking engine; counts equal
+// github.com/tiktoken-go/tokenizer's (the tests compare them) except where
+// that library's generated split code departs from the pattern: it drops
+// the byte 0x7f and splits "\n \n" in two. Special tokens such as
+// <|endoftext|> are counted as ordinary text, as the library does.
 //
 // The vocabulary is inflated and its rank table built on first use (tens of
 // milliseconds, a few MB of heap), never at start-up; a table that fails to
