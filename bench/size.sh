@@ -8,7 +8,8 @@
 # own ("go:" tables, "other"). Zero-initialised data (.bss, .noptrbss)
 # takes no bytes in the file and is left out. The file is larger than
 # the sum: DWARF, pclntab and the symbol table are not symbols of any
-# module; their sizes are printed first (readelf, from binutils).
+# module, nor are files embedded with //go:embed; the first three are
+# printed first (readelf, from binutils).
 set -eu
 cd "$(dirname "$0")/.."
 bin=${1:-}
