@@ -14,7 +14,8 @@
 // ([NewEstimator]): "heuristic" (the default: a one-pass scanner calibrated
 // against the DeepSeek-V3 tokenizer, within ±15% per kind of text), "bytes"
 // (ceil(bytes/4), deterministic, for tests), "o200k" and "cl100k" (exact
-// OpenAI encodings, offline, via github.com/tiktoken-go/tokenizer) and
+// OpenAI encodings, offline, vocabularies embedded compressed; see
+// [Tiktoken]) and
 // "tokenizer-json" (exact byte-level BPE from a HuggingFace tokenizer.json,
 // such as DeepSeek's or Qwen's; see [BPE]).
 //

@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
-
-	"github.com/tiktoken-go/tokenizer"
 )
 
 // Estimator counts the tokens of a text. Implementations are deterministic and
@@ -28,48 +25,6 @@ func (Bytes) Name() string { return "bytes" }
 
 // Count returns ceil(len(text)/4).
 func (Bytes) Count(text string) int { return (len(text) + 3) / 4 }
-
-// Tiktoken is an OpenAI-family estimator ("o200k" or "cl100k") backed by
-// github.com/tiktoken-go/tokenizer, whose vocabularies are compiled into the
-// binary (fully offline). The codec is built on first use, off the hot path of
-// construction; a failure to build it makes Count fall back to [Heuristic].
-type Tiktoken struct {
-	name     string
-	encoding tokenizer.Encoding
-
-	once  sync.Once
-	codec tokenizer.Codec
-}
-
-// NewTiktoken returns the estimator for name "o200k" or "cl100k".
-func NewTiktoken(name string) (*Tiktoken, error) {
-	switch name {
-	case "o200k":
-		return &Tiktoken{name: name, encoding: tokenizer.O200kBase}, nil
-	case "cl100k":
-		return &Tiktoken{name: name, encoding: tokenizer.Cl100kBase}, nil
-	}
-	return nil, fmt.Errorf("tiktoken: unknown encoding %q (want o200k or cl100k)", name)
-}
-
-// Name reports "o200k" or "cl100k".
-func (t *Tiktoken) Name() string { return t.name }
-
-// Count returns the exact token count under the encoding.
-func (t *Tiktoken) Count(text string) int {
-	if text == "" {
-		return 0
-	}
-	t.once.Do(func() { t.codec, _ = tokenizer.Get(t.encoding) })
-	if t.codec == nil {
-		return Heuristic{}.Count(text)
-	}
-	n, err := t.codec.Count(text)
-	if err != nil {
-		return Heuristic{}.Count(text)
-	}
-	return n
-}
 
 // EstimatorNames lists every estimator name NewEstimator accepts.
 var EstimatorNames = []string{"heuristic", "bytes", "o200k", "cl100k", "tokenizer-json"}
