@@ -28,6 +28,7 @@ import (
 	"github.com/dshgo/harness/core/fxcore"
 	"github.com/dshgo/harness/core/manifest"
 	"github.com/dshgo/harness/internal/cli"
+	"github.com/dshgo/harness/internal/discovery"
 	"github.com/dshgo/harness/plugins/std"
 	"github.com/dshgo/harness/services/subprocess"
 )
@@ -140,6 +141,7 @@ type options struct {
 	plugins  []core.Plugin
 	env      manifest.LookupEnv
 	embedded []embeddedPatch
+	discover *string
 }
 
 type embeddedPatch struct {
@@ -165,6 +167,21 @@ func WithManifest(yaml []byte) Option { return optionFunc(func(o *options) { o.y
 // docs/manifest.md.
 func WithPatch(name string, yaml []byte) Option {
 	return optionFunc(func(o *options) { o.embedded = append(o.embedded, embeddedPatch{name, yaml}) })
+}
+
+// WithDiscovery makes [New] find its configuration from dir the way the
+// harness command does there (package internal/discovery, the one path
+// both take): the manifest ([WithConfigFile], $HARNESS_CONFIG, the nearest
+// harness.yml from dir up to the repository root, else the default of
+// [WithManifest] or [DefaultManifest] with the [WithPatch] layers), the
+// project's harness.patch.yml, the user's patch file, the [WithPatchFiles]
+// layers, then the Claude Code settings files (~/.claude/settings.json,
+// dir's .claude/settings.json and .claude/settings.local.json; off with
+// HARNESS_CLAUDE_SETTINGS=0). Variables are read through [WithEnv];
+// settings warnings go to the [WithLogger] logger. dir "" is the working
+// directory. Without this option New reads only what the options name.
+func WithDiscovery(dir string) Option {
+	return optionFunc(func(o *options) { o.discover = &dir })
 }
 
 // WithPatchFiles applies patch layers over the manifest, in order.
@@ -195,6 +212,44 @@ func New(opts ...Option) (*fxcore.Harness, error) {
 	for _, opt := range opts {
 		opt.applyHarness(&o)
 	}
+	m, err := o.manifest()
+	if err != nil {
+		return nil, err
+	}
+	// Children never inherit the variables the harness reads credentials
+	// from (B10), whatever their names.
+	subprocess.ConcealEnv(m.CredentialEnv()...)
+	plugins := append(std.Plugins(), o.plugins...)
+	return fxcore.New(fxcore.Options{Manifest: m, Env: o.env, Logger: o.logger, Plugins: plugins})
+}
+
+// manifest builds New's manifest: by discovery with [WithDiscovery], else
+// from what the options name.
+func (o *options) manifest() (*manifest.Manifest, error) {
+	if o.discover != nil {
+		def := DefaultManifest
+		if o.yaml != nil {
+			def = o.yaml
+		}
+		embedded, err := o.embeddedPatches()
+		if err != nil {
+			return nil, err
+		}
+		res, err := discovery.Load(discovery.Options{
+			Dir:             *o.discover,
+			ConfigPath:      o.file,
+			Patches:         o.patches,
+			DefaultManifest: def,
+			DefaultPatches:  embedded,
+			LookupEnv:       o.env,
+			Warn:            func(msg string) { o.logger.Warn(msg) },
+			Logger:          o.logger,
+		})
+		if err != nil {
+			return nil, err
+		}
+		return res.Manifest, nil
+	}
 	var m *manifest.Manifest
 	var err error
 	switch {
@@ -221,12 +276,5 @@ func New(opts ...Option) (*fxcore.Harness, error) {
 		}
 		patches = append(patches, pt)
 	}
-	if m, err = manifest.Compose(m, patches...); err != nil {
-		return nil, err
-	}
-	// Children never inherit the variables the harness reads credentials
-	// from (B10), whatever their names.
-	subprocess.ConcealEnv(m.CredentialEnv()...)
-	plugins := append(std.Plugins(), o.plugins...)
-	return fxcore.New(fxcore.Options{Manifest: m, Env: o.env, Logger: o.logger, Plugins: plugins})
+	return manifest.Compose(m, patches...)
 }

@@ -14,8 +14,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dshgo/harness/internal/discovery"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -261,26 +261,15 @@ func (e *Env) Logger() *slog.Logger {
 
 // Names of the files configuration discovery looks for.
 const (
-	// ProjectManifest is the project's manifest, found from the working
-	// directory up to the repository root; it replaces the default.
-	ProjectManifest = "harness.yml"
-	// ProjectPatch is the project's patch layer, found the same way; it
-	// patches whichever manifest is used.
-	ProjectPatch = "harness.patch.yml"
+	// ProjectManifest is the project's manifest (discovery.ProjectManifest).
+	ProjectManifest = discovery.ProjectManifest
+	// ProjectPatch is the project's patch layer (discovery.ProjectPatch).
+	ProjectPatch = discovery.ProjectPatch
 )
 
 // Layer is one file (or the embedded default) the manifest was composed
 // from, in order, as `harness check` reports it.
-type Layer struct {
-	// Kind is "manifest" or "patch".
-	Kind string
-	// Path is the file ("" for the built-in default).
-	Path string
-	// Source says how it was chosen: "--config", "$HARNESS_CONFIG",
-	// "project", "built-in default", "built-in" (a binary's embedded
-	// patch), "project patch", "user", "--patch".
-	Source string
-}
+type Layer = discovery.Layer
 
 // workDir is the directory discovery starts from: --cwd when given, else
 // the process's working directory.
@@ -289,38 +278,6 @@ func (e *Env) workDir() (string, error) {
 		return e.cwd, nil
 	}
 	return e.Getwd()
-}
-
-// repoRoot returns the nearest of dir and its parents that holds .git (a
-// directory, or a file in a worktree), or "".
-func repoRoot(dir string) string {
-	for d := dir; ; {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return d
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return ""
-		}
-		d = parent
-	}
-}
-
-// findUp returns the nearest regular file name in dir and its parents up
-// to the repository root (dir alone outside a repository), or "".
-func findUp(dir, name string) string {
-	root := repoRoot(dir)
-	for d := dir; ; {
-		p := filepath.Join(d, name)
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-			return p
-		}
-		parent := filepath.Dir(d)
-		if root == "" || d == root || parent == d {
-			return ""
-		}
-		d = parent
-	}
 }
 
 // shortPath shows p relative to the process's working directory when it
@@ -338,151 +295,88 @@ func (e *Env) shortPath(p string) string {
 	return p
 }
 
+// discoveryOptions are the command line's discovery options: its flags,
+// its default manifest and patches, its environment; settings warnings go
+// to stderr (or the log file), once per process.
+func (e *Env) discoveryOptions() (discovery.Options, error) {
+	wd, err := e.workDir()
+	if err != nil {
+		return discovery.Options{}, err
+	}
+	return discovery.Options{
+		Dir:              wd,
+		ConfigPath:       e.ConfigPath,
+		Patches:          e.Patches,
+		DefaultManifest:  e.DefaultManifest,
+		DefaultPatches:   e.DefaultPatches,
+		NoClaudeSettings: e.NoClaudeSettings,
+		LookupEnv:        e.LookupEnv,
+		Warn:             e.warnOnce,
+		Logger:           e.Logger(),
+		ShortPath:        e.shortPath,
+	}, nil
+}
+
+// warnOnce prints "harness: warning: MSG" once per process.
+func (e *Env) warnOnce(msg string) {
+	e.claudeWarnMu.Lock()
+	if e.claudeWarned == nil {
+		e.claudeWarned = map[string]bool{}
+	}
+	seen := e.claudeWarned[msg]
+	e.claudeWarned[msg] = true
+	e.claudeWarnMu.Unlock()
+	if seen {
+		return
+	}
+	w := e.Stderr
+	if e.logw != nil {
+		w = e.logw
+	}
+	if w != nil {
+		fmt.Fprintf(w, "harness: warning: %s\n", msg)
+	}
+}
+
 // ManifestPath returns the manifest file to read ("" for the embedded
 // default) following the discovery order: --config, $HARNESS_CONFIG, the
 // nearest harness.yml from the working directory up to the repository
 // root.
 func (e *Env) ManifestPath() string {
-	if e.ConfigPath != "" {
-		return e.ConfigPath
-	}
-	if v, ok := e.LookupEnv("HARNESS_CONFIG"); ok && v != "" {
-		return v
-	}
-	wd, err := e.workDir()
+	o, err := e.discoveryOptions()
 	if err != nil {
 		return ""
 	}
-	return e.shortPath(findUp(wd, ProjectManifest))
-}
-
-// projectPatchPath returns the nearest harness.patch.yml from the working
-// directory up to the repository root, or "".
-func (e *Env) projectPatchPath() string {
-	wd, err := e.workDir()
-	if err != nil {
-		return ""
-	}
-	return e.shortPath(findUp(wd, ProjectPatch))
+	return discovery.ManifestPath(o)
 }
 
 // UserPatchPath returns the user's patch layer,
 // $XDG_CONFIG_HOME/harness/harness.yml (else ~/.config/harness/harness.yml,
 // HOME read through LookupEnv), when that file exists; else "".
-func (e *Env) UserPatchPath() string {
-	var dir string
-	if x, ok := e.LookupEnv("XDG_CONFIG_HOME"); ok && filepath.IsAbs(x) {
-		dir = x
-	} else if h, ok := e.LookupEnv("HOME"); ok && filepath.IsAbs(h) {
-		dir = filepath.Join(h, ".config")
-	} else {
-		return ""
-	}
-	p := filepath.Join(dir, "harness", "harness.yml")
-	if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
-		return ""
-	}
-	return p
-}
+func (e *Env) UserPatchPath() string { return discovery.UserPatchPath(e.LookupEnv) }
 
 // Layers returns what the last LoadManifest composed, in order.
 func (e *Env) Layers() []Layer { return slices.Clone(e.layers) }
 
 // LoadManifest discovers, parses and composes the manifest with its patch
-// layers, in this order: the manifest (--config, $HARNESS_CONFIG, the
+// layers (package discovery, the path harness.New's WithDiscovery takes
+// too), in this order: the manifest (--config, $HARNESS_CONFIG, the
 // project's harness.yml, else the embedded default with the binary's
 // patches), the project's harness.patch.yml, the user's patch file, every
 // --patch, then the Claude Code settings layer. Errors are usage errors
 // naming FILE:LINE:COL.
 func (e *Env) LoadManifest() (*manifest.Manifest, error) {
-	path := e.ManifestPath()
-	var m *manifest.Manifest
-	var err error
-	var layers []Layer
-	if path == "" {
-		m, err = manifest.Parse("<embedded harness.yml>", e.DefaultManifest)
-		layers = append(layers, Layer{Kind: "manifest", Source: "built-in default"})
-	} else {
-		m, err = manifest.ReadFile(path)
-		what, source := "manifest "+path, "--config"
-		if path != e.ConfigPath {
-			source = "project"
-			if v, _ := e.LookupEnv("HARNESS_CONFIG"); v == path {
-				what += " (from $HARNESS_CONFIG)"
-				source = "$HARNESS_CONFIG"
-			}
-		}
-		err = fileError(what, err)
-		layers = append(layers, Layer{Kind: "manifest", Path: path, Source: source})
-	}
+	o, err := e.discoveryOptions()
 	if err != nil {
 		return nil, UsageError(err)
 	}
-	var patches []*manifest.Patch
-	if path == "" {
-		patches = append(patches, e.DefaultPatches...)
-		for range e.DefaultPatches {
-			layers = append(layers, Layer{Kind: "patch", Source: "built-in"})
-		}
-	}
-	type patchFile struct{ path, source string }
-	var files []patchFile
-	if p := e.projectPatchPath(); p != "" {
-		files = append(files, patchFile{p, "project patch"})
-	}
-	if p := e.UserPatchPath(); p != "" {
-		files = append(files, patchFile{p, "user"})
-	}
-	for _, p := range e.Patches {
-		files = append(files, patchFile{p, "--patch"})
-	}
-	for _, f := range files {
-		pt, err := manifest.ReadPatchFile(f.path)
-		if err != nil {
-			what := "patch " + f.path
-			if f.source != "--patch" {
-				what += " (" + f.source + " patch layer)"
-			}
-			return nil, UsageError(fileError(what, err))
-		}
-		patches = append(patches, pt)
-		layers = append(layers, Layer{Kind: "patch", Path: f.path, Source: f.source})
-	}
-	m, err = manifest.Compose(m, patches...)
+	res, err := discovery.Load(o)
 	if err != nil {
 		return nil, UsageError(err)
 	}
-	e.layers = layers
-	// The Claude Code settings layer goes last: its hooks and rules are
-	// added to what the manifest and the patches configured.
-	e.claudeUsed = nil
-	if e.claudeSettingsEnabled() {
-		files, err := e.claudeSettingsFiles()
-		if err != nil {
-			return nil, UsageError(err)
-		}
-		pt, err := e.claudeSettingsPatch(m, files)
-		if err != nil {
-			return nil, UsageError(err)
-		}
-		if pt != nil {
-			if m, err = manifest.Compose(m, pt); err != nil {
-				return nil, UsageError(err)
-			}
-		}
-		e.claudeUsed = files
-	}
-	return m, nil
-}
-
-// fileError names the file a read failed on ("manifest nope.yml: no such
-// file or directory" rather than "stat nope.yml: ..."); errors that already
-// name their place (FILE:LINE:COL) pass unchanged.
-func fileError(what string, err error) error {
-	if pe, ok := err.(*fs.PathError); ok { // not errors.As: a wrapped one is already placed
-		return fmt.Errorf("%s: %w", what, pe.Err)
-	}
-	return err
+	e.layers = res.Layers
+	e.claudeUsed = res.ClaudeSettings
+	return res.Manifest, nil
 }
 
 // ReloadManifest is LoadManifest for a running harness booted with opts:
@@ -502,23 +396,11 @@ func (e *Env) ReloadManifest(opts ...BootOption) (*manifest.Manifest, error) {
 // files, every --patch, the Claude Code settings files): what a
 // long-running mode watches.
 func (e *Env) ManifestFiles() []string {
-	var files []string
-	if p := e.ManifestPath(); p != "" {
-		files = append(files, p)
+	o, err := e.discoveryOptions()
+	if err != nil {
+		return nil
 	}
-	if p := e.projectPatchPath(); p != "" {
-		files = append(files, p)
-	}
-	if p := e.UserPatchPath(); p != "" {
-		files = append(files, p)
-	}
-	files = append(files, e.Patches...)
-	if e.claudeSettingsEnabled() {
-		if cs, err := e.claudeSettingsFiles(); err == nil {
-			files = append(files, cs...)
-		}
-	}
-	return files
+	return discovery.Files(o)
 }
 
 // BootOption adjusts [Env.Boot]. The interface is sealed.

@@ -1,4 +1,4 @@
-package cli
+package discovery
 
 import (
 	"bytes"
@@ -59,13 +59,13 @@ var claudeHookKeys = []string{"type", "command", "timeout"}
 
 // claudeSettingsFiles returns the settings files that exist, lowest
 // precedence first.
-func (e *Env) claudeSettingsFiles() ([]string, error) {
-	wd, err := e.workDir()
+func (ld *loader) claudeSettingsFiles() ([]string, error) {
+	wd, err := ld.workDir()
 	if err != nil {
 		return nil, err
 	}
 	var cands []string
-	if home, ok := e.LookupEnv("HOME"); ok && home != "" {
+	if home, ok := ld.LookupEnv("HOME"); ok && home != "" {
 		cands = append(cands, filepath.Join(home, ".claude", "settings.json"))
 	}
 	cands = append(cands, filepath.Join(wd, claudeProjectSettings), filepath.Join(wd, claudeLocalSettings))
@@ -85,23 +85,11 @@ func (e *Env) claudeSettingsFiles() ([]string, error) {
 	return out, nil
 }
 
-// claudeSettingsEnabled reports whether the Claude Code settings layer is
-// on: it is unless --claude-settings=false or HARNESS_CLAUDE_SETTINGS=0.
-func (e *Env) claudeSettingsEnabled() bool {
-	if e.NoClaudeSettings {
-		return false
-	}
-	if v, ok := e.LookupEnv("HARNESS_CLAUDE_SETTINGS"); ok && (v == "0" || strings.EqualFold(v, "false") || strings.EqualFold(v, "off")) {
-		return false
-	}
-	return true
-}
-
 // readClaudeSettings parses one settings file. Malformed JSON is an error
 // naming FILE:LINE:COL; what the harness does not implement (a key, a
 // hook event, a hook type) is a warning naming it and its FILE:LINE:COL,
 // printed once, and left out.
-func (e *Env) readClaudeSettings(path string) (claudeSettings, error) {
+func (ld *loader) readClaudeSettings(path string) (claudeSettings, error) {
 	var s claudeSettings
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -116,7 +104,7 @@ func (e *Env) readClaudeSettings(path string) (claudeSettings, error) {
 	}
 	pos := jsonKeyPositions(data)
 	s.path, s.pos = path, pos
-	warn := func(key, what string) { e.claudeWarn(path, pos, key, what) }
+	warn := func(key, what string) { ld.claudeWarn(path, pos, key, what) }
 	for _, k := range sortedKeys(top) {
 		if !slices.Contains(claudeTopKeys, k) {
 			warn(k, "the harness does not implement this setting; ignored")
@@ -145,7 +133,7 @@ func (e *Env) readClaudeSettings(path string) (claudeSettings, error) {
 			warn(key, "the harness does not fire this hook event; its hooks are ignored (events it fires: "+strings.Join(hooks.EventNames(), ", ")+")")
 			continue
 		}
-		groups, err := e.claudeHookGroups(path, data, pos, key, s.Hooks[ev])
+		groups, err := ld.claudeHookGroups(path, data, pos, key, s.Hooks[ev])
 		if err != nil {
 			return s, err
 		}
@@ -163,7 +151,7 @@ func (e *Env) readClaudeSettings(path string) (claudeSettings, error) {
 // a key of a hook other than type, command and timeout (async, once, …).
 // nil when no command hook is left. A value of the wrong shape is an error
 // naming its FILE:LINE:COL.
-func (e *Env) claudeHookGroups(path string, data []byte, pos map[string]jsonPos, key string, raw json.RawMessage) (json.RawMessage, error) {
+func (ld *loader) claudeHookGroups(path string, data []byte, pos map[string]jsonPos, key string, raw json.RawMessage) (json.RawMessage, error) {
 	fail := func(at, what string) error {
 		p := pos[at]
 		return fmt.Errorf("%s:%d:%d: %s: %s", path, p.line, p.col, at, what)
@@ -189,7 +177,7 @@ func (e *Env) claudeHookGroups(path string, data []byte, pos map[string]jsonPos,
 		}
 		for _, k := range sortedKeys(g) {
 			if k != "matcher" && k != "hooks" {
-				e.claudeWarn(path, pos, gk+"."+k, "the harness does not implement this key of a matcher group; ignored")
+				ld.claudeWarn(path, pos, gk+"."+k, "the harness does not implement this key of a matcher group; ignored")
 			}
 		}
 		var hooksOut []any
@@ -198,13 +186,13 @@ func (e *Env) claudeHookGroups(path string, data []byte, pos map[string]jsonPos,
 			var typ string
 			_ = json.Unmarshal(h["type"], &typ)
 			if typ != "" && typ != "command" {
-				e.claudeWarn(path, pos, hk+".type", fmt.Sprintf("the harness runs only command hooks; this %q hook is ignored", typ))
+				ld.claudeWarn(path, pos, hk+".type", fmt.Sprintf("the harness runs only command hooks; this %q hook is ignored", typ))
 				continue
 			}
 			one := map[string]any{}
 			for _, k := range sortedKeys(h) {
 				if !slices.Contains(claudeHookKeys, k) {
-					e.claudeWarn(path, pos, hk+"."+k, "the harness does not implement this key of a hook; ignored")
+					ld.claudeWarn(path, pos, hk+"."+k, "the harness does not implement this key of a hook; ignored")
 					continue
 				}
 				var v any
@@ -226,30 +214,15 @@ func (e *Env) claudeHookGroups(path string, data []byte, pos map[string]jsonPos,
 	return json.Marshal(kept)
 }
 
-// claudeWarn prints, once per process, that key of settings file path is
-// not implemented: "harness: warning: FILE:LINE:COL: KEY: WHAT".
-func (e *Env) claudeWarn(path string, pos map[string]jsonPos, key, what string) {
+// claudeWarn reports through Options.Warn that key of settings file path
+// is not implemented: "claude settings FILE:LINE:COL: KEY: WHAT".
+func (ld *loader) claudeWarn(path string, pos map[string]jsonPos, key, what string) {
 	at := path
 	if p, ok := pos[key]; ok {
 		at = fmt.Sprintf("%s:%d:%d", path, p.line, p.col)
 	}
-	msg := fmt.Sprintf("%s: %s: %s", at, key, what)
-	e.claudeWarnMu.Lock()
-	if e.claudeWarned == nil {
-		e.claudeWarned = map[string]bool{}
-	}
-	seen := e.claudeWarned[msg]
-	e.claudeWarned[msg] = true
-	e.claudeWarnMu.Unlock()
-	if seen {
-		return
-	}
-	w := e.Stderr
-	if e.logw != nil {
-		w = e.logw
-	}
-	if w != nil {
-		fmt.Fprintf(w, "harness: warning: claude settings %s\n", msg)
+	if ld.Warn != nil {
+		ld.Warn("claude settings " + fmt.Sprintf("%s: %s: %s", at, key, what))
 	}
 }
 
@@ -422,14 +395,14 @@ var claudeModes = map[string]string{"default": "default", "acceptEdits": "accept
 // permission mode and the hooks' permission_mode. The patch's source, shown
 // by `harness config`, names the files. nil when no file has anything to
 // apply.
-func (e *Env) claudeSettingsPatch(m *manifest.Manifest, files []string) (*manifest.Patch, error) {
+func (ld *loader) claudeSettingsPatch(m *manifest.Manifest, files []string) (*manifest.Patch, error) {
 	hooksByEvent := map[string][]any{}
 	var events []string
 	var allow, ask, deny, dirs []string
 	env := map[string]string{}
 	mode, model := "", ""
 	for _, f := range files {
-		s, err := e.readClaudeSettings(f)
+		s, err := ld.readClaudeSettings(f)
 		if err != nil {
 			return nil, err
 		}
@@ -453,7 +426,7 @@ func (e *Env) claudeSettingsPatch(m *manifest.Manifest, files []string) (*manife
 				for i, r := range l.list {
 					rule, why := claudeRule(r, root)
 					if why != "" {
-						e.claudeWarn(s.path, s.pos, fmt.Sprintf("permissions.%s[%d]", l.key, i), fmt.Sprintf("rule %q %s", r, why))
+						ld.claudeWarn(s.path, s.pos, fmt.Sprintf("permissions.%s[%d]", l.key, i), fmt.Sprintf("rule %q %s", r, why))
 					}
 					*l.out = append(*l.out, rule)
 				}
@@ -462,7 +435,7 @@ func (e *Env) claudeSettingsPatch(m *manifest.Manifest, files []string) (*manife
 				mode = claudeModes[p.DefaultMode] // readClaudeSettings dropped unknown modes
 			}
 			for _, d := range p.AdditionalDirectories {
-				abs, err := e.claudeDir(d)
+				abs, err := ld.claudeDir(d)
 				if err != nil {
 					return nil, fmt.Errorf("%s: permissions.additionalDirectories: %w", f, err)
 				}
@@ -478,7 +451,7 @@ func (e *Env) claudeSettingsPatch(m *manifest.Manifest, files []string) (*manife
 			if route, ok := claudeModelRoute(m, s.Model); ok {
 				model = route
 			} else {
-				e.claudeWarn(s.path, s.pos, "model", fmt.Sprintf("%q names no model route of the manifest (a provider, provider/model, or a model name or alias of one); the agent's model is unchanged", s.Model))
+				ld.claudeWarn(s.path, s.pos, "model", fmt.Sprintf("%q names no model route of the manifest (a provider, provider/model, or a model name or alias of one); the agent's model is unchanged", s.Model))
 			}
 		}
 	}
@@ -503,7 +476,7 @@ func (e *Env) claudeSettingsPatch(m *manifest.Manifest, files []string) (*manife
 			}
 			cfg["permissionMode"] = claude
 		}
-		rows = append(rows, e.rowFor(m, "hooks", cfg))
+		rows = append(rows, ld.rowFor(m, "hooks", cfg))
 	}
 	if len(allow)+len(ask)+len(deny)+len(dirs) > 0 || mode != "" {
 		cfg := map[string]any{}
@@ -518,12 +491,12 @@ func (e *Env) claudeSettingsPatch(m *manifest.Manifest, files []string) (*manife
 		if mode != "" {
 			cfg["mode"] = mode
 		}
-		rows = append(rows, e.rowFor(m, "permission", cfg))
+		rows = append(rows, ld.rowFor(m, "permission", cfg))
 	}
 	if model != "" && findEntry(m, "agent") != nil {
 		rows = append(rows, map[string]any{"id": "agent", "config": map[string]any{"model": model}})
 	}
-	if row := e.claudeSubprocessRow(m, files, env, dirs); row != nil {
+	if row := ld.claudeSubprocessRow(m, files, env, dirs); row != nil {
 		rows = append(rows, row)
 	}
 	if len(rows) == 0 {
@@ -595,19 +568,19 @@ func claudeModelRoute(m *manifest.Manifest, model string) (string, bool) {
 
 // claudeDir makes a settings directory absolute: ~/ against $HOME, a
 // relative path against the working directory.
-func (e *Env) claudeDir(d string) (string, error) {
+func (ld *loader) claudeDir(d string) (string, error) {
 	if d == "" {
 		return "", errors.New("empty path")
 	}
 	if rest, ok := strings.CutPrefix(d, "~/"); ok || d == "~" {
-		home, found := e.LookupEnv("HOME")
+		home, found := ld.LookupEnv("HOME")
 		if !found || home == "" {
 			return "", fmt.Errorf("%s: HOME is not set", d)
 		}
 		d = filepath.Join(home, rest)
 	}
 	if !filepath.IsAbs(d) {
-		wd, err := e.workDir()
+		wd, err := ld.workDir()
 		if err != nil {
 			return "", err
 		}
@@ -622,7 +595,7 @@ func (e *Env) claudeDir(d string) (string, error) {
 // out, with a warning naming it, never its value) and the directories
 // become writable roots of a workspace-write sandbox. nil when there is
 // nothing to apply or no subprocess-local row.
-func (e *Env) claudeSubprocessRow(m *manifest.Manifest, files []string, env map[string]string, dirs []string) map[string]any {
+func (ld *loader) claudeSubprocessRow(m *manifest.Manifest, files []string, env map[string]string, dirs []string) map[string]any {
 	var en *manifest.Entry
 	for _, x := range m.Flatten() {
 		if x.Name == "subprocess-local" {
@@ -657,7 +630,7 @@ func (e *Env) claudeSubprocessRow(m *manifest.Manifest, files []string, env map[
 		}
 		if len(dropped) > 0 {
 			sort.Strings(dropped)
-			e.Logger().Warn("claude settings: env entries not passed to children (credential-shaped or HARNESS_ names)", "names", strings.Join(dropped, ","), "files", strings.Join(files, ", "))
+			ld.Logger().Warn("claude settings: env entries not passed to children (credential-shaped or HARNESS_ names)", "names", strings.Join(dropped, ","), "files", strings.Join(files, ", "))
 		}
 		if len(set) > 0 {
 			out := map[string]any{}
@@ -696,7 +669,7 @@ func anyStrings(v any) []string {
 
 // rowFor is the patch row that applies cfg to row id: an override when the
 // manifest has the row, else an insert of a new row of the plugin id names.
-func (e *Env) rowFor(m *manifest.Manifest, id string, cfg map[string]any) map[string]any {
+func (ld *loader) rowFor(m *manifest.Manifest, id string, cfg map[string]any) map[string]any {
 	if findEntry(m, id) != nil {
 		return map[string]any{"id": id, "config": cfg}
 	}
