@@ -182,7 +182,7 @@ func (h *hub) create(ctx context.Context, cwd, fork string) (*live, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range eventsOfRecords("", recs[min(1, len(recs)):]) {
+		for _, e := range eventsOfRecords("", visibleRecords(recs[min(1, len(recs)):])) {
 			l.publishAgent(e)
 		}
 	}
