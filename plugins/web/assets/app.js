@@ -125,6 +125,7 @@ async function loadBoot() {
 }
 
 function renderWorkspaces() {
+  if (!state.boot.workspaces.length) setNav(true); // on a narrow screen: the way to add one
   const ul = $("workspaces");
   ul.replaceChildren();
   for (const w of state.boot.workspaces) {
@@ -261,6 +262,7 @@ async function openSession(id) {
   setReadOnly("");
   setBusy(false);
   showView("view-session");
+  setNav(false);
   for (const li of $("sessions").children) li.classList.toggle("selected", li.dataset.id === id);
   const header = $("slot-session-header");
   await mountSlot(header, "session.header", { sessionId: id, events: state.events });
@@ -621,6 +623,7 @@ function showApproval(ap) {
   const once = el("button", "allow-once", lb.once || "Allow once");
   const always = el("button", "allow-always", lb.always || "Always: " + ap.always);
   const reason = el("input", "deny-reason");
+  reason.setAttribute("aria-label", "Reason for denying (sent to the model)");
   reason.placeholder = lb.noWhy ? lb.noWhy + " (sent to the model)" : "reason (sent to the model)";
   const deny = el("button", "deny", lb.no || "Deny");
   const send = async (answer) => {
@@ -851,6 +854,15 @@ async function showFile(path) {
   $("file-text").textContent = v.binary ? "(binary file)" : v.text;
   showView("view-file");
 }
+
+// setNav opens or closes the sidebar's sections on a narrow screen (the
+// Menu button; wider screens always show them).
+function setNav(open) {
+  document.body.classList.toggle("nav-open", open);
+  $("nav-toggle").setAttribute("aria-expanded", String(open));
+}
+
+$("nav-toggle").onclick = () => setNav(!document.body.classList.contains("nav-open"));
 
 $("close-file").onclick = () => showView(state.session ? "view-session" : "view-empty");
 
