@@ -658,7 +658,37 @@ $("prompt").onkeydown = (ev) => {
   if (ev.key === "Enter" && !ev.shiftKey) { ev.preventDefault(); $("prompt-form").requestSubmit(); }
 };
 
-$("stop").onclick = () => api("POST", sessionURL("/interrupt"), {}).catch((e) => showNotice(e.message));
+function stop() { api("POST", sessionURL("/interrupt"), {}).catch((e) => showNotice(e.message)); }
+$("stop").onclick = stop;
+
+// ---- keyboard shortcuts ---------------------------------------------------
+
+// Ctrl/Cmd+Enter sends (Enter too, in the prompt), Esc stops the running
+// turn, and outside a text field n starts a new session, / focuses the
+// prompt and ? shows the list (the help dialog).
+function typing(t) {
+  return t && (t.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(t.tagName));
+}
+
+document.addEventListener("keydown", (ev) => {
+  if (ev.defaultPrevented || document.querySelector("dialog[open]")) return; // a dialog has the keys (Esc closes it)
+  const inSession = !$("view-session").hidden && state.session;
+  if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) {
+    if (inSession) { ev.preventDefault(); $("prompt-form").requestSubmit(); }
+    return;
+  }
+  if (ev.key === "Escape") {
+    if (inSession && !$("stop").disabled) { ev.preventDefault(); stop(); }
+    return;
+  }
+  if (typing(ev.target) || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  if (ev.key === "/" && inSession && !$("prompt-form").hidden) { ev.preventDefault(); $("prompt").focus(); }
+  else if (ev.key === "n" && state.ws) { ev.preventDefault(); $("new-session").click(); }
+  else if (ev.key === "?") { ev.preventDefault(); $("shortcuts-dialog").showModal(); }
+});
+
+$("show-shortcuts").onclick = () => $("shortcuts-dialog").showModal();
+$("close-shortcuts").onclick = () => $("shortcuts-dialog").close();
 
 // ---- changes and rewind --------------------------------------------------
 
