@@ -55,7 +55,7 @@ func axeRun(t *testing.T, ctx context.Context, src, when string) []axeViolation 
 
 // TestBrowserAccessibility runs axe-core in the main page (a session with
 // an answer, a tool card, an approval and the changes panel open) and on
-// the settings page, in light and in dark mode, and fails on any
+// the settings page and the shortcuts dialog, in light and in dark mode, and fails on any
 // violation of impact serious or critical, printing each.
 func TestBrowserAccessibility(t *testing.T) {
 	t.Parallel()
@@ -106,6 +106,11 @@ func TestBrowserAccessibility(t *testing.T) {
 	for _, scheme := range []string{"light", "dark"} {
 		run(t, ctx, scheme, colorScheme(scheme))
 		report(scheme+", settings", axeRun(t, ctx, src, scheme+", settings"))
+	}
+	run(t, ctx, "the shortcuts dialog", chromedp.Click(chromedp.ID(`show-shortcuts`)), chromedp.WaitVisible(chromedp.ID(`shortcuts-dialog`)))
+	for _, scheme := range []string{"light", "dark"} {
+		run(t, ctx, scheme, colorScheme(scheme))
+		report(scheme+", the shortcuts", axeRun(t, ctx, src, scheme+", the shortcuts"))
 	}
 	if len(found) > 0 {
 		t.Fatalf("axe-core found %d serious or critical violation(s):\n%s", len(found), strings.Join(found, "\n"))
