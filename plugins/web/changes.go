@@ -334,11 +334,11 @@ func (s *Server) rewind(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, agent.ErrBusy) || errors.Is(err, agent.ErrTurnNotInView) {
 			code = http.StatusConflict
 		}
-		httpError(w, code, "%s the conversation: %v", res.Text, err)
+		httpError(w, code, "%s", strings.TrimSpace(res.Text+" The conversation was not rewound: "+err.Error()))
 		return
 	}
 	res.Conversation, res.Draft = true, to.Meta.Prompt
-	res.Text += " The conversation is back to before the prompt " + strconv.Quote(excerpt(to.Meta.Prompt, 60)) + "."
+	res.Text = strings.TrimSpace(res.Text + " The conversation is back to before the prompt " + strconv.Quote(excerpt(to.Meta.Prompt, 60)) + "; the prompt is in the input.")
 	writeJSON(w, http.StatusOK, res)
 }
 
