@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"os"
@@ -28,11 +29,13 @@ import (
 
 // Bounds of the changes views.
 const (
-	maxChangedFiles = 200 // files the changes panel lists
-	maxPanelLines   = 400 // lines of one file's diff in the panel
-	maxPreviewDiffs = 8   // files a rewind preview shows a diff of (as /rewind)
-	maxPreviewLines = 60  // lines of one file's diff in a preview (as /rewind)
-	maxPrompts      = 50  // prompts the panel offers to rewind to
+	maxChangedFiles = 200      // files the changes panel lists
+	maxPanelLines   = 400      // lines of one file's diff in the panel
+	maxPreviewDiffs = 8        // files a rewind preview shows a diff of (as /rewind)
+	maxPreviewLines = 60       // lines of one file's diff in a preview (as /rewind)
+	maxPrompts      = 50       // prompts the panel offers to rewind to
+	maxDiffBytes    = 64 << 10 // bytes of one diff in the panel or a preview
+	maxPanelBytes   = 2 << 20  // bytes of all the panel's diffs; later files are listed without one
 )
 
 // changedFile is one file of the changes panel.
@@ -46,6 +49,9 @@ type changedFile struct {
 	// for a file that is not small text (Binary).
 	Diff   string `json:"diff,omitempty"`
 	Binary bool   `json:"binary,omitempty"`
+	// Cut: the diff was left out, the panel's diffs being over their
+	// bound (the counts are still right).
+	Cut bool `json:"cut,omitempty"`
 }
 
 // rewindPoint is a prompt one can rewind to: its checkpoint, taken just
@@ -160,12 +166,16 @@ func (s *Server) changes(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusInternalServerError, "checkpoints: %v", err)
 		return
 	}
+	budget := maxPanelBytes
 	for _, c := range plan.Changes {
 		if len(v.Files) == maxChangedFiles {
 			v.More = true
 			break
 		}
 		if f, ok := changedFileOf(store, first, c); ok {
+			if budget -= len(f.Diff); budget < 0 {
+				f.Diff, f.Cut = "", true
+			}
 			v.Files = append(v.Files, f)
 		}
 	}
@@ -195,8 +205,9 @@ func changedFileOf(store *checkpoints.Store, first *checkpoints.Checkpoint, c ch
 		f.Binary = true
 		return f, true
 	}
-	f.Diff = checkpoints.UnifiedDiff("a/"+c.Path, "b/"+c.Path, then, cur, maxPanelLines)
-	f.Added, f.Removed = checkpoints.DiffStat(f.Diff)
+	d := checkpoints.UnifiedDiff("a/"+c.Path, "b/"+c.Path, then, cur, 0)
+	f.Added, f.Removed = checkpoints.DiffStat(d)
+	f.Diff = clipDiff(d, maxPanelLines, maxDiffBytes)
 	return f, true
 }
 
@@ -271,7 +282,7 @@ func (s *Server) rewindPreview(w http.ResponseWriter, r *http.Request) {
 	for _, c := range plan.Changes {
 		pc := previewChange{Change: c}
 		if then, now, ok := store.Sides(to, c.Path); ok && diffs < maxPreviewDiffs {
-			if pc.Diff = checkpoints.UnifiedDiff("now/"+c.Path, "then/"+c.Path, now, then, maxPreviewLines); pc.Diff != "" {
+			if pc.Diff = clipDiff(checkpoints.UnifiedDiff("now/"+c.Path, "then/"+c.Path, now, then, 0), maxPreviewLines, maxDiffBytes); pc.Diff != "" {
 				diffs++
 			}
 		}
@@ -411,6 +422,26 @@ func (h *hub) rewindConversation(ctx context.Context, l *live, turn int) error {
 	h.replay(ctx, l, l.id, recs)
 	l.publishFigures()
 	return nil
+}
+
+// clipDiff cuts diff d to its first lines lines and at most n bytes (at a
+// line's end, or inside a line longer than n), saying what was left out.
+func clipDiff(d string, lines, n int) string {
+	var b strings.Builder
+	i, total := 0, strings.Count(d, "\n")
+	for line := range strings.Lines(d) {
+		if i == lines || b.Len()+len(line) > n {
+			if i == 0 {
+				b.WriteString(line[:min(len(line), n)] + "…\n")
+				i++
+			}
+			fmt.Fprintf(&b, "… %d more lines\n", total-i)
+			break
+		}
+		b.WriteString(line)
+		i++
+	}
+	return b.String()
 }
 
 // excerpt is the first line of s, cut to n runes.

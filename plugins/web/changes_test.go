@@ -17,6 +17,7 @@ import (
 // input with the field named: an unknown `what` (400), a checkpoint that
 // is not one of this session's prompts (404), a session of another
 // workspace (404), a checkpoint number that is not a number (400); a
+// diff over its bound is cut (the counts stay right); a
 // conversation rewind to a turn already rewound away is 409; the changes
 // list counts the file's lines.
 func TestRewindAPIRefusesWhatTheTUIRefuses(t *testing.T) {
@@ -52,6 +53,21 @@ func TestRewindAPIRefusesWhatTheTUIRefuses(t *testing.T) {
 		t.Fatalf("changes: %+v", ch)
 	}
 	second := ch.Prompts[0].Checkpoint
+	// A file over the diff bound (one line of 300 KB, written by a
+	// person): listed with its counts, its diff cut to the bound.
+	if err := os.WriteFile(filepath.Join(repo, "big.txt"), []byte(strings.Repeat("x", 300<<10)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var big struct {
+		Files []struct {
+			Path, Diff     string
+			Added, Removed int
+		}
+	}
+	e.must(http.StatusOK, "GET", base+"/changes", nil, &big)
+	if len(big.Files) != 2 || big.Files[0].Path != "big.txt" || big.Files[0].Added != 1 || len(big.Files[0].Diff) > 65<<10 || !strings.HasSuffix(big.Files[0].Diff, "more lines\n") {
+		t.Fatalf("the big file in the changes: %d files, first %q +%d, a diff of %d bytes ending %q", len(big.Files), big.Files[0].Path, big.Files[0].Added, len(big.Files[0].Diff), big.Files[0].Diff[max(0, len(big.Files[0].Diff)-40):])
+	}
 
 	other := e.workspace(t.TempDir())
 	req := func(method, path, body string, hdr map[string]string) int {

@@ -750,7 +750,7 @@ async function loadChanges() {
       const open = b.getAttribute("aria-expanded") !== "true";
       b.setAttribute("aria-expanded", String(open));
       let d = li.querySelector(".diff, .nodiff");
-      if (!d) li.append(d = f.diff ? unifiedDiff(f.diff) : el("p", "muted nodiff", "(not a small text file: no diff)"));
+      if (!d) li.append(d = f.diff ? unifiedDiff(f.diff) : el("p", "muted nodiff", f.cut ? "(the diffs shown are over their size bound: no diff)" : "(not a small text file: no diff)"));
       d.hidden = !open;
     };
     li.append(b);
