@@ -20,15 +20,41 @@ import (
 // it skips with the command that installs it.
 func axeSource(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "npm", "node_modules", "axe-core", "axe.min.js"))
-	if err != nil {
-		msg := fmt.Sprintf("axe-core is not installed (%v): run `npm ci --prefix plugins/web/testdata/npm`", err)
+	src, msg := axeBundle()
+	if msg != "" {
 		if os.Getenv("CI") != "" {
 			t.Fatal(msg)
 		}
 		t.Skip(msg)
 	}
-	return string(b)
+	return src
+}
+
+// axeBundle reads axe-core's bundle, or says why it cannot.
+func axeBundle() (src, problem string) {
+	b, err := os.ReadFile(filepath.Join("testdata", "npm", "node_modules", "axe-core", "axe.min.js"))
+	if err != nil {
+		return "", fmt.Sprintf("axe-core is not installed (%v): run `npm ci --prefix plugins/web/testdata/npm`", err)
+	}
+	return string(b), ""
+}
+
+// axeCheck runs axe-core in a step of another test (that test goes on
+// without it where axe-core is not installed, except in CI) and reports
+// each serious or critical violation as an error.
+func axeCheck(t *testing.T, ctx context.Context, when string) {
+	t.Helper()
+	src, msg := axeBundle()
+	if msg != "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Log(msg)
+		return
+	}
+	for _, v := range axeRun(t, ctx, src, when) {
+		t.Errorf("%s: axe-core: %s (%s): %s\n    %s", when, v.ID, v.Impact, v.Help, strings.Join(v.Nodes, "\n    "))
+	}
 }
 
 // axeViolation is one rule axe-core found broken, with where.

@@ -67,11 +67,13 @@ func TestBrowserChangesAndRewind(t *testing.T) {
 		t.Errorf("an added line has no background colour")
 	}
 	run(t, ctx, "screenshot", shot(t, "web-changes"))
+	axeCheck(t, ctx, "the changes panel, a diff open")
 
 	run(t, ctx, "preview rewinding prompt 2",
 		chromedp.Click(chromedp.CSS(`.msg.user[data-turn="2"] .rewind`)),
 		chromedp.WaitVisible(chromedp.CSS(`#rewind-dialog .preview-change[data-path="notes.txt"] .diff`)),
 	)
+	axeCheck(t, ctx, "the rewind dialog")
 	preview := get(t, ctx, "the preview", chromedp.Text(chromedp.CSS(`#rewind-preview`)))
 	if !strings.Contains(preview, "-two") || !strings.Contains(preview, "-three") || !strings.Contains(preview, "restore") {
 		t.Fatalf("the rewind preview:\n%s", preview)
