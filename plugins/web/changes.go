@@ -401,8 +401,18 @@ func (s *Server) rewindFiles(w http.ResponseWriter, r *http.Request, store *chec
 // rewindConversation takes l's conversation back to before turn, then
 // redraws its transcript from the log: the backlog is rebuilt under a new
 // epoch and the watchers are let go, so they reconnect and get a reset
-// and the rewound transcript.
+// and the rewound transcript. Prompts are refused until it is done (a
+// turn's events must not land in the backlog being rebuilt); a running
+// turn makes it fail with agent.ErrBusy.
 func (h *hub) rewindConversation(ctx context.Context, l *live, turn int) error {
+	l.mu.Lock()
+	if l.running || l.rewinding {
+		l.mu.Unlock()
+		return agent.ErrBusy
+	}
+	l.rewinding = true
+	l.mu.Unlock()
+	defer func() { l.mu.Lock(); l.rewinding = false; l.mu.Unlock() }()
 	if err := l.ss.RewindConversation(ctx, turn); err != nil {
 		return err
 	}
