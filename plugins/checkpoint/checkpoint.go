@@ -31,8 +31,8 @@ import (
 
 // Reasons recorded in a checkpoint's Meta.Reason.
 const (
-	ReasonPrompt  = "prompt"
-	ReasonTurnEnd = "turn-end"
+	ReasonPrompt  = checkpoints.ReasonPrompt
+	ReasonTurnEnd = checkpoints.ReasonTurnEnd
 )
 
 // Config is the checkpoint row's configuration.

@@ -1,17 +1,11 @@
 package checkpoint
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"unicode/utf8"
-
-	"github.com/aymanbagabas/go-udiff"
 
 	"github.com/dshgo/harness/services/checkpoints"
 	"github.com/dshgo/harness/services/commands"
@@ -28,10 +22,9 @@ import (
 //	/rewind N both [force]       the files, then the conversation
 
 const (
-	maxListed      = 20      // checkpoints /rewind lists
-	maxDiffFiles   = 8       // files a preview shows a diff of
-	maxDiffLines   = 60      // lines of one file's diff
-	maxDiffBytes   = 1 << 20 // a larger file is listed without a diff
+	maxListed      = 20 // checkpoints /rewind lists
+	maxDiffFiles   = 8  // files a preview shows a diff of
+	maxDiffLines   = 60 // lines of one file's diff
 	rewindArgsHelp = "/rewind, /rewind N, /rewind N code|conversation|both [force]"
 )
 
@@ -158,33 +151,13 @@ func listText(list []*checkpoints.Checkpoint, session string) string {
 		}
 		rows++
 		fmt.Fprintf(&b, "| %d | %s | %s | %d |\n", c.ID, c.Time.Local().Format("15:04:05"),
-			strings.ReplaceAll(excerpt(c.Meta.Prompt, 60), "|", "/"), len(differing(c, latest)))
+			strings.ReplaceAll(excerpt(c.Meta.Prompt, 60), "|", "/"), len(checkpoints.Differing(c, latest)))
 	}
 	if rows == 0 {
 		return "no checkpoint of this session yet: nothing to rewind"
 	}
 	b.WriteString("\n`/rewind N` shows what restoring N would do; `/rewind N code` restores the files, `/rewind N conversation` takes the conversation back to before that prompt, `/rewind N both` does both.")
 	return b.String()
-}
-
-// differing lists the paths whose entries differ between a and b (files
-// and links; directories only by presence), sorted.
-func differing(a, b *checkpoints.Checkpoint) []string {
-	if b == nil {
-		return nil
-	}
-	var out []string
-	for p, e := range a.Entries {
-		if o, ok := b.Entries[p]; !ok || (e.Kind != checkpoints.KindDir && o != e) {
-			out = append(out, p)
-		}
-	}
-	for p := range b.Entries {
-		if _, ok := a.Entries[p]; !ok {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // preview is what restoring to would do: each path's action, and a diff
@@ -223,37 +196,12 @@ func (t *Taker) preview(ctx context.Context, s *checkpoints.Store, to, since *ch
 // diffOf is the unified diff of one change of text files, from now to the
 // checkpoint, cut to maxDiffLines; "" when either side is not small text.
 func (t *Taker) diffOf(s *checkpoints.Store, to *checkpoints.Checkpoint, c checkpoints.Change) string {
-	var now, then []byte
-	if fi, err := os.Lstat(filepath.Join(s.Workspace(), filepath.FromSlash(c.Path))); err == nil {
-		if !fi.Mode().IsRegular() || fi.Size() > maxDiffBytes {
-			return ""
-		}
-		if now, err = os.ReadFile(filepath.Join(s.Workspace(), filepath.FromSlash(c.Path))); err != nil {
-			return ""
-		}
-	}
-	if e, ok := to.Entries[c.Path]; ok {
-		if e.Kind != checkpoints.KindFile || e.Size > maxDiffBytes {
-			return ""
-		}
-		var err error
-		if then, err = s.Content(e); err != nil {
-			return ""
-		}
-	}
-	if !text(now) || !text(then) || bytes.Equal(now, then) {
+	then, now, ok := s.Sides(to, c.Path)
+	if !ok {
 		return ""
 	}
-	d := udiff.Unified("now/"+c.Path, "then/"+c.Path, string(now), string(then))
-	lines := strings.SplitAfter(d, "\n")
-	if len(lines) > maxDiffLines {
-		d = strings.Join(lines[:maxDiffLines], "") + fmt.Sprintf("… %d more lines\n", len(lines)-maxDiffLines)
-	}
-	return d
+	return checkpoints.UnifiedDiff("now/"+c.Path, "then/"+c.Path, now, then, maxDiffLines)
 }
-
-// text reports whether b looks like text: valid UTF-8 without NUL bytes.
-func text(b []byte) bool { return utf8.Valid(b) && bytes.IndexByte(b, 0) < 0 }
 
 // excerpt is the first line of s, cut to n runes.
 func excerpt(s string, n int) string {

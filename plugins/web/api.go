@@ -64,6 +64,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/workspaces/{ws}/sessions/{id}/approvals/{aid}", s.answerApproval)
 	mux.HandleFunc("GET /api/workspaces/{ws}/files", s.files)
 	s.settingsRoutes(mux)
+	s.changesRoutes(mux)
 }
 
 // bootMarker is where index.html takes the first data (a JSON script

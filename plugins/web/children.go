@@ -164,7 +164,7 @@ func (h *hub) register(l *live) *live {
 // written after the child's creation).
 func (h *hub) replay(ctx context.Context, l *live, id string, recs []agent.Record) {
 	cards := h.storedChildren(ctx, l.svc, id)
-	for _, r := range recs {
+	for _, r := range visibleRecords(recs) {
 		for len(cards) > 0 && !r.Time.IsZero() && cards[0].created.Before(r.Time) {
 			l.publishWeb(webEvent{Type: EventSubagent, Subagent: &cards[0].Subagent})
 			cards = cards[1:]

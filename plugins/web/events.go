@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 
 	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/llm"
@@ -139,6 +140,21 @@ func eventsOfRecords(id string, recs []agent.Record) []agent.Event {
 			continue
 		}
 		out = append(out, e)
+	}
+	return out
+}
+
+// visibleRecords is recs without what a conversation rewind took away:
+// at each rewind record to turn T, the records of turn T and later
+// before it (the log keeps them; the conversation no longer has them).
+func visibleRecords(recs []agent.Record) []agent.Record {
+	out := make([]agent.Record, 0, len(recs))
+	for _, r := range recs {
+		if r.Type != agent.RecordRewind {
+			out = append(out, r)
+			continue
+		}
+		out = slices.DeleteFunc(out, func(o agent.Record) bool { return o.Turn >= r.Turn })
 	}
 	return out
 }

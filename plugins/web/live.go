@@ -79,6 +79,7 @@ type live struct {
 	buf       []frame
 	subs      map[*sub]struct{}
 	running   bool
+	rewinding bool // a conversation rewind rebuilds the backlog: prompts are refused meanwhile
 	cancel    context.CancelFunc
 	queue     []string
 	approvals map[string]chan answer
@@ -182,7 +183,7 @@ func (h *hub) create(ctx context.Context, cwd, fork string) (*live, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range eventsOfRecords("", recs[min(1, len(recs)):]) {
+		for _, e := range eventsOfRecords("", visibleRecords(recs[min(1, len(recs)):])) {
 			l.publishAgent(e)
 		}
 	}
@@ -525,6 +526,10 @@ func (l *live) prompt(text string) (queued bool, err error) {
 	if l.readOnly != "" {
 		l.mu.Unlock()
 		return false, fmt.Errorf("%w: %s", ErrReadOnly, l.readOnly)
+	}
+	if l.rewinding {
+		l.mu.Unlock()
+		return false, errors.New("the conversation is being rewound: send the prompt again in a moment")
 	}
 	if l.running {
 		if len(l.queue) >= maxQueue {

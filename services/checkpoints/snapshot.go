@@ -43,6 +43,13 @@ type Skip struct {
 	Reason string `json:"reason"`
 }
 
+// Reasons the checkpoint plugin records in Meta.Reason; Rewind records
+// its own, "rewind".
+const (
+	ReasonPrompt  = "prompt"   // before a user prompt
+	ReasonTurnEnd = "turn-end" // when the model ended its turn
+)
+
 // Meta is what the caller says about a checkpoint.
 type Meta struct {
 	Session string `json:"session,omitempty"`

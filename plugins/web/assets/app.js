@@ -125,6 +125,7 @@ async function loadBoot() {
 }
 
 function renderWorkspaces() {
+  if (!state.boot.workspaces.length) setNav(true); // on a narrow screen: the way to add one
   const ul = $("workspaces");
   ul.replaceChildren();
   for (const w of state.boot.workspaces) {
@@ -257,9 +258,11 @@ async function openSession(id) {
   $("session-status").textContent = "";
   $("queue").hidden = true;
   $("todos").hidden = true;
+  if (!$("changes").hidden) loadChanges();
   setReadOnly("");
   setBusy(false);
   showView("view-session");
+  setNav(false);
   for (const li of $("sessions").children) li.classList.toggle("selected", li.dataset.id === id);
   const header = $("slot-session-header");
   await mountSlot(header, "session.header", { sessionId: id, events: state.events });
@@ -332,7 +335,7 @@ function onEvent(e) {
       $("session-title").textContent = `${e.sessionId} · ${e.model || ""}`; break;
     case "user":
       state.streaming = state.reasoning = null;
-      conv().append(el("div", "msg user" + (e.source ? " context" : ""), e.text)); break;
+      conv().append(userMessage(e)); break;
     case "reasoning":
       if (!state.reasoning) { state.reasoning = el("div", "msg reasoning", ""); conv().append(state.reasoning); }
       state.reasoning.textContent += e.text; break;
@@ -379,7 +382,7 @@ function onEvent(e) {
       conv().append(el("div", "done-note", `${e.approval.tool}: ${e.answer}${e.reason ? " — " + e.reason : ""}`));
       break;
     }
-    case "busy": setBusy(e.busy); if (!e.busy && state.ws) loadSessions(); break;
+    case "busy": setBusy(e.busy); if (!e.busy && state.ws) loadSessions(); if (!e.busy && !$("changes").hidden) loadChanges(); break;
     case "queue": showQueue(e.queue || []); break;
     case "subagent": subagentCard(e.subagent); break;
     case "readonly": setReadOnly(e.reason || "read-only"); break;
@@ -620,6 +623,7 @@ function showApproval(ap) {
   const once = el("button", "allow-once", lb.once || "Allow once");
   const always = el("button", "allow-always", lb.always || "Always: " + ap.always);
   const reason = el("input", "deny-reason");
+  reason.setAttribute("aria-label", "Reason for denying (sent to the model)");
   reason.placeholder = lb.noWhy ? lb.noWhy + " (sent to the model)" : "reason (sent to the model)";
   const deny = el("button", "deny", lb.no || "Deny");
   const send = async (answer) => {
@@ -654,7 +658,201 @@ $("prompt").onkeydown = (ev) => {
   if (ev.key === "Enter" && !ev.shiftKey) { ev.preventDefault(); $("prompt-form").requestSubmit(); }
 };
 
-$("stop").onclick = () => api("POST", sessionURL("/interrupt"), {}).catch((e) => showNotice(e.message));
+function stop() { api("POST", sessionURL("/interrupt"), {}).catch((e) => showNotice(e.message)); }
+$("stop").onclick = stop;
+
+// ---- keyboard shortcuts ---------------------------------------------------
+
+// Ctrl/Cmd+Enter sends (Enter too, in the prompt), Esc stops the running
+// turn, and outside a text field n starts a new session, / focuses the
+// prompt and ? shows the list (the help dialog).
+function typing(t) {
+  return t && (t.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(t.tagName));
+}
+
+document.addEventListener("keydown", (ev) => {
+  if (ev.defaultPrevented || document.querySelector("dialog[open]")) return; // a dialog has the keys (Esc closes it)
+  const inSession = !$("view-session").hidden && state.session;
+  if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) {
+    if (inSession) { ev.preventDefault(); $("prompt-form").requestSubmit(); }
+    return;
+  }
+  if (ev.key === "Escape") {
+    if (inSession && !$("stop").disabled) { ev.preventDefault(); stop(); }
+    return;
+  }
+  if (typing(ev.target) || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  if (ev.key === "/" && inSession && !$("prompt-form").hidden) { ev.preventDefault(); $("prompt").focus(); }
+  else if (ev.key === "n" && state.ws) { ev.preventDefault(); $("new-session").click(); }
+  else if (ev.key === "?") { ev.preventDefault(); $("shortcuts-dialog").showModal(); }
+});
+
+$("show-shortcuts").onclick = () => $("shortcuts-dialog").showModal();
+$("close-shortcuts").onclick = () => $("shortcuts-dialog").close();
+
+// ---- changes and rewind --------------------------------------------------
+
+// userMessage is a prompt; one the user typed (it has a turn) gets a
+// Rewind button.
+function userMessage(e) {
+  const m = el("div", "msg user" + (e.source ? " context" : ""));
+  m.append(el("span", "text", e.text));
+  if (!e.source && e.turn > 0) {
+    m.dataset.turn = e.turn;
+    const b = el("button", "rewind small", "Rewind");
+    b.type = "button";
+    b.setAttribute("aria-label", `Rewind to before prompt ${e.turn}`);
+    b.onclick = () => rewindTurn(e.turn);
+    m.append(b);
+  }
+  return m;
+}
+
+// unifiedDiff shows a unified diff, each line coloured by what it is.
+function unifiedDiff(d) {
+  const pre = el("pre", "diff");
+  let hunk = false;
+  for (const l of d.replace(/\n$/, "").split("\n")) {
+    if (l.startsWith("@@")) hunk = true;
+    const c = !hunk ? "file" : l.startsWith("@@") ? "hunk" : l[0] === "+" ? "add" : l[0] === "-" ? "del" : "ctx";
+    pre.append(el("span", c, l));
+  }
+  return pre;
+}
+
+// loadChanges fills the changes panel: the files changed since the
+// session's first checkpoint (click one for its diff) and the prompts to
+// rewind to.
+async function loadChanges() {
+  const box = $("changes-list");
+  let v;
+  try {
+    v = await api("GET", sessionURL("/changes"));
+  } catch (e) {
+    box.replaceChildren(el("p", "error", e.message));
+    return null;
+  }
+  box.replaceChildren();
+  if (!v.checkpoints) {
+    box.append(el("p", "muted", "No checkpoint of this session yet: the checkpoint plugin takes one before each prompt."));
+    return v;
+  }
+  if (!v.files.length) box.append(el("p", "muted", "No file changed since the session's first prompt."));
+  const ul = el("ul", "change-files");
+  for (const f of v.files) {
+    const li = el("li", "change-file");
+    li.dataset.path = f.path;
+    const b = el("button", "file-head");
+    b.type = "button";
+    b.setAttribute("aria-expanded", "false");
+    b.append(el("span", "path", f.path), el("span", "status", f.status), el("span", "count add", `+${f.added}`), el("span", "count del", `−${f.removed}`));
+    b.onclick = () => {
+      const open = b.getAttribute("aria-expanded") !== "true";
+      b.setAttribute("aria-expanded", String(open));
+      let d = li.querySelector(".diff, .nodiff");
+      if (!d) li.append(d = f.diff ? unifiedDiff(f.diff) : el("p", "muted nodiff", f.cut ? "(the diffs shown are over their size bound: no diff)" : "(not a small text file: no diff)"));
+      d.hidden = !open;
+    };
+    li.append(b);
+    ul.append(li);
+  }
+  box.append(ul);
+  if (v.more) box.append(el("p", "muted", "More files changed than are listed."));
+  if (v.prompts.length) {
+    box.append(el("h3", "", "Rewind to a prompt"));
+    const pl = el("ul", "rewind-points");
+    for (const p of v.prompts) {
+      const li = el("li", "rewind-point");
+      li.dataset.checkpoint = p.checkpoint;
+      li.append(el("span", "", `${p.turn}. ${p.prompt.split("\n")[0].slice(0, 80)}`));
+      const b = el("button", "rewind small", "Rewind…");
+      b.type = "button";
+      b.setAttribute("aria-label", `Rewind to before prompt ${p.turn}`);
+      b.onclick = () => openRewind(p);
+      li.append(b);
+      pl.append(li);
+    }
+    box.append(pl);
+  }
+  return v;
+}
+
+$("toggle-changes").onclick = () => {
+  const p = $("changes");
+  p.hidden = !p.hidden;
+  $("toggle-changes").setAttribute("aria-expanded", String(!p.hidden));
+  if (!p.hidden) loadChanges();
+};
+
+// rewindTurn opens the rewind dialog for the prompt of turn.
+async function rewindTurn(turn) {
+  let v;
+  try {
+    v = await api("GET", sessionURL("/changes"));
+  } catch (e) {
+    showNotice(e.message);
+    return;
+  }
+  const p = (v.prompts || []).find((x) => x.turn === turn);
+  if (!p) { showNotice(`No checkpoint before prompt ${turn}: nothing to rewind to.`); return; }
+  openRewind(p);
+}
+
+// openRewind shows what rewinding to prompt p would do (the preview
+// /rewind N shows), then rewinds what the user picks when confirmed.
+async function openRewind(p) {
+  const dlg = $("rewind-dialog");
+  $("rewind-title").textContent = `Rewind to before prompt ${p.turn}`;
+  $("rewind-prompt").textContent = p.prompt;
+  $("rewind-error").textContent = "";
+  $("rewind-force").checked = false;
+  $("rewind-force-row").hidden = true;
+  const box = $("rewind-preview");
+  box.replaceChildren(el("p", "muted", "Loading the preview…"));
+  dlg.dataset.checkpoint = p.checkpoint;
+  if (!dlg.open) dlg.showModal();
+  try {
+    const v = await api("GET", sessionURL(`/rewind/${p.checkpoint}`));
+    box.replaceChildren();
+    if (!v.changes.length) box.append(el("p", "muted", "The files already match this checkpoint."));
+    for (const c of v.changes) {
+      const row = el("div", "preview-change" + (c.refused ? " refused" : ""));
+      row.dataset.path = c.path;
+      row.append(el("strong", "", c.path), el("span", "muted", c.action === "delete" ? " · delete (new since)" : " · restore"));
+      if (c.refused) row.append(el("span", "error", " · changed outside the agent"));
+      if (c.diff) row.append(unifiedDiff(c.diff));
+      box.append(row);
+    }
+    $("rewind-force-row").hidden = !(v.refused && v.refused.length);
+  } catch (e) {
+    box.replaceChildren(el("p", "error", e.message));
+  }
+}
+
+$("rewind-cancel").onclick = () => $("rewind-dialog").close();
+
+$("rewind-form").onsubmit = async (ev) => {
+  ev.preventDefault();
+  const dlg = $("rewind-dialog");
+  const what = new FormData($("rewind-form")).get("what");
+  const body = { checkpoint: Number(dlg.dataset.checkpoint), what, force: $("rewind-force").checked };
+  $("rewind-confirm").disabled = true;
+  try {
+    const res = await api("POST", sessionURL("/rewind"), body);
+    dlg.close();
+    if (res.conversation) {
+      await openSession(state.session);
+      $("prompt").value = res.draft || "";
+    }
+    showNotice(res.text);
+    if (!$("changes").hidden) loadChanges();
+  } catch (e) {
+    $("rewind-error").textContent = e.message;
+    if (e.data && e.data.refused) $("rewind-force-row").hidden = false;
+  } finally {
+    $("rewind-confirm").disabled = false;
+  }
+};
 
 // ---- files ----------------------------------------------------------------
 
@@ -686,6 +884,15 @@ async function showFile(path) {
   $("file-text").textContent = v.binary ? "(binary file)" : v.text;
   showView("view-file");
 }
+
+// setNav opens or closes the sidebar's sections on a narrow screen (the
+// Menu button; wider screens always show them).
+function setNav(open) {
+  document.body.classList.toggle("nav-open", open);
+  $("nav-toggle").setAttribute("aria-expanded", String(open));
+}
+
+$("nav-toggle").onclick = () => setNav(!document.body.classList.contains("nav-open"));
 
 $("close-file").onclick = () => showView(state.session ? "view-session" : "view-empty");
 
