@@ -210,9 +210,11 @@ func submitCommand(env *Env) *cobra.Command {
 		Long: "submit enqueues one agent turn (PROMPT, or `-` for stdin) as a harness_run job in the queue of the\n" +
 			"manifest's worker row and prints the job id. The run works in a fresh empty work dir, a clone of\n" +
 			"--repo (a git URL or path; --ref a branch, tag or commit), or in place in --dir (an absolute path that\n" +
-			"exists on the workers). --job-patch FILE is a manifest patch layer for this run. --unique (with --key K,\n" +
+			"exists on the workers); with --worktree NAME (or auto: job-ID) it works instead in a git worktree of\n" +
+			"--dir's repository on branch harness/NAME, made under the worker's work root and removed when the job\n" +
+			"completes clean (its branch stays). --job-patch FILE is a manifest patch layer for this run. --unique (with --key K,\n" +
 			"only K counts) enqueues nothing while an equal job exists and prints that job's id instead.\n" +
-			"--file FILE (JSON Lines: one object per line with \"prompt\" and optionally repo, ref, dir, model, maxSteps, maxCostUsd, maxTokens,\n" +
+			"--file FILE (JSON Lines: one object per line with \"prompt\" and optionally repo, ref, dir, worktree, model, maxSteps, maxCostUsd, maxTokens,\n" +
 			"key, tag, tags, priority, queue) enqueues every line in one transaction and prints one id per line; the\n" +
 			"flags are the defaults of every line; a bad line is reported as FILE:LINE and nothing is enqueued.\n" +
 			"Follow it with `harness jobs logs ID`. Under TRACEPARENT (a CI step's trace) the job stores that trace\n" +
@@ -272,6 +274,7 @@ func submitCommand(env *Env) *cobra.Command {
 	fl.StringVar(&sub.Args.Repo, "repo", "", "git URL or repository path cloned into the job's work dir")
 	fl.StringVar(&sub.Args.Ref, "ref", "", "branch, tag or commit of --repo to check out")
 	fl.StringVar(&sub.Args.Dir, "dir", "", "work in place in this directory (must exist on the workers)")
+	fl.StringVar(&sub.Args.Worktree, "worktree", "", "with --dir: work in a git worktree of its repository (branch harness/`NAME`; auto: job-ID)")
 	fl.StringVar(&patchFile, "job-patch", "", "manifest patch `FILE` applied for this run")
 	fl.StringVarP(&sub.Args.Model, "model", "m", "", "model route provider/model (default: the agent row's)")
 	fl.IntVar(&sub.Args.MaxSteps, "max-steps", 0, "maximum model calls (default: the agent row's maxSteps)")

@@ -55,7 +55,11 @@ func jobRunCommand(env *Env) *cobra.Command {
 			if err := awaitJobDatabase(ctx, env, spec.DBOutageGrace); err != nil {
 				return err
 			}
-			host, err := bootAgent(env, &agentFlags{boot: []BootOption{withConfinement(spec.Hide, wd), withOutageGrace(spec.DBOutageGrace)}})
+			boot := []BootOption{withConfinement(spec.Hide, wd), withOutageGrace(spec.DBOutageGrace)}
+			if len(spec.Writable) > 0 {
+				boot = append(boot, withWritableRoots(spec.Writable)) // a worktree job's worktree and git parts
+			}
+			host, err := bootAgent(env, &agentFlags{boot: boot})
 			if err != nil {
 				return err
 			}

@@ -23,6 +23,7 @@ type submitLine struct {
 	Repo     string   `json:"repo"`
 	Ref      string   `json:"ref"`
 	Dir      string   `json:"dir"`
+	Worktree string   `json:"worktree"`
 	Model    string   `json:"model"`
 	MaxSteps int      `json:"maxSteps"`
 	MaxCost  float64  `json:"maxCostUsd"`
@@ -133,6 +134,7 @@ func submissionOf(line []byte, defaults worker.Submission) (worker.Submission, e
 	set(&sub.Args.Repo, l.Repo)
 	set(&sub.Args.Ref, l.Ref)
 	set(&sub.Args.Dir, l.Dir)
+	set(&sub.Args.Worktree, l.Worktree)
 	set(&sub.Args.Model, l.Model)
 	set(&sub.Args.Key, l.Key)
 	set(&sub.Queue, l.Queue)

@@ -19,6 +19,7 @@ import (
 	"github.com/dshgo/harness/services/llm"
 	"github.com/dshgo/harness/services/sessions"
 	"github.com/dshgo/harness/services/subprocess"
+	"github.com/dshgo/harness/services/worktrees"
 )
 
 // RunArgs are a harness_run job's arguments: one agent turn.
@@ -34,6 +35,14 @@ type RunArgs struct {
 	// (the same path must exist on every worker). Empty with Repo empty:
 	// a fresh empty work dir.
 	Dir string `json:"dir,omitempty"`
+	// Worktree, with Dir, runs the job in a git worktree of Dir's
+	// repository instead of in Dir itself: branch harness/NAME from Dir's
+	// HEAD, checked out under the work root (hidden from the other jobs),
+	// so several jobs can work on one repository at once. "auto" names it
+	// after the job (job-ID). Removed when the job completes with nothing
+	// uncommitted (its branch stays when it has commits); kept otherwise
+	// (`harness worktree list|prune` in Dir).
+	Worktree string `json:"worktree,omitempty"`
 	// Patch is a manifest patch layer (YAML) applied over the worker's
 	// manifest for this run (docs/manifest.md).
 	Patch string `json:"patch,omitempty"`
@@ -68,6 +77,8 @@ func (a RunArgs) validate() error {
 		return fmt.Errorf("dir %q: must be an absolute path", a.Dir)
 	case a.Ref != "" && a.Repo == "":
 		return errors.New("ref: needs repo")
+	case a.Worktree != "" && a.Dir == "":
+		return errors.New("worktree: needs dir (a job with repo already works in a clone of its own)")
 	case strings.HasPrefix(a.Ref, "-") || strings.HasPrefix(a.Repo, "-"):
 		return errors.New("repo and ref must not start with '-'")
 	case a.MaxSteps < 0:
@@ -89,8 +100,17 @@ func (a RunArgs) validate() error {
 			return fmt.Errorf("patch: %w", err)
 		}
 	}
+	if a.Worktree != "" && a.Worktree != WorktreeAuto {
+		if err := worktrees.ValidateName(a.Worktree); err != nil {
+			return fmt.Errorf("worktree: %w", err)
+		}
+	}
 	return nil
 }
+
+// WorktreeAuto is the RunArgs.Worktree value that names the worktree
+// after the job.
+const WorktreeAuto = "auto"
 
 // SessionID is the id of job's session: "job-ID-CREATED" (CREATED the
 // job's creation time, so ids stay unique if the queue is ever reset).
@@ -120,6 +140,10 @@ type RunSpec struct {
 	// DBOutageGrace is the worker's dbOutageGrace: the run sets its
 	// sessions-postgres rows' outageGrace to it (0: leaves them alone).
 	DBOutageGrace time.Duration `json:"dbOutageGrace,omitempty"`
+	// Writable are writable roots the run adds to its sandbox policy: a
+	// worktree job's worktree and the parts of the repository's git
+	// directory that committing there writes (worktrees.Worktree.Writable).
+	Writable []string `json:"writable,omitempty"`
 }
 
 // Output is what a completed job records (River's job output).
@@ -130,6 +154,26 @@ type Output struct {
 	Text      string `json:"text"`
 	// Resumed: the run continued a session an earlier attempt stored.
 	Resumed bool `json:"resumed,omitempty"`
+	// Worktree is a worktree job's worktree at the end: its branch,
+	// commits and changed files, and whether it was removed.
+	Worktree *WorktreeOutput `json:"worktree,omitempty"`
+}
+
+// WorktreeOutput is what a worktree job's worktree holds when the job
+// completes.
+type WorktreeOutput struct {
+	// Name and Branch (harness/NAME) name it; Dir is where it was.
+	Name   string `json:"name"`
+	Branch string `json:"branch"`
+	Dir    string `json:"dir"`
+	// Commits are the branch's commits since its base, newest first
+	// ("HASH SUBJECT"); Changed the files it changes.
+	Commits []string `json:"commits,omitempty"`
+	Changed []string `json:"changed,omitempty"`
+	// Removed: the worktree was clean and is gone (its branch stays when
+	// it has commits). Kept says why not, when it was not.
+	Removed bool   `json:"removed"`
+	Kept    string `json:"kept,omitempty"`
 }
 
 // Exit codes of a run process besides the CLI's 0, 1, 2 and 130.
@@ -174,11 +218,21 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) (err erro
 	spec := RunSpec{JobID: job.ID, Attempt: job.Attempt, SessionID: sid, Prompt: job.Args.Prompt,
 		Model: job.Args.Model, MaxSteps: job.Args.MaxSteps, Resume: resume,
 		Budget: agent.Budget{MaxCostUSD: job.Args.MaxCostUSD, MaxTokens: job.Args.MaxTokens}, Hide: s.hidden(), DBOutageGrace: s.cfg.DBOutageGrace}
+	var wt *worktrees.Worktree
+	if job.Args.Worktree != "" {
+		if wt, err = s.jobWorktree(ctx, job.JobRow, job.Args); err != nil {
+			return err
+		}
+		dir, spec.Writable = wt.Dir, wt.Writable()
+	}
 	out, err := w.run(ctx, job, dir, spec)
 	if err != nil {
 		return err
 	}
 	out.Resumed = resume
+	if wt != nil {
+		out.Worktree = s.finishWorktree(ctx, job.ID, wt)
+	}
 	return river.RecordOutput(ctx, out)
 }
 
