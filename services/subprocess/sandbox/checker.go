@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
-	"syscall"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -280,12 +279,12 @@ func (c *Checker) linkOfDenied(abs string) (string, bool) {
 	if err != nil || !st.Mode().IsRegular() {
 		return "", false
 	}
-	sys, ok := st.Sys().(*syscall.Stat_t)
-	if !ok || sys.Nlink < 2 {
+	id, nlink, ok := fileIdentity(st)
+	if !ok || nlink < 2 {
 		return "", false
 	}
 	c.inoOnce.Do(c.collectInodes)
-	e, ok := c.inodes[fileID{uint64(sys.Dev), sys.Ino}]
+	e, ok := c.inodes[id]
 	return e, ok
 }
 
@@ -314,8 +313,8 @@ func (c *Checker) collectInodes() {
 				}
 				if d.Type().IsRegular() {
 					if info, err := d.Info(); err == nil {
-						if s, ok := info.Sys().(*syscall.Stat_t); ok {
-							c.inodes[fileID{uint64(s.Dev), s.Ino}] = e
+						if id, _, ok := fileIdentity(info); ok {
+							c.inodes[id] = e
 							n++
 						}
 					}
