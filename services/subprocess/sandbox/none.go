@@ -21,3 +21,10 @@ func (noneBackend) Check(Policy) Report { return Unsandboxed(NoOSSandbox) }
 func (noneBackend) Wrap(req Request) (Command, Report, error) {
 	return Command{Path: req.Path, Args: req.Argv, Env: req.Env}, Unsandboxed(NoOSSandbox), nil
 }
+
+// NoOS reports whether r is a report of the none backend: the platform
+// has no OS sandbox and the command runs unconfined (not a sandbox that
+// was turned off, nor one whose backends all failed).
+func (r Report) NoOS() bool {
+	return r.Backend == BackendNone && r.Enforcement == EnforcementNone && len(r.Reasons) == 1 && r.Reasons[0] == NoOSSandbox
+}
