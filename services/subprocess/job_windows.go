@@ -106,7 +106,7 @@ func resumeThreads(pid int) error {
 	if err != nil {
 		return err
 	}
-	defer windows.CloseHandle(snap)
+	defer func() { _ = windows.CloseHandle(snap) }()
 	te := windows.ThreadEntry32{Size: uint32(unsafe.Sizeof(windows.ThreadEntry32{}))}
 	resumed := 0
 	for err = windows.Thread32First(snap, &te); err == nil; err = windows.Thread32Next(snap, &te) {

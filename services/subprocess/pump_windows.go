@@ -151,7 +151,7 @@ func watchProcessExit(pid int) (exited, watched <-chan struct{}) {
 	}
 	go func() {
 		defer close(wd)
-		defer windows.CloseHandle(h)
+		defer func() { _ = windows.CloseHandle(h) }()
 		if ev, err := windows.WaitForSingleObject(h, windows.INFINITE); err == nil && ev == windows.WAIT_OBJECT_0 {
 			close(ex)
 		}

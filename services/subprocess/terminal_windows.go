@@ -13,8 +13,14 @@ import (
 // with ErrTerminalsUnsupported.
 type Terminal struct{}
 
-// SpawnTerminal fails with ErrTerminalsUnsupported on Windows.
-func (r *Runtime) SpawnTerminal(TerminalSpec) (*Terminal, error) { return nil, ErrTerminalsUnsupported }
+// SpawnTerminal fails on Windows: with the spec's validation error, else
+// with ErrTerminalsUnsupported.
+func (r *Runtime) SpawnTerminal(spec TerminalSpec) (*Terminal, error) {
+	if err := spec.validate(); err != nil {
+		return nil, err
+	}
+	return nil, ErrTerminalsUnsupported
+}
 
 // Pid is 0.
 func (t *Terminal) Pid() int { return 0 }

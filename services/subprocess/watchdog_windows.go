@@ -15,5 +15,4 @@ type watchdog struct{}
 // startWatchdog returns no watchdog and no error (see watchdog).
 func startWatchdog(string, *slog.Logger) (*watchdog, error) { return nil, nil }
 
-func (*watchdog) announce(string)      {}
 func (*watchdog) stop(context.Context) {}

@@ -69,7 +69,7 @@ func prepare(e string) denyPattern {
 }
 
 // fileID is a file's identity: device and inode.
-type fileID struct{ dev, ino uint64 }
+type fileID struct{ dev, ino uint64 } //nolint:unused // dev is set only where files have one (not Windows)
 
 // NewChecker returns the Checker of policy p for commands whose workspaces
 // are the given absolute directories (a tool call's working directory and
