@@ -3,7 +3,6 @@ package harnesstest
 import (
 	"context"
 	"fmt"
-	"syscall"
 	"testing"
 	"time"
 
@@ -115,11 +114,4 @@ func (a *Agent) BenchSteps(b *testing.B, prompt, tool, args string, oneSession b
 	}
 	b.ReportMetric(float64(elapsed.Microseconds())/1000/float64(2*b.N), "ms/step")
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(2*b.N), "cpu-ms/step")
-}
-
-// processCPU is this process's user+system CPU time.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -148,8 +148,11 @@ func printSandboxReport(w io.Writer, rt *subprocess.Runtime, policy subprocess.S
 	if !policy.Enabled() {
 		backend, errs = rt.SandboxBackend()
 	}
-	line, _ := describeSandbox(policy, rep, backend, len(errs) > 0)
+	line, warning := describeSandbox(policy, rep, backend, len(errs) > 0)
 	fmt.Fprintln(w, line)
+	if rep.NoOS() {
+		fmt.Fprintln(w, "WARN: "+warning)
+	}
 	fmt.Fprintln(w, containmentLine(rt))
 	printPolicyParts(w, policy, rep.Backend)
 	dirs, err := policy.CacheDirs()
@@ -175,7 +178,7 @@ func printSandboxReport(w io.Writer, rt *subprocess.Runtime, policy subprocess.S
 // the backend and of the in-process checker (sandbox.Describe), and who
 // runs under it. Nothing when no backend enforces it.
 func printPolicyParts(w io.Writer, policy subprocess.SandboxPolicy, backend string) {
-	if !slices.Contains(sandbox.BackendNames(), backend) {
+	if !slices.Contains(sandbox.BackendNames(), backend) || backend == sandbox.BackendNone {
 		return
 	}
 	fmt.Fprintf(w, "applies to: bash and its terminals, ripgrep of grep/glob (read-only), MCP stdio servers without sandbox: off, hooks with sandbox: true (%s); read, write, edit, grep, glob and the web file list (in process)\n", backend)
@@ -224,6 +227,12 @@ func sandboxSummary(rt *subprocess.Runtime) (line, warning string) {
 	return describeSandbox(p, rep, backend, probeFailed)
 }
 
+// noOSSandboxWarning is the warning of a platform without an OS sandbox
+// (Windows).
+const noOSSandboxWarning = "UNSANDBOXED: this platform has no OS sandbox, so the commands the agent runs (bash, powershell, hooks, MCP servers) " +
+	"run with your user's full rights: every file you can change, the network, your other processes. " +
+	"The permission plugin asks before each command no allow rule covers (sandboxed auto-allow does not apply); approve only what you would run yourself"
+
 // describeSandbox renders the policy p and its report rep. On:
 // "sandbox: workspace-write, network off, via bwrap: full" (one
 // "  - reason" line per thing a partial backend cannot enforce). Off:
@@ -236,6 +245,8 @@ func describeSandbox(p subprocess.SandboxPolicy, rep subprocess.SandboxReport, b
 	if !p.Enabled() {
 		line = "sandbox: off: commands run unsandboxed"
 		switch {
+		case backend == sandbox.BackendNone:
+			line += " (this platform has no OS sandbox)"
 		case backend != "":
 			line += " (backend " + backend + " available)"
 		case probeFailed:
@@ -243,6 +254,9 @@ func describeSandbox(p subprocess.SandboxPolicy, rep subprocess.SandboxReport, b
 		}
 		return line, "the sandbox is off (sandbox mode off in the subprocess row): commands the agent runs are not confined " +
 			"and have your full access to files and network; set sandbox: {mode: workspace-write} there to confine them"
+	}
+	if rep.NoOS() {
+		return fmt.Sprintf("sandbox: %s requested, but this platform has no OS sandbox: commands run UNSANDBOXED", p.Mode), noOSSandboxWarning
 	}
 	if rep.Enforcement == subprocess.EnforcementNone {
 		line = fmt.Sprintf("sandbox: %s required, but no backend works here: sandboxed commands fail to start", p.Mode)

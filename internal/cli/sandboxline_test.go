@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/dshgo/harness/services/subprocess"
@@ -44,5 +45,26 @@ func TestDescribeSandboxNeverClaimsWhatNothingEnforces(t *testing.T) {
 	line, warning = describeSandbox(subprocess.SandboxPolicy{Mode: subprocess.SandboxReadOnly, Network: subprocess.SandboxNetwork{Mode: subprocess.SandboxNetworkOn}}, partial, "", false)
 	if want := "sandbox: read-only, network on, via landlock: partial\n  - no PID namespace"; line != want || warning != "" {
 		t.Errorf("partial: got %q %q, want %q", line, warning, want)
+	}
+}
+
+// TestDescribeSandboxWithoutAnOSSandboxSaysUnsandboxedLoudly: on a
+// platform without an OS sandbox (Windows: the none backend) the line says
+// UNSANDBOXED and the warning says what that means and that commands ask.
+func TestDescribeSandboxWithoutAnOSSandboxSaysUnsandboxedLoudly(t *testing.T) {
+	t.Parallel()
+	on := subprocess.SandboxPolicy{Mode: subprocess.SandboxWorkspaceWrite}
+	line, warning := describeSandbox(on, sandbox.Unsandboxed(sandbox.NoOSSandbox), "", false)
+	if want := "sandbox: workspace-write requested, but this platform has no OS sandbox: commands run UNSANDBOXED"; line != want {
+		t.Errorf("line = %q, want %q", line, want)
+	}
+	for _, s := range []string{"UNSANDBOXED", "your user's full rights", "asks before each command"} {
+		if !strings.Contains(warning, s) {
+			t.Errorf("warning %q does not say %q", warning, s)
+		}
+	}
+	off := subprocess.SandboxPolicy{Mode: subprocess.SandboxOff}
+	if line, _ := describeSandbox(off, sandbox.Unsandboxed("sandbox mode is off"), sandbox.BackendNone, false); line != "sandbox: off: commands run unsandboxed (this platform has no OS sandbox)" {
+		t.Errorf("off: %q", line)
 	}
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/services/tools"
-	"golang.org/x/sys/unix"
 )
 
 // The answerer settings.
@@ -77,12 +76,6 @@ func answererFor(setting string) tools.Answerer {
 		}
 	}
 	return nil
-}
-
-// IsTerminal reports whether f is a terminal.
-func IsTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), ioctlGetTermios)
-	return err == nil
 }
 
 // Service is the approval service. Safe for concurrent use.

@@ -22,9 +22,6 @@ type TTY interface {
 	SetReadDeadline(t time.Time) error
 }
 
-// OpenTTY opens the controlling terminal, /dev/tty.
-func OpenTTY() (TTY, error) { return os.OpenFile("/dev/tty", os.O_RDWR, 0) }
-
 // Terminal is the interactive Answerer: it writes the question to a terminal
 // and reads one line. Questions are serialized; each opens the terminal anew
 // and closes it before Answer returns, so nothing keeps reading afterwards.

@@ -22,6 +22,7 @@ import (
 	subagenttools "github.com/dshgo/harness/plugins/subagent-tools"
 	toolbash "github.com/dshgo/harness/plugins/tool-bash"
 	toolfs "github.com/dshgo/harness/plugins/tool-fs"
+	toolpowershell "github.com/dshgo/harness/plugins/tool-powershell"
 	toolsearch "github.com/dshgo/harness/plugins/tool-search"
 	toolterminal "github.com/dshgo/harness/plugins/tool-terminal"
 	tooltimeout "github.com/dshgo/harness/plugins/tool-timeout"
@@ -69,6 +70,7 @@ func Plugins() []core.Plugin {
 		spillpolicy.Plugin,
 		tokenmeter.Plugin,
 		toolbash.Plugin,
+		toolpowershell.Plugin,
 		toolfs.Plugin,
 		toolsearch.Plugin,
 		toolterminal.Plugin,

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -93,8 +94,12 @@ func New(caps Caps, policy *Observations) *FS {
 func (f *FS) Caps() Caps { return f.caps }
 
 // Resolve makes p absolute: an absolute p is cleaned, a relative one is joined
-// to cwd (or to the process working directory when cwd is empty).
+// to cwd (or to the process working directory when cwd is empty). On
+// Windows p is first rewritten by WindowsPath (/c/x and C:/x are C:\x).
 func Resolve(cwd, p string) (string, error) {
+	if runtime.GOOS == "windows" {
+		p = WindowsPath(p)
+	}
 	if filepath.IsAbs(p) {
 		return filepath.Clean(p), nil
 	}

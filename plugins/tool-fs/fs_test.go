@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -121,7 +120,7 @@ func TestReadRefusals(t *testing.T) {
 	bad := writeFile(t, dir, "bad.txt", "ok\n\xff\xfe\n")
 	small := writeFile(t, dir, "small.txt", "a\nb\n")
 	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+	if err := mkfifo(fifo); err != nil {
 		t.Fatal(err)
 	}
 	f := New(DefaultCaps(), nil)

@@ -3,7 +3,6 @@ package toolfs
 import (
 	"io/fs"
 	"sync"
-	"syscall"
 )
 
 // Version identifies one state of a file: device, inode, size, and modification
@@ -18,11 +17,7 @@ type Version struct {
 // versionOf derives the Version of a stat result.
 func versionOf(info fs.FileInfo) Version {
 	v := Version{Size: info.Size(), MtimeNs: info.ModTime().UnixNano()}
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		v.Dev = uint64(st.Dev)
-		v.Ino = st.Ino
-		v.CtimeNs = ctimeNs(st)
-	}
+	addInode(&v, info)
 	return v
 }
 

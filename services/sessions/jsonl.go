@@ -10,20 +10,16 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // JSONL is the sessions-jsonl provider: one append-only JSONL file per
 // session, Dir/ID.jsonl, one record per line, each written with a single
 // write(2) on a file opened O_APPEND, so a crash can at worst leave a torn
 // final line; earlier lines are never rewritten. An open session holds an
-// exclusive advisory lock (flock) on its file, so one session is written
+// exclusive lock on its file (flock; LockFileEx on Windows), so one session is written
 // by one handle at a time, in this process or another, and a killed
 // holder's lock goes with it; opening a log for appending drops a torn
 // tail under that lock. Readers take no lock. Files are 0600 in a 0700
@@ -74,29 +70,26 @@ func lockFile(ctx context.Context, f *os.File, id, path string) error {
 	var deadline time.Time
 	delay := time.Millisecond
 	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		busy, err := tryLock(f)
 		switch {
-		case err == nil:
+		case err != nil:
+			return fmt.Errorf("session log %s: lock: %w", path, err)
+		case !busy:
 			return nil
-		case errors.Is(err, unix.EINTR):
-			continue
-		case errors.Is(err, unix.EWOULDBLOCK):
-			// An unknown holder (0: /proc/locks unreadable, or a pid
-			// outside this pid namespace) may be this process too.
-			holder := flockHolder(f)
-			if holder != os.Getpid() && holder != 0 {
-				return &InUseError{ID: id, Path: path, PID: holder}
-			}
-			if deadline.IsZero() {
-				deadline = time.Now().Add(selfHeldWait)
-			}
-			if time.Now().After(deadline) || sleepCtx(ctx, delay) != nil {
-				return &InUseError{ID: id, Path: path, PID: holder}
-			}
-			delay = min(2*delay, 50*time.Millisecond)
-			continue
 		}
-		return fmt.Errorf("session log %s: lock: %w", path, err)
+		// An unknown holder (0: /proc/locks unreadable, or a pid
+		// outside this pid namespace) may be this process too.
+		holder := flockHolder(f)
+		if holder != os.Getpid() && holder != 0 {
+			return &InUseError{ID: id, Path: path, PID: holder}
+		}
+		if deadline.IsZero() {
+			deadline = time.Now().Add(selfHeldWait)
+		}
+		if time.Now().After(deadline) || sleepCtx(ctx, delay) != nil {
+			return &InUseError{ID: id, Path: path, PID: holder}
+		}
+		delay = min(2*delay, 50*time.Millisecond)
 	}
 }
 
@@ -114,31 +107,6 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// flockHolder returns the pid holding a flock write lock on f's file as
-// /proc/locks reports it, or 0 when that is not known.
-func flockHolder(f *os.File) int {
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		return 0
-	}
-	b, err := os.ReadFile("/proc/locks")
-	if err != nil {
-		return 0
-	}
-	dev := uint64(st.Dev) // int32 on some platforms
-	want := fmt.Sprintf("%02x:%02x:%d", unix.Major(dev), unix.Minor(dev), st.Ino)
-	// "1: FLOCK  ADVISORY  WRITE 2246 fe:00:9978098 0 EOF"; waiters have "->" after the number.
-	for line := range strings.Lines(string(b)) {
-		fl := strings.Fields(line)
-		if len(fl) >= 6 && fl[1] == "FLOCK" && fl[3] == "WRITE" && fl[5] == want {
-			if pid, err := strconv.Atoi(fl[4]); err == nil && pid > 0 {
-				return pid
-			}
-		}
-	}
-	return 0
 }
 
 // Create creates the log of a new session with its header line and
@@ -184,7 +152,7 @@ func (p *JSONL) Create(ctx context.Context, h Header, header Record) (Handle, er
 	}
 	// No hard links here: create the log in place.
 	_ = f.Close()
-	f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
+	f, err = openNoFollow(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 	if errors.Is(err, fs.ErrExist) {
 		return nil, fmt.Errorf("session log %s: %w", path, ErrExists)
 	}
@@ -241,7 +209,7 @@ func (p *JSONL) Open(ctx context.Context, id string) (Handle, []Record, error) {
 	path := p.Location(id)
 	// O_APPEND: every write lands at the end; reading and truncating
 	// are unaffected.
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|syscall.O_NOFOLLOW, 0)
+	f, err := openNoFollow(path, os.O_RDWR|os.O_APPEND, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("session %q: %w (looked in %s)", id, ErrNotFound, p.dir)
 	}
@@ -269,7 +237,7 @@ func (p *JSONL) Open(ctx context.Context, id string) (Handle, []Record, error) {
 // ignored.
 func (p *JSONL) Read(_ context.Context, id string) ([]Record, error) {
 	path := p.Location(id)
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := openNoFollow(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("session %q: %w (looked in %s)", id, ErrNotFound, p.dir)
 	}
@@ -389,7 +357,7 @@ func page(all []Info, q Query) Page {
 // *InUseError when another handle holds it).
 func (p *JSONL) Delete(ctx context.Context, id string) error {
 	path := p.Location(id)
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := openNoFollow(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("session %q: %w (looked in %s)", id, ErrNotFound, p.dir)
 	}

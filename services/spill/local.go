@@ -13,10 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sync"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Hint is the retrieval guidance spill-local returns with every locator: the
@@ -141,24 +138,23 @@ func (s *LocalStore) SaveText(ctx context.Context, req SaveRequest) (Ref, error)
 	if err != nil {
 		return Ref{}, err
 	}
-	defer unix.Close(dirFD)
+	defer dirFD.close()
 
 	var random [6]byte // 12 hex digits, as dsh's layout (reference B2)
 	if _, err := rand.Read(random[:]); err != nil {
 		return Ref{}, fmt.Errorf("spill-local: random name: %w", err)
 	}
 	name := hex.EncodeToString(random[:]) + "-" + boundedSegment(req.SuggestedName)
-	fd, err := unix.Openat(dirFD, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(FileMode))
+	f, err := dirFD.create(name)
 	if err != nil {
 		return Ref{}, fmt.Errorf("spill-local: create %s: %w", filepath.Join(dir, name), err)
 	}
-	f := os.NewFile(uintptr(fd), filepath.Join(dir, name))
 	werr := writeAll(f, req.Content)
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
 	if werr != nil {
-		_ = unix.Unlinkat(dirFD, name, 0)
+		dirFD.remove(name)
 		return Ref{}, fmt.Errorf("spill-local: write %s: %w", f.Name(), werr)
 	}
 	s.ownMu.Lock()
@@ -178,58 +174,42 @@ func (s *LocalStore) AdoptFile(ctx context.Context, req SaveRequest, path string
 		return Ref{}, err
 	}
 	defer unlock()
-	src, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	src, size, err := openSource(path)
 	if err != nil {
 		return Ref{}, fmt.Errorf("spill-local: adopt %s: %w", path, err)
 	}
 	defer src.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(int(src.Fd()), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return Ref{}, fmt.Errorf("spill-local: adopt %s: not a regular file", path)
-	}
 	dir := s.OwnerDir(req.Owner.SessionID)
 	dirFD, err := s.openOwnerDir(dir)
 	if err != nil {
 		return Ref{}, err
 	}
-	defer unix.Close(dirFD)
+	defer dirFD.close()
 	var random [6]byte
 	if _, err := rand.Read(random[:]); err != nil {
 		return Ref{}, fmt.Errorf("spill-local: random name: %w", err)
 	}
 	name := hex.EncodeToString(random[:]) + "-" + boundedSegment(req.SuggestedName)
 	dst := filepath.Join(dir, name)
-	size := st.Size
-	err = renameNoReplace(path, dirFD, name)
+	moved, err := dirFD.moveIn(path, src, name)
 	switch {
-	case err == nil:
-		// The name now in the directory must be the file opened above.
-		var moved unix.Stat_t
-		if err := unix.Fstatat(dirFD, name, &moved, unix.AT_SYMLINK_NOFOLLOW); err != nil || moved.Ino != st.Ino || moved.Dev != st.Dev {
-			_ = unix.Unlinkat(dirFD, name, 0)
-			return Ref{}, fmt.Errorf("spill-local: adopt %s: the file changed while it was moved", path)
-		}
-		if err := unix.Fchmod(int(src.Fd()), uint32(FileMode)); err != nil {
-			return Ref{}, fmt.Errorf("spill-local: adopt %s: %w", path, err)
-		}
-	case renameNeedsCopy(err):
-		fd, err := unix.Openat(dirFD, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(FileMode))
+	case err != nil:
+		return Ref{}, fmt.Errorf("spill-local: adopt %s: %w", path, err)
+	case !moved:
+		f, err := dirFD.create(name)
 		if err != nil {
 			return Ref{}, fmt.Errorf("spill-local: create %s: %w", dst, err)
 		}
-		f := os.NewFile(uintptr(fd), dst)
 		n, werr := copyPrivate(f, src)
 		if cerr := f.Close(); werr == nil {
 			werr = cerr
 		}
 		if werr != nil {
-			_ = unix.Unlinkat(dirFD, name, 0)
+			dirFD.remove(name)
 			return Ref{}, fmt.Errorf("spill-local: write %s: %w", dst, werr)
 		}
 		size = n
 		_ = os.Remove(path)
-	default:
-		return Ref{}, fmt.Errorf("spill-local: adopt %s: %w", path, err)
 	}
 	s.ownMu.Lock()
 	s.files[dst] = struct{}{}
@@ -252,38 +232,6 @@ func writeAll(f *os.File, content string) error {
 	}
 	_, err := f.WriteString(content)
 	return err
-}
-
-// openOwnerDir creates dir (0700) if needed and opens it without following a
-// symlink. An existing entry must be a directory owned by this user; its mode
-// is reset to 0700.
-func (s *LocalStore) openOwnerDir(dir string) (int, error) {
-	if err := os.Mkdir(dir, DirMode); err != nil && !errors.Is(err, fs.ErrExist) {
-		return -1, fmt.Errorf("spill-local: owner directory: %w", err)
-	}
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, fmt.Errorf("spill-local: owner directory %s: %w", dir, err)
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return -1, fmt.Errorf("spill-local: owner directory %s: %w", dir, err)
-	}
-	if int(st.Uid) != os.Geteuid() {
-		unix.Close(fd)
-		return -1, fmt.Errorf("spill-local: owner directory %s: owned by uid %d, not %d", dir, st.Uid, os.Geteuid())
-	}
-	if fs.FileMode(st.Mode)&fs.ModePerm != DirMode {
-		if err := unix.Fchmod(fd, uint32(DirMode)); err != nil {
-			unix.Close(fd)
-			return -1, fmt.Errorf("spill-local: owner directory %s: %w", dir, err)
-		}
-	}
-	s.ownMu.Lock()
-	s.owned[dir] = struct{}{}
-	s.ownMu.Unlock()
-	return fd, nil
 }
 
 // Cleanup applies retention: it deletes spill files under the root whose
@@ -347,7 +295,7 @@ func cleanupOwnerDir(dir string, cutoff time.Time) (int, error) {
 	}
 	if dirErr == nil && dirInfo.ModTime().Before(cutoff) {
 		// Fails harmlessly (ENOTEMPTY) while fresh or foreign files remain.
-		if err := os.Remove(dir); err != nil && !errors.Is(err, syscall.ENOTEMPTY) && !errors.Is(err, syscall.EEXIST) {
+		if err := os.Remove(dir); err != nil && !dirNotEmpty(err) {
 			errs = append(errs, fmt.Errorf("spill-local: cleanup: %w", err))
 		}
 	}

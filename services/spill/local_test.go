@@ -77,38 +77,6 @@ func TestSaveTextStoresExactBytes(t *testing.T) {
 	}
 }
 
-// B25: files 0600 and directories 0700 even under umask 000.
-func TestSaveTextIsPrivateUnderUmask000(t *testing.T) {
-	old := syscall.Umask(0)
-	defer syscall.Umask(old)
-	s := newStore(t, LocalOptions{})
-	ref, err := s.SaveText(context.Background(), toolReq("session-a", "bash.txt", "secret"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fi, err := os.Lstat(string(ref.Locator))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi.Mode() != FileMode {
-		t.Errorf("file mode = %v, want %v", fi.Mode(), FileMode)
-	}
-	di, err := os.Lstat(filepath.Dir(string(ref.Locator)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if di.Mode() != fs.ModeDir|DirMode {
-		t.Errorf("dir mode = %v, want drwx------", di.Mode())
-	}
-	if filepath.Dir(string(ref.Locator)) != s.OwnerDir("session-a") {
-		t.Errorf("file not in the owner directory: %s", ref.Locator)
-	}
-	ri, _ := os.Lstat(s.Root())
-	if ri.Mode().Perm() != DirMode {
-		t.Errorf("root mode = %v, want 0700", ri.Mode().Perm())
-	}
-}
-
 func TestOwnerDirModeIsRepaired(t *testing.T) {
 	s := newStore(t, LocalOptions{Keep: true})
 	dir := s.OwnerDir("s")
@@ -406,14 +374,6 @@ func BenchmarkSaveText10MB(b *testing.B) {
 	if d := processCPU() - cpu; d > 0 {
 		b.ReportMetric(float64(b.N)*float64(len(content))/d.Seconds()/1e6, "cpu-MB/s")
 	}
-}
-
-// processCPU returns the process's user+system CPU time; benchmarks report
-// MB/s per CPU second besides wall-clock MB/s because the machine is shared.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // Two stores (two harness processes) with the same owner share its

@@ -1,3 +1,5 @@
+//go:build unix
+
 package subprocess
 
 import (
@@ -6,28 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 )
-
-// ActivityState is a terminal's activity classification.
-type ActivityState string
-
-const (
-	// ActivityIdle: the shell waits at its prompt, or the session ended.
-	ActivityIdle ActivityState = "idle"
-	// ActivityBusy: a command runs (a foreground group other than the shell,
-	// or the shell integration recorded a command start).
-	ActivityBusy ActivityState = "busy"
-	// ActivityUnknown: no evidence (no shell integration, input or a signal
-	// since the last record, or the probe failed).
-	ActivityUnknown ActivityState = "unknown"
-)
-
-// Activity is one InspectActivity observation. Revision is scoped to the
-// terminal and changes whenever the observed state or the shell's activity
-// record changes, and on every Write or SignalForeground.
-type Activity struct {
-	State    ActivityState `json:"state"`
-	Revision uint64        `json:"revision"`
-}
 
 // InspectActivity classifies the terminal (reference A11, simplified):
 // after the session ended: idle; a foreground group other than the shell:

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/dshgo/harness/services/subprocess/sandbox"
-	"golang.org/x/sys/unix"
 )
 
 // observeInterval is how often WaitForExit polls the managed range (dsh: 15 ms).
@@ -163,7 +162,7 @@ func (r *Runtime) newLaunch(spec Spec) (*launch, error) {
 	}
 	h := &Handle{rt: r, grace: spec.Grace, done: make(chan struct{}), sandbox: rep, guard: guard, netLog: wrapped.Network}
 	h.cmd = &exec.Cmd{Path: wrapped.Path, Args: wrapped.Args, Dir: spec.Dir, Env: wrapped.Env,
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
+		SysProcAttr: commandSysProcAttr()}
 	return &launch{r: r, spec: spec, h: h, cmd: h.cmd, wrapped: wrapped}, nil
 }
 
@@ -286,18 +285,27 @@ func (l *launch) start() error {
 	// Hold h.mu until the range is known: a concurrent Terminate (from
 	// Runtime.Close) must not observe a half-started handle.
 	h.mu.Lock()
-	if err := l.launch(); err != nil {
+	fail := func(err error) error {
 		h.mu.Unlock()
 		r.untrack(h)
 		r.wg.Done()
 		h.sealCollected()
 		return startError(spec, err)
 	}
+	if err := l.launch(); err != nil {
+		return fail(err)
+	}
 	closeAll(l.childEnds...)
 	if r.cg != nil {
 		h.rng, l.cg = l.cg, cgroupRange{}
 	} else {
-		h.rng = newPgidRange(h.pid, wd)
+		// On Windows this puts the (suspended) child in its job object
+		// and lets it run; a failure there has killed and reaped it.
+		rng, err := newProcessRange(l.cmd, h.pid, wd)
+		if err != nil {
+			return fail(err)
+		}
+		h.rng = rng
 	}
 	if spec.Context != nil {
 		// Under h.mu: an already-done context runs Terminate at once on
@@ -361,21 +369,6 @@ func newPipe(readParent bool) (parent, child *os.File, err error) {
 	return os.NewFile(uintptr(p), "|0"), os.NewFile(uintptr(c), "|1"), nil
 }
 
-func socketpair() (net.Conn, *os.File, error) {
-	fds, err := socketpairCloexec()
-	if err != nil {
-		return nil, nil, err
-	}
-	pf := os.NewFile(uintptr(fds[0]), "control")
-	conn, err := net.FileConn(pf)
-	_ = pf.Close()
-	if err != nil {
-		_ = unix.Close(fds[1])
-		return nil, nil, err
-	}
-	return conn, os.NewFile(uintptr(fds[1]), "control-child"), nil
-}
-
 // wait settles the handle: it runs for the life of the direct child.
 func (h *Handle) wait() {
 	defer h.rt.wg.Done()
@@ -384,16 +377,7 @@ func (h *Handle) wait() {
 		pidfd = h.zproc.PidFD
 	}
 	h.pump.run(h.pid, pidfd, h.grace)
-	if pg, ok := h.rng.(*pgidRange); ok {
-		// The leader is a zombie from here on: exited, not yet reaped.
-		// Marking that before the reap below frees its pid is what lets
-		// the range tell the leader from a later holder of the number.
-		if err := awaitExit(h.pid); err == nil {
-			pg.leaderExited.Store(true)
-		} else {
-			h.rt.log.Debug("subprocess: await exit", "pid", h.pid, "err", err)
-		}
-	}
+	h.noteLeaderExit()
 	if h.zproc != nil {
 		ws, err := h.zproc.Wait()
 		h.sealCollected()
@@ -432,25 +416,6 @@ func (h *Handle) settle() {
 	if h.isGone() {
 		h.rt.untrack(h) // markGone untracks only once Done is closed
 	}
-}
-
-func outcomeOf(ps *os.ProcessState) Outcome {
-	ws, ok := ps.Sys().(syscall.WaitStatus)
-	if ok && ws.Signaled() {
-		return Outcome{Signal: unix.SignalName(ws.Signal())}
-	}
-	code := ps.ExitCode()
-	return Outcome{ExitCode: &code}
-}
-
-// outcomeOfStatus is outcomeOf for a raw wait status (a command a shared
-// sandbox reaped).
-func outcomeOfStatus(ws syscall.WaitStatus) Outcome {
-	if ws.Signaled() {
-		return Outcome{Signal: unix.SignalName(ws.Signal())}
-	}
-	code := ws.ExitStatus()
-	return Outcome{ExitCode: &code}
 }
 
 func (h *Handle) sealCollected() {
@@ -621,7 +586,7 @@ func (h *Handle) Terminate() {
 		return
 	}
 	defer h.mu.Unlock()
-	h.rng.signal(unix.SIGTERM)
+	h.rng.signal(syscall.SIGTERM)
 	h.escalator = time.AfterFunc(h.grace, func() {
 		h.mu.Lock()
 		defer h.mu.Unlock()
@@ -629,7 +594,7 @@ func (h *Handle) Terminate() {
 			return
 		}
 		if alive, err := h.rng.alive(); err != nil || alive {
-			h.rng.signal(unix.SIGKILL)
+			h.rng.signal(syscall.SIGKILL)
 		}
 	})
 }
@@ -639,7 +604,7 @@ func (h *Handle) kill() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.gone {
-		h.rng.signal(unix.SIGKILL)
+		h.rng.signal(syscall.SIGKILL)
 	}
 }
 

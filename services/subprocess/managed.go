@@ -1,3 +1,5 @@
+//go:build unix
+
 package subprocess
 
 import (
@@ -16,17 +18,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-// managedRange is the set of processes a handle owns: what Terminate signals
-// and what WaitForExit watches.
-type managedRange interface {
-	// alive reports whether any member still runs (zombies count as gone).
-	alive() (bool, error)
-	// signal delivers sig to every member; errors are swallowed.
-	signal(sig syscall.Signal)
-	// release frees the range's resources once it is empty.
-	release()
-}
 
 // pgidRange is the fallback range: the process group (= session, because
 // every child is started with Setsid) of the direct child. Descendants that

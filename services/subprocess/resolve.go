@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // ErrExecutableNotFound is the sentinel behind every *ExecutableNotFoundError:
@@ -66,12 +64,13 @@ func resolveExecutable(ctx context.Context, command string, env []string) (strin
 		return "", err
 	}
 	if filepath.IsAbs(command) {
-		if !isExecutableFile(command) {
+		p, ok := executableFile(command)
+		if !ok {
 			return "", &ExecutableNotFoundError{Command: command}
 		}
-		return command, context.Cause(ctx)
+		return p, context.Cause(ctx)
 	}
-	if strings.ContainsRune(command, '/') {
+	if strings.ContainsAny(command, pathSeparators) {
 		return "", relativeCommandError(command)
 	}
 	pathVar, _ := lookupEnv(env, "PATH")
@@ -91,20 +90,12 @@ func resolveExecutable(ctx context.Context, command string, env []string) (strin
 			if !filepath.IsAbs(cand) {
 				cand = filepath.Join(hostCwd, cand)
 			}
-			if isExecutableFile(cand) {
-				return cand, context.Cause(ctx)
+			if p, ok := executableFile(cand); ok {
+				return p, context.Cause(ctx)
 			}
 		}
 	}
 	return "", &ExecutableNotFoundError{Command: command, OnPath: true}
-}
-
-func isExecutableFile(p string) bool {
-	st, err := os.Stat(p)
-	if err != nil || !st.Mode().IsRegular() {
-		return false
-	}
-	return unix.Access(p, unix.X_OK) == nil
 }
 
 type relativeCommandError string

@@ -16,7 +16,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"golang.org/x/sys/unix"
 	"gopkg.in/yaml.v3"
 
 	"github.com/dshgo/harness/services/subprocess/sandbox"
@@ -334,7 +333,7 @@ func (r *Runtime) openSpill(label string) (*os.File, string, error) {
 	name := "harness-subprocess-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(spillCounter.Add(1), 10) +
 		"-" + hex.EncodeToString(rnd[:]) + "-" + label + ".log"
 	p := filepath.Join(r.spillDir, name)
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|spillOpenFlags, 0o600)
 	if err != nil {
 		return nil, "", fmt.Errorf("subprocess: spill file: %w", err)
 	}

@@ -1,3 +1,5 @@
+//go:build unix
+
 package subprocess
 
 import (
@@ -22,66 +24,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ErrTerminalExited is returned by Write, Resize and the inspections once
-// the terminal's program has exited ("terminal process has exited").
-var ErrTerminalExited = errors.New("terminal process has exited")
-
 // terminalQueue bounds queued, unread terminal output (bytes) before
 // backpressure stops reading the PTY.
 const terminalQueue = 1 << 20
-
-// TerminalSpec describes one PTY session. As with Spec, nothing that matters
-// has a default.
-type TerminalSpec struct {
-	// Context cancels allocation only: once SpawnTerminal returned, the
-	// terminal owns its lifetime (end it with Terminate).
-	Context context.Context
-	// Argv is the program (typically a shell) and its arguments.
-	Argv []string
-	// Dir is the working directory (required).
-	Dir string
-	// Env and UnsetEnv apply on top of the scrubbed parent environment, as in
-	// Spec.
-	Env      map[string]string
-	UnsetEnv []string
-	// TerminalType is advertised as TERM (required, e.g. "xterm-256color" or
-	// "dumb").
-	TerminalType string
-	// Cols and Rows are the initial size in character cells (> 0).
-	Cols, Rows int
-	// Grace is the SIGTERM→SIGKILL delay of Terminate (0 < Grace ≤ MaxGrace).
-	Grace time.Duration
-	// ShellActivity opts into shell integration for InspectActivity. It only
-	// takes effect when Argv is exactly [<dir>/bash, "-i"] or ["bash", "-i"]:
-	// the runtime then starts bash with a private --rcfile that sources
-	// ~/.bashrc and records prompt (idle) and command start (busy).
-	ShellActivity bool
-	// Sandbox is as Spec.Sandbox; the PTY stays the program's controlling
-	// terminal inside the sandbox. Terminal.Sandbox reports enforcement.
-	Sandbox *SandboxPolicy
-}
-
-func (s *TerminalSpec) validate() error {
-	if len(s.Argv) == 0 || s.Argv[0] == "" {
-		return invalid("subprocess-local: terminal argv must contain a program")
-	}
-	if err := validateGrace(s.Grace); err != nil {
-		return err
-	}
-	if s.Dir == "" {
-		return invalid("dir: working directory is required")
-	}
-	if s.TerminalType == "" || strings.ContainsAny(s.TerminalType, "=\x00") {
-		return invalid("terminalType: required (e.g. xterm-256color), got %q", s.TerminalType)
-	}
-	if s.Cols <= 0 || s.Rows <= 0 || s.Cols > 0xffff || s.Rows > 0xffff {
-		return invalid("cols, rows: must be positive, got %dx%d", s.Cols, s.Rows)
-	}
-	if err := validateEnv(s.Env, s.UnsetEnv); err != nil {
-		return &specError{msg: err.Error()}
-	}
-	return nil
-}
 
 // Terminal is one program running on a PTY, in its own session (it is the
 // session leader and the PTY is its controlling terminal).
@@ -459,21 +404,6 @@ func (t *Terminal) Resize(ctx context.Context, cols, rows int) error {
 	return errors.Join(err, ierr)
 }
 
-// Foreground describes the PTY's foreground process group.
-type Foreground struct {
-	// ProcessGroupID is the foreground pgid (the shell's pid while the shell
-	// itself is at the prompt).
-	ProcessGroupID int
-	// Command is the group leader's command line (arguments joined by
-	// spaces), or its name when the command line is unreadable.
-	Command string
-	// InputWaiting is true only when a thread of a process in the group is
-	// provably blocked reading fd 0 and fd 0 is this PTY (Linux,
-	// /proc/<pid>/task/<tid>/syscall: read, select/pselect, poll/ppoll;
-	// epoll waits are not recognised). false means "not proven", not "busy".
-	InputWaiting bool
-}
-
 // InspectForeground reads the foreground process group of the PTY
 // (TIOCGPGRP on the master). ErrTerminalExited after exit.
 func (t *Terminal) InspectForeground(ctx context.Context) (*Foreground, error) {
@@ -798,12 +728,6 @@ func (r *Runtime) untrackTerminal(t *Terminal) {
 	r.mu.Lock()
 	delete(r.terms, t)
 	r.mu.Unlock()
-}
-
-// TerminalEnvironment is what a terminal consumer needs to pick a shell.
-type TerminalEnvironment struct {
-	Platform     string `json:"platform"`               // "posix"
-	DefaultShell string `json:"defaultShell,omitempty"` // non-empty $SHELL, else the passwd login shell, else ""
 }
 
 // TerminalEnvironment reports the platform and default shell (reference

@@ -2,9 +2,7 @@ package tools
 
 import (
 	"runtime"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // CPUTimer reports, next to the wall-clock ns/op, the CPU time the benchmark
@@ -21,12 +19,4 @@ func CPUTimer(b *testing.B) (stop func()) {
 			b.ReportMetric(float64(used.Nanoseconds())/float64(b.N), "cpu-ns/op")
 		}
 	}
-}
-
-func threadCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -88,7 +88,7 @@ func (c Command) Launch(start func() error) error {
 // Backend enforces policies on spawns. Implementations are safe for
 // concurrent use.
 type Backend interface {
-	// Name is "bwrap", "landlock" or "seatbelt".
+	// Name is "bwrap", "landlock", "seatbelt" or "none".
 	Name() string
 	// Check reports what the backend enforces for p, without spawning.
 	Check(p Policy) Report
@@ -103,6 +103,9 @@ const (
 	BackendBwrap    = "bwrap"
 	BackendLandlock = "landlock"
 	BackendSeatbelt = "seatbelt"
+	// BackendNone is the backend of a platform without an OS sandbox
+	// (Windows): it runs commands unconfined and says so in every report.
+	BackendNone = "none"
 )
 
 // probe is one backend's probe, under the backend's name.

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
-	"syscall"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -70,7 +69,7 @@ func prepare(e string) denyPattern {
 }
 
 // fileID is a file's identity: device and inode.
-type fileID struct{ dev, ino uint64 }
+type fileID struct{ dev, ino uint64 } //nolint:unused // dev is set only where files have one (not Windows)
 
 // NewChecker returns the Checker of policy p for commands whose workspaces
 // are the given absolute directories (a tool call's working directory and
@@ -280,12 +279,12 @@ func (c *Checker) linkOfDenied(abs string) (string, bool) {
 	if err != nil || !st.Mode().IsRegular() {
 		return "", false
 	}
-	sys, ok := st.Sys().(*syscall.Stat_t)
-	if !ok || sys.Nlink < 2 {
+	id, nlink, ok := fileIdentity(st)
+	if !ok || nlink < 2 {
 		return "", false
 	}
 	c.inoOnce.Do(c.collectInodes)
-	e, ok := c.inodes[fileID{uint64(sys.Dev), sys.Ino}]
+	e, ok := c.inodes[id]
 	return e, ok
 }
 
@@ -314,8 +313,8 @@ func (c *Checker) collectInodes() {
 				}
 				if d.Type().IsRegular() {
 					if info, err := d.Info(); err == nil {
-						if s, ok := info.Sys().(*syscall.Stat_t); ok {
-							c.inodes[fileID{uint64(s.Dev), s.Ino}] = e
+						if id, _, ok := fileIdentity(info); ok {
+							c.inodes[id] = e
 							n++
 						}
 					}

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -228,10 +227,8 @@ func snapFile(full, rel string, st fs.FileInfo) snapEntry {
 }
 
 func inoOf(st fs.FileInfo) uint64 {
-	if s, ok := st.Sys().(*syscall.Stat_t); ok {
-		return s.Ino
-	}
-	return 0
+	id, _, _ := fileIdentity(st)
+	return id.ino
 }
 
 // snapDir records the files under dir (up to maxProtectedEntries).

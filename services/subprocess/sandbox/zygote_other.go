@@ -27,7 +27,7 @@ type ZygoteProcess struct {
 }
 
 // Wait fails: there are no shared sandboxes on this platform.
-func (p *ZygoteProcess) Wait() (syscall.WaitStatus, error) { return 0, errNoZygote }
+func (p *ZygoteProcess) Wait() (ws syscall.WaitStatus, err error) { return ws, errNoZygote }
 
 // ZygoteTag returns "": no backend of this platform runs zygotes.
 func ZygoteTag(Backend) string { return "" }

@@ -1,0 +1,20 @@
+//go:build windows
+
+package tokenmeter
+
+import (
+	"time"
+
+	"golang.org/x/sys/windows"
+)
+
+// processCPU returns the user+system CPU time of the process
+// (GetProcessTimes).
+func processCPU() time.Duration {
+	var creation, exit, kernel, user windows.Filetime
+	if err := windows.GetProcessTimes(windows.CurrentProcess(), &creation, &exit, &kernel, &user); err != nil {
+		return 0
+	}
+	return time.Duration(uint64(kernel.HighDateTime)<<32|uint64(kernel.LowDateTime))*100 +
+		time.Duration(uint64(user.HighDateTime)<<32|uint64(user.LowDateTime))*100
+}
