@@ -91,3 +91,37 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// `harness tool` gives the same hint as `harness run`, and the flag it
+// names works there too: a write outside the working directory is denied
+// with the --allowed-tools flag to paste, and pasting it runs the call.
+func TestToolCommandDenialHintFlagWorks(t *testing.T) {
+	// Serial: t.Setenv and t.Chdir.
+	work, outside := t.TempDir(), t.TempDir()
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Chdir(work)
+	target := filepath.Join(outside, "notes.txt")
+	args := mustJSON(t, map[string]string{"file_path": target, "content": "hello\n"})
+	tool := func(extra ...string) (int, string) {
+		var out, errb bytes.Buffer
+		env := &cli.Env{Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(""), DefaultManifest: harness.DefaultManifest, Plugins: std.Plugins(),
+			LookupEnv: os.LookupEnv, Ctx: context.Background()}
+		code := cli.Run(append(append([]string{"tool"}, extra...), "write", args), env)
+		return code, out.String() + errb.String()
+	}
+	code, text := tool()
+	if code != 1 || fileExists(target) {
+		t.Fatalf("the write outside ran or did not fail (exit %d):\n%s", code, text)
+	}
+	m := regexp.MustCompile(`--allowed-tools '([^']+)'`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("no --allowed-tools flag in the hint:\n%s", text)
+	}
+	if code, text := tool("--allowed-tools", m[1]); code != 0 || !fileExists(target) {
+		t.Fatalf("with --allowed-tools %q: exit %d, ran=%v\n%s", m[1], code, fileExists(target), text)
+	}
+	if code, text := tool("--permission-mode", "nonsense"); code != 2 {
+		t.Fatalf("a bad mode: exit %d\n%s", code, text)
+	}
+}

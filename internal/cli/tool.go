@@ -28,7 +28,11 @@ var errToolFailed = errors.New("the tool call returned an error result")
 
 // toolCommand builds `harness tool`.
 func toolCommand(env *Env) *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON       bool
+		permMode     string
+		allowedTools []string
+	)
 	cmd := &cobra.Command{
 		Use:   "tool NAME ['JSON-ARGS']",
 		Short: "Run one tool call through the whole pipeline of the configured harness",
@@ -48,12 +52,24 @@ func toolCommand(env *Env) *cobra.Command {
 			if len(args) == 2 {
 				call.Arguments = args[1]
 			}
+			mode, allow, err := permissionFlags(permMode, allowedTools)
+			if err != nil {
+				return UsageError(err)
+			}
+			var opts []BootOption
+			permRow := false
+			if mode != "" || len(allow) > 0 {
+				opts = append(opts, withPermissions(mode, allow, &permRow))
+			}
 			var o *tools.Outcome
-			err := withRegistry(env, func(ctx context.Context, h *fxcore.Harness, reg *tools.Registry) error {
+			err = withRegistry(env, func(ctx context.Context, h *fxcore.Harness, reg *tools.Registry) error {
+				if len(opts) > 0 && !permRow {
+					return UsageError(errors.New("--permission-mode and --allowed-tools need a `name: permission` row in the manifest"))
+				}
 				awaitMCPTool(ctx, h, call.Name) // only an mcp__SERVER__ tool waits, for its server
 				o = reg.Execute(ctx, call)
 				return nil
-			})
+			}, opts...)
 			if err != nil {
 				return err
 			}
@@ -61,6 +77,8 @@ func toolCommand(env *Env) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cmd.Flags().StringVar(&permMode, "permission-mode", "", "permission `MODE` for this call: default, acceptEdits, plan, bypass or dontAsk (sets the permission row's mode)")
+	cmd.Flags().StringArrayVar(&allowedTools, "allowed-tools", nil, "allow `RULES` without asking, e.g. 'Bash(git diff *) Read' (separated by commas or spaces; appended to the permission row's allow list)")
 	return cmd
 }
 

@@ -62,8 +62,8 @@ func toolsCommand(env *Env) *cobra.Command {
 // withRegistry boots the configured harness, runs fn with its tool registry
 // and stops the harness. A manifest without the tools plugin is a
 // configuration error (exit 2).
-func withRegistry(env *Env, fn func(ctx context.Context, h *fxcore.Harness, reg *tools.Registry) error) (err error) {
-	h, err := env.Boot()
+func withRegistry(env *Env, fn func(ctx context.Context, h *fxcore.Harness, reg *tools.Registry) error, opts ...BootOption) (err error) {
+	h, err := env.Boot(opts...)
 	if err != nil {
 		return err
 	}
