@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/dshgo/harness/core"
 	"github.com/dshgo/harness/core/fxcore"
 	"github.com/dshgo/harness/core/loader"
 	"github.com/dshgo/harness/core/manifest"
+	"github.com/dshgo/harness/services/agent"
 	"github.com/dshgo/harness/services/systemprompt"
 	"github.com/dshgo/harness/services/tokenmeter"
 	"github.com/spf13/cobra"
@@ -57,7 +59,11 @@ func promptCommand(env *Env) *cobra.Command {
 				enc.SetEscapeHTML(false)
 				return enc.Encode(out)
 			}
-			_, err = fmt.Fprintln(env.Stdout, out.text)
+			text := out.text
+			if !strings.HasSuffix(text, "\n") {
+				text += "\n" // the prompt as sent, plus a final newline only where it lacks one
+			}
+			_, err = io.WriteString(env.Stdout, text)
 			return err
 		},
 	}
@@ -118,6 +124,30 @@ func disableRow(rows []manifest.Entry, id string) bool {
 		}
 	}
 	return false
+}
+
+// promptRoute is the AssembleContext.Agent of `harness prompt`: the route of
+// the model a new session would use, so the identity line reads as it does
+// in a run.
+type promptRoute string
+
+// ModelRoute implements systemprompt.ModelRouter.
+func (r promptRoute) ModelRoute() string { return string(r) }
+
+// promptModel returns the route a session opened with no --model would
+// resolve (the agent row's model, else the llm default), or nil when the
+// agent is not mounted or the route does not resolve (e.g. its row was
+// skipped for a missing API key): the identity line then names no model.
+func promptModel(root *core.Context) any {
+	svc, ok := core.Lookup(root, agent.Key)
+	if !ok || svc.LLM() == nil {
+		return nil
+	}
+	m, err := svc.LLM().Resolve(svc.Config().Model)
+	if err != nil {
+		return nil
+	}
+	return promptRoute(m.Route())
 }
 
 // promptJSON is the --json shape of `harness prompt`.
@@ -183,7 +213,7 @@ func promptReport(ctx context.Context, root *core.Context, scopeLabel string, va
 			}
 		}
 	}
-	a, err := svc.Assemble(ctx, systemprompt.AssembleContext{Scope: id})
+	a, err := svc.Assemble(ctx, systemprompt.AssembleContext{Scope: id, Agent: promptModel(root)})
 	if err != nil {
 		return nil, Failure(err)
 	}
