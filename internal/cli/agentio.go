@@ -483,7 +483,9 @@ func (p *printer) observe(e agent.Event) {
 		p.clearStatus()
 		p.endText()
 		p.inTurn, p.running = false, nil
-		if e.Result != nil {
+		if e.Result != nil && (e.Result.Steps > 0 || !e.Result.IsError) {
+			// A turn that failed before any model call (no API key, an
+			// unknown route) has nothing to sum up: its error says it all.
 			fmt.Fprintf(p.errw, "%s\n", summary(e.Result))
 		}
 	}

@@ -27,7 +27,8 @@ func runDefault(t *testing.T, args ...string) (stdout, stderr string, code int) 
 }
 
 // The embedded default manifest without DEEPSEEK_API_KEY: `harness run`
-// exits 2 and says exactly which variable (or harness.yml field) to set.
+// exits 2 and says exactly which variable (or harness.yml field) to set,
+// with no turn summary (no model call was made).
 func TestDefaultManifestMissingDeepSeekKey(t *testing.T) {
 	// Serial: t.Setenv (llm-openai and sessions-jsonl read the process environment).
 	t.Setenv("DEEPSEEK_API_KEY", "")
@@ -39,6 +40,11 @@ func TestDefaultManifestMissingDeepSeekKey(t *testing.T) {
 	last := errOut[strings.LastIndex(errOut, "harness: "):]
 	if !strings.Contains(last, "set the environment variable DEEPSEEK_API_KEY") {
 		t.Fatalf("stderr: %s", last)
+	}
+	// No model call was made, so there is no "[1 step · 0 tokens …]"
+	// summary: the error is the whole story.
+	if strings.Contains(errOut, "step") || strings.Contains(errOut, "tokens") {
+		t.Fatalf("a summary for a run that made no request:\n%s", errOut)
 	}
 }
 

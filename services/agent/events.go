@@ -174,7 +174,8 @@ type Result struct {
 	// "plan" when a plan awaits a person's approval (the plan-mode
 	// plugin's exit_plan_mode where no one could answer; Text is the plan).
 	Reason string `json:"reason"`
-	// Steps counts the model calls of the turn.
+	// Steps counts the model calls of the turn: a step the budget stopped, or
+	// whose route refused before any request (a missing API key), is not one.
 	Steps int `json:"steps"`
 	// Usage sums the usage of the turn's model calls: as the provider
 	// reported it, or the token meter's estimate for a call whose stream

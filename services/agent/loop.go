@@ -680,8 +680,8 @@ func (t *turn) present(tc llm.ToolCall, o *tools.Outcome) *tools.Presentation {
 func (t *turn) finish(err error) (*Result, error) {
 	r := t.res
 	r.Steps = t.step
-	if t.unsent {
-		r.Steps-- // the step the budget stopped made no model call
+	if t.unsent || t.refused {
+		r.Steps-- // the step the budget stopped, or the route refused up front, made no model call
 	}
 	t.childMu.Lock()
 	if t.children != nil {
