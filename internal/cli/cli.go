@@ -1,10 +1,11 @@
 // Package cli is the `harness` command line (cobra). The root package's
 // harness.Main runs it; custom binaries get the same commands.
 //
-// Each command lives in its own file and registers itself from init with
-// [Register]. Commands that need the configured harness call [Env.Boot],
-// which discovers and composes the manifest (--config, $HARNESS_CONFIG,
-// ./harness.yml, else the embedded default; then every --patch), builds the
+// Each command lives in its own file; the subcommands list in this file
+// names them all. Commands that need the configured harness call [Env.Boot],
+// which discovers and composes the manifest (package discovery: --config,
+// $HARNESS_CONFIG, the nearest harness.yml up to the repository root, else
+// the embedded default; then every --patch), builds the
 // fx app and starts it. Errors carry exit codes (see [ExitError]): 0 ok, 1
 // runtime failure, 2 usage or configuration error, 3 a refused tool call
 // under run --strict, 4 a turn the budget stopped, 130 interrupted.
@@ -140,7 +141,7 @@ func NewRoot(env *Env) *cobra.Command {
 		Version:       Version,
 	}
 	root.SetVersionTemplate("harness {{.Version}}\n")
-	root.PersistentFlags().StringVarP(&env.ConfigPath, "config", "c", "", "manifest file (default: $HARNESS_CONFIG, ./harness.yml, else the embedded default)")
+	root.PersistentFlags().StringVarP(&env.ConfigPath, "config", "c", "", "manifest file (default: $HARNESS_CONFIG, else the nearest harness.yml from the working directory up to the repository root, else the embedded default)")
 	root.PersistentFlags().StringArrayVar(&env.Patches, "patch", nil, "patch layer applied over the manifest (repeatable)")
 	root.PersistentFlags().StringVar(&env.LogLevel, "log-level", "warn", "log level: debug, info, warn or error")
 	root.PersistentFlags().BoolVar(&env.NoClaudeSettings, "no-claude-settings", false, "do not read Claude Code settings (~/.claude/settings.json, .claude/settings.json, .claude/settings.local.json)")
