@@ -37,9 +37,9 @@
 //     connect anywhere unless asked).
 //
 // The protocol (OTEL_EXPORTER_OTLP[_TRACES]_PROTOCOL) is http/protobuf
-// (default) or grpc. The endpoint, headers, timeout, compression and TLS
-// files are read by the OTLP exporter from the OTEL_EXPORTER_OTLP_*
-// variables; the sampler from OTEL_TRACES_SAMPLER; the batch processor
+// (default) or grpc, the latter only in a binary built with -tags
+// otlpgrpc. The endpoint, headers, timeout, compression and TLS files are
+// read by the exporter from the OTEL_EXPORTER_OTLP_* variables; the sampler from OTEL_TRACES_SAMPLER; the batch processor
 // from OTEL_BSP_*; the resource from OTEL_SERVICE_NAME and
 // OTEL_RESOURCE_ATTRIBUTES (service.name defaults to "harness"). Header
 // values (credentials) are never logged nor printed.

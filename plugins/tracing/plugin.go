@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
@@ -98,27 +96,29 @@ func apply(c *core.Context, cfg Config) error {
 		log.Warn("tracing: " + err.Error() + "; not exporting spans")
 	}
 	if exp.Protocol != "" {
-		if err := s.start(c, cfg, exp); err != nil {
+		spanExp, err := newExporter(c.Context(), exp)
+		if err != nil {
+			// Like an unsupported variable: said, and the run goes on.
+			log.Warn("tracing: OTLP exporter: " + err.Error() + "; not exporting spans")
+		} else if err := s.start(c, cfg, exp, spanExp); err != nil {
 			return err
 		}
 	}
 	return core.Provide[telemetry.Service](c, telemetry.Key, s)
 }
 
-// start makes the exporter and the provider (undone with a bounded flush)
-// and listens to the agent's events.
-func (s *Service) start(c *core.Context, cfg Config, exp Export) error {
-	ctx := c.Context()
-	var spanExp sdktrace.SpanExporter
-	var err error
+// newExporter makes the span exporter of the protocol.
+func newExporter(ctx context.Context, exp Export) (sdktrace.SpanExporter, error) {
 	if exp.Protocol == ProtocolGRPC {
-		spanExp, err = otlptracegrpc.New(ctx)
-	} else {
-		spanExp, err = otlptracehttp.New(ctx)
+		return newGRPCExporter(ctx)
 	}
-	if err != nil {
-		return fmt.Errorf("tracing: OTLP exporter: %w", err)
-	}
+	return newHTTPExporter(ctx, os.LookupEnv)
+}
+
+// start makes the provider around spanExp (undone with a bounded flush)
+// and listens to the agent's events.
+func (s *Service) start(c *core.Context, cfg Config, exp Export, spanExp sdktrace.SpanExporter) error {
+	ctx := c.Context()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(spanExp), sdktrace.WithResource(newResource(ctx, c)))
 	obs := NewObserver(tp, ObserverOptions{AgentName: cfg.AgentName, Parent: s.parent, Attributes: telemetry.JobAttributes(os.LookupEnv)})
 	if err := c.Effect("tracer provider", func() (func(), error) {
