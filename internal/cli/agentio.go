@@ -178,7 +178,7 @@ func bootAgent(env *Env, f *agentFlags) (*agentHost, error) {
 	if (mode != "" || len(allow) > 0) && !permRow {
 		host.h = h
 		_ = host.stop() // the usage error is what the user needs
-		return nil, UsageError(errors.New("--permission-mode and --allowed-tools need a `name: permission` row in the manifest"))
+		return nil, UsageError(errPermFlagsNeedRow)
 	}
 	host.h, host.boot = h, opts
 	svc, ok := core.Lookup(h.Root.Context(), agent.Key)

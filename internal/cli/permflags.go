@@ -12,6 +12,10 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
+// errPermFlagsNeedRow is the usage error of --permission-mode and
+// --allowed-tools on a manifest without a permission row.
+var errPermFlagsNeedRow = errors.New("--permission-mode and --allowed-tools need a `name: permission` row in the manifest")
+
 // permissionFlags validates --permission-mode and --allowed-tools. mode is
 // one of the permission plugin's modes (Claude Code's bypassPermissions is
 // accepted for bypass); every allowed-tools value holds rules separated by

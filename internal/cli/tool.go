@@ -64,7 +64,7 @@ func toolCommand(env *Env) *cobra.Command {
 			var o *tools.Outcome
 			err = withRegistry(env, func(ctx context.Context, h *fxcore.Harness, reg *tools.Registry) error {
 				if len(opts) > 0 && !permRow {
-					return UsageError(errors.New("--permission-mode and --allowed-tools need a `name: permission` row in the manifest"))
+					return UsageError(errPermFlagsNeedRow)
 				}
 				awaitMCPTool(ctx, h, call.Name) // only an mcp__SERVER__ tool waits, for its server
 				o = reg.Execute(ctx, call)

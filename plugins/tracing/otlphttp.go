@@ -2,11 +2,11 @@ package tracing
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -139,7 +139,7 @@ func tlsConfig(get func(string) (string, string)) (*tls.Config, error) {
 		}
 	}
 	if (cert == "") != (key == "") {
-		return nil, fmt.Errorf("%s and %s: set both or neither", cmpOr(certKey, "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE"), cmpOr(keyKey, "OTEL_EXPORTER_OTLP_CLIENT_KEY"))
+		return nil, fmt.Errorf("%s and %s: set both or neither", cmp.Or(certKey, "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE"), cmp.Or(keyKey, "OTEL_EXPORTER_OTLP_CLIENT_KEY"))
 	}
 	if cert != "" {
 		pair, err := tls.LoadX509KeyPair(cert, key)
@@ -149,13 +149,6 @@ func tlsConfig(get func(string) (string, string)) (*tls.Config, error) {
 		conf.Certificates = []tls.Certificate{pair}
 	}
 	return conf, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // Start implements otlptrace.Client: there is no connection to open.
@@ -267,9 +260,6 @@ func exportRequest(spans []*tracepb.ResourceSpans) ([]byte, error) {
 		out = protowire.AppendTag(out, 1, protowire.BytesType)
 		out = protowire.AppendBytes(out, b)
 	}
-	if out == nil {
-		out = []byte{}
-	}
 	return out, nil
 }
 
@@ -283,5 +273,3 @@ func newHTTPExporter(ctx context.Context, lookup func(string) (string, bool)) (*
 }
 
 var _ otlptrace.Client = (*httpClient)(nil)
-
-var errNoGRPC = errors.New("this harness binary was built without OTLP over gRPC: set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf (the collector's port 4318), or build harness with `-tags otlpgrpc`")
