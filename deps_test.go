@@ -9,7 +9,7 @@ import (
 // notLinked are module paths the default harness binary must not link:
 // each came in once through a dependency and cost megabytes.
 var notLinked = map[string]string{
-	"google.golang.org/grpc":                 "OTLP over gRPC is built only with -tags otlpgrpc (plugins/tracing); about 4 MB with its gateway and HTTP/2",
+	"google.golang.org/grpc":                 "OTLP over gRPC is built only with -tags otlpgrpc (plugins/tracing); 3.6 MB with HTTP/2",
 	"github.com/grpc-ecosystem/grpc-gateway": "came with the OTLP collector package otlptracehttp imports; plugins/tracing encodes the request itself",
 	"github.com/openai/openai-go":            "the provider adapters speak the wire protocol themselves",
 }
